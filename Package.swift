@@ -1,0 +1,35 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// chatbroker: a chat broker for the people who share one Linux host.
+///
+/// No package dependencies: Foundation, Dispatch, Glibc, Swift Testing and
+/// C libraries from Debian (through system-library targets) are all we use.
+let package = Package(
+  name: "chatbroker",
+  products: [
+    .executable(name: "chatbroker", targets: ["chatbroker"]),
+    .executable(name: "chatsh", targets: ["chatsh"]),
+    .executable(name: "chatbench", targets: ["chatbench"]),
+    .library(name: "LineProtocol", targets: ["LineProtocol"]),
+    .library(name: "Broker", targets: ["Broker"]),
+  ],
+  targets: [
+    .target(name: "LineProtocol"),
+    .target(name: "CShims"),
+    .systemLibrary(
+      name: "CSystemd",
+      pkgConfig: "libsystemd",
+      providers: [.apt(["libsystemd-dev"])]
+    ),
+    // No pkgConfig: ncursesw.pc adds -D flags that SwiftPM refuses with a
+    // warning, and the module map already links the library.
+    .systemLibrary(name: "CNcurses", providers: [.apt(["libncurses-dev"])]),
+    .target(name: "Broker", dependencies: ["LineProtocol", "CShims"]),
+    .executableTarget(name: "chatbroker", dependencies: ["Broker", "CSystemd"]),
+    .executableTarget(name: "chatsh", dependencies: ["LineProtocol", "CNcurses"]),
+    .executableTarget(name: "chatbench", dependencies: ["LineProtocol", "CShims"]),
+    .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol"]),
+    .testTarget(name: "BrokerTests", dependencies: ["Broker", "LineProtocol"]),
+  ]
+)

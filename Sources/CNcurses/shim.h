@@ -1,0 +1,4 @@
+#define NCURSES_WIDECHAR 1
+#define _XOPEN_SOURCE_EXTENDED 1
+#include <locale.h>
+#include <ncursesw/curses.h>

@@ -1,0 +1,9 @@
+#ifndef CSHIMS_H
+#define CSHIMS_H
+#include <sys/types.h>
+
+/// The uid of the peer of a connected Unix socket, from SO_PEERCRED.
+/// Returns 0 on success, -1 with errno set otherwise.
+int chat_peer_uid(int fd, uid_t *uid, pid_t *pid);
+
+#endif

@@ -1,0 +1,14 @@
+// struct ucred is only visible with _GNU_SOURCE, which Swift's Glibc module
+// does not define: this is the one reason this C target exists.
+#define _GNU_SOURCE
+#include <sys/socket.h>
+#include "CShims.h"
+
+int chat_peer_uid(int fd, uid_t *uid, pid_t *pid) {
+  struct ucred credentials;
+  socklen_t length = sizeof credentials;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -1;
+  *uid = credentials.uid;
+  *pid = credentials.pid;
+  return 0;
+}

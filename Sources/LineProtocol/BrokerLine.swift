@@ -1,0 +1,164 @@
+/// Encoders for every line the broker sends (PROTOCOL.md section 4). Each
+/// returns the finished bytes, LF included, so a line fanned out to many
+/// connections is encoded once and shared (arrays are copy-on-write).
+///
+/// Fixed words come first and free text last after ` :`, so `cut`, `awk` and
+/// `read` split the fixed words safely.
+public enum BrokerLine {
+  public static func hello(version: String, user: String, text: String) -> [UInt8] {
+    build {
+      $0.word("HELLO")
+      $0.word(version)
+      $0.word(user)
+      $0.text(text)
+    }
+  }
+
+  public static func ok(_ verb: Verb, _ words: String...) -> [UInt8] {
+    ok(verb, words: words)
+  }
+
+  public static func ok(_ verb: Verb, words: [String]) -> [UInt8] {
+    build {
+      $0.word("OK")
+      $0.word(verb.rawValue)
+      for word in words { $0.word(word) }
+    }
+  }
+
+  public static func error(verb: String, code: ErrorCode, text: String) -> [UInt8] {
+    build {
+      $0.word("ERR")
+      $0.word(verb)
+      $0.word(code.rawValue)
+      $0.text(text)
+    }
+  }
+
+  /// `MSG <target> <id> <time> <user> :<text>`
+  public static func message(
+    target: String, id: MessageID, time: Timestamp, user: String, text: String
+  ) -> [UInt8] {
+    build {
+      $0.word("MSG")
+      $0.message(target: target, id: id, time: time, user: user, text: text)
+    }
+  }
+
+  /// `HIST <target> <id> <time> <user> :<text>`, a line of a `HISTORY` reply.
+  public static func history(
+    target: String, id: MessageID, time: Timestamp, user: String, text: String
+  ) -> [UInt8] {
+    build {
+      $0.word("HIST")
+      $0.message(target: target, id: id, time: time, user: user, text: text)
+    }
+  }
+
+  /// `SCHED <id> <target> <due> <created> :<text>`
+  public static func scheduled(
+    id: MessageID, target: String, due: Timestamp, created: Timestamp, text: String
+  ) -> [UInt8] {
+    build {
+      $0.word("SCHED")
+      $0.word(id.description)
+      $0.word(target)
+      $0.time(due)
+      $0.time(created)
+      $0.text(text)
+    }
+  }
+
+  public static func join(room: RoomName, user: String) -> [UInt8] {
+    build {
+      $0.word("JOIN")
+      $0.word(room.description)
+      $0.word(user)
+    }
+  }
+
+  public static func part(room: RoomName, user: String) -> [UInt8] {
+    build {
+      $0.word("PART")
+      $0.word(room.description)
+      $0.word(user)
+    }
+  }
+
+  public static func room(_ room: RoomName, members: Int) -> [UInt8] {
+    build {
+      $0.word("ROOM")
+      $0.word(room.description)
+      $0.word(String(members))
+    }
+  }
+
+  public static func member(room: RoomName, user: String) -> [UInt8] {
+    build {
+      $0.word("MEMBER")
+      $0.word(room.description)
+      $0.word(user)
+    }
+  }
+
+  public static func info(_ text: String) -> [UInt8] {
+    build {
+      $0.word("INFO")
+      $0.text(text)
+    }
+  }
+
+  public static func bye(_ text: String) -> [UInt8] {
+    build {
+      $0.word("BYE")
+      $0.text(text)
+    }
+  }
+
+  private static func build(_ body: (inout LineBuilder) -> Void) -> [UInt8] {
+    var builder = LineBuilder()
+    body(&builder)
+    builder.bytes.append(UInt8(ascii: "\n"))
+    return builder.bytes
+  }
+}
+
+/// Appends space-separated words and a final ` :text` to one buffer.
+private struct LineBuilder {
+  var bytes: [UInt8] = []
+
+  init() {
+    bytes.reserveCapacity(96)
+  }
+
+  mutating func word(_ word: String) {
+    separate()
+    bytes.append(contentsOf: word.utf8)
+  }
+
+  mutating func time(_ time: Timestamp) {
+    separate()
+    time.appendRFC3339(to: &bytes)
+  }
+
+  mutating func text(_ text: String) {
+    separate()
+    bytes.append(UInt8(ascii: ":"))
+    bytes.append(contentsOf: text.utf8)
+  }
+
+  mutating func message(
+    target: String, id: MessageID, time: Timestamp, user: String, text: String
+  ) {
+    bytes.reserveCapacity(64 + target.utf8.count + user.utf8.count + text.utf8.count)
+    word(target)
+    word(id.description)
+    self.time(time)
+    word(user)
+    self.text(text)
+  }
+
+  private mutating func separate() {
+    if !bytes.isEmpty { bytes.append(UInt8(ascii: " ")) }
+  }
+}

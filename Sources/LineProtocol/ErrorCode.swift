@@ -1,0 +1,36 @@
+/// The error codes of PROTOCOL.md section 7. Scripts rely on these words, so
+/// they are user interface: never rename one.
+public enum ErrorCode: String, Sendable, CaseIterable {
+  case unknown = "UNKNOWN"
+  case syntax = "SYNTAX"
+  case tooLong = "TOOLONG"
+  case badUTF8 = "BADUTF8"
+  case badChar = "BADCHAR"
+  case empty = "EMPTY"
+  case badName = "BADNAME"
+  case noSuchUser = "NOSUCHUSER"
+  case notJoined = "NOTJOINED"
+  case badTime = "BADTIME"
+  case past = "PAST"
+  case tooFar = "TOOFAR"
+  case noSuchMessage = "NOSUCHMSG"
+  case limit = "LIMIT"
+  case storage = "STORAGE"
+}
+
+/// A request that failed: the verb it was for (`-` when the line could not be
+/// read as a request), the code for scripts and a sentence for people.
+public struct RequestError: Error, Equatable, Sendable {
+  public var verb: String
+  public var code: ErrorCode
+  public var text: String
+
+  public init(verb: String, code: ErrorCode, text: String) {
+    self.verb = verb
+    self.code = code
+    self.text = text
+  }
+
+  /// The encoded `ERR <VERB> <CODE> :<text>` line.
+  public var line: [UInt8] { BrokerLine.error(verb: verb, code: code, text: text) }
+}

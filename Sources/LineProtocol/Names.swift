@@ -1,0 +1,142 @@
+/// A room name: `#` then 1 to 32 of `a-z 0-9 . _ -`, ASCII letters folded
+/// to lower case so that `#Ops` and `#ops` are one room.
+public struct RoomName: Hashable, Comparable, Sendable, CustomStringConvertible {
+  public let description: String
+
+  public static let maximumLength = 32
+
+  /// Validates and folds `text`; `nil` when it is not a room name.
+  public init?<S: StringProtocol>(_ text: S) {
+    var folded: [UInt8] = []
+    folded.reserveCapacity(text.utf8.count)
+    var iterator = text.utf8.makeIterator()
+    guard iterator.next() == UInt8(ascii: "#") else { return nil }
+    folded.append(UInt8(ascii: "#"))
+    while let byte = iterator.next() {
+      switch byte {
+      case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+        UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+        folded.append(byte)
+      case UInt8(ascii: "A")...UInt8(ascii: "Z"):
+        folded.append(byte + 32)
+      default:
+        return nil
+      }
+    }
+    guard (2...Self.maximumLength + 1).contains(folded.count) else { return nil }
+    description = String(decoding: folded, as: UTF8.self)
+  }
+
+  public static func < (lhs: RoomName, rhs: RoomName) -> Bool {
+    lhs.description < rhs.description
+  }
+}
+
+/// Login names, as the system spells them. The broker only ever learns a
+/// user's name from the kernel; this check is for names typed after `@`.
+public enum UserName {
+  public static let maximumLength = 32
+
+  /// Whether `text` has the shape of a login name: 1 to 32 of
+  /// `A-Z a-z 0-9 _ . -`, not starting with `-`, optionally ending in `$`
+  /// (as Samba machine accounts do).
+  public static func isValid<S: StringProtocol>(_ text: S) -> Bool {
+    let bytes = text.utf8
+    guard let first = bytes.first, first != UInt8(ascii: "-"),
+      (1...maximumLength).contains(bytes.count)
+    else { return false }
+    var index = bytes.startIndex
+    while index != bytes.endIndex {
+      let byte = bytes[index]
+      let isLast = bytes.index(after: index) == bytes.endIndex
+      switch byte {
+      case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+        UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "."),
+        UInt8(ascii: "-"):
+        break
+      case UInt8(ascii: "$") where isLast && bytes.count > 1:
+        break
+      default:
+        return false
+      }
+      index = bytes.index(after: index)
+    }
+    return true
+  }
+}
+
+/// Where a message goes: a room, or `@user` for a direct conversation.
+public enum Target: Hashable, Sendable, CustomStringConvertible {
+  case room(RoomName)
+  case user(String)
+
+  public init?<S: StringProtocol>(_ text: S) {
+    if text.utf8.first == UInt8(ascii: "@") {
+      let name = text.dropFirst()
+      guard UserName.isValid(name) else { return nil }
+      self = .user(String(name))
+    } else if let room = RoomName(text) {
+      self = .room(room)
+    } else {
+      return nil
+    }
+  }
+
+  public var description: String {
+    switch self {
+    case .room(let room): room.description
+    case .user(let user): "@" + user
+    }
+  }
+}
+
+/// A message id: opaque to clients (1 to 32 of `A-Z a-z 0-9`), unique for
+/// the life of the journal. The broker hands out a counter in lower-case
+/// base 36, so ids stay short and sort by age within one base-36 length.
+public struct MessageID: Hashable, Comparable, Sendable, CustomStringConvertible {
+  public let value: UInt64
+
+  public static let maximumLength = 32
+
+  /// No message ever has this id: it stands for well-formed ids that the
+  /// broker cannot have issued (upper case, or out of range).
+  public static let none = MessageID(value: .max)
+
+  public init(value: UInt64) {
+    self.value = value
+  }
+
+  /// Parses an id as clients send it. `nil` when it has not the form of an
+  /// id at all; `.none` when it has the form but names no possible message.
+  public init?<S: StringProtocol>(_ text: S) {
+    let bytes = text.utf8
+    guard (1...Self.maximumLength).contains(bytes.count) else { return nil }
+    var value: UInt64 = 0
+    // Counters are written without leading zeros, so `00a` cannot be `a`.
+    var representable = bytes.count == 1 || bytes.first != UInt8(ascii: "0")
+    for byte in bytes {
+      let digit: UInt64
+      switch byte {
+      case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt64(byte - UInt8(ascii: "0"))
+      case UInt8(ascii: "a")...UInt8(ascii: "z"): digit = UInt64(byte - UInt8(ascii: "a") + 10)
+      case UInt8(ascii: "A")...UInt8(ascii: "Z"):
+        representable = false
+        continue
+      default: return nil
+      }
+      let (times, overflowA) = value.multipliedReportingOverflow(by: 36)
+      let (sum, overflowB) = times.addingReportingOverflow(digit)
+      if overflowA || overflowB { representable = false }
+      value = sum
+    }
+    self = representable && value != .max ? MessageID(value: value) : .none
+  }
+
+  public var description: String {
+    String(value, radix: 36)
+  }
+
+  public static func < (lhs: MessageID, rhs: MessageID) -> Bool {
+    lhs.value < rhs.value
+  }
+}

@@ -1,0 +1,40 @@
+/// A request a client may send, already checked for syntax (PROTOCOL.md
+/// section 5). Whether it can be carried out is the broker's business.
+public enum Request: Equatable, Sendable {
+  case join(RoomName)
+  case part(RoomName)
+  case say(Target, text: String)
+  /// `when` is kept as typed: only the broker knows "now" and its time zone.
+  case sayAt(Target, when: String, text: String)
+  case history(Target, count: Int, anchor: HistoryAnchor?)
+  case scheduled(Target?)
+  case cancel(MessageID)
+  case rooms
+  case who(RoomName)
+  case ping(token: String?)
+  case help
+  case quit
+
+  public var verb: Verb {
+    switch self {
+    case .join: .join
+    case .part: .part
+    case .say: .say
+    case .sayAt: .sayAt
+    case .history: .history
+    case .scheduled: .scheduled
+    case .cancel: .cancel
+    case .rooms: .rooms
+    case .who: .who
+    case .ping: .ping
+    case .help: .help
+    case .quit: .quit
+    }
+  }
+}
+
+/// Where `HISTORY` starts reading; both anchors are exclusive.
+public enum HistoryAnchor: Equatable, Sendable {
+  case before(MessageID)
+  case after(MessageID)
+}

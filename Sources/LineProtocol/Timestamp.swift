@@ -1,0 +1,112 @@
+/// An instant on the wall clock, in whole milliseconds since the Unix epoch.
+///
+/// The protocol shows every time as RFC 3339 in UTC with milliseconds, so
+/// milliseconds are the natural unit; an `Int64` keeps arithmetic exact and
+/// formatting cheap (no Foundation on the per-message path).
+public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible {
+  public var milliseconds: Int64
+
+  public init(milliseconds: Int64) {
+    self.milliseconds = milliseconds
+  }
+
+  public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
+    lhs.milliseconds < rhs.milliseconds
+  }
+
+  public static func + (lhs: Timestamp, rhs: Int64) -> Timestamp {
+    Timestamp(milliseconds: lhs.milliseconds + rhs)
+  }
+
+  /// `2026-11-30T18:00:00.000Z`
+  public var description: String {
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(24)
+    appendRFC3339(to: &bytes)
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// Appends `YYYY-MM-DDTHH:MM:SS.mmmZ` (24 bytes) without allocating.
+  public func appendRFC3339(to bytes: inout [UInt8]) {
+    let (days, msOfDay) = Self.floorDivide(milliseconds, 86_400_000)
+    let civil = CivilDate(daysSinceEpoch: days)
+    let seconds = msOfDay / 1000
+    appendDigits(Int64(civil.year), width: 4, to: &bytes)
+    bytes.append(UInt8(ascii: "-"))
+    appendDigits(Int64(civil.month), width: 2, to: &bytes)
+    bytes.append(UInt8(ascii: "-"))
+    appendDigits(Int64(civil.day), width: 2, to: &bytes)
+    bytes.append(UInt8(ascii: "T"))
+    appendDigits(seconds / 3600, width: 2, to: &bytes)
+    bytes.append(UInt8(ascii: ":"))
+    appendDigits(seconds / 60 % 60, width: 2, to: &bytes)
+    bytes.append(UInt8(ascii: ":"))
+    appendDigits(seconds % 60, width: 2, to: &bytes)
+    bytes.append(UInt8(ascii: "."))
+    appendDigits(msOfDay % 1000, width: 3, to: &bytes)
+    bytes.append(UInt8(ascii: "Z"))
+  }
+
+  static func floorDivide(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
+    let quotient = value / divisor
+    let remainder = value % divisor
+    return remainder < 0 ? (quotient - 1, remainder + divisor) : (quotient, remainder)
+  }
+}
+
+private func appendDigits(_ value: Int64, width: Int, to bytes: inout [UInt8]) {
+  var divisor: Int64 = 1
+  for _ in 1..<width { divisor *= 10 }
+  var rest = value
+  while divisor > 0 {
+    bytes.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest / divisor % 10))
+    rest %= divisor
+    divisor /= 10
+  }
+}
+
+/// A proleptic Gregorian calendar date, converted to and from days since
+/// 1970-01-01 with Howard Hinnant's branch-light algorithms.
+struct CivilDate: Equatable {
+  var year: Int
+  var month: Int
+  var day: Int
+
+  init(year: Int, month: Int, day: Int) {
+    self.year = year
+    self.month = month
+    self.day = day
+  }
+
+  init(daysSinceEpoch: Int64) {
+    let z = daysSinceEpoch + 719_468
+    let era = (z >= 0 ? z : z - 146_096) / 146_097
+    let dayOfEra = z - era * 146_097
+    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+    let monthIndex = (5 * dayOfYear + 2) / 153
+    day = Int(dayOfYear - (153 * monthIndex + 2) / 5 + 1)
+    month = Int(monthIndex < 10 ? monthIndex + 3 : monthIndex - 9)
+    year = Int(yearOfEra + era * 400) + (month <= 2 ? 1 : 0)
+  }
+
+  var daysSinceEpoch: Int64 {
+    let y = Int64(month <= 2 ? year - 1 : year)
+    let era = (y >= 0 ? y : y - 399) / 400
+    let yearOfEra = y - era * 400
+    let m = Int64(month)
+    let dayOfYear = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(day) - 1
+    let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+    return era * 146_097 + dayOfEra - 719_468
+  }
+
+  static func daysInMonth(year: Int, month: Int) -> Int {
+    switch month {
+    case 2:
+      let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+      return leap ? 29 : 28
+    case 4, 6, 9, 11: return 30
+    default: return 31
+    }
+  }
+}

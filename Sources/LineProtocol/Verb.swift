@@ -1,0 +1,65 @@
+/// The command table, one row per verb, in the spirit of ngircd's `parse.c`:
+/// the syntax people are shown, what the verb does, and how many words it
+/// takes, so that dispatch reads like the protocol document.
+public enum Verb: String, CaseIterable, Sendable {
+  case join = "JOIN"
+  case part = "PART"
+  case say = "SAY"
+  case sayAt = "SAYAT"
+  case history = "HISTORY"
+  case scheduled = "SCHEDULED"
+  case cancel = "CANCEL"
+  case rooms = "ROOMS"
+  case who = "WHO"
+  case ping = "PING"
+  case help = "HELP"
+  case quit = "QUIT"
+
+  /// Looks a verb up in any letter case (`say`, `SAY`, `Say`).
+  public init?<S: StringProtocol>(caseInsensitive word: S) {
+    guard word.utf8.count <= 9 else { return nil }
+    var upper: [UInt8] = []
+    upper.reserveCapacity(9)
+    for byte in word.utf8 {
+      upper.append(byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") ? byte - 32 : byte)
+    }
+    self.init(rawValue: String(decoding: upper, as: UTF8.self))
+  }
+
+  /// The syntax shown by `HELP` and in `SYNTAX` errors.
+  public var syntax: String {
+    switch self {
+    case .join: "JOIN <room>"
+    case .part: "PART <room>"
+    case .say: "SAY <target> <text>"
+    case .sayAt: "SAYAT <target> <when> <text>"
+    case .history: "HISTORY <target> [<n>] [BEFORE <id> | AFTER <id>]"
+    case .scheduled: "SCHEDULED [<target>]"
+    case .cancel: "CANCEL <id>"
+    case .rooms: "ROOMS"
+    case .who: "WHO <room>"
+    case .ping: "PING [<token>]"
+    case .help: "HELP"
+    case .quit: "QUIT"
+    }
+  }
+
+  /// One line of `HELP`: what the verb is for.
+  public var summary: String {
+    switch self {
+    case .join: "join a room (created if needed) and receive its messages"
+    case .part: "leave a room"
+    case .say: "send text to a #room or to @user"
+    case .sayAt:
+      "send text later; <when> is 18:00, +10m, +1h30m, @1798131600 or 2026-12-24T18:00Z"
+    case .history: "show delivered messages, oldest first (default 50, at most 1000)"
+    case .scheduled: "list your pending scheduled messages"
+    case .cancel: "cancel one of your pending scheduled messages"
+    case .rooms: "list rooms and how many people are in each"
+    case .who: "list the people in a room"
+    case .ping: "check that the broker answers"
+    case .help: "show this list"
+    case .quit: "close the connection"
+    }
+  }
+}

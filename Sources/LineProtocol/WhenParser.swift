@@ -1,0 +1,257 @@
+import Foundation
+
+/// Resolves the `<when>` word of `SAYAT` (PROTOCOL.md section 6) to the
+/// instant it names. It has no clock of its own: "now" and the time zone that
+/// local clock times are read in are passed in, so tests can pin them.
+public enum WhenParser {
+  /// 366 days, the default schedule horizon.
+  public static let defaultHorizonMilliseconds: Int64 = 366 * 86_400_000
+
+  /// The due instant for `word`, which must lie after `now` and at most
+  /// `horizonMilliseconds` ahead of it.
+  public static func resolve(
+    _ word: String, now: Timestamp, timeZone: TimeZone,
+    horizonMilliseconds: Int64 = defaultHorizonMilliseconds, verb: Verb = .sayAt
+  ) throws(RequestError) -> Timestamp {
+    let due: Timestamp
+    switch word.utf8.first {
+    case UInt8(ascii: "+"):
+      due = try relative(word.utf8.dropFirst(), now: now, verb: verb)
+    case UInt8(ascii: "@"):
+      due = try unixSeconds(word.utf8.dropFirst(), verb: verb)
+    default:
+      if word.utf8.contains(UInt8(ascii: "-")) {
+        due = try dateTime(Array(word.utf8), verb: verb)
+      } else {
+        due = try localClockTime(Array(word.utf8), now: now, timeZone: timeZone, verb: verb)
+      }
+    }
+    if due <= now {
+      throw RequestError(
+        verb: verb.rawValue, code: .past,
+        text: "\(due) is not in the future (now is \(now)); pick a later time")
+    }
+    if due.milliseconds - now.milliseconds > horizonMilliseconds {
+      throw RequestError(
+        verb: verb.rawValue, code: .tooFar,
+        text: "\(due) is more than \(horizonMilliseconds / 86_400_000) days ahead")
+    }
+    return due
+  }
+
+  static func badTime(_ verb: Verb, _ detail: String) -> RequestError {
+    RequestError(
+      verb: verb.rawValue, code: .badTime,
+      text:
+        "\(detail); use 18:00, 07:30:15, +90s, +1h30m, @1798131600 or 2026-12-24T18:00:00+01:00")
+  }
+
+  /// `+1d2h3m4s`: units d, h, m, s, largest first, each at most once.
+  private static func relative(_ bytes: Substring.UTF8View, now: Timestamp, verb: Verb)
+    throws(RequestError) -> Timestamp
+  {
+    let units: [(UInt8, Int64)] = [
+      (UInt8(ascii: "d"), 86_400_000), (UInt8(ascii: "h"), 3_600_000),
+      (UInt8(ascii: "m"), 60_000), (UInt8(ascii: "s"), 1000),
+    ]
+    var nextUnit = 0
+    var number: Int64? = nil
+    var total: Int64 = 0
+    for byte in bytes {
+      if let digit = digitValue(byte) {
+        // Saturate: a huge amount is too far ahead, not unreadable.
+        let current = number ?? 0
+        number = current > 1_000_000_000 ? current : current * 10 + digit
+        continue
+      }
+      guard let amount = number,
+        let unitIndex = units[nextUnit...].firstIndex(where: { $0.0 == byte })
+      else {
+        throw badTime(verb, "a relative time is + then numbers with units d, h, m, s in order")
+      }
+      total =
+        total.addingReportingOverflow(amount * units[unitIndex].1).overflow
+        ? .max : total + amount * units[unitIndex].1
+      nextUnit = unitIndex + 1
+      number = nil
+    }
+    guard number == nil, nextUnit > 0 else {
+      throw badTime(verb, "a relative time needs a unit after each number (d, h, m, s)")
+    }
+    return Timestamp(
+      milliseconds: now.milliseconds.addingReportingOverflow(total).overflow
+        ? .max : now.milliseconds + total)
+  }
+
+  /// `@1798131600` or `@1798131600.25`, seconds since the Unix epoch.
+  private static func unixSeconds(_ bytes: Substring.UTF8View, verb: Verb)
+    throws(RequestError) -> Timestamp
+  {
+    var seconds: Int64 = 0
+    var fraction: Int64 = 0
+    var fractionDigits = 0
+    var inFraction = false
+    var digits = 0
+    for byte in bytes {
+      if byte == UInt8(ascii: ".") && !inFraction && digits > 0 {
+        inFraction = true
+        continue
+      }
+      guard let digit = digitValue(byte) else {
+        throw badTime(verb, "@ must be followed by Unix seconds")
+      }
+      if inFraction {
+        if fractionDigits < 3 {
+          fraction = fraction * 10 + digit
+          fractionDigits += 1
+        }
+      } else {
+        digits += 1
+        guard digits <= 12 else { throw badTime(verb, "that Unix time is out of range") }
+        seconds = seconds * 10 + digit
+      }
+    }
+    guard digits > 0 else { throw badTime(verb, "@ must be followed by Unix seconds") }
+    while fractionDigits < 3 {
+      fraction *= 10
+      fractionDigits += 1
+    }
+    return Timestamp(milliseconds: seconds * 1000 + fraction)
+  }
+
+  /// RFC 3339: `YYYY-MM-DDTHH:MM[:SS[.fff]]` and `Z` or `±HH:MM`.
+  private static func dateTime(_ bytes: [UInt8], verb: Verb) throws(RequestError) -> Timestamp {
+    var scanner = DigitScanner(bytes: bytes)
+    let invalid = badTime(verb, "that is not a date and time with a zone")
+    guard let year = scanner.number(digits: 4), scanner.skip("-"),
+      let month = scanner.number(digits: 2), scanner.skip("-"),
+      let day = scanner.number(digits: 2), scanner.skip("T") || scanner.skip("t"),
+      let hour = scanner.number(digits: 2), scanner.skip(":"),
+      let minute = scanner.number(digits: 2)
+    else { throw invalid }
+    var second = 0
+    var milliseconds = 0
+    if scanner.skip(":") {
+      guard let value = scanner.number(digits: 2) else { throw invalid }
+      second = value
+      if scanner.skip(".") || scanner.skip(",") {
+        guard let fraction = scanner.fractionMilliseconds() else { throw invalid }
+        milliseconds = fraction
+      }
+    }
+    let offsetMinutes: Int
+    if scanner.skip("Z") || scanner.skip("z") {
+      offsetMinutes = 0
+    } else if let sign = scanner.sign() {
+      guard let hours = scanner.number(digits: 2) else { throw invalid }
+      _ = scanner.skip(":")
+      let minutes = scanner.atEnd ? 0 : scanner.number(digits: 2)
+      guard let minutes, hours < 24, minutes < 60 else { throw invalid }
+      offsetMinutes = sign * (hours * 60 + minutes)
+    } else if scanner.atEnd {
+      throw badTime(verb, "a date and time needs a zone: add Z or an offset such as +01:00")
+    } else {
+      throw invalid
+    }
+    guard scanner.atEnd, (1...12).contains(month),
+      (1...CivilDate.daysInMonth(year: year, month: month)).contains(day),
+      hour < 24, minute < 60, second < 60
+    else { throw invalid }
+    let days = CivilDate(year: year, month: month, day: day).daysSinceEpoch
+    let secondsOfDay = Int64(hour * 3600 + minute * 60 + second - offsetMinutes * 60)
+    return Timestamp(milliseconds: (days * 86400 + secondsOfDay) * 1000 + Int64(milliseconds))
+  }
+
+  /// `HH:MM[:SS]`: the next time the clock in `timeZone` shows it, today or
+  /// tomorrow, counted in calendar days so a DST change does not shift it.
+  private static func localClockTime(
+    _ bytes: [UInt8], now: Timestamp, timeZone: TimeZone, verb: Verb
+  ) throws(RequestError) -> Timestamp {
+    var scanner = DigitScanner(bytes: bytes)
+    let invalid = badTime(verb, "that is not a time")
+    guard let hour = scanner.number(digits: 1...2), scanner.skip(":"),
+      let minute = scanner.number(digits: 2)
+    else { throw invalid }
+    var second = 0
+    if scanner.skip(":") {
+      guard let value = scanner.number(digits: 2) else { throw invalid }
+      second = value
+    }
+    guard scanner.atEnd, hour < 24, minute < 60, second < 60 else { throw invalid }
+
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = timeZone
+    let nowDate = Date(timeIntervalSince1970: Double(now.milliseconds) / 1000)
+    let today = calendar.dateComponents([.year, .month, .day], from: nowDate)
+    guard let year = today.year, let month = today.month, let dayOfMonth = today.day else {
+      throw invalid
+    }
+    let todayDays = CivilDate(year: year, month: month, day: dayOfMonth).daysSinceEpoch
+    // Today, else tomorrow; a third day covers a time skipped by DST today.
+    for offset: Int64 in 0...2 {
+      let civil = CivilDate(daysSinceEpoch: todayDays + offset)
+      let components = DateComponents(
+        calendar: calendar, timeZone: timeZone, year: civil.year, month: civil.month,
+        day: civil.day, hour: hour, minute: minute, second: second)
+      guard let date = calendar.date(from: components) else { continue }
+      let candidate = Timestamp(milliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded()))
+      if candidate > now { return candidate }
+    }
+    throw invalid
+  }
+}
+
+private func digitValue(_ byte: UInt8) -> Int64? {
+  byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") ? Int64(byte - UInt8(ascii: "0")) : nil
+}
+
+/// Reads fixed-width numbers and punctuation from an ASCII word.
+private struct DigitScanner {
+  let bytes: [UInt8]
+  var position = 0
+
+  var atEnd: Bool { position == bytes.count }
+
+  mutating func skip(_ character: Unicode.Scalar) -> Bool {
+    guard position < bytes.count, bytes[position] == UInt8(ascii: character) else { return false }
+    position += 1
+    return true
+  }
+
+  mutating func number(digits: Int) -> Int? {
+    number(digits: digits...digits)
+  }
+
+  /// A number of `digits` digits, as many as are there up to the maximum.
+  mutating func number(digits: ClosedRange<Int>) -> Int? {
+    var value = 0
+    var count = 0
+    while count < digits.upperBound, position < bytes.count, let digit = digitValue(bytes[position])
+    {
+      value = value * 10 + Int(digit)
+      count += 1
+      position += 1
+    }
+    return digits.contains(count) ? value : nil
+  }
+
+  /// One or more fraction digits, read as milliseconds (truncated).
+  mutating func fractionMilliseconds() -> Int? {
+    var value = 0
+    var count = 0
+    while position < bytes.count, let digit = digitValue(bytes[position]) {
+      if count < 3 { value = value * 10 + Int(digit) }
+      count += 1
+      position += 1
+    }
+    guard count > 0 else { return nil }
+    for _ in count..<max(count, 3) { value *= 10 }
+    return value
+  }
+
+  mutating func sign() -> Int? {
+    if skip("+") { return 1 }
+    if skip("-") { return -1 }
+    return nil
+  }
+}
