@@ -30,6 +30,7 @@ let package = Package(
     .executableTarget(name: "chatsh", dependencies: ["LineProtocol", "CNcurses"]),
     .executableTarget(name: "chatbench", dependencies: ["LineProtocol", "CShims"]),
     .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol"]),
-    .testTarget(name: "BrokerTests", dependencies: ["Broker", "LineProtocol"]),
+    // The integration tests start the real binaries, so they depend on them.
+    .testTarget(name: "BrokerTests", dependencies: ["Broker", "LineProtocol", "chatbroker"]),
   ]
 )

@@ -1,0 +1,118 @@
+import Foundation
+import Glibc
+
+/// A protocol client for tests: writes lines and reads lines with a bounded
+/// wait, over a real Unix socket.
+final class LineClient: @unchecked Sendable {
+  let fd: Int32
+  let timeout: Double
+  private var buffer: [UInt8] = []
+
+  init(path: String, timeout: Double = 10) throws {
+    self.timeout = timeout
+    fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { throw TestFailure("socket failed") }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+      for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+    }
+    let result = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+      }
+    }
+    guard result == 0 else {
+      close(fd)
+      throw TestFailure("connect \(path): \(String(cString: strerror(errno)))")
+    }
+  }
+
+  deinit { close(fd) }
+
+  func send(_ text: String) throws {
+    try sendBytes(Array(text.utf8))
+  }
+
+  /// Sends `line` and its LF.
+  func line(_ line: String) throws {
+    try send(line + "\n")
+  }
+
+  func sendBytes(_ bytes: [UInt8]) throws {
+    var offset = 0
+    while offset < bytes.count {
+      let written = bytes[offset...].withUnsafeBytes {
+        Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+      }
+      if written < 0 && errno == EINTR { continue }
+      guard written > 0 else { throw TestFailure("send: \(String(cString: strerror(errno)))") }
+      offset += written
+    }
+  }
+
+  /// Closes the writing side, as `nc -N` does after its input ends.
+  func finishWriting() {
+    shutdown(fd, Int32(SHUT_WR))
+  }
+
+  /// The next line, without its LF; `nil` at end of stream. Throws when no
+  /// line arrives within `timeout` (default: the client's).
+  func readLine(timeout: Double? = nil) throws -> String? {
+    let deadline = Date().addingTimeInterval(timeout ?? self.timeout)
+    while true {
+      if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+        let line = String(decoding: buffer[..<newline], as: UTF8.self)
+        buffer.removeSubrange(...newline)
+        return line
+      }
+      let remaining = deadline.timeIntervalSinceNow
+      guard remaining > 0 else { throw TestFailure("no line within the time limit") }
+      var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+      let ready = poll(&poller, 1, Int32(max(1, remaining * 1000)))
+      if ready < 0 && errno == EINTR { continue }
+      guard ready > 0 else { continue }
+      var chunk = [UInt8](repeating: 0, count: 65536)
+      let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+      if count < 0 && errno == EINTR { continue }
+      if count <= 0 {
+        if buffer.isEmpty { return nil }
+        let line = String(decoding: buffer, as: UTF8.self)
+        buffer.removeAll()
+        return line
+      }
+      buffer.append(contentsOf: chunk[0..<count])
+    }
+  }
+
+  /// Reads until a line starting with `prefix`, returning it; fails when the
+  /// stream ends or the time runs out first.
+  @discardableResult
+  func expect(_ prefix: String, timeout: Double? = nil) throws -> String {
+    while true {
+      guard let line = try readLine(timeout: timeout) else {
+        throw TestFailure("stream ended while waiting for \"\(prefix)\"")
+      }
+      if line.hasPrefix(prefix) { return line }
+    }
+  }
+
+  /// Sends a request and returns every line up to and including its final
+  /// `OK`/`ERR` reply.
+  func request(_ line: String) throws -> [String] {
+    try self.line(line)
+    var lines: [String] = []
+    while let reply = try readLine() {
+      lines.append(reply)
+      if reply.hasPrefix("OK ") || reply.hasPrefix("ERR ") { return lines }
+    }
+    throw TestFailure("stream ended during the reply to \(line)")
+  }
+
+  /// Reads everything until the broker closes the connection.
+  func readToEnd() throws -> [String] {
+    var lines: [String] = []
+    while let line = try readLine() { lines.append(line) }
+    return lines
+  }
+}
