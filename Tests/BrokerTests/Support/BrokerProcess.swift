@@ -35,7 +35,9 @@ final class BrokerProcess: @unchecked Sendable {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: BuiltProducts.path("chatbroker"))
     process.arguments = ["--socket", socketPath, "--state-dir", stateDirectory] + extraArguments
-    FileManager.default.createFile(atPath: logPath, contents: nil)
+    if !FileManager.default.fileExists(atPath: logPath) {
+      _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+    }
     let log = FileHandle(forWritingAtPath: logPath)!
     log.seekToEndOfFile()
     process.standardError = log

@@ -1,0 +1,213 @@
+import Foundation
+import Glibc
+
+/// A process under measurement (the broker, or redis for comparison),
+/// started on a socket in a fresh temporary directory.
+final class ServerUnderTest {
+  let directory: String
+  let socketPath: String
+  let process: Process
+
+  /// Starts `chatbroker` (the release build beside this benchmark).
+  static func chatbroker(_ arguments: [String], directory: String? = nil) throws -> ServerUnderTest {
+    let directory = directory ?? makeTemporaryDirectory()
+    let socket = directory + "/sock"
+    return try ServerUnderTest(
+      executable: siblingExecutable("chatbroker"), directory: directory, socketPath: socket,
+      arguments: ["--socket", socket, "--state-dir", directory + "/state"] + arguments)
+  }
+
+  /// Starts `redis-server` on a Unix socket with persistence off.
+  static func redis() throws -> ServerUnderTest {
+    let directory = makeTemporaryDirectory()
+    let socket = directory + "/redis.sock"
+    return try ServerUnderTest(
+      executable: "/usr/bin/redis-server", directory: directory, socketPath: socket,
+      arguments: [
+        "--port", "0", "--unixsocket", socket, "--save", "", "--appendonly", "no",
+        "--dir", directory, "--client-output-buffer-limit", "pubsub", "0", "0", "0",
+        "--maxclients", "20000",
+      ])
+  }
+
+  private init(executable: String, directory: String, socketPath: String, arguments: [String])
+    throws
+  {
+    self.directory = directory
+    self.socketPath = socketPath
+    process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+    process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+    try process.run()
+    let deadline = Date().addingTimeInterval(30)
+    while (try? connectUnix(socketPath)).map({ close($0) }) == nil {
+      guard Date() < deadline, process.isRunning else {
+        throw BenchError("\(executable) did not start listening on \(socketPath)")
+      }
+      usleep(2000)
+    }
+  }
+
+  /// Resident memory of the server process, in bytes.
+  var residentBytes: Int {
+    let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+      let kilobytes = line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+      return kilobytes * 1024
+    }
+    return 0
+  }
+
+  func stop() {
+    if process.isRunning {
+      kill(process.processIdentifier, SIGTERM)
+      process.waitUntilExit()
+    }
+    try? FileManager.default.removeItem(atPath: directory)
+  }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+  let description: String
+  init(_ description: String) { self.description = description }
+}
+
+func makeTemporaryDirectory() -> String {
+  var template = Array("/tmp/cbench-XXXXXX".utf8CString)
+  return String(cString: mkdtemp(&template)!)
+}
+
+func siblingExecutable(_ name: String) -> String {
+  let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+  return me.deletingLastPathComponent().appendingPathComponent(name).path
+}
+
+/// A blocking connection to a Unix socket.
+func connectUnix(_ path: String) throws -> Int32 {
+  let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
+  var address = sockaddr_un()
+  address.sun_family = sa_family_t(AF_UNIX)
+  withUnsafeMutableBytes(of: &address.sun_path) { raw in
+    for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+  }
+  let result = withUnsafePointer(to: &address) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+      connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+    }
+  }
+  guard result == 0 else {
+    close(fd)
+    throw BenchError("connect \(path): \(String(cString: strerror(errno)))")
+  }
+  return fd
+}
+
+func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+  var offset = 0
+  while offset < bytes.count {
+    let count = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    if count < 0 && (errno == EINTR || errno == EAGAIN) {
+      var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+      _ = poll(&poller, 1, 100)
+      continue
+    }
+    precondition(count > 0, "send failed: \(String(cString: strerror(errno)))")
+    offset += count
+  }
+}
+
+/// Reads from `fd` until `lines` LFs have been seen (blocking, bounded).
+func readLines(_ fd: Int32, count lines: Int, timeout: Double = 60) throws -> [String] {
+  var collected: [UInt8] = []
+  var seen = 0
+  let deadline = Date().addingTimeInterval(timeout)
+  var buffer = [UInt8](repeating: 0, count: 65536)
+  while seen < lines {
+    guard Date() < deadline else { throw BenchError("timed out reading lines") }
+    var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+    guard poll(&poller, 1, 100) > 0 else { continue }
+    let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+    guard count > 0 else { throw BenchError("connection closed") }
+    for byte in buffer[0..<count] where byte == UInt8(ascii: "\n") { seen += 1 }
+    collected.append(contentsOf: buffer[0..<count])
+  }
+  return String(decoding: collected, as: UTF8.self).split(separator: "\n").map(String.init)
+}
+
+/// Monotonic nanoseconds, for intervals.
+func monotonicNanoseconds() -> UInt64 {
+  var time = timespec()
+  clock_gettime(CLOCK_MONOTONIC, &time)
+  return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+}
+
+/// Wall-clock milliseconds since the epoch, to compare with due instants.
+func wallMilliseconds() -> Int64 {
+  var time = timespec()
+  clock_gettime(CLOCK_REALTIME, &time)
+  return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
+}
+
+func wallMicroseconds() -> Int64 {
+  var time = timespec()
+  clock_gettime(CLOCK_REALTIME, &time)
+  return Int64(time.tv_sec) * 1_000_000 + Int64(time.tv_nsec) / 1000
+}
+
+/// The value below which `fraction` of the sorted samples lie.
+func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
+  guard !sorted.isEmpty else { return .nan }
+  let index = min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.up)) - 1)
+  return sorted[max(0, index)]
+}
+
+func format(_ value: Double, _ digits: Int = 1) -> String {
+  String(format: "%.\(digits)f", value)
+}
+
+/// Runs `body` on its own thread; `join()` waits for it.
+final class Worker: @unchecked Sendable {
+  private let done = DispatchSemaphore(value: 0)
+  private var thread: Thread?
+
+  init(_ body: @escaping @Sendable () -> Void) {
+    let done = self.done
+    thread = Thread {
+      body()
+      done.signal()
+    }
+    thread?.stackSize = 1 << 20
+    thread?.start()
+  }
+
+  func join() { done.wait() }
+}
+
+/// Parses `--name value` options after the mode word.
+struct BenchArguments {
+  var values: [String: String] = [:]
+  var flags: Set<String> = []
+
+  init(_ arguments: ArraySlice<String>) {
+    var iterator = arguments.makeIterator()
+    while let argument = iterator.next() {
+      guard argument.hasPrefix("--") else { continue }
+      let name = String(argument.dropFirst(2))
+      if let equals = name.firstIndex(of: "=") {
+        values[String(name[..<equals])] = String(name[name.index(after: equals)...])
+      } else if ["compare-redis", "json"].contains(name) {
+        flags.insert(name)
+      } else if let value = iterator.next() {
+        values[name] = value
+      }
+    }
+  }
+
+  func int(_ name: String, _ fallback: Int) -> Int { values[name].flatMap { Int($0) } ?? fallback }
+
+  func list(_ name: String, _ fallback: [Int]) -> [Int] {
+    values[name].map { $0.split(separator: ",").compactMap { Int($0) } } ?? fallback
+  }
+}
