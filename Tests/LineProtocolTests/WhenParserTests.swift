@@ -138,7 +138,25 @@ private let localCases: [WhenCase] = [
   WhenCase("18:00", at: "2026-10-31T23:00:00Z", in: newYork, is: "2026-11-01T23:00:00Z"),
 ]
 
-@Test(arguments: absoluteCases + localCases)
+/// Clock times that the local clock skips or shows twice on a DST day.
+private let dstEdgeCases: [WhenCase] = [
+  // 02:30 does not exist in Berlin on 2026-03-29: the clock next shows it
+  // on 2026-03-30 (02:30 CEST = 00:30Z).
+  WhenCase("02:30", at: "2026-03-28T02:00:00Z", in: berlin, is: "2026-03-30T00:30:00Z"),
+  WhenCase("02:30", at: "2026-03-29T00:45:00Z", in: berlin, is: "2026-03-30T00:30:00Z"),
+  // The day before, 02:30 is an ordinary time.
+  WhenCase("02:30", at: "2026-03-28T00:00:00Z", in: berlin, is: "2026-03-28T01:30:00Z"),
+  // 02:30 comes twice in Berlin on 2026-10-25: first in CEST (00:30Z)...
+  WhenCase("02:30", at: "2026-10-24T12:00:00Z", in: berlin, is: "2026-10-25T00:30:00Z"),
+  // ...and once more in CET (01:30Z), for someone asking in between.
+  WhenCase("02:30", at: "2026-10-25T00:45:00Z", in: berlin, is: "2026-10-25T01:30:00Z"),
+  // New York: 02:30 is skipped on 2026-03-08; 01:30 comes twice on 2026-11-01.
+  WhenCase("02:30", at: "2026-03-07T08:00:00Z", in: newYork, is: "2026-03-09T06:30:00Z"),
+  WhenCase("01:30", at: "2026-10-31T12:00:00Z", in: newYork, is: "2026-11-01T05:30:00Z"),
+  WhenCase("01:30", at: "2026-11-01T05:45:00Z", in: newYork, is: "2026-11-01T06:30:00Z"),
+]
+
+@Test(arguments: absoluteCases + localCases + dstEdgeCases)
 func resolvesWhen(_ when: WhenCase) throws {
   let due = try WhenParser.resolve(when.word, now: utc(when.now), timeZone: when.zone)
   #expect(due == utc(when.due), "got \(due)")
