@@ -31,7 +31,8 @@ public enum WhenParser {
         verb: verb.rawValue, code: .past,
         text: "\(due) is not in the future (now is \(now)); pick a later time")
     }
-    if due.milliseconds - now.milliseconds > horizonMilliseconds {
+    let ahead = due.milliseconds.subtractingReportingOverflow(now.milliseconds)
+    if ahead.overflow || ahead.partialValue > horizonMilliseconds {
       throw RequestError(
         verb: verb.rawValue, code: .tooFar,
         text: "\(due) is more than \(horizonMilliseconds / 86_400_000) days ahead")
@@ -107,8 +108,8 @@ public enum WhenParser {
         }
       } else {
         digits += 1
-        guard digits <= 12 else { throw badTime(verb, "that Unix time is out of range") }
-        seconds = seconds * 10 + digit
+        // Saturate: a huge number of seconds is too far ahead, not unreadable.
+        seconds = seconds > 1_000_000_000_000 ? seconds : seconds * 10 + digit
       }
     }
     guard digits > 0 else { throw badTime(verb, "@ must be followed by Unix seconds") }

@@ -68,6 +68,7 @@ private let absoluteCases: [WhenCase] = [
   WhenCase("@1798131600.1239", at: now, is: "2026-12-24T17:00:00.123Z"),
   WhenCase("@1798131600.", at: now, is: "2026-12-24T17:00:00Z"),
   WhenCase("@01798131600", at: now, is: "2026-12-24T17:00:00Z"),
+  WhenCase("@00000000000000001798131600", at: now, is: "2026-12-24T17:00:00Z"),
   // Relative: units d, h, m, s, largest first, each at most once.
   WhenCase("+90s", at: now, is: "2026-11-30T17:56:30Z"),
   WhenCase("+10m", at: now, is: "2026-11-30T18:05:00Z"),
@@ -240,8 +241,11 @@ private let badWhens: [BadWhen] = [
   BadWhen("+367d", .tooFar),
   BadWhen("+8785h", .tooFar),
   BadWhen("+99999999999999999999999d", .tooFar),
+  BadWhen("+99999999999999999999999d", .tooFar, at: "1960-01-01T00:00:00Z"),
   BadWhen("+9999999999d9999999999h9999999999m9999999999s", .tooFar),
   BadWhen("@999999999999", .tooFar),
+  BadWhen("@1000000000000", .tooFar),
+  BadWhen("@99999999999999999999999999.5", .tooFar),
   BadWhen("9999-12-31T23:59:59.999Z", .tooFar),
 ]
 
