@@ -1,1 +1,29 @@
-print("bench")
+// chatbench: measurements of chatbroker's parts, not tests. Each mode lives
+// in its own file and is named in the table below. Exit codes follow
+// sysexits(3).
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// One way of running chatbench: `chatbench <name> [options]`.
+struct BenchmarkMode: Sendable {
+  var name: String
+  /// The options, as shown after the mode's name in the usage text.
+  var synopsis: String
+  /// Runs with the arguments after the mode's name; returns the exit code.
+  var run: @Sendable ([String]) -> Int32
+}
+
+let modes: [BenchmarkMode] = [
+  ParseBenchmark.mode
+]
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+if let name = arguments.first, let mode = modes.first(where: { $0.name == name }) {
+  exit(mode.run(Array(arguments.dropFirst())))
+}
+for (index, mode) in modes.enumerated() {
+  printError("\(index == 0 ? "usage:" : "      ") chatbench \(mode.name) \(mode.synopsis)")
+}
+exit(exitUsage)
