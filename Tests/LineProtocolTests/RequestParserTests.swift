@@ -266,6 +266,40 @@ func refusesControlCharacterInText(_ value: UInt32) {
   }
 }
 
+/// The check reads eight bytes at a time: put each control character at
+/// every position of texts of several lengths, so it lands in every byte of
+/// a word and in the tail.
+@Test(arguments: controlScalars)
+func findsControlCharacterAtEveryPosition(_ value: UInt32) {
+  let control = Character(Unicode.Scalar(value)!)
+  for length in [1, 7, 8, 9, 15, 16, 17, 40] {
+    for position in 0..<length {
+      var characters = Array(repeating: Character("x"), count: length)
+      characters[position] = control
+      #expect(containsControlCharacter(String(characters)), "length \(length) at \(position)")
+    }
+  }
+}
+
+/// Printable text with bytes 80-BF in every position, C2 before 80-9F
+/// only as part of a printable character (U+00A0 is C2 A0).
+@Test func printableTextPassesAtEveryPosition() {
+  let printable: [Character] = ["\u{A0}", "\u{C5}", "\u{100}", "\u{2026}", "\t", "~", " ", "🎉"]
+  for character in printable {
+    for length in [1, 7, 8, 9, 15, 16, 17, 40] {
+      for position in 0..<length {
+        var characters = Array(repeating: Character("x"), count: length)
+        characters[position] = character
+        #expect(!containsControlCharacter(String(characters)), "\(character) at \(position)")
+        // U+0085 right after it: its C2 85 lands in every position too,
+        // sometimes split across two 8-byte words.
+        characters.insert("\u{85}", at: position + 1)
+        #expect(containsControlCharacter(String(characters)), "\(character) at \(position)")
+      }
+    }
+  }
+}
+
 @Test func controlCharacterCheckSeesOnlyC1AfterC2() {
   #expect(containsControlCharacter("\u{85}"))
   #expect(containsControlCharacter("x\u{9F}"))
