@@ -107,9 +107,22 @@ func mixedInputFedInRandomChunks(seed: Int) {
 func randomInputMatchesReferenceRule(seed: Int) {
   var generator = SeededGenerator(seed: UInt64(seed) &* 7919)
   let limit = 8
-  let alphabet: [UInt8] = bytes("ab \r\r\n\n\n") + [0xC3, 0xA9, 0xFF]
-  let input = (0..<2000).map { _ in alphabet.randomElement(using: &generator)! }
+  // Mostly valid pieces, U+FFFD among them, and some broken sequences.
+  let pieces: [[UInt8]] =
+    ["a", "b", " ", "\r", "\n", "\n", "é", "\u{FFFD}", "🎉", "\u{85}"].map(bytes)
+    + [[0xFF], [0xEF, 0xBF], [0xED, 0xA0, 0x80], [0xF0, 0x9F], [0xC2], [0x80]]
+  var input: [UInt8] = []
+  while input.count < 2000 {
+    let valid = Int.random(in: 0..<10, using: &generator) < 9
+    input += pieces[Int.random(in: valid ? 0..<10 : 10..<16, using: &generator)]
+  }
   let expected = referenceFrames(of: input, maximumLineBytes: limit)
+  // The input exercises every kind of frame.
+  #expect(expected.contains(.tooLong) && expected.contains(.badUTF8))
+  #expect(
+    expected.contains {
+      if case .line(let line) = $0 { !line.allSatisfy(\.isASCII) } else { false }
+    })
   #expect(whole(input, maximumLineBytes: limit) == expected, "seed \(seed)")
   #expect(byteByByte(input, maximumLineBytes: limit) == expected, "seed \(seed)")
   let sizes = (0..<input.count).map { _ in Int.random(in: 1...20, using: &generator) }
