@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// One unit of input cut out of a byte stream by ``LineFramer``.
 public enum Frame: Equatable, Sendable {
   /// A complete line without its LF (and without a CR right before it).
@@ -81,14 +89,11 @@ public struct LineFramer: Sendable {
   }
 
   private mutating func findNewline() -> Int? {
-    let found = buffer.withUnsafeBufferPointer { pointer -> Int? in
-      var index = scanned
-      let count = pointer.count
-      while index < count {
-        if pointer[index] == UInt8(ascii: "\n") { return index }
-        index += 1
-      }
-      return nil
+    let found = buffer.withUnsafeBytes { raw -> Int? in
+      guard scanned < raw.count, let base = raw.baseAddress else { return nil }
+      guard let newline = memchr(base + scanned, Int32(UInt8(ascii: "\n")), raw.count - scanned)
+      else { return nil }
+      return base.distance(to: UnsafeRawPointer(newline))
     }
     if found == nil { scanned = buffer.count }
     return found
@@ -114,11 +119,18 @@ public struct LineFramer: Sendable {
     if end == start { return nil }
     if end - start > maximumLineBytes { return .tooLong }
     return buffer.withUnsafeBufferPointer { pointer in
-      let slice = UnsafeBufferPointer(rebasing: pointer[start..<end])
-      if let line = String(validating: slice, as: UTF8.self) {
-        return .line(line)
+      let bytes = pointer.slice(start, end)
+      var line = String(decoding: bytes, as: UTF8.self)
+      // Decoding replaces each invalid sequence with U+FFFD (EF BF BD),
+      // which is not what was there, since EF BF BD is valid: the line was
+      // valid UTF-8 exactly when decoding left its bytes as they were. (This
+      // costs a memcmp; String(validating:as:) costs a generic metadata
+      // lookup per call.)
+      let unchanged = line.withUTF8 { decoded in
+        decoded.count == bytes.count
+          && memcmp(decoded.baseAddress!, bytes.baseAddress!, bytes.count) == 0
       }
-      return .badUTF8
+      return unchanged ? .line(line) : .badUTF8
     }
   }
 

@@ -7,24 +7,36 @@ public struct RoomName: Hashable, Comparable, Sendable, CustomStringConvertible 
 
   /// Validates and folds `text`; `nil` when it is not a room name.
   public init?<S: StringProtocol>(_ text: S) {
-    var folded: [UInt8] = []
-    folded.reserveCapacity(text.utf8.count)
-    var iterator = text.utf8.makeIterator()
-    guard iterator.next() == UInt8(ascii: "#") else { return nil }
-    folded.append(UInt8(ascii: "#"))
-    while let byte = iterator.next() {
+    guard let room = withUTF8Bytes(text, RoomName.init(utf8:)) else { return nil }
+    self = room
+  }
+
+  init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
+    guard (2...Self.maximumLength + 1).contains(bytes.count), bytes[0] == UInt8(ascii: "#")
+    else { return nil }
+    var folded = false
+    for byte in bytes[1...] {
       switch byte {
       case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
         UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
-        folded.append(byte)
+        continue
       case UInt8(ascii: "A")...UInt8(ascii: "Z"):
-        folded.append(byte + 32)
+        folded = true
       default:
         return nil
       }
     }
-    guard (2...Self.maximumLength + 1).contains(folded.count) else { return nil }
-    description = String(decoding: folded, as: UTF8.self)
+    guard folded else {
+      description = string(bytes)
+      return
+    }
+    description = String(unsafeUninitializedCapacity: bytes.count) { buffer in
+      for (index, byte) in bytes.enumerated() {
+        let isUpper = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")
+        buffer[index] = isUpper ? byte + 32 : byte
+      }
+      return bytes.count
+    }
   }
 
   public static func < (lhs: RoomName, rhs: RoomName) -> Bool {
@@ -41,25 +53,24 @@ public enum UserName {
   /// `A-Z a-z 0-9 _ . -`, not starting with `-`, optionally ending in `$`
   /// (as Samba machine accounts do).
   public static func isValid<S: StringProtocol>(_ text: S) -> Bool {
-    let bytes = text.utf8
-    guard let first = bytes.first, first != UInt8(ascii: "-"),
-      (1...maximumLength).contains(bytes.count)
-    else { return false }
-    var index = bytes.startIndex
-    while index != bytes.endIndex {
-      let byte = bytes[index]
-      let isLast = bytes.index(after: index) == bytes.endIndex
+    withUTF8Bytes(text, isValid(utf8:))
+  }
+
+  static func isValid(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    guard (1...maximumLength).contains(bytes.count), bytes[0] != UInt8(ascii: "-") else {
+      return false
+    }
+    for (index, byte) in bytes.enumerated() {
       switch byte {
       case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
         UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "."),
         UInt8(ascii: "-"):
-        break
-      case UInt8(ascii: "$") where isLast && bytes.count > 1:
-        break
+        continue
+      case UInt8(ascii: "$") where index == bytes.count - 1 && index > 0:
+        continue
       default:
         return false
       }
-      index = bytes.index(after: index)
     }
     return true
   }
@@ -71,11 +82,16 @@ public enum Target: Hashable, Sendable, CustomStringConvertible {
   case user(String)
 
   public init?<S: StringProtocol>(_ text: S) {
-    if text.utf8.first == UInt8(ascii: "@") {
-      let name = text.dropFirst()
-      guard UserName.isValid(name) else { return nil }
-      self = .user(String(name))
-    } else if let room = RoomName(text) {
+    guard let target = withUTF8Bytes(text, Target.init(utf8:)) else { return nil }
+    self = target
+  }
+
+  init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
+    if bytes.first == UInt8(ascii: "@") {
+      let name = bytes.slice(1, bytes.count)
+      guard UserName.isValid(utf8: name) else { return nil }
+      self = .user(string(name))
+    } else if let room = RoomName(utf8: bytes) {
       self = .room(room)
     } else {
       return nil
@@ -109,11 +125,15 @@ public struct MessageID: Hashable, Comparable, Sendable, CustomStringConvertible
   /// Parses an id as clients send it. `nil` when it has not the form of an
   /// id at all; `.none` when it has the form but names no possible message.
   public init?<S: StringProtocol>(_ text: S) {
-    let bytes = text.utf8
+    guard let id = withUTF8Bytes(text, MessageID.init(utf8:)) else { return nil }
+    self = id
+  }
+
+  init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
     guard (1...Self.maximumLength).contains(bytes.count) else { return nil }
     var value: UInt64 = 0
     // Counters are written without leading zeros, so `00a` cannot be `a`.
-    var representable = bytes.count == 1 || bytes.first != UInt8(ascii: "0")
+    var representable = bytes.count == 1 || bytes[0] != UInt8(ascii: "0")
     for byte in bytes {
       let digit: UInt64
       switch byte {

@@ -2,21 +2,28 @@
 /// section 7. Syntax only: it knows no users, rooms or clock.
 public enum RequestParser {
   public static func parse(_ line: String) -> Result<Request, RequestError> {
-    var words = WordScanner(line)
+    // Scan the bytes in place; `line` itself stays for copying the text out.
+    var bytes = line
+    return bytes.withUTF8 { bytes in
+      do throws(RequestError) {
+        return .success(try parse(WordScanner(line, bytes)))
+      } catch {
+        return .failure(error)
+      }
+    }
+  }
+
+  private static func parse(_ scanner: WordScanner) throws(RequestError) -> Request {
+    var words = scanner
     guard let verbWord = words.next() else {
-      return .failure(RequestError(verb: "-", code: .syntax, text: "empty request"))
+      throw RequestError(verb: "-", code: .syntax, text: "empty request")
     }
-    guard let verb = Verb(caseInsensitive: verbWord) else {
-      return .failure(
-        RequestError(
-          verb: "-", code: .unknown,
-          text: "unknown command \(quoted(verbWord)); type HELP for the list of commands"))
+    guard let verb = Verb(caseInsensitiveUTF8: verbWord) else {
+      throw RequestError(
+        verb: "-", code: .unknown,
+        text: "unknown command \(quoted(verbWord)); type HELP for the list of commands")
     }
-    do {
-      return .success(try parse(verb, &words))
-    } catch {
-      return .failure(error)
-    }
+    return try parse(verb, &words)
   }
 
   private static func parse(_ verb: Verb, _ words: inout WordScanner) throws(RequestError)
@@ -33,11 +40,11 @@ public enum RequestParser {
       return .part(room)
     case .say:
       let target = try target(verb, words.required(verb))
-      return .say(target, text: try text(verb, words.text(verb)))
+      return .say(target, text: try text(verb, words))
     case .sayAt:
       let target = try target(verb, words.required(verb))
       let when = try words.required(verb)
-      return .sayAt(target, when: String(when), text: try text(verb, words.text(verb)))
+      return .sayAt(target, when: string(when), text: try text(verb, words))
     case .history:
       return try history(&words)
     case .scheduled:
@@ -59,11 +66,12 @@ public enum RequestParser {
     case .ping:
       let token = words.next()
       try words.end(verb)
-      if let token, containsControlCharacter(token) {
+      guard let token else { return .ping(token: nil) }
+      if containsControlCharacter(utf8: token) {
         throw RequestError(
           verb: verb.rawValue, code: .badChar, text: "the token contains a control character")
       }
-      return .ping(token: token.map(String.init))
+      return .ping(token: string(token))
     case .help:
       try words.end(verb)
       return .help
@@ -80,7 +88,7 @@ public enum RequestParser {
     var count = 50
     var anchor: HistoryAnchor?
     var word = words.next()
-    if let digits = word, let first = digits.utf8.first, isDigit(first) {
+    if let digits = word, isDigit(digits[0]) {
       guard let parsed = positiveNumber(digits) else {
         throw syntaxError(verb, "<n> must be a whole number from 1")
       }
@@ -88,10 +96,10 @@ public enum RequestParser {
       word = words.next()
     }
     if let keyword = word {
-      let upper = keyword.uppercased()
-      guard upper == "BEFORE" || upper == "AFTER" else { throw syntaxError(verb) }
+      let before = keyword.equals(caseInsensitive: "BEFORE")
+      guard before || keyword.equals(caseInsensitive: "AFTER") else { throw syntaxError(verb) }
       let id = try messageID(verb, words.required(verb))
-      anchor = upper == "BEFORE" ? .before(id) : .after(id)
+      anchor = before ? .before(id) : .after(id)
     }
     try words.end(verb)
     return .history(target, count: count, anchor: anchor)
@@ -105,8 +113,10 @@ public enum RequestParser {
       verb: verb.rawValue, code: .syntax, text: detail.map { "\($0); \(usage)" } ?? usage)
   }
 
-  private static func roomName(_ verb: Verb, _ word: Substring) throws(RequestError) -> RoomName {
-    guard let room = RoomName(word) else {
+  private static func roomName(_ verb: Verb, _ word: UnsafeBufferPointer<UInt8>)
+    throws(RequestError) -> RoomName
+  {
+    guard let room = RoomName(utf8: word) else {
       throw RequestError(
         verb: verb.rawValue, code: .badName,
         text: "\(quoted(word)) is not a room name: use # then 1 to 32 of a-z 0-9 . _ -")
@@ -114,8 +124,10 @@ public enum RequestParser {
     return room
   }
 
-  private static func target(_ verb: Verb, _ word: Substring) throws(RequestError) -> Target {
-    guard let target = Target(word) else {
+  private static func target(_ verb: Verb, _ word: UnsafeBufferPointer<UInt8>)
+    throws(RequestError) -> Target
+  {
+    guard let target = Target(utf8: word) else {
       throw RequestError(
         verb: verb.rawValue, code: .badName,
         text: "\(quoted(word)) is not a target: use #room (1 to 32 of a-z 0-9 . _ -) or @user")
@@ -123,10 +135,10 @@ public enum RequestParser {
     return target
   }
 
-  private static func messageID(_ verb: Verb, _ word: Substring) throws(RequestError)
-    -> MessageID
+  private static func messageID(_ verb: Verb, _ word: UnsafeBufferPointer<UInt8>)
+    throws(RequestError) -> MessageID
   {
-    guard let id = MessageID(word) else {
+    guard let id = MessageID(utf8: word) else {
       throw RequestError(
         verb: verb.rawValue, code: .badName,
         text: "\(quoted(word)) is not a message id: ids are 1 to 32 letters and digits")
@@ -136,18 +148,18 @@ public enum RequestParser {
 
   /// The free text: one leading `:` removed, never empty, no control
   /// characters (nobody may send escape sequences to others' terminals).
-  private static func text(_ verb: Verb, _ raw: Substring) throws(RequestError) -> String {
-    var text = raw
-    if text.utf8.first == UInt8(ascii: ":") { text = text.dropFirst() }
-    if text.utf8.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) {
+  private static func text(_ verb: Verb, _ words: WordScanner) throws(RequestError) -> String {
+    var text = try words.text(verb)
+    if text.first == UInt8(ascii: ":") { text = text.slice(1, text.count) }
+    if text.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) {
       throw RequestError(verb: verb.rawValue, code: .empty, text: "the text is empty")
     }
-    if containsControlCharacter(text) {
+    if containsControlCharacter(utf8: text) {
       throw RequestError(
         verb: verb.rawValue, code: .badChar,
         text: "the text contains a control character; only printable text and TAB are allowed")
     }
-    return String(text)
+    return words.string(text)
   }
 
   private static func isDigit(_ byte: UInt8) -> Bool {
@@ -155,9 +167,9 @@ public enum RequestParser {
   }
 
   /// A decimal number from 1 up, saturating at `Int.max` (the broker clamps).
-  private static func positiveNumber(_ word: Substring) -> Int? {
+  private static func positiveNumber(_ word: UnsafeBufferPointer<UInt8>) -> Int? {
     var value = 0
-    for byte in word.utf8 {
+    for byte in word {
       guard isDigit(byte) else { return nil }
       let (times, overflowA) = value.multipliedReportingOverflow(by: 10)
       let (sum, overflowB) = times.addingReportingOverflow(Int(byte - UInt8(ascii: "0")))
@@ -170,14 +182,47 @@ public enum RequestParser {
 /// U+0000-U+001F except TAB, U+007F and U+0080-U+009F: the characters that
 /// could steer a terminal. In UTF-8 the C1 range is `C2 80` to `C2 9F`.
 public func containsControlCharacter<S: StringProtocol>(_ text: S) -> Bool {
+  withUTF8Bytes(text, containsControlCharacter(utf8:))
+}
+
+/// The same check on UTF-8 bytes, eight at a time while they hold no byte
+/// below 20, no 7F and no C2. In valid UTF-8, `C2` is always a lead byte,
+/// and a byte 80-9F right after it is a C1 control; C2 only begins
+/// U+0080-U+00BF, so it is rare enough to be checked byte by byte.
+func containsControlCharacter(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+  guard let base = bytes.baseAddress else { return false }
+  var index = 0
   var afterC2 = false
-  for byte in text.utf8 {
-    if byte < 0x20 && byte != 0x09 { return true }
-    if byte == 0x7F { return true }
-    if afterC2 && byte >= 0x80 && byte <= 0x9F { return true }
-    afterC2 = byte == 0xC2
+  while index < bytes.count {
+    if !afterC2, index + 8 <= bytes.count,
+      !mayHoldControl(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+    {
+      index += 8
+      continue
+    }
+    let end = min(index + 8, bytes.count)
+    while index < end {
+      let byte = base[index]
+      index += 1
+      if byte < 0x20 && byte != 0x09 { return true }
+      if byte == 0x7F { return true }
+      if afterC2 && byte >= 0x80 && byte <= 0x9F { return true }
+      afterC2 = byte == 0xC2
+    }
   }
   return false
+}
+
+/// Whether any of the eight bytes of `word` is below 20, 7F or C2 (the
+/// classic SWAR "has less than" and "has zero" tests, which are exact for
+/// the word as a whole).
+@inline(__always)
+private func mayHoldControl(_ word: UInt64) -> Bool {
+  let ones: UInt64 = 0x0101_0101_0101_0101
+  let highBits: UInt64 = 0x8080_8080_8080_8080
+  func hasZeroByte(_ value: UInt64) -> UInt64 { (value &- ones) & ~value & highBits }
+  let below20 = (word &- ones &* 0x20) & ~word & highBits
+  return below20 | hasZeroByte(word ^ (ones &* 0x7F)) | hasZeroByte(word ^ (ones &* 0xC2)) != 0
 }
 
 /// Echoes a word of the client's back inside an error text, but only when it
@@ -189,32 +234,37 @@ func quoted<S: StringProtocol>(_ word: S) -> String {
   return "that word"
 }
 
-/// Splits a request line into words separated by one or more spaces, and
-/// hands out the free text at the end.
-struct WordScanner {
-  private let line: Substring
-  private var position: Substring.Index
+func quoted(_ word: UnsafeBufferPointer<UInt8>) -> String {
+  quoted(string(word))
+}
 
-  init(_ line: String) {
-    self.line = line[...]
-    position = self.line.startIndex
+/// Splits a request line into words separated by one or more spaces, and
+/// hands out the free text at the end. Works on the bytes of `line`, which
+/// must stay alive and unchanged while the scanner is used.
+struct WordScanner {
+  private let line: String
+  private let bytes: UnsafeBufferPointer<UInt8>
+  private var position = 0
+
+  init(_ line: String, _ bytes: UnsafeBufferPointer<UInt8>) {
+    self.line = line
+    self.bytes = bytes
   }
 
   private var atSpace: Bool {
-    position != line.endIndex && line.utf8[position] == UInt8(ascii: " ")
+    position < bytes.count && bytes[position] == UInt8(ascii: " ")
   }
 
-  mutating func next() -> Substring? {
-    while atSpace { position = line.utf8.index(after: position) }
-    guard position != line.endIndex else { return nil }
+  /// The next word, never empty.
+  mutating func next() -> UnsafeBufferPointer<UInt8>? {
+    while atSpace { position += 1 }
+    guard position < bytes.count else { return nil }
     let start = position
-    while position != line.endIndex && line.utf8[position] != UInt8(ascii: " ") {
-      position = line.utf8.index(after: position)
-    }
-    return line[start..<position]
+    while position < bytes.count && bytes[position] != UInt8(ascii: " ") { position += 1 }
+    return bytes.slice(start, position)
   }
 
-  mutating func required(_ verb: Verb) throws(RequestError) -> Substring {
+  mutating func required(_ verb: Verb) throws(RequestError) -> UnsafeBufferPointer<UInt8> {
     guard let word = next() else { throw RequestParser.syntaxError(verb) }
     return word
   }
@@ -225,8 +275,19 @@ struct WordScanner {
   }
 
   /// The rest of the line after exactly one space.
-  mutating func text(_ verb: Verb) throws(RequestError) -> Substring {
+  func text(_ verb: Verb) throws(RequestError) -> UnsafeBufferPointer<UInt8> {
     guard atSpace else { throw RequestParser.syntaxError(verb, "the text is missing") }
-    return line[line.utf8.index(after: position)...]
+    return bytes.slice(position + 1, bytes.count)
+  }
+
+  /// A piece of the line, cut at ASCII bytes, as a `String`. Copied out of
+  /// `line` rather than decoded from bytes: the framer has already
+  /// validated the UTF-8, and validating texts again would double its cost.
+  func string(_ piece: UnsafeBufferPointer<UInt8>) -> String {
+    let start = bytes.baseAddress.map { piece.baseAddress! - $0 } ?? 0
+    let utf8 = line.utf8
+    let from = utf8.index(utf8.startIndex, offsetBy: start)
+    let to = utf8.index(from, offsetBy: piece.count)
+    return String(utf8[from..<to]) ?? LineProtocol.string(piece)
   }
 }

@@ -17,13 +17,28 @@ public enum Verb: String, CaseIterable, Sendable {
 
   /// Looks a verb up in any letter case (`say`, `SAY`, `Say`).
   public init?<S: StringProtocol>(caseInsensitive word: S) {
-    guard word.utf8.count <= 9 else { return nil }
-    var upper: [UInt8] = []
-    upper.reserveCapacity(9)
-    for byte in word.utf8 {
-      upper.append(byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") ? byte - 32 : byte)
+    guard let verb = withUTF8Bytes(word, Verb.init(caseInsensitiveUTF8:)) else { return nil }
+    self = verb
+  }
+
+  /// The same lookup on bytes, without allocating (it runs for every request).
+  init?(caseInsensitiveUTF8 word: UnsafeBufferPointer<UInt8>) {
+    func matches(_ name: StaticString) -> Bool { word.equals(caseInsensitive: name) }
+    switch word.count {
+    case 3 where matches("SAY"): self = .say
+    case 3 where matches("WHO"): self = .who
+    case 4 where matches("JOIN"): self = .join
+    case 4 where matches("PART"): self = .part
+    case 4 where matches("PING"): self = .ping
+    case 4 where matches("HELP"): self = .help
+    case 4 where matches("QUIT"): self = .quit
+    case 5 where matches("SAYAT"): self = .sayAt
+    case 5 where matches("ROOMS"): self = .rooms
+    case 6 where matches("CANCEL"): self = .cancel
+    case 7 where matches("HISTORY"): self = .history
+    case 9 where matches("SCHEDULED"): self = .scheduled
+    default: return nil
     }
-    self.init(rawValue: String(decoding: upper, as: UTF8.self))
   }
 
   /// The syntax shown by `HELP` and in `SYNTAX` errors.

@@ -31,7 +31,8 @@ public enum WhenParser {
         verb: verb.rawValue, code: .past,
         text: "\(due) is not in the future (now is \(now)); pick a later time")
     }
-    if due.milliseconds - now.milliseconds > horizonMilliseconds {
+    let ahead = due.milliseconds.subtractingReportingOverflow(now.milliseconds)
+    if ahead.overflow || ahead.partialValue > horizonMilliseconds {
       throw RequestError(
         verb: verb.rawValue, code: .tooFar,
         text: "\(due) is more than \(horizonMilliseconds / 86_400_000) days ahead")
@@ -107,8 +108,8 @@ public enum WhenParser {
         }
       } else {
         digits += 1
-        guard digits <= 12 else { throw badTime(verb, "that Unix time is out of range") }
-        seconds = seconds * 10 + digit
+        // Saturate: a huge number of seconds is too far ahead, not unreadable.
+        seconds = seconds > 1_000_000_000_000 ? seconds : seconds * 10 + digit
       }
     }
     guard digits > 0 else { throw badTime(verb, "@ must be followed by Unix seconds") }
@@ -163,7 +164,9 @@ public enum WhenParser {
   }
 
   /// `HH:MM[:SS]`: the next time the clock in `timeZone` shows it, today or
-  /// tomorrow, counted in calendar days so a DST change does not shift it.
+  /// tomorrow, counted in calendar days so a DST change does not shift it. A
+  /// reading that a DST change skips is next shown a day later; one that it
+  /// shows twice is due at whichever showing comes first after now.
   private static func localClockTime(
     _ bytes: [UInt8], now: Timestamp, timeZone: TimeZone, verb: Verb
   ) throws(RequestError) -> Timestamp {
@@ -179,25 +182,43 @@ public enum WhenParser {
     }
     guard scanner.atEnd, hour < 24, minute < 60, second < 60 else { throw invalid }
 
-    var calendar = Calendar(identifier: .gregorian)
-    calendar.timeZone = timeZone
-    let nowDate = Date(timeIntervalSince1970: Double(now.milliseconds) / 1000)
-    let today = calendar.dateComponents([.year, .month, .day], from: nowDate)
-    guard let year = today.year, let month = today.month, let dayOfMonth = today.day else {
-      throw invalid
-    }
-    let todayDays = CivilDate(year: year, month: month, day: dayOfMonth).daysSinceEpoch
-    // Today, else tomorrow; a third day covers a time skipped by DST today.
-    for offset: Int64 in 0...2 {
-      let civil = CivilDate(daysSinceEpoch: todayDays + offset)
-      let components = DateComponents(
-        calendar: calendar, timeZone: timeZone, year: civil.year, month: civil.month,
-        day: civil.day, hour: hour, minute: minute, second: second)
-      guard let date = calendar.date(from: components) else { continue }
-      let candidate = Timestamp(milliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded()))
-      if candidate > now { return candidate }
+    // Today's date as the local clock shows it now.
+    let nowSeconds = Timestamp.floorDivide(now.milliseconds, 1000).0
+    let today = Timestamp.floorDivide(nowSeconds + offset(of: timeZone, at: nowSeconds), 86_400).0
+    let secondsOfDay = Int64(hour * 3600 + minute * 60 + second)
+    // Today, else tomorrow; a third day covers a time the clock skips tomorrow.
+    for day in today...today + 2 {
+      for instant in instants(whenClockShows: day * 86_400 + secondsOfDay, in: timeZone)
+      where instant > now {
+        return instant
+      }
     }
     throw invalid
+  }
+
+  /// The instants at which the clock of `timeZone` shows `local` (a clock
+  /// reading counted in seconds as if it were UTC), earliest first: none when
+  /// a DST change skips that reading, two when a change shows it twice.
+  private static func instants(whenClockShows local: Int64, in timeZone: TimeZone) -> [Timestamp] {
+    // The offsets in force a day before and a day after; zones change their
+    // offset at most once in between.
+    let earlier = offset(of: timeZone, at: local - 86_400)
+    let later = offset(of: timeZone, at: local + 86_400)
+    var result: [Timestamp] = []
+    // The larger offset reaches the reading at the earlier instant.
+    for candidate in earlier == later ? [earlier] : [max(earlier, later), min(earlier, later)] {
+      let instant = local - candidate
+      if offset(of: timeZone, at: instant) == candidate {
+        result.append(Timestamp(milliseconds: instant * 1000))
+      }
+    }
+    return result
+  }
+
+  /// Seconds east of UTC that the clock of `timeZone` shows at `seconds`
+  /// since the epoch.
+  private static func offset(of timeZone: TimeZone, at seconds: Int64) -> Int64 {
+    Int64(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(seconds))))
   }
 }
 

@@ -9,7 +9,8 @@ final class ServerUnderTest {
   let process: Process
 
   /// Starts `chatbroker` (the release build beside this benchmark).
-  static func chatbroker(_ arguments: [String], directory: String? = nil) throws -> ServerUnderTest {
+  static func chatbroker(_ arguments: [String], directory: String? = nil) throws -> ServerUnderTest
+  {
     let directory = directory ?? makeTemporaryDirectory()
     let socket = directory + "/sock"
     return try ServerUnderTest(
@@ -52,7 +53,9 @@ final class ServerUnderTest {
 
   /// Resident memory of the server process, in bytes.
   var residentBytes: Int {
-    let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+    let status =
+      (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8))
+      ?? ""
     for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
       let kilobytes = line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
       return kilobytes * 1024
@@ -107,7 +110,9 @@ func connectUnix(_ path: String) throws -> Int32 {
 func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
   var offset = 0
   while offset < bytes.count {
-    let count = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    let count = bytes[offset...].withUnsafeBytes {
+      send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+    }
     if count < 0 && (errno == EINTR || errno == EAGAIN) {
       var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
       _ = poll(&poller, 1, 100)
@@ -183,31 +188,4 @@ final class Worker: @unchecked Sendable {
   }
 
   func join() { done.wait() }
-}
-
-/// Parses `--name value` options after the mode word.
-struct BenchArguments {
-  var values: [String: String] = [:]
-  var flags: Set<String> = []
-
-  init(_ arguments: ArraySlice<String>) {
-    var iterator = arguments.makeIterator()
-    while let argument = iterator.next() {
-      guard argument.hasPrefix("--") else { continue }
-      let name = String(argument.dropFirst(2))
-      if let equals = name.firstIndex(of: "=") {
-        values[String(name[..<equals])] = String(name[name.index(after: equals)...])
-      } else if ["compare-redis", "json"].contains(name) {
-        flags.insert(name)
-      } else if let value = iterator.next() {
-        values[name] = value
-      }
-    }
-  }
-
-  func int(_ name: String, _ fallback: Int) -> Int { values[name].flatMap { Int($0) } ?? fallback }
-
-  func list(_ name: String, _ fallback: [Int]) -> [Int] {
-    values[name].map { $0.split(separator: ",").compactMap { Int($0) } } ?? fallback
-  }
 }

@@ -6,39 +6,73 @@ import Glibc
 /// steady 1,000 messages/s into 100 receivers; memory per idle connection.
 /// With `--compare-redis`, Redis pub/sub gets the same load in the same run.
 enum FanoutBenchmark {
+  static let mode = BenchmarkMode(
+    name: "fanout",
+    synopsis:
+      "[--receivers 10,100,1000] [--messages N] [--rate R] [--seconds S] [--idle N] [--compare-redis]",
+    run: run)
+
   static let text = String(repeating: "x", count: 100)
 
-  static func run(_ arguments: BenchArguments) throws {
+  static func run(_ arguments: [String]) -> Int32 {
+    guard
+      let options = parseOptions(
+        arguments, known: ["--receivers", "--messages", "--rate", "--seconds", "--idle"],
+        flags: ["--compare-redis"]),
+      let receiverCounts = parseCounts(options["--receivers"] ?? "10,100,1000"),
+      let rate = parseCount(options["--rate"] ?? "1000"),
+      let seconds = parseCount(options["--seconds"] ?? "5"),
+      let idle = parseCount(options["--idle"] ?? "1000")
+    else { return exitUsage }
+    let messages = options["--messages"].flatMap(parseCount)
+    do {
+      try measure(
+        receiverCounts: receiverCounts, messages: messages, rate: rate, seconds: seconds,
+        idle: idle, compare: options["--compare-redis"] != nil)
+      return 0
+    } catch {
+      printError("chatbench fanout: \(error)")
+      return exitSoftware
+    }
+  }
+
+  static func measure(
+    receiverCounts: [Int], messages fixedMessages: Int?, rate: Int, seconds: Int, idle: Int,
+    compare: Bool
+  ) throws {
     raiseFileLimit()
-    let compare = arguments.flags.contains("compare-redis")
     print("fan-out: one sender, N receivers, 100-byte texts (release build)")
-    print("receivers  messages  chatbroker deliveries/s" + (compare ? "  redis deliveries/s  ratio" : ""))
-    for receivers in arguments.list("receivers", [10, 100, 1000]) {
-      let messages = arguments.int("messages", max(2000, min(100_000, 4_000_000 / receivers)))
+    print(
+      "receivers  messages  chatbroker deliveries/s"
+        + (compare ? "  redis deliveries/s  ratio" : ""))
+    for receivers in receiverCounts {
+      let messages = fixedMessages ?? max(2000, min(100_000, 4_000_000 / receivers))
       let broker = try ServerUnderTest.chatbroker(["--no-sync"])
-      let ours = try throughput(on: broker, protocol: .chat, receivers: receivers, messages: messages)
+      let ours = try throughput(
+        on: broker, protocol: .chat, receivers: receivers, messages: messages)
       broker.stop()
       var line = "\(pad(receivers, 9))  \(pad(messages, 8))  \(pad(Int(ours), 23))"
       if compare {
         let redis = try ServerUnderTest.redis()
-        let theirs = try throughput(on: redis, protocol: .redis, receivers: receivers, messages: messages)
+        let theirs = try throughput(
+          on: redis, protocol: .redis, receivers: receivers, messages: messages)
         redis.stop()
         line += "  \(pad(Int(theirs), 18))  \(format(ours / theirs, 2))"
       }
       print(line)
     }
-    let rate = arguments.int("rate", 1000)
-    let seconds = arguments.int("seconds", 5)
     let broker = try ServerUnderTest.chatbroker(["--no-sync"])
     let (p50, p99, maximum) = try latency(on: broker, receivers: 100, rate: rate, seconds: seconds)
     broker.stop()
     print(
       "latency SAY->MSG at \(rate) msg/s into 100 receivers: p50 \(format(p50, 3)) ms, p99 \(format(p99, 3)) ms, max \(format(maximum, 3)) ms"
     )
-    let idle = try ServerUnderTest.chatbroker(["--no-sync"])
-    let perConnection = try idleMemory(on: idle, connections: arguments.int("idle", 1000))
-    idle.stop()
-    print("resident memory per idle connection (1000 connections): \(format(perConnection / 1024, 2)) KiB")
+    let idleBroker = try ServerUnderTest.chatbroker(["--no-sync"])
+    let perConnection = try idleMemory(on: idleBroker, connections: idle)
+    idleBroker.stop()
+    print(
+      "resident memory per idle connection (\(idle) connections): \(format(perConnection / 1024, 2)) KiB"
+    )
   }
 
   enum Wire {
@@ -78,9 +112,12 @@ enum FanoutBenchmark {
     let progress = Progress()
     let started = monotonicNanoseconds()
     let reader = Worker {
-      countLines(receivers, each: messages * wire.linesPerMessage, progress: progress, perMessage: wire.linesPerMessage)
+      countLines(
+        receivers, each: messages * wire.linesPerMessage, progress: progress,
+        perMessage: wire.linesPerMessage)
     }
-    sendPipelined(sender, line: wire.publish(text), count: messages, window: 20_000, progress: progress)
+    sendPipelined(
+      sender, line: wire.publish(text), count: messages, window: 20_000, progress: progress)
     reader.join()
     let seconds = Double(monotonicNanoseconds() - started) / 1e9
     for fd in receivers + [sender] { close(fd) }
@@ -97,7 +134,8 @@ enum FanoutBenchmark {
     }
   }
 
-  static func sendPipelined(_ fd: Int32, line: String, count: Int, window: Int, progress: Progress) {
+  static func sendPipelined(_ fd: Int32, line: String, count: Int, window: Int, progress: Progress)
+  {
     let batch = 256
     let chunk = Array(String(repeating: line, count: batch).utf8)
     var sent = 0
@@ -172,7 +210,9 @@ enum FanoutBenchmark {
         guard poll(&pollers, nfds_t(pollers.count), 1000) > 0 else { continue }
         let now = wallMicroseconds()
         for index in pollers.indices where pollers[index].revents != 0 {
-          let read = buffer.withUnsafeMutableBytes { Glibc.read(receivers[index], $0.baseAddress, $0.count) }
+          let read = buffer.withUnsafeMutableBytes {
+            Glibc.read(receivers[index], $0.baseAddress, $0.count)
+          }
           guard read > 0 else { continue }
           pending[index].append(contentsOf: buffer[0..<read])
           while let newline = pending[index].firstIndex(of: UInt8(ascii: "\n")) {

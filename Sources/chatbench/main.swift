@@ -1,18 +1,30 @@
-import Foundation
+// chatbench: measurements of chatbroker's parts, not tests. Each mode lives
+// in its own file and is named in the table below. Exit codes follow
+// sysexits(3).
 
-// chatbench: benchmarks of chatbroker, run in release builds:
-//   swift run -c release chatbench fanout [--receivers 10,100,1000] [--compare-redis]
-let arguments = CommandLine.arguments
-let mode = arguments.count > 1 ? arguments[1] : ""
-let options = BenchArguments(arguments.dropFirst(2))
-do {
-  switch mode {
-  case "fanout": try FanoutBenchmark.run(options)
-  default:
-    FileHandle.standardError.write(Data("usage: chatbench fanout|schedule|durable|parse [options]\n".utf8))
-    exit(64)
-  }
-} catch {
-  FileHandle.standardError.write(Data("chatbench: \(error)\n".utf8))
-  exit(1)
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// One way of running chatbench: `chatbench <name> [options]`.
+struct BenchmarkMode: Sendable {
+  var name: String
+  /// The options, as shown after the mode's name in the usage text.
+  var synopsis: String
+  /// Runs with the arguments after the mode's name; returns the exit code.
+  var run: @Sendable ([String]) -> Int32
 }
+
+let modes: [BenchmarkMode] = [
+  ParseBenchmark.mode,
+  FanoutBenchmark.mode,
+]
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+if let name = arguments.first, let mode = modes.first(where: { $0.name == name }) {
+  exit(mode.run(Array(arguments.dropFirst())))
+}
+for (index, mode) in modes.enumerated() {
+  printError("\(index == 0 ? "usage:" : "      ") chatbench \(mode.name) \(mode.synopsis)")
+}
+exit(exitUsage)
