@@ -12,7 +12,7 @@ final class Connection {
   let writeSource: DispatchSourceWrite
 
   /// Released bytes, ready to be written.
-  var output = OutputBuffer()
+  let output = OutputBuffer()
   /// Lines waiting for the journal: each may leave once `journalCount`
   /// records are durable.
   var held: [(journalCount: UInt64, line: [UInt8])] = []
@@ -22,6 +22,8 @@ final class Connection {
   var writeSuspended = true
   /// The engine is done with this connection: flush, then close.
   var closing = false
+  /// Listed among the server's connections to flush after this event.
+  var isDirty = false
   /// Output went over the limit; nothing more is queued.
   var overflowed = false
   /// Sources cancelled so far; the descriptor closes after both.

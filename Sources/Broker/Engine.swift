@@ -14,8 +14,11 @@ public final class Engine {
   let users: UserDirectory
   let journal: JournalSink
   let log: Logger
-  /// Set once, before the first event.
-  public weak var output: EngineOutput?
+  /// Set once, before the first event. Strong on purpose: the shell and the
+  /// engine live and die together, and a weak reference would send every
+  /// retain of the shell down the runtime's slow path (measured: half the
+  /// fan-out time).
+  public var output: EngineOutput?
 
   struct Session {
     let user: String

@@ -37,7 +37,6 @@ public final class Server: EngineOutput, @unchecked Sendable {
   private var holding: Set<ConnectionID> = []
   /// Connections with released output not yet written.
   private var dirty: [Connection] = []
-  private var isDirty: Set<ConnectionID> = []
   private let readBuffer = UnsafeMutableRawBufferPointer.allocate(
     byteCount: 64 * 1024, alignment: 16)
   private var stopping = false
@@ -111,11 +110,13 @@ public final class Server: EngineOutput, @unchecked Sendable {
     nextConnection += 1
     let connection = Connection(
       id: id, fd: fd, user: user, maximumLineBytes: options.limits.lineBytes, queue: queue)
-    connection.readSource.setEventHandler { [unowned self, weak connection] in
-      if let connection { readable(connection) }
+    // Handlers look the connection up by id rather than hold a weak
+    // reference: a weak reference gives every retain of it the slow path.
+    connection.readSource.setEventHandler { [unowned self] in
+      if let connection = connections[id] { readable(connection) }
     }
-    connection.writeSource.setEventHandler { [unowned self, weak connection] in
-      guard let connection else { return }
+    connection.writeSource.setEventHandler { [unowned self] in
+      guard let connection = connections[id] else { return }
       flush(connection)
       afterEvent()
     }
@@ -219,19 +220,24 @@ public final class Server: EngineOutput, @unchecked Sendable {
   }
 
   private func markDirty(_ connection: Connection) {
-    if isDirty.insert(connection.id).inserted { dirty.append(connection) }
+    if !connection.isDirty {
+      connection.isDirty = true
+      dirty.append(connection)
+    }
   }
 
   /// After every event: start a sync if records wait for one, and write
   /// what may leave.
   private func afterEvent() {
     if !options.syncJournal { releaseHeld() }
+    compactIfDue()
     startSyncIfNeeded()
     let toFlush = dirty
     dirty.removeAll(keepingCapacity: true)
-    isDirty.removeAll(keepingCapacity: true)
-    for connection in toFlush { flush(connection) }
-    compactIfDue()
+    for connection in toFlush {
+      connection.isDirty = false
+      flush(connection)
+    }
     onStatusChange?()
   }
 

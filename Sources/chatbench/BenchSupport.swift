@@ -15,7 +15,10 @@ final class ServerUnderTest {
     let socket = directory + "/sock"
     return try ServerUnderTest(
       executable: siblingExecutable("chatbroker"), directory: directory, socketPath: socket,
-      arguments: ["--socket", socket, "--state-dir", directory + "/state"] + arguments)
+      // Every connection of a benchmark is the same user: lift the session limit.
+      arguments: [
+        "--socket", socket, "--state-dir", directory + "/state", "--sessions-per-user", "1000000",
+      ] + arguments)
   }
 
   /// Starts `redis-server` on a Unix socket with persistence off.
@@ -39,7 +42,10 @@ final class ServerUnderTest {
     process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
-    process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+    // The server's log stays in its directory when a run fails.
+    let logPath = directory + "/server.log"
+    _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+    process.standardError = FileHandle(forWritingAtPath: logPath)
     process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
     try process.run()
     let deadline = Date().addingTimeInterval(30)

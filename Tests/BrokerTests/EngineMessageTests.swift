@@ -71,7 +71,9 @@ struct EngineMessageTests {
     #expect(texts(harness.send(alice, "HISTORY #a 2 BEFORE \(ids[3])")) == ["m2", "m3"])
     #expect(texts(harness.send(alice, "HISTORY #a 2 after \(ids[3])")) == ["m5", "m6"])
     #expect(texts(harness.send(alice, "HISTORY #a AFTER \(ids[5])")) == [])
-    #expect(harness.send(alice, "HISTORY #a BEFORE zzz").first?.hasPrefix("ERR HISTORY NOSUCHMSG") == true)
+    #expect(
+      harness.send(alice, "HISTORY #a BEFORE zzz").first?.hasPrefix("ERR HISTORY NOSUCHMSG") == true
+    )
     #expect(harness.send(alice, "HISTORY #b BEFORE \(ids[0])").first?.contains("NOSUCHMSG") == true)
     #expect(harness.send(alice, "HISTORY #unknown") == ["OK HISTORY #unknown 0"])
   }

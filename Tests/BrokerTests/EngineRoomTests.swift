@@ -97,9 +97,10 @@ struct EngineRoomTests {
     harness.engine.receive(.tooLong, from: alice)
     harness.engine.receive(.badUTF8, from: alice)
     let lines = harness.output.take(alice)
-    #expect(lines.map { $0.split(separator: " ").prefix(3).joined(separator: " ") } == [
-      "ERR - TOOLONG", "ERR - BADUTF8",
-    ])
+    #expect(
+      lines.map { $0.split(separator: " ").prefix(3).joined(separator: " ") } == [
+        "ERR - TOOLONG", "ERR - BADUTF8",
+      ])
     #expect(harness.send(alice, "PING") == ["OK PING"])
   }
 

@@ -19,7 +19,8 @@ struct EngineScheduleTests {
     harness.engine.timerFired()
     #expect(harness.output.take(reader) == [])
     harness.advance(to: "2026-11-30T18:00:00.000Z")
-    #expect(harness.output.take(reader) == ["MSG #ops 1 2026-11-30T18:00:00.000Z alice :deploy now"])
+    #expect(
+      harness.output.take(reader) == ["MSG #ops 1 2026-11-30T18:00:00.000Z alice :deploy now"])
     #expect(harness.send(reader, "HISTORY #ops").count == 2)
     harness.advance(to: "2026-11-30T19:00:00.000Z")
     #expect(harness.output.take(reader) == [], "delivered once")
@@ -39,7 +40,8 @@ struct EngineScheduleTests {
         "MSG #a \(roomID) 2026-11-30T17:01:00.000Z alice :room",
         "MSG @bob \(directID) 2026-11-30T17:01:00.000Z alice :direct",
       ])
-    #expect(harness.output.take(bob) == ["MSG @alice \(directID) 2026-11-30T17:01:00.000Z alice :direct"])
+    #expect(
+      harness.output.take(bob) == ["MSG @alice \(directID) 2026-11-30T17:01:00.000Z alice :direct"])
   }
 
   @Test("several due at one instant come out in id order, earlier instants first")
@@ -134,7 +136,8 @@ struct EngineScheduleTests {
 
   @Test("local clock times are read in the broker's time zone")
   func localTime() {
-    let harness = EngineHarness(clock: TestClock("2026-11-30T17:00:00.000Z", timeZone: "Europe/Berlin"))
+    let harness = EngineHarness(
+      clock: TestClock("2026-11-30T17:00:00.000Z", timeZone: "Europe/Berlin"))
     let alice = harness.connect("alice")
     // 17:00Z is 18:00 in Berlin: 18:30 is half an hour away, 17:30 is tomorrow.
     #expect(harness.send(alice, "SAYAT #a 18:30 x") == ["OK SAYAT 1 2026-11-30T17:30:00.000Z"])
@@ -154,7 +157,8 @@ struct EngineScheduleTests {
     let reader = restarted.connect("alice")
     restarted.send(reader, "JOIN #a")
     restarted.engine.timerFired()
-    #expect(restarted.output.take(reader).map { $0.split(separator: ":").last! } == ["earlier", "early"])
+    #expect(
+      restarted.output.take(reader).map { $0.split(separator: ":").last! } == ["earlier", "early"])
     let again = restarted.restarted()
     again.engine.timerFired()
     #expect(again.send(again.connect("alice"), "SCHEDULED").count == 2, "only 'later' is left")
