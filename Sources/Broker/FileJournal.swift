@@ -87,30 +87,22 @@ public final class FileJournal: JournalSink {
     contents.removeLast(report.tornBytesDropped)
     var kept: [UInt8] = []
     var damaged: [UInt8] = []
-    var lineNumber = 0
     var failure: JournalError?
-    contents.withUnsafeBufferPointer { buffer in
-      var start = 0
-      while start < buffer.count, failure == nil {
-        var end = start
-        while buffer[end] != UInt8(ascii: "\n") { end += 1 }
-        lineNumber += 1
-        let line = UnsafeBufferPointer(rebasing: buffer[start..<end])
-        do throws(JournalFormatError) {
-          let record = try JournalRecord(jsonLine: line)
-          apply(record)
-          report.records += 1
-          if repair { kept.append(contentsOf: buffer[start...end]) }
-        } catch {
-          if repair {
-            damaged.append(contentsOf: buffer[start...end])
-            report.damagedLines += 1
-          } else {
-            failure = .corrupt(path: path, line: lineNumber, reason: error.reason)
-          }
+    JournalParser.forEachLine(in: contents) { lineNumber, bytes, parsed in
+      switch parsed {
+      case .success(let record):
+        apply(record)
+        report.records += 1
+        if repair { kept.append(contentsOf: contents[bytes]) }
+      case .failure(let error):
+        guard repair else {
+          failure = .corrupt(path: path, line: lineNumber, reason: error.reason)
+          return false
         }
-        start = end + 1
+        damaged.append(contentsOf: contents[bytes])
+        report.damagedLines += 1
       }
+      return true
     }
     if let failure { throw failure }
     if report.damagedLines > 0 {
@@ -156,68 +148,55 @@ public final class FileJournal: JournalSink {
     size > compactionFloor && size > 2 * sizeAfterCompaction
   }
 
-  /// Replaces the journal with one that holds only what `snapshot` keeps:
-  /// written to a temp file, synced, renamed over, and the directory synced.
-  /// Afterwards everything appended so far is durable.
-  public func compact(_ snapshot: EngineSnapshot) throws(SystemError) {
-    let temporary = path + ".compacting"
+  /// After a failed compaction: do not try again until the journal doubles.
+  public func postponeCompaction() {
+    sizeAfterCompaction = size
+  }
+
+  /// The last step of a compaction (see ``Compactor``), on the engine's
+  /// queue: appends what was written to the journal since `length` to the
+  /// compacted file, syncs it, renames it over the journal and syncs the
+  /// directory. Returns the old descriptor, which the caller closes once no
+  /// sync can be using it. Afterwards everything appended is durable.
+  public func finishCompaction(temporary: String, copiedUpTo length: Int64)
+    throws(SystemError) -> Int32
+  {
     let out = try systemCall("open", subject: temporary) {
-      open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+      open(temporary, O_WRONLY | O_APPEND | O_CLOEXEC)
     }
     defer { close(out) }
-    var buffer: [UInt8] = []
-    buffer.reserveCapacity(1 << 20)
-    var failure: SystemError?
-    snapshot.forEachRecord { record in
-      guard failure == nil else { return }
-      buffer.append(contentsOf: record.jsonLine)
-      if buffer.count >= 1 << 20 {
-        do throws(SystemError) { try Self.writeAll(out, buffer) } catch { failure = error }
-        buffer.removeAll(keepingCapacity: true)
+    let input = try systemCall("open", subject: path) { open(path, O_RDONLY | O_CLOEXEC) }
+    defer { close(input) }
+    var offset = length
+    var chunk = [UInt8](repeating: 0, count: 1 << 20)
+    while offset < size {
+      let count = chunk.withUnsafeMutableBytes {
+        pread(input, $0.baseAddress, min($0.count, Int(size - offset)), off_t(offset))
       }
+      guard count > 0 else { throw SystemError("read", subject: path) }
+      try Self.writeAll(out, Array(chunk[0..<count]))
+      offset += Int64(count)
     }
-    if let failure {
-      unlink(temporary)
-      throw failure
-    }
-    do throws(SystemError) {
-      try Self.writeAll(out, buffer)
-      try systemCall("fsync", subject: temporary) { fsync(out) }
-      try systemCall("rename", subject: path) { rename(temporary, path) }
-    } catch {
-      unlink(temporary)
-      throw error
-    }
+    try systemCall("fsync", subject: temporary) { fsync(out) }
+    try systemCall("rename", subject: path) { rename(temporary, path) }
     try syncDirectory()
-    close(fd)
-    fd = -1
+    let old = fd
     do throws(JournalError) {
       try openForAppend()
     } catch {
       throw SystemError("open", errno: EIO, subject: path)
     }
     sizeAfterCompaction = size
+    return old
   }
 
   // MARK: - Files
 
   private func readFile() throws(JournalError) -> [UInt8] {
-    let input = open(path, O_RDONLY | O_CLOEXEC)
-    if input < 0 {
-      if errno == ENOENT { return [] }
-      throw .system(SystemError("open", subject: path))
-    }
-    defer { close(input) }
-    var contents: [UInt8] = []
-    var status = stat()
-    if fstat(input, &status) == 0 { contents.reserveCapacity(Int(status.st_size)) }
-    var chunk = [UInt8](repeating: 0, count: 1 << 20)
-    while true {
-      let count = chunk.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
-      if count < 0 && errno == EINTR { continue }
-      guard count >= 0 else { throw .system(SystemError("read", subject: path)) }
-      if count == 0 { return contents }
-      contents.append(contentsOf: chunk[0..<count])
+    do throws(SystemError) {
+      return try Self.read(path)
+    } catch {
+      throw .system(error)
     }
   }
 
@@ -245,7 +224,7 @@ public final class FileJournal: JournalSink {
     }
   }
 
-  private func syncDirectory() throws(SystemError) {
+  func syncDirectory() throws(SystemError) {
     let directoryFD = try systemCall("open", subject: directory) {
       open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     }
@@ -259,6 +238,30 @@ public final class FileJournal: JournalSink {
     } catch {
       throw .system(error)
     }
+  }
+
+  /// Reads a whole file (or its first `length` bytes).
+  static func read(_ path: String, length: Int64? = nil) throws(SystemError) -> [UInt8] {
+    let input = open(path, O_RDONLY | O_CLOEXEC)
+    if input < 0 {
+      if errno == ENOENT { return [] }
+      throw SystemError("open", subject: path)
+    }
+    defer { close(input) }
+    var contents: [UInt8] = []
+    var status = stat()
+    let total = length ?? (fstat(input, &status) == 0 ? Int64(status.st_size) : 0)
+    contents.reserveCapacity(Int(total))
+    var chunk = [UInt8](repeating: 0, count: 1 << 20)
+    while length.map({ contents.count < $0 }) ?? true {
+      let wanted = length.map { min(chunk.count, Int($0) - contents.count) } ?? chunk.count
+      let count = chunk.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress, wanted) }
+      if count < 0 && errno == EINTR { continue }
+      guard count >= 0 else { throw SystemError("read", subject: path) }
+      if count == 0 { break }
+      contents.append(contentsOf: chunk[0..<count])
+    }
+    return contents
   }
 
   static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemError) {

@@ -3,7 +3,7 @@ import LineProtocol
 /// The delivered messages of one conversation, oldest first, bounded: when
 /// full, appending drops the oldest. Every message has a sequence number that
 /// only grows, so `BEFORE`/`AFTER` anchors stay valid while the ring turns.
-struct History {
+struct History: Sendable {
   let capacity: Int
   private var ring: ContiguousArray<StoredMessage> = []
   /// Index in `ring` of the oldest message once the ring is full.

@@ -90,20 +90,34 @@ private struct RecordFields {
   var nextID: String?
   var version: Int64?
 
-  mutating func set(_ key: String, _ value: JSONScalar) {
-    switch (key, value) {
-    case ("type", .string(let string)): type = string
-    case ("id", .string(let string)): id = string
-    case ("room", .string(let string)): room = string
-    case ("to", .string(let string)): to = string
-    case ("from", .string(let string)): from = string
-    case ("at", .string(let string)): at = string
-    case ("created", .string(let string)): created = string
-    case ("due", .string(let string)): due = string
-    case ("text", .string(let string)): text = string
-    case ("next_id", .string(let string)): nextID = string
-    case ("version", .integer(let number)): version = number
-    default: break  // Unknown fields are kept for later versions, not errors.
+  mutating func set(_ key: UnsafeBufferPointer<UInt8>, _ value: JSONScalar) {
+    switch value {
+    case .string(let string):
+      if key.equals("type") {
+        type = string
+      } else if key.equals("id") {
+        id = string
+      } else if key.equals("to") {
+        to = string
+      } else if key.equals("from") {
+        from = string
+      } else if key.equals("at") {
+        at = string
+      } else if key.equals("text") {
+        text = string
+      } else if key.equals("room") {
+        room = string
+      } else if key.equals("created") {
+        created = string
+      } else if key.equals("due") {
+        due = string
+      } else if key.equals("next_id") {
+        nextID = string
+      }
+    case .integer(let number):
+      if key.equals("version") { version = number }
+    case .other:
+      break  // Unknown fields are kept for later versions, not errors.
     }
   }
 

@@ -30,9 +30,13 @@ public final class Server: EngineOutput, @unchecked Sendable {
   private var listeners: [DispatchSourceRead] = []
   private let timer: DispatchSourceTimer
   private let syncQueue = DispatchQueue(label: "chatbroker.journal-sync")
+  private let compactionQueue = DispatchQueue(label: "chatbroker.compaction")
+  private var compacting = false
   private var syncInFlight = false
   /// Records known to be on stable storage.
   private var syncedCount: UInt64 = 0
+  /// fdatasync calls so far: with group commit, far fewer than records.
+  public private(set) var syncCount = 0
   /// Connections with lines waiting for a sync.
   private var holding: Set<ConnectionID> = []
   /// Connections with released output not yet written.
@@ -265,6 +269,7 @@ public final class Server: EngineOutput, @unchecked Sendable {
       exit(74)  // EX_IOERR
     }
     syncedCount = max(syncedCount, target)
+    syncCount += 1
     releaseHeld()
     afterEvent()
   }
@@ -356,27 +361,59 @@ public final class Server: EngineOutput, @unchecked Sendable {
 
   // MARK: - Compaction
 
+  /// Starts a background compaction when the journal has doubled; see
+  /// ``Compactor``. The engine keeps serving meanwhile.
   private func compactIfDue() {
-    guard journal.shouldCompact, !syncInFlight else { return }
+    guard journal.shouldCompact, !compacting else { return }
+    compacting = true
     let started = DispatchTime.now()
+    let length = journal.size
+    let path = journal.path
+    let temporary = path + ".compacting"
+    let limits = options.limits
+    compactionQueue.async { [unowned self] in
+      let failure: SystemError?
+      do throws(SystemError) {
+        try Compactor.writeCompacted(journal: path, length: length, limits: limits, to: temporary)
+        failure = nil
+      } catch {
+        failure = error
+      }
+      queue.async { [unowned self] in
+        finishCompaction(temporary: temporary, length: length, started: started, failure: failure)
+      }
+    }
+  }
+
+  private func finishCompaction(
+    temporary: String, length: Int64, started: DispatchTime, failure: SystemError?
+  ) {
+    compacting = false
     let before = journal.size
-    do {
-      try journal.compact(engine.snapshot())
+    let pauseStarted = DispatchTime.now()
+    do throws(SystemError) {
+      if let failure { throw failure }
+      let old = try journal.finishCompaction(temporary: temporary, copiedUpTo: length)
+      // A sync may still be running on the old descriptor: close it after.
+      syncQueue.async { _ = Glibc.close(old) }
     } catch {
+      unlink(temporary)
+      journal.postponeCompaction()
       log.error("journal compaction failed", ["reason": error.description])
       return
     }
     // The compacted file was synced, and it holds everything appended.
     syncedCount = journal.writtenCount
     releaseHeld()
-    let pause = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
+    let now = DispatchTime.now().uptimeNanoseconds
     log.info(
       "journal compacted",
       [
         "bytes_before": "\(before)", "bytes_after": "\(journal.size)",
-        "pause_ms": String(format: "%.1f", pause),
+        "ms": String(format: "%.1f", Double(now - started.uptimeNanoseconds) / 1e6),
+        "pause_ms": String(format: "%.1f", Double(now - pauseStarted.uptimeNanoseconds) / 1e6),
       ])
-    for connection in dirty { flush(connection) }
+    afterEvent()
   }
 
   // MARK: - Shutdown

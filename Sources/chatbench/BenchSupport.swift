@@ -74,7 +74,10 @@ final class ServerUnderTest {
       kill(process.processIdentifier, SIGTERM)
       process.waitUntilExit()
     }
-    try? FileManager.default.removeItem(atPath: directory)
+    // CHATBENCH_KEEP=1 keeps the directory (and the server's log) to study.
+    if ProcessInfo.processInfo.environment["CHATBENCH_KEEP"] == nil {
+      try? FileManager.default.removeItem(atPath: directory)
+    }
   }
 }
 

@@ -18,6 +18,8 @@ struct BenchmarkMode: Sendable {
 let modes: [BenchmarkMode] = [
   ParseBenchmark.mode,
   FanoutBenchmark.mode,
+  ScheduleBenchmark.mode,
+  DurableBenchmark.mode,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

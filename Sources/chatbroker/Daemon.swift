@@ -139,7 +139,8 @@ final class Daemon: @unchecked Sendable {
         Systemd.notify("STOPPING=1")
         server.shutdown { [self] in
           if let path = boundSocketPath { unlink(path) }
-          log.info("stopped")
+          log.info(
+            "stopped", ["syncs": "\(server.syncCount)"])
           exit(0)
         }
       }

@@ -1,5 +1,6 @@
 #ifndef CSHIMS_H
 #define CSHIMS_H
+#include <malloc.h>  // malloc_trim, which Glibc's Swift module leaves out
 #include <sys/types.h>
 
 /// The uid of the peer of a connected Unix socket, from SO_PEERCRED.

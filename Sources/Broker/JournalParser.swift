@@ -1,0 +1,107 @@
+import Dispatch
+import Foundation
+
+/// Parses journal lines on a second thread while the caller applies them in
+/// order on its own: start-up replay is parsing plus applying, and the two
+/// overlap on the machine's two cores (measured: 1.2 s to well under 1 s for
+/// a million records).
+enum JournalParser {
+  typealias Parsed = (bytes: Range<Int>, record: Result<JournalRecord, JournalFormatError>)
+
+  /// Calls `body` for each line of `contents` (which ends in LF), in order,
+  /// with its 1-based number, its bytes (LF included) and what it parsed to.
+  /// `body` returns false to stop early.
+  static func forEachLine(
+    in contents: [UInt8],
+    _ body: (Int, Range<Int>, Result<JournalRecord, JournalFormatError>) -> Bool
+  ) {
+    let chunks = split(contents, into: 4 << 20)
+    let pipeline = Pipeline(capacity: 4)
+    DispatchQueue.global().async {
+      contents.withUnsafeBufferPointer { buffer in
+        for chunk in chunks {
+          guard pipeline.waitForSpace() else { return }
+          pipeline.push(parse(buffer, chunk))
+        }
+      }
+    }
+    var lineNumber = 0
+    for _ in chunks {
+      let parsed = pipeline.pop()
+      for line in parsed {
+        lineNumber += 1
+        if !body(lineNumber, line.bytes, line.record) {
+          pipeline.cancel()
+          return
+        }
+      }
+    }
+  }
+
+  /// Ranges of about `size` bytes that end just after an LF.
+  private static func split(_ contents: [UInt8], into size: Int) -> [Range<Int>] {
+    var ranges: [Range<Int>] = []
+    var start = 0
+    while start < contents.count {
+      var end = min(contents.count, start + size)
+      while end < contents.count && contents[end - 1] != UInt8(ascii: "\n") { end += 1 }
+      ranges.append(start..<end)
+      start = end
+    }
+    return ranges
+  }
+
+  private static func parse(_ buffer: UnsafeBufferPointer<UInt8>, _ chunk: Range<Int>) -> [Parsed] {
+    var parsed: [Parsed] = []
+    var start = chunk.lowerBound
+    while start < chunk.upperBound {
+      var end = start
+      while buffer[end] != UInt8(ascii: "\n") { end += 1 }
+      let line = UnsafeBufferPointer(rebasing: buffer[start..<end])
+      let record: Result<JournalRecord, JournalFormatError>
+      do throws(JournalFormatError) {
+        record = .success(try JournalRecord(jsonLine: line))
+      } catch {
+        record = .failure(error)
+      }
+      parsed.append((start..<(end + 1), record))
+      start = end + 1
+    }
+    return parsed
+  }
+
+  /// A bounded hand-over of parsed chunks from the parsing thread.
+  private final class Pipeline: @unchecked Sendable {
+    private let lock = NSLock()
+    private var ready: [[Parsed]] = []
+    private var cancelled = false
+    private let items = DispatchSemaphore(value: 0)
+    private let space: DispatchSemaphore
+
+    init(capacity: Int) {
+      space = DispatchSemaphore(value: capacity)
+    }
+
+    func waitForSpace() -> Bool {
+      space.wait()
+      return lock.withLock { !cancelled }
+    }
+
+    func push(_ chunk: [Parsed]) {
+      lock.withLock { ready.append(chunk) }
+      items.signal()
+    }
+
+    func pop() -> [Parsed] {
+      items.wait()
+      let chunk = lock.withLock { ready.removeFirst() }
+      space.signal()
+      return chunk
+    }
+
+    func cancel() {
+      lock.withLock { cancelled = true }
+      space.signal()
+    }
+  }
+}
