@@ -56,7 +56,7 @@ extension Engine {
   public func snapshot() -> EngineSnapshot {
     EngineSnapshot(
       nextID: MessageID(value: nextID), rooms: rooms.mapValues(\.created),
-      histories: histories, pending: scheduler.pending)
+      histories: histories, pending: scheduler.all)
   }
 }
 
@@ -65,7 +65,7 @@ public struct EngineSnapshot: Sendable {
   let nextID: MessageID
   let rooms: [RoomName: Timestamp]
   let histories: [ConversationKey: History]
-  let pending: [MessageID: PendingMessage]
+  let pending: [PendingMessage]
 
   /// Calls `body` with every record of a journal that replays to this state:
   /// the header, rooms, each conversation's history oldest first, and the
@@ -81,7 +81,7 @@ public struct EngineSnapshot: Sendable {
         try body(.message(message, target: target))
       }
     }
-    for pending in pending.values.sorted(by: { $0.id < $1.id }) {
+    for pending in pending.sorted(by: { $0.id < $1.id }) {
       try body(.schedule(pending))
     }
   }

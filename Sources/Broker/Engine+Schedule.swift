@@ -53,7 +53,7 @@ extension Engine {
 
   func cancel(_ id: MessageID, connection: ConnectionID, user: String) {
     // Someone else's pending message looks exactly like no message at all.
-    guard scheduler.pending[id]?.author == user else {
+    guard scheduler[id]?.author == user else {
       fail(.cancel, .noSuchMessage, "you have no pending message \(id)", to: connection)
       return
     }

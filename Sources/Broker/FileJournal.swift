@@ -161,23 +161,7 @@ public final class FileJournal: JournalSink {
   public func finishCompaction(temporary: String, copiedUpTo length: Int64)
     throws(SystemError) -> Int32
   {
-    let out = try systemCall("open", subject: temporary) {
-      open(temporary, O_WRONLY | O_APPEND | O_CLOEXEC)
-    }
-    defer { close(out) }
-    let input = try systemCall("open", subject: path) { open(path, O_RDONLY | O_CLOEXEC) }
-    defer { close(input) }
-    var offset = length
-    var chunk = [UInt8](repeating: 0, count: 1 << 20)
-    while offset < size {
-      let count = chunk.withUnsafeMutableBytes {
-        pread(input, $0.baseAddress, min($0.count, Int(size - offset)), off_t(offset))
-      }
-      guard count > 0 else { throw SystemError("read", subject: path) }
-      try Self.writeAll(out, Array(chunk[0..<count]))
-      offset += Int64(count)
-    }
-    try systemCall("fsync", subject: temporary) { fsync(out) }
+    try Self.copy(path, from: length, to: size, appendingTo: temporary)
     try systemCall("rename", subject: path) { rename(temporary, path) }
     try syncDirectory()
     let old = fd
@@ -238,6 +222,32 @@ public final class FileJournal: JournalSink {
     } catch {
       throw .system(error)
     }
+  }
+
+  /// Appends bytes `start..<end` of the file at `source` to `target` and
+  /// syncs `target`. Compaction uses it to catch up with what the engine
+  /// appended meanwhile: in the background while much is left, on the
+  /// engine's queue for the last bit.
+  public static func copy(
+    _ source: String, from start: Int64, to end: Int64, appendingTo target: String
+  ) throws(SystemError) {
+    let out = try systemCall("open", subject: target) {
+      open(target, O_WRONLY | O_APPEND | O_CLOEXEC)
+    }
+    defer { close(out) }
+    let input = try systemCall("open", subject: source) { open(source, O_RDONLY | O_CLOEXEC) }
+    defer { close(input) }
+    var offset = start
+    var chunk = [UInt8](repeating: 0, count: 1 << 20)
+    while offset < end {
+      let count = chunk.withUnsafeMutableBytes {
+        pread(input, $0.baseAddress, min($0.count, Int(end - offset)), off_t(offset))
+      }
+      guard count > 0 else { throw SystemError("read", subject: source) }
+      try writeAll(out, Array(chunk[0..<count]))
+      offset += Int64(count)
+    }
+    try systemCall("fsync", subject: target) { fsync(out) }
   }
 
   /// Reads a whole file (or its first `length` bytes).

@@ -371,16 +371,38 @@ public final class Server: EngineOutput, @unchecked Sendable {
     let path = journal.path
     let temporary = path + ".compacting"
     let limits = options.limits
+    runCompactionStep(started: started, temporary: temporary, copied: length) {
+      () throws(SystemError) in
+      try Compactor.writeCompacted(journal: path, length: length, limits: limits, to: temporary)
+    }
+  }
+
+  /// Runs one background step of a compaction, then either catches up with
+  /// what was appended meanwhile (another background step, while more than
+  /// a megabyte is left) or finishes on this queue with a short pause.
+  private func runCompactionStep(
+    started: DispatchTime, temporary: String, copied: Int64,
+    _ step: @escaping @Sendable () throws(SystemError) -> Void
+  ) {
     compactionQueue.async { [unowned self] in
       let failure: SystemError?
       do throws(SystemError) {
-        try Compactor.writeCompacted(journal: path, length: length, limits: limits, to: temporary)
+        try step()
         failure = nil
       } catch {
         failure = error
       }
       queue.async { [unowned self] in
-        finishCompaction(temporary: temporary, length: length, started: started, failure: failure)
+        let end = journal.size
+        if failure == nil && end - copied > 1 << 20 {
+          let path = journal.path
+          runCompactionStep(started: started, temporary: temporary, copied: end) {
+            () throws(SystemError) in
+            try FileJournal.copy(path, from: copied, to: end, appendingTo: temporary)
+          }
+        } else {
+          finishCompaction(temporary: temporary, length: copied, started: started, failure: failure)
+        }
       }
     }
   }

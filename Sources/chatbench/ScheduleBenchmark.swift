@@ -40,8 +40,10 @@ enum ScheduleBenchmark {
   }
 
   static func measure(pending count: Int, windowSeconds: Int) throws -> Result {
+    // The reader must take a burst of up to a million lines; a loaded
+    // machine must not get it dropped as a slow reader mid-measurement.
     let broker = try ServerUnderTest.chatbroker([
-      "--no-sync", "--pending-per-user", String(count + 1),
+      "--no-sync", "--pending-per-user", String(count + 1), "--output-limit", "1073741824",
     ])
     defer { broker.stop() }
     let reader = try connectUnix(broker.socketPath)
