@@ -12,7 +12,7 @@ final class Connection {
   let writeSource: DispatchSourceWrite
 
   /// Released bytes, ready to be written.
-  let output = OutputBuffer()
+  var output = OutputBuffer()
   /// Lines waiting for the journal: each may leave once `journalCount`
   /// records are durable.
   var held: [(journalCount: UInt64, line: [UInt8])] = []

@@ -5,18 +5,21 @@ import Glibc
 /// line is copied in once per recipient with `memcpy` (~100 bytes), which is
 /// far cheaper than the system calls it saves. Manual memory, because the
 /// generic `Array.append(contentsOf:)` measured several times slower here.
-final class OutputBuffer {
-  private var storage: UnsafeMutableRawPointer?
+/// Non-copyable, so it lives inline in its connection and owns its memory.
+struct OutputBuffer: ~Copyable {
+  private var storage: UnsafeMutableRawPointer? = nil
   private var capacity = 0
   private var start = 0
   private var end = 0
+
+  init() {}
 
   deinit { free(storage) }
 
   var count: Int { end - start }
   var isEmpty: Bool { start == end }
 
-  func append(_ bytes: [UInt8]) {
+  mutating func append(_ bytes: [UInt8]) {
     bytes.withUnsafeBytes { source in
       guard let base = source.baseAddress, source.count > 0 else { return }
       reserve(source.count)
@@ -26,7 +29,7 @@ final class OutputBuffer {
   }
 
   /// Drops `written` bytes from the front.
-  func consume(_ written: Int) {
+  mutating func consume(_ written: Int) {
     start += written
     if start == end {
       start = 0
@@ -45,7 +48,7 @@ final class OutputBuffer {
     body(UnsafeRawBufferPointer(start: storage.map { $0 + start }, count: count))
   }
 
-  private func reserve(_ more: Int) {
+  private mutating func reserve(_ more: Int) {
     if end + more <= capacity { return }
     if start > 0 && count + more <= capacity {
       // Enough room once the written part is dropped: slide down.
