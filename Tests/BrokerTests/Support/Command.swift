@@ -9,23 +9,18 @@ struct CommandResult {
   var errors: String
 }
 
-/// Runs a program to its end, with `input` on its standard input; kills it
+/// Runs a program to its end, with nothing on its standard input; kills it
 /// and fails when it runs longer than `timeout` seconds.
-func runCommand(_ arguments: [String], input: String = "", timeout: Double = 10) throws
-  -> CommandResult
-{
+func runCommand(_ arguments: [String], timeout: Double = 10) throws -> CommandResult {
   let process = Process()
   process.executableURL = URL(fileURLWithPath: arguments[0])
   process.arguments = Array(arguments.dropFirst())
-  let stdin = Pipe()
   let stdout = try TemporaryFile()
   let stderr = try TemporaryFile()
-  process.standardInput = stdin
+  process.standardInput = FileHandle.nullDevice
   process.standardOutput = stdout.handle
   process.standardError = stderr.handle
   try process.run()
-  try stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8))
-  try stdin.fileHandleForWriting.close()
   do {
     try waitUntil(timeout: timeout, "\(arguments.joined(separator: " ")) to exit") {
       !process.isRunning
@@ -45,7 +40,8 @@ func runShell(_ command: String, timeout: Double = 10) throws -> CommandResult {
   try runCommand(["/bin/sh", "-c", command], timeout: timeout)
 }
 
-/// An unlinked temporary file a child process can write to.
+/// An unlinked temporary file a child process can write to. Close-on-exec,
+/// so brokers started meanwhile by tests running in parallel never inherit it.
 private final class TemporaryFile {
   let handle: FileHandle
 
@@ -53,6 +49,7 @@ private final class TemporaryFile {
     var template = Array("/tmp/cb-out-XXXXXX".utf8CString)
     let fd = mkstemp(&template)
     guard fd >= 0 else { throw TestFailure("mkstemp failed") }
+    _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
     template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
     handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
   }

@@ -32,8 +32,9 @@ final class LineClient: @unchecked Sendable {
         Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
       }
     }
+    // No close(fd) here: deinit closes it. Closing twice would close, in a
+    // test running in parallel, whatever descriptor got that number meanwhile.
     guard result == 0 else {
-      close(fd)
       throw TestFailure("connect \(path): \(String(cString: strerror(errno)))")
     }
   }
@@ -127,12 +128,17 @@ final class LineClient: @unchecked Sendable {
   @discardableResult
   func expect(_ prefix: String, timeout: Double? = nil) throws -> String {
     let deadline = Date().addingTimeInterval(timeout ?? self.timeout)
+    var skipped: [String] = []
     while true {
       let remaining = deadline.timeIntervalSinceNow
-      guard remaining > 0, let line = try readLine(timeout: remaining) else {
-        throw TestFailure("no \"\(prefix)\" line before the stream ended or time ran out")
+      guard remaining > 0 else {
+        throw TestFailure("no \"\(prefix)\" line in time; got \(skipped)")
+      }
+      guard let line = try readLine(timeout: remaining) else {
+        throw TestFailure("the stream ended before a \"\(prefix)\" line; got \(skipped)")
       }
       if line.hasPrefix(prefix) { return line }
+      skipped.append(line)
     }
   }
 

@@ -23,3 +23,15 @@ func wallClockMilliseconds() -> Double {
   clock_gettime(CLOCK_REALTIME, &now)
   return Double(now.tv_sec) * 1000 + Double(now.tv_nsec) / 1e6
 }
+
+extension LineClient {
+  /// The data lines of a multi-line reply (`HIST`, `SCHED`, `ROOM`...);
+  /// fails unless the request succeeds.
+  func dataLines(_ request: String) throws -> [String] {
+    let lines = try self.request(request)
+    guard let last = lines.last, last.hasPrefix("OK ") else {
+      throw TestFailure("\(request) answered \(lines.last ?? "nothing")")
+    }
+    return Array(lines.dropLast())
+  }
+}
