@@ -158,9 +158,9 @@ struct ChatTests {
 
   @Test(
     "a shell pipeline posts with one command and prints both replies",
-    arguments: ["nc -N -U ", "socat - UNIX-CONNECT:"])
-  func shellClient(command: String) throws {
-    let broker = try BrokerProcess().start()
+    arguments: ["nc -N -U ", "socat - UNIX-CONNECT:"], [["--no-sync"], []])
+  func shellClient(command: String, options: [String]) throws {
+    let broker = try BrokerProcess().start(options)
     // The last line has no LF: it is still processed, then the broker closes.
     let result = try runShell("printf 'JOIN #a\\nSAY #a hi' | \(command)\(broker.socketPath)")
     #expect(result.status == 0, "\(result.errors)")
@@ -198,10 +198,12 @@ struct ChatTests {
     #expect(try client.request("HISTORY #long").first?.freeText == text)
   }
 
-  @Test(
-    "a line that is not UTF-8 is refused; the connection goes on",
-    arguments: [[0xFF], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xE2, 0x82], [0xF8, 0x88, 0x80, 0x80]]
-      as [[UInt8]])
+  /// A stray byte, an overlong form, a surrogate, a cut sequence, a 5-byte form.
+  static let invalidUTF8: [[UInt8]] = [
+    [0xFF], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xE2, 0x82], [0xF8, 0x88, 0x80, 0x80],
+  ]
+
+  @Test("a line that is not UTF-8 is refused; the connection goes on", arguments: invalidUTF8)
   func badUTF8(bytes: [UInt8]) throws {
     let broker = try BrokerProcess().start()
     let client = try broker.connect()

@@ -14,6 +14,17 @@ struct IdentityTests {
     #expect(try broker.connect().greeting.words[2] == "root")
   }
 
+  @Test("a uid without a passwd entry is named uid<number>, and can be written to")
+  func uidWithoutName() throws {
+    let broker = try BrokerProcess().start()
+    let stranger = try broker.connect(as: "54321")
+    #expect(stranger.greeting.words[2] == "uid54321")
+    let root = try broker.connect()
+    let said = try #require(root.request("SAY @uid54321 who are you").last)
+    #expect(said.hasPrefix("OK SAY "), "\(said)")
+    #expect(try stranger.expect("MSG ").hasPrefix("MSG @root \(said.words[2]) "))
+  }
+
   @Test("a direct message is seen by its two parties only")
   func directMessagePrivacy() throws {
     try UnixUsers.ensure()
