@@ -20,6 +20,9 @@ struct CrashTests {
     var cancelled: Set<String> = []
     /// The latest due instant of any acknowledged SAYAT.
     var latestDue: Int64 = 0
+    /// Every MSG a watching client received, as `<target> <id> <time> <user> :<text>`
+    /// by id: what anyone saw must be in history, exactly as seen.
+    var seen: [String: String] = [:]
     /// Rooms written to.
     var rooms: [String] = []
   }
@@ -35,6 +38,10 @@ struct CrashTests {
       do {
         try broker.start([])
         try verify(broker.connect(), ledger, round: round, waitForDue: false)
+        ledger.rooms.append("#crash\(round)")
+        let watcher = try broker.connect()
+        let joined = try watcher.pipeline(ledger.rooms.map { "JOIN \($0)" })
+        #expect(joined.allSatisfy { $0.last?.hasPrefix("OK JOIN ") == true })
         let client = try broker.connect()
         let pid = try #require(broker.process?.processIdentifier)
         // Kill at a different moment each round: 2 to 200 ms into the load.
@@ -44,6 +51,10 @@ struct CrashTests {
         }
         try load(client, into: &ledger, round: round, random: &random)
         #expect(try broker.stop(signal: SIGKILL) == SIGKILL)
+        // What reached the watcher before the kill (a cut last line aside).
+        while let line = try? watcher.readLine() {
+          if line.hasPrefix("MSG ") { ledger.seen[line.words[2]] = String(line.dropFirst(4)) }
+        }
       } catch {
         throw TestFailure("round \(round): \(error)\nbroker log:\n\(broker.log)")
       }
@@ -58,7 +69,6 @@ struct CrashTests {
     _ client: LineClient, into ledger: inout Ledger, round: Int, random: inout SplitMix64
   ) throws {
     let room = "#crash\(round)"
-    ledger.rooms.append(room)
     var sequence = 0
     // Enough requests that the kill always comes first, few enough that
     // each room's history fits one HISTORY reply.
@@ -128,6 +138,7 @@ struct CrashTests {
     var seenIDs: [String: Int] = [:]
     var seenTexts: [String: Int] = [:]
     var textByID: [String: String] = [:]
+    var lineByID: [String: String] = [:]
     for room in ledger.rooms {
       let lines = try client.dataLines("HISTORY \(room) 1000")
       #expect(lines.count < 1000, "\(room) is too long to check in one reply")
@@ -136,6 +147,7 @@ struct CrashTests {
         seenIDs[id, default: 0] += 1
         seenTexts[line.freeText ?? "", default: 0] += 1
         textByID[id] = line.freeText
+        lineByID[id] = String(line.dropFirst(5))
       }
     }
     let context = "after restart \(round)"
@@ -148,6 +160,9 @@ struct CrashTests {
       let delivered = textByID[id] == text
       #expect(delivered || pending.contains(id), "acknowledged SAYAT \(id) lost \(context)")
       if waitForDue { #expect(delivered, "SAYAT \(id) was not delivered \(context)") }
+    }
+    for (id, line) in ledger.seen {
+      #expect(lineByID[id] == line, "seen live as MSG \(line), history differs \(context)")
     }
     for id in ledger.cancelled {
       #expect(textByID[id] == nil && !pending.contains(id), "cancelled \(id) came back \(context)")

@@ -33,15 +33,25 @@ struct DaemonTests {
     #expect(result.output.isEmpty)
   }
 
-  @Test("SIGTERM says BYE to connected clients, removes the socket and exits 0")
-  func terminate() throws {
-    let broker = try BrokerProcess().start()
+  @Test(
+    "SIGTERM and SIGINT say BYE to connected clients, remove the socket and exit 0",
+    arguments: [SIGTERM, SIGINT], [["--no-sync"], []])
+  func terminate(signal: Int32, options: [String]) throws {
+    let broker = try BrokerProcess().start(options)
     let client = try broker.connect()
     #expect(try client.request("JOIN #a") == ["OK JOIN #a 1"])
-    #expect(try broker.stop(signal: SIGTERM) == 0)
+    // Pipelined, so the signal may come while their records are being synced.
+    try client.send((1...200).map { "SAY #a m\($0)\n" }.joined())
+    #expect(try broker.stop(signal: signal) == 0)
     let rest = try client.readToEnd()
-    #expect(rest.count == 1 && rest[0].hasPrefix("BYE :"), "\(rest)")
+    #expect(rest.last?.hasPrefix("BYE :") == true, "\(rest.suffix(3))")
+    #expect(rest.dropLast().allSatisfy { $0.hasPrefix("OK SAY ") }, "\(rest)")
     #expect(!FileManager.default.fileExists(atPath: broker.socketPath))
+    // Whatever was acknowledged before the BYE is there after a restart.
+    try broker.start(options)
+    let history = try broker.connect().dataLines("HISTORY #a 1000").map { $0.words[2] }
+    let acknowledged = rest.dropLast().map { $0.words[2] }
+    #expect(Array(history.prefix(acknowledged.count)) == acknowledged)
   }
 
   @Test("a socket file left by a killed broker is replaced")

@@ -11,7 +11,12 @@ enum UnixUsers {
   static let isRoot = getuid() == 0
 
   static var required: ConditionTrait {
-    .enabled(if: isRoot, "needs root, to create Unix users and connect as them with setpriv")
+    rootOnly("to create Unix users and connect as them with setpriv")
+  }
+
+  /// Skips a test, saying why, unless the tests run as root.
+  static func rootOnly(_ why: String) -> ConditionTrait {
+    .enabled(if: isRoot, "needs root \(why)")
   }
 
   /// Creates the users if missing; throws why it could not.
