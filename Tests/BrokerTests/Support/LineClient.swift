@@ -2,8 +2,7 @@ import Foundation
 import Glibc
 
 /// A protocol client for tests: writes lines and reads lines with a bounded
-/// wait, over a real Unix socket.
-/// Sending and reading may happen on two threads at once (one each).
+/// wait, over a real Unix socket. One thread may send while another reads.
 final class LineClient: @unchecked Sendable {
   let fd: Int32
   let timeout: Double
