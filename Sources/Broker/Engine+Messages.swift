@@ -3,12 +3,12 @@ import LineProtocol
 extension Engine {
   func say(_ target: Target, text: String, connection: ConnectionID, user: String) {
     guard checkRecipient(target, verb: .say, connection: connection) else { return }
-    if case .room(let name) = target {
-      guard ensureRoom(name, verb: .say, connection: connection) else { return }
-    }
+    let newRoom = newRoomRecord(for: target)
     let message = StoredMessage(id: takeID(), time: clock.now, author: user, text: text)
     let record = JournalRecord.message(message, target: target)
-    guard journal([record], verb: .say, connection: connection) else { return }
+    guard journal([newRoom, record].compactMap { $0 }, verb: .say, connection: connection)
+    else { return }
+    if let newRoom { applyNewRoom(newRoom) }
     apply(record)
     send(BrokerLine.ok(.say, message.id.description, message.time.description), to: connection)
     fanOut(message, in: ConversationKey(target: target, author: user), except: connection)

@@ -39,12 +39,23 @@ extension Engine {
 
   /// Creates the room (with its journal record) when it does not exist yet.
   func ensureRoom(_ name: RoomName, verb: Verb, connection: ConnectionID) -> Bool {
-    if rooms[name] != nil { return true }
-    let record = JournalRecord.room(name, created: clock.now)
+    guard let record = newRoomRecord(for: .room(name)) else { return true }
     guard journal([record], verb: verb, connection: connection) else { return false }
-    apply(record)
-    log.info("room created", ["room": name.description])
+    applyNewRoom(record)
     return true
+  }
+
+  /// The record creating the target's room, when it is a room that does not
+  /// exist yet. SAY and SAYAT write it in one append with their own record,
+  /// so a request refused with STORAGE leaves no room behind.
+  func newRoomRecord(for target: Target) -> JournalRecord? {
+    guard case .room(let name) = target, rooms[name] == nil else { return nil }
+    return .room(name, created: clock.now)
+  }
+
+  func applyNewRoom(_ record: JournalRecord) {
+    apply(record)
+    if case .room(let name, _) = record { log.info("room created", ["room": name.description]) }
   }
 
   /// Sends one encoded line to every connection in a room, except one.

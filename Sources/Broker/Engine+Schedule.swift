@@ -23,13 +23,13 @@ extension Engine {
         to: connection)
       return
     }
-    if case .room(let name) = target {
-      guard ensureRoom(name, verb: .sayAt, connection: connection) else { return }
-    }
+    let newRoom = newRoomRecord(for: target)
     let pending = PendingMessage(
       id: takeID(), target: target, author: user, created: now, due: due, text: text)
     let record = JournalRecord.schedule(pending)
-    guard journal([record], verb: .sayAt, connection: connection) else { return }
+    guard journal([newRoom, record].compactMap { $0 }, verb: .sayAt, connection: connection)
+    else { return }
+    if let newRoom { applyNewRoom(newRoom) }
     apply(record)
     send(BrokerLine.ok(.sayAt, pending.id.description, due.description), to: connection)
     rearmTimer()

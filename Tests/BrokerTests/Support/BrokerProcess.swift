@@ -46,7 +46,12 @@ final class BrokerProcess: @unchecked Sendable {
     self.process = process
     try waitUntil(timeout: timeout, "the broker to listen on \(socketPath)") {
       if !process.isRunning { throw TestFailure("chatbroker exited: \(self.log)") }
-      return (try? LineClient(path: self.socketPath)) != nil
+      guard let probe = try? LineClient(path: self.socketPath) else { return false }
+      // Leave with QUIT and read to the end, so the probe's session is gone
+      // before the test starts (it would count against --sessions-per-user).
+      _ = try probe.request("QUIT")
+      _ = try probe.readToEnd()
+      return true
     }
     return self
   }
@@ -63,16 +68,43 @@ final class BrokerProcess: @unchecked Sendable {
 
   func connect(timeout: Double = 10) throws -> LineClient {
     let client = try LineClient(path: socketPath, timeout: timeout)
-    _ = try client.expect("HELLO ")
+    client.greeting = try client.expect("HELLO ")
     return client
+  }
+
+  /// Connects as another Unix user (root only): `nc -U` run through
+  /// `setpriv` with that user's uid and gid, so the broker's peer
+  /// credentials name them.
+  func connect(as user: String, timeout: Double = 10) throws -> LineClient {
+    let client = try LineClient(
+      running: [
+        "/usr/bin/setpriv", "--reuid=\(user)", "--regid=\(user)", "--clear-groups",
+        "/usr/bin/nc", "-N", "-U", socketPath,
+      ], timeout: timeout)
+    client.greeting = try client.expect("HELLO ")
+    return client
+  }
+
+  /// Runs another chatbroker to its end with these arguments, expecting it
+  /// to refuse to start (it is killed, and the test fails, if it does not
+  /// exit within `timeout`).
+  func runToExit(_ arguments: [String], timeout: Double = 10) throws -> CommandResult {
+    try runCommand([BuiltProducts.path("chatbroker")] + arguments, timeout: timeout)
+  }
+
+  /// Waits (bounded) until the log holds `text`.
+  func waitForLog(_ text: String, timeout: Double = 10) throws {
+    try waitUntil(timeout: timeout, "\"\(text)\" in the broker's log") { log.contains(text) }
   }
 
   var log: String {
     (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
   }
 
+  var journalPath: String { stateDirectory + "/journal.jsonl" }
+
   var journal: String {
-    (try? String(contentsOfFile: stateDirectory + "/journal.jsonl", encoding: .utf8)) ?? ""
+    (try? String(contentsOfFile: journalPath, encoding: .utf8)) ?? ""
   }
 }
 

@@ -2,16 +2,25 @@ import Foundation
 import Glibc
 
 /// A protocol client for tests: writes lines and reads lines with a bounded
-/// wait, over a real Unix socket.
+/// wait, over a real Unix socket. One thread may send while another reads.
 final class LineClient: @unchecked Sendable {
   let fd: Int32
   let timeout: Double
   private var buffer: [UInt8] = []
+  /// The program that made the connection, when another one did.
+  private var child: Process?
+  /// The `HELLO` line, once ``BrokerProcess/connect(as:timeout:)`` read it.
+  var greeting = ""
 
-  init(path: String, timeout: Double = 10) throws {
+  init(fd: Int32, timeout: Double = 10) {
+    self.fd = fd
     self.timeout = timeout
-    fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
+  }
+
+  convenience init(path: String, timeout: Double = 10) throws {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { throw TestFailure("socket failed") }
+    self.init(fd: fd, timeout: timeout)
     var address = sockaddr_un()
     address.sun_family = sa_family_t(AF_UNIX)
     withUnsafeMutableBytes(of: &address.sun_path) { raw in
@@ -22,13 +31,39 @@ final class LineClient: @unchecked Sendable {
         Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
       }
     }
+    // No close(fd) here: deinit closes it. Closing twice would close, in a
+    // test running in parallel, whatever descriptor got that number meanwhile.
     guard result == 0 else {
-      close(fd)
       throw TestFailure("connect \(path): \(String(cString: strerror(errno)))")
     }
   }
 
-  deinit { close(fd) }
+  /// A connection made by another program, such as `nc -U` run as another
+  /// user: its standard input and output are this client's end of a socket
+  /// pair, so it reads and writes like a direct connection.
+  convenience init(running arguments: [String], timeout: Double = 10) throws {
+    var pair: [Int32] = [-1, -1]
+    guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0, &pair) == 0
+    else { throw TestFailure("socketpair: \(String(cString: strerror(errno)))") }
+    self.init(fd: pair[0], timeout: timeout)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: arguments[0])
+    process.arguments = Array(arguments.dropFirst())
+    let end = FileHandle(fileDescriptor: pair[1], closeOnDealloc: true)
+    process.standardInput = end
+    process.standardOutput = end
+    try process.run()
+    try end.close()
+    child = process
+  }
+
+  deinit {
+    close(fd)
+    if let child, child.isRunning {
+      kill(child.processIdentifier, SIGKILL)
+      child.waitUntilExit()
+    }
+  }
 
   func send(_ text: String) throws {
     try sendBytes(Array(text.utf8))
@@ -57,7 +92,9 @@ final class LineClient: @unchecked Sendable {
   }
 
   /// The next line, without its LF; `nil` at end of stream. Throws when no
-  /// line arrives within `timeout` (default: the client's).
+  /// line arrives within `timeout` (default: the client's), and when the
+  /// stream ends inside a line: the broker always ends its lines, so a cut
+  /// one is never taken for a whole reply.
   func readLine(timeout: Double? = nil) throws -> String? {
     let deadline = Date().addingTimeInterval(timeout ?? self.timeout)
     while true {
@@ -77,9 +114,9 @@ final class LineClient: @unchecked Sendable {
       if count < 0 && errno == EINTR { continue }
       if count <= 0 {
         if buffer.isEmpty { return nil }
-        let line = String(decoding: buffer, as: UTF8.self)
+        let rest = String(decoding: buffer, as: UTF8.self)
         buffer.removeAll()
-        return line
+        throw TestFailure("stream ended inside a line: \(rest)")
       }
       buffer.append(contentsOf: chunk[0..<count])
     }
@@ -89,11 +126,18 @@ final class LineClient: @unchecked Sendable {
   /// stream ends or the time runs out first.
   @discardableResult
   func expect(_ prefix: String, timeout: Double? = nil) throws -> String {
+    let deadline = Date().addingTimeInterval(timeout ?? self.timeout)
+    var skipped: [String] = []
     while true {
-      guard let line = try readLine(timeout: timeout) else {
-        throw TestFailure("stream ended while waiting for \"\(prefix)\"")
+      let remaining = deadline.timeIntervalSinceNow
+      guard remaining > 0 else {
+        throw TestFailure("no \"\(prefix)\" line in time; got \(skipped)")
+      }
+      guard let line = try readLine(timeout: remaining) else {
+        throw TestFailure("the stream ended before a \"\(prefix)\" line; got \(skipped)")
       }
       if line.hasPrefix(prefix) { return line }
+      skipped.append(line)
     }
   }
 
@@ -107,6 +151,25 @@ final class LineClient: @unchecked Sendable {
       if reply.hasPrefix("OK ") || reply.hasPrefix("ERR ") { return lines }
     }
     throw TestFailure("stream ended during the reply to \(line)")
+  }
+
+  /// Sends all `lines` in one write (pipelining), then reads the replies:
+  /// for each request, the lines up to and including its final reply.
+  func pipeline(_ lines: [String]) throws -> [[String]] {
+    try send(lines.map { $0 + "\n" }.joined())
+    var replies: [[String]] = []
+    var current: [String] = []
+    while replies.count < lines.count {
+      guard let reply = try readLine() else {
+        throw TestFailure("stream ended after \(replies.count) of \(lines.count) replies")
+      }
+      current.append(reply)
+      if reply.hasPrefix("OK ") || reply.hasPrefix("ERR ") {
+        replies.append(current)
+        current = []
+      }
+    }
+    return replies
   }
 
   /// Reads everything until the broker closes the connection.

@@ -1,0 +1,98 @@
+import Dispatch
+import Foundation
+import Testing
+
+/// Limits and fairness: one client's excess never hurts the others (issue 3,
+/// PROTOCOL.md section 9).
+@Suite("Limits")
+struct LimitsTests {
+  @Test("the session past --sessions-per-user gets ERR - LIMIT and is closed")
+  func sessionsPerUser() throws {
+    let broker = try BrokerProcess().start(["--no-sync", "--sessions-per-user", "3"])
+    var sessions = try (1...3).map { _ in try broker.connect() }
+    let fourth = try LineClient(path: broker.socketPath)
+    let refusal = try #require(try fourth.readLine())
+    #expect(refusal.hasPrefix("ERR - LIMIT :"))
+    #expect(try fourth.readLine() == nil, "the broker closes the refused connection")
+    for session in sessions { #expect(try session.request("PING") == ["OK PING"]) }
+
+    // Once one leaves, there is room again.
+    #expect(try sessions.removeLast().request("QUIT") == ["OK QUIT"])
+    let again = try LineClient(path: broker.socketPath)
+    #expect(try again.readLine()?.hasPrefix("HELLO ") == true)
+  }
+
+  @Test("a reader that stops reading slows nobody, and is closed past --output-limit")
+  func stalledReader() throws {
+    let broker = try BrokerProcess().start(["--no-sync", "--output-limit", "65536"])
+    let stalled = try broker.connect()
+    let reader = try broker.connect()
+    let writer = try broker.connect()
+    #expect(try stalled.request("JOIN #busy") == ["OK JOIN #busy 1"])
+    #expect(try reader.request("JOIN #busy") == ["OK JOIN #busy 1"])
+
+    // Far more than the socket buffers and the output limit together hold.
+    let text = String(repeating: "z", count: 300)
+    let batches = 30
+    let perBatch = 100
+    var slowest = 0.0
+    for batch in 0..<batches {
+      let started = Date()
+      let numbers = (batch * perBatch)..<((batch + 1) * perBatch)
+      _ = try writer.pipeline(numbers.map { "SAY #busy \($0) \(text)" })
+      for number in numbers {
+        let line = try reader.expect("MSG #busy ", timeout: 2)
+        #expect(line.freeText == "\(number) \(text)")
+      }
+      slowest = max(slowest, Date().timeIntervalSince(started))
+    }
+    #expect(slowest < 1, "a batch of \(perBatch) reached the reader after \(slowest) s")
+    try broker.waitForLog("limit reached\" limit=output")
+
+    // When it reads at last: what was queued, in order and without gaps,
+    // then BYE, then the end.
+    let lines = try stalled.readToEnd()
+    let messages = lines.filter { $0.hasPrefix("MSG ") }.map { $0.freeText ?? "" }
+    #expect(!messages.isEmpty && messages.count < batches * perBatch)
+    #expect(messages == (0..<messages.count).map { "\($0) \(text)" })
+    #expect(lines.last?.hasPrefix("BYE :") == true)
+    #expect(try reader.request("WHO #busy") == ["MEMBER #busy root", "OK WHO #busy 1"])
+  }
+
+  @Test("a client flooding pipelined SAYs without reading does not slow another's PING")
+  func floodingSender() throws {
+    let broker = try BrokerProcess().start()
+    let flooder = try broker.connect()
+    let other = try broker.connect()
+    #expect(try other.request("JOIN #flood") == ["OK JOIN #flood 1"])
+    let count = 30_000
+    let sent = DispatchSemaphore(value: 0)
+    let flood = (0..<count).map { "SAY #flood f\($0)\n" }.joined()
+    Thread.detachNewThread {
+      try? flooder.send(flood)
+      sent.signal()
+    }
+    // The PINGs go in while the broker works through the flood: the other
+    // client sees its MSGs before, between and after the PING replies.
+    var received = [try other.expect("MSG #flood ")]
+    var slowest = 0.0
+    for round in 0..<20 {
+      let started = Date()
+      let lines = try other.request("PING \(round)")
+      slowest = max(slowest, Date().timeIntervalSince(started))
+      #expect(lines.last == "OK PING \(round)")
+      received += lines.dropLast()
+    }
+    #expect(slowest < 0.5, "a PING took \(slowest) s during the flood")
+    #expect(received.count < count, "the PINGs were answered while the flood went on")
+
+    // Back-pressure slows the flooder; it never loses or refuses a line.
+    for number in 0..<count {
+      let reply = try #require(try flooder.readLine())
+      #expect(reply.hasPrefix("OK SAY "), "reply \(number): \(reply)")
+    }
+    #expect(sent.wait(timeout: .now() + 10) == .success)
+    while received.count < count { received.append(try #require(try other.readLine())) }
+    #expect(received.map { $0.freeText ?? $0 } == (0..<count).map { "f\($0)" })
+  }
+}
