@@ -28,6 +28,15 @@ struct OutputBuffer: ~Copyable {
     }
   }
 
+  /// Drops everything queued and the memory it used.
+  mutating func discardAll() {
+    free(storage)
+    storage = nil
+    capacity = 0
+    start = 0
+    end = 0
+  }
+
   /// Drops `written` bytes from the front.
   mutating func consume(_ written: Int) {
     start += written

@@ -320,8 +320,10 @@ public final class Server: EngineOutput, @unchecked Sendable {
     if connection.closing && connection.held.isEmpty { finish(connection) }
   }
 
-  /// A reader too far behind: it is told why (if it ever reads again) and
-  /// closed, so it never slows anyone else.
+  /// A reader too far behind: what it has not taken is dropped, it is told
+  /// why (if it ever reads again) and closed, so it never slows anyone else
+  /// nor holds memory. One that never reads again is closed after a while
+  /// without its BYE.
   private func overflow(_ connection: Connection) {
     connection.overflowed = true
     log.warning(
@@ -335,10 +337,16 @@ public final class Server: EngineOutput, @unchecked Sendable {
     queue.async { [unowned self] in
       guard let connection = connections[id] else { return }
       engine.disconnect(id)
+      connection.output.discardAll()
+      connection.held.removeAll()
+      connection.heldBytes = 0
       connection.overflowed = false
       send(BrokerLine.bye("you fell too far behind; reconnect and read HISTORY"), to: id)
       close(id)
       afterEvent()
+      queue.asyncAfter(deadline: .now() + .seconds(10)) { [unowned self] in
+        if let connection = connections[id] { finish(connection) }
+      }
     }
   }
 
