@@ -27,9 +27,15 @@ let package = Package(
     .systemLibrary(name: "CNcurses", providers: [.apt(["libncurses-dev"])]),
     .target(name: "Broker", dependencies: ["LineProtocol", "CShims"]),
     .executableTarget(name: "chatbroker", dependencies: ["Broker", "CSystemd"]),
-    .executableTarget(name: "chatsh", dependencies: ["LineProtocol", "CNcurses"]),
+    // chatsh's logic (options, protocol client, rendering, line editing) lives
+    // in ChatClient so tests can reach it; the executable keeps the terminal.
+    .target(name: "ChatClient", dependencies: ["LineProtocol"]),
+    .executableTarget(
+      name: "chatsh", dependencies: ["ChatClient", "LineProtocol", "CNcurses"]),
     .executableTarget(name: "chatbench", dependencies: ["LineProtocol", "CShims"]),
     .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol"]),
     .testTarget(name: "BrokerTests", dependencies: ["Broker", "LineProtocol"]),
+    // Depends on the executables so `swift test` builds the binaries it runs.
+    .testTarget(name: "ChatshTests", dependencies: ["ChatClient", "LineProtocol", "chatsh"]),
   ]
 )
