@@ -1,1 +1,216 @@
+import Foundation
 import LineProtocol
+
+/// The broker's whole behaviour as a deterministic state machine: events go
+/// in (a connection opened, a line arrived, the timer fired), effects come
+/// out through ``EngineOutput`` and records through ``JournalSink``. It owns no
+/// socket and reads time only from its ``WallClock``, so tests drive it on
+/// virtual time.
+///
+/// One owner: the engine runs on one serial executor and takes no locks.
+public final class Engine {
+  public let limits: Limits
+  let clock: WallClock
+  let users: UserDirectory
+  let journal: JournalSink
+  let log: Logger
+  /// Set once, before the first event.
+  public weak var output: EngineOutput?
+
+  struct Session {
+    let user: String
+    var rooms: Set<RoomName> = []
+  }
+
+  struct Room {
+    var created: Timestamp
+    var connections: Set<ConnectionID> = []
+    /// How many of each user's sessions joined: a user joins with the first
+    /// and leaves with the last.
+    var sessionsByUser: [String: Int] = [:]
+  }
+
+  var sessions: [ConnectionID: Session] = [:]
+  var connectionsByUser: [String: Set<ConnectionID>] = [:]
+  var rooms: [RoomName: Room] = [:]
+  var histories: [ConversationKey: History] = [:]
+  var scheduler = Scheduler()
+  /// The next message id to hand out; ids are never reused.
+  var nextID: UInt64 = 1
+  /// What the timer is armed for, so it is re-armed only on a change.
+  var armedDue: Timestamp?
+
+  public init(
+    limits: Limits = Limits(), clock: WallClock, users: UserDirectory, journal: JournalSink,
+    log: Logger = Logger(sink: nil)
+  ) {
+    self.limits = limits
+    self.clock = clock
+    self.users = users
+    self.journal = journal
+    self.log = log
+  }
+
+  // MARK: - Counts for status lines
+
+  public var connectionCount: Int { sessions.count }
+  public var roomCount: Int { rooms.count }
+  public var pendingCount: Int { scheduler.count }
+
+  // MARK: - Events
+
+  /// A connection from `user` was accepted. Greets it, or refuses it when the
+  /// user has too many sessions (then the connection is closed).
+  @discardableResult
+  public func connect(_ connection: ConnectionID, user: String) -> Bool {
+    let existing = connectionsByUser[user]?.count ?? 0
+    guard existing < limits.sessionsPerUser else {
+      log.warning(
+        "limit reached", ["limit": "sessions", "user": user, "conn": "\(connection)"])
+      send(
+        BrokerLine.error(
+          verb: "-", code: .limit,
+          text: "\(user) already has \(existing) sessions, the most allowed; close one first"),
+        to: connection)
+      output?.close(connection)
+      return false
+    }
+    sessions[connection] = Session(user: user)
+    connectionsByUser[user, default: []].insert(connection)
+    send(
+      BrokerLine.hello(
+        version: chatbrokerVersion, user: user,
+        text: "welcome \(user), type HELP for commands"),
+      to: connection)
+    return true
+  }
+
+  /// One framed input line (or framing error) from a connection.
+  public func receive(_ frame: Frame, from connection: ConnectionID) {
+    guard let session = sessions[connection] else { return }
+    switch frame {
+    case .tooLong:
+      send(
+        BrokerLine.error(
+          verb: "-", code: .tooLong,
+          text: "the line is longer than \(limits.lineBytes) bytes and was discarded"),
+        to: connection)
+    case .badUTF8:
+      send(
+        BrokerLine.error(
+          verb: "-", code: .badUTF8, text: "the line is not valid UTF-8 and was discarded"),
+        to: connection)
+    case .line(let line):
+      switch RequestParser.parse(line) {
+      case .success(let request):
+        handle(request, from: connection, user: session.user)
+      case .failure(let error):
+        send(error.line, to: connection)
+      }
+    }
+  }
+
+  /// The connection is gone (or its client finished): it leaves its rooms.
+  public func disconnect(_ connection: ConnectionID) {
+    guard let session = sessions.removeValue(forKey: connection) else { return }
+    for room in session.rooms.sorted() {
+      leave(room, connection: connection, user: session.user)
+    }
+    connectionsByUser[session.user]?.remove(connection)
+    if connectionsByUser[session.user]?.isEmpty == true {
+      connectionsByUser[session.user] = nil
+    }
+  }
+
+  /// The broker is stopping: `BYE` to everyone, then close.
+  public func shutdown(reason: String = "the broker is shutting down") {
+    let bye = BrokerLine.bye(reason)
+    for connection in sessions.keys.sorted() {
+      send(bye, to: connection)
+      output?.close(connection)
+    }
+    sessions.removeAll()
+    connectionsByUser.removeAll()
+    for name in rooms.keys {
+      rooms[name]?.connections.removeAll()
+      rooms[name]?.sessionsByUser.removeAll()
+    }
+  }
+
+  // MARK: - Dispatch
+
+  private func handle(_ request: Request, from connection: ConnectionID, user: String) {
+    switch request {
+    case .join(let room): join(room, connection: connection, user: user)
+    case .part(let room): part(room, connection: connection, user: user)
+    case .say(let target, let text): say(target, text: text, connection: connection, user: user)
+    case .sayAt(let target, let when, let text):
+      sayAt(target, when: when, text: text, connection: connection, user: user)
+    case .history(let target, let count, let anchor):
+      history(target, count: count, anchor: anchor, connection: connection, user: user)
+    case .scheduled(let target): listScheduled(target, connection: connection, user: user)
+    case .cancel(let id): cancel(id, connection: connection, user: user)
+    case .rooms: listRooms(connection: connection)
+    case .who(let room): who(room, connection: connection)
+    case .ping(let token):
+      send(BrokerLine.ok(.ping, words: token.map { [$0] } ?? []), to: connection)
+    case .help: help(connection: connection)
+    case .quit:
+      send(BrokerLine.ok(.quit), to: connection)
+      send(BrokerLine.bye("bye \(user)"), to: connection)
+      disconnect(connection)
+      output?.close(connection)
+    }
+  }
+
+  private static let helpLines: [[UInt8]] =
+    Verb.allCases.map { verb in
+      BrokerLine.info("\(verb.syntax)  \(verb.summary)")
+    } + [
+      BrokerLine.info("<target> is #room or @user; text may start with : as in IRC"),
+      BrokerLine.info("see chatbroker(7) for the whole protocol"),
+    ]
+
+  private func help(connection: ConnectionID) {
+    for line in Self.helpLines { send(line, to: connection) }
+    send(BrokerLine.ok(.help), to: connection)
+  }
+
+  // MARK: - Helpers shared by the handlers
+
+  func send(_ line: [UInt8], to connection: ConnectionID) {
+    output?.send(line, to: connection)
+  }
+
+  func fail(_ verb: Verb, _ code: ErrorCode, _ text: String, to connection: ConnectionID) {
+    send(BrokerLine.error(verb: verb.rawValue, code: code, text: text), to: connection)
+  }
+
+  /// Appends records to the journal; on failure answers `STORAGE` and
+  /// returns false, and the caller changes nothing.
+  func journal(_ records: [JournalRecord], verb: Verb, connection: ConnectionID) -> Bool {
+    do {
+      try journal.append(records)
+      return true
+    } catch {
+      log.error("journal write failed", ["reason": error.reason, "verb": verb.rawValue])
+      fail(
+        verb, .storage,
+        "the journal could not be written (\(error.reason)); nothing was accepted, try again later",
+        to: connection)
+      return false
+    }
+  }
+
+  func takeID() -> MessageID {
+    defer { nextID += 1 }
+    return MessageID(value: nextID)
+  }
+
+  /// `NOSUCHUSER` for `@nobody`; true when the target may be written to.
+  func checkRecipient(_ target: Target, verb: Verb, connection: ConnectionID) -> Bool {
+    guard case .user(let name) = target, !users.userExists(name) else { return true }
+    fail(verb, .noSuchUser, "there is no user named \"\(name)\" on this host", to: connection)
+    return false
+  }
+}

@@ -6,4 +6,9 @@
 /// Returns 0 on success, -1 with errno set otherwise.
 int chat_peer_uid(int fd, uid_t *uid, pid_t *pid);
 
+
+
+/// accept4(2) with SOCK_NONBLOCK | SOCK_CLOEXEC; accept4 also needs
+/// _GNU_SOURCE.
+int chat_accept_nonblocking(int fd);
 #endif

@@ -1,6 +1,7 @@
-// struct ucred is only visible with _GNU_SOURCE, which Swift's Glibc module
+// struct ucred and accept4 are only visible with _GNU_SOURCE, which Swift's Glibc module
 // does not define: this is the one reason this C target exists.
 #define _GNU_SOURCE
+#include <stddef.h>
 #include <sys/socket.h>
 #include "CShims.h"
 
@@ -11,4 +12,8 @@ int chat_peer_uid(int fd, uid_t *uid, pid_t *pid) {
   *uid = credentials.uid;
   *pid = credentials.pid;
   return 0;
+}
+
+int chat_accept_nonblocking(int fd) {
+  return accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }

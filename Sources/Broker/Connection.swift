@@ -1,0 +1,79 @@
+import Dispatch
+import Glibc
+import LineProtocol
+
+/// The I/O state of one accepted connection. Confined to the server's queue.
+final class Connection {
+  let id: ConnectionID
+  let fd: Int32
+  let user: String
+  var framer: LineFramer
+  let readSource: DispatchSourceRead
+  let writeSource: DispatchSourceWrite
+
+  /// Released bytes, ready to be written.
+  var output = OutputBuffer()
+  /// Lines waiting for the journal: each may leave once `journalCount`
+  /// records are durable.
+  var held: [(journalCount: UInt64, line: [UInt8])] = []
+  var heldBytes = 0
+
+  var readSuspended = true
+  var writeSuspended = true
+  /// The engine is done with this connection: flush, then close.
+  var closing = false
+  /// Output went over the limit; nothing more is queued.
+  var overflowed = false
+  /// Sources cancelled so far; the descriptor closes after both.
+  var cancelledSources = 0
+
+  init(id: ConnectionID, fd: Int32, user: String, maximumLineBytes: Int, queue: DispatchQueue) {
+    self.id = id
+    self.fd = fd
+    self.user = user
+    framer = LineFramer(maximumLineBytes: maximumLineBytes)
+    readSource = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+    writeSource = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+  }
+
+  var pendingBytes: Int { output.count + heldBytes }
+
+  func pauseReading() {
+    guard !readSuspended else { return }
+    readSource.suspend()
+    readSuspended = true
+  }
+
+  func resumeReading() {
+    guard readSuspended, !closing else { return }
+    readSuspended = false
+    readSource.resume()
+  }
+
+  func waitForWritable() {
+    guard writeSuspended else { return }
+    writeSuspended = false
+    writeSource.resume()
+  }
+
+  func stopWaitingForWritable() {
+    guard !writeSuspended else { return }
+    writeSource.suspend()
+    writeSuspended = true
+  }
+
+  /// Cancels both sources; each must be resumed for its cancel handler to
+  /// run, and libdispatch aborts on releasing a suspended source.
+  func cancelSources() {
+    readSource.cancel()
+    writeSource.cancel()
+    if readSuspended {
+      readSuspended = false
+      readSource.resume()
+    }
+    if writeSuspended {
+      writeSuspended = false
+      writeSource.resume()
+    }
+  }
+}

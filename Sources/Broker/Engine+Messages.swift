@@ -1,0 +1,76 @@
+import LineProtocol
+
+extension Engine {
+  func say(_ target: Target, text: String, connection: ConnectionID, user: String) {
+    guard checkRecipient(target, verb: .say, connection: connection) else { return }
+    if case .room(let name) = target {
+      guard ensureRoom(name, verb: .say, connection: connection) else { return }
+    }
+    let message = StoredMessage(id: takeID(), time: clock.now, author: user, text: text)
+    let record = JournalRecord.message(message, target: target)
+    guard journal([record], verb: .say, connection: connection) else { return }
+    apply(record)
+    send(BrokerLine.ok(.say, message.id.description, message.time.description), to: connection)
+    fanOut(message, in: ConversationKey(target: target, author: user), except: connection)
+  }
+
+  /// Sends a message to everyone in its conversation: the room's connections,
+  /// or every session of both parties. Each variant of the line is encoded
+  /// once and shared by all its recipients.
+  func fanOut(_ message: StoredMessage, in conversation: ConversationKey, except: ConnectionID?) {
+    switch conversation {
+    case .room(let name):
+      let line = BrokerLine.message(
+        target: name.description, id: message.id, time: message.time, user: message.author,
+        text: message.text)
+      broadcast(line, in: name, except: except)
+    case .direct(let first, let second):
+      for party in first == second ? [first] : [first, second] {
+        guard let connections = connectionsByUser[party], let output else { continue }
+        let seen = conversation.target(seenBy: party).description
+        let line = BrokerLine.message(
+          target: seen, id: message.id, time: message.time, user: message.author,
+          text: message.text)
+        for connection in connections where connection != except {
+          output.send(line, to: connection)
+        }
+      }
+    }
+  }
+
+  func history(
+    _ target: Target, count: Int, anchor: HistoryAnchor?, connection: ConnectionID, user: String
+  ) {
+    let limit = min(max(count, 1), limits.historyRequest)
+    let conversation = ConversationKey(target: target, author: user)
+    let messages = histories[conversation]
+    var range = 0..<0
+    switch anchor {
+    case nil:
+      if let messages { range = messages.range(endBefore: messages.endSequence, count: limit) }
+    case .before(let id), .after(let id):
+      guard let messages, let sequence = messages.sequence(of: id) else {
+        fail(
+          .history, .noSuchMessage, "no message \(id) in the history of \(target)",
+          to: connection)
+        return
+      }
+      if case .before = anchor {
+        range = messages.range(endBefore: sequence, count: limit)
+      } else {
+        range = messages.range(startAfter: sequence, count: limit)
+      }
+    }
+    let shown = target.description
+    for sequence in range {
+      guard let message = messages?[sequence] else { continue }
+      send(
+        BrokerLine.history(
+          target: shown, id: message.id, time: message.time, user: message.author,
+          text: message.text),
+        to: connection)
+    }
+    send(BrokerLine.ok(.history, shown, String(range.count)), to: connection)
+  }
+
+}

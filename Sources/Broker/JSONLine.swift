@@ -1,0 +1,249 @@
+/// The small JSON the journal needs: one flat object per line whose values
+/// are strings or integers. Hand-written because Foundation's coders are
+/// slow on the hot path (measured in the README), and because a record must
+/// be encoded in one pass straight into the bytes that go to disk.
+struct JSONLineWriter {
+  private(set) var bytes: [UInt8] = []
+  private var fieldCount = 0
+
+  init() {
+    bytes.reserveCapacity(160)
+    bytes.append(UInt8(ascii: "{"))
+  }
+
+  mutating func field(_ key: StaticString, _ value: String) {
+    startField(key)
+    appendString(value)
+  }
+
+  mutating func field(_ key: StaticString, _ value: Int64) {
+    startField(key)
+    bytes.append(contentsOf: String(value).utf8)
+  }
+
+  /// Closes the object and ends the line.
+  mutating func finish() -> [UInt8] {
+    bytes.append(UInt8(ascii: "}"))
+    bytes.append(UInt8(ascii: "\n"))
+    return bytes
+  }
+
+  private mutating func startField(_ key: StaticString) {
+    if fieldCount > 0 { bytes.append(UInt8(ascii: ",")) }
+    fieldCount += 1
+    bytes.append(UInt8(ascii: "\""))
+    key.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    bytes.append(contentsOf: "\":".utf8)
+  }
+
+  private mutating func appendString(_ value: String) {
+    bytes.append(UInt8(ascii: "\""))
+    for byte in value.utf8 {
+      switch byte {
+      case UInt8(ascii: "\""): bytes.append(contentsOf: "\\\"".utf8)
+      case UInt8(ascii: "\\"): bytes.append(contentsOf: "\\\\".utf8)
+      case UInt8(ascii: "\t"): bytes.append(contentsOf: "\\t".utf8)
+      case UInt8(ascii: "\n"): bytes.append(contentsOf: "\\n".utf8)
+      case UInt8(ascii: "\r"): bytes.append(contentsOf: "\\r".utf8)
+      case 0..<0x20, 0x7F:
+        let hex = Array("0123456789abcdef".utf8)
+        bytes.append(contentsOf: "\\u00".utf8)
+        bytes.append(hex[Int(byte >> 4)])
+        bytes.append(hex[Int(byte & 0xF)])
+      default: bytes.append(byte)
+      }
+    }
+    bytes.append(UInt8(ascii: "\""))
+  }
+}
+
+/// A value of a flat JSON object.
+enum JSONScalar: Equatable {
+  case string(String)
+  case integer(Int64)
+  case other
+}
+
+/// Why a journal line could not be read.
+struct JSONLineError: Error, Equatable {
+  var reason: String
+}
+
+/// Reads one flat JSON object, calling `field` for each key and value.
+/// Nested objects and arrays are refused: the journal never writes them.
+func readJSONObject(
+  _ line: UnsafeBufferPointer<UInt8>, field: (String, JSONScalar) throws(JSONLineError) -> Void
+) throws(JSONLineError) {
+  var reader = JSONReader(bytes: line)
+  reader.skipSpace()
+  try reader.expect(UInt8(ascii: "{"))
+  reader.skipSpace()
+  if reader.peek() == UInt8(ascii: "}") {
+    reader.position += 1
+  } else {
+    while true {
+      reader.skipSpace()
+      let key = try reader.string()
+      reader.skipSpace()
+      try reader.expect(UInt8(ascii: ":"))
+      reader.skipSpace()
+      try field(key, try reader.scalar())
+      reader.skipSpace()
+      if reader.peek() == UInt8(ascii: ",") {
+        reader.position += 1
+        continue
+      }
+      try reader.expect(UInt8(ascii: "}"))
+      break
+    }
+  }
+  reader.skipSpace()
+  guard reader.position == line.count else { throw JSONLineError(reason: "text after the object") }
+}
+
+private struct JSONReader {
+  let bytes: UnsafeBufferPointer<UInt8>
+  var position = 0
+
+  func peek() -> UInt8? { position < bytes.count ? bytes[position] : nil }
+
+  mutating func skipSpace() {
+    while let byte = peek(),
+      byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r")
+    {
+      position += 1
+    }
+  }
+
+  mutating func expect(_ byte: UInt8) throws(JSONLineError) {
+    guard peek() == byte else {
+      throw JSONLineError(
+        reason: "expected '\(Character(Unicode.Scalar(byte)))' at byte \(position)")
+    }
+    position += 1
+  }
+
+  mutating func scalar() throws(JSONLineError) -> JSONScalar {
+    switch peek() ?? 0 {
+    case UInt8(ascii: "\""):
+      return .string(try string())
+    case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+      return try number()
+    case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
+      while let byte = peek(), byte >= UInt8(ascii: "a"), byte <= UInt8(ascii: "z") {
+        position += 1
+      }
+      return .other
+    default:
+      throw JSONLineError(reason: "unexpected value at byte \(position)")
+    }
+  }
+
+  mutating func number() throws(JSONLineError) -> JSONScalar {
+    var negative = false
+    if peek() == UInt8(ascii: "-") {
+      negative = true
+      position += 1
+    }
+    var value: Int64 = 0
+    var digits = 0
+    while let byte = peek(), byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+      let (times, overflowA) = value.multipliedReportingOverflow(by: 10)
+      let (sum, overflowB) = times.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
+      guard !overflowA && !overflowB else { throw JSONLineError(reason: "number out of range") }
+      value = sum
+      digits += 1
+      position += 1
+    }
+    guard digits > 0 else { throw JSONLineError(reason: "bad number at byte \(position)") }
+    if let byte = peek(), byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") {
+      throw JSONLineError(reason: "only whole numbers are expected")
+    }
+    return .integer(negative ? -value : value)
+  }
+
+  mutating func string() throws(JSONLineError) -> String {
+    try expect(UInt8(ascii: "\""))
+    let start = position
+    // Fast path: no escapes, the bytes are the string.
+    while let byte = peek(), byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") {
+      guard byte >= 0x20 else { throw JSONLineError(reason: "control byte inside a string") }
+      position += 1
+    }
+    if peek() == UInt8(ascii: "\"") {
+      let text = try validated(UnsafeBufferPointer(rebasing: bytes[start..<position]))
+      position += 1
+      return text
+    }
+    var decoded = Array(bytes[start..<position])
+    while true {
+      guard let byte = peek() else { throw JSONLineError(reason: "unterminated string") }
+      position += 1
+      switch byte {
+      case UInt8(ascii: "\""):
+        return try decoded.withUnsafeBufferPointer { buffer throws(JSONLineError) in
+          try validated(buffer)
+        }
+      case UInt8(ascii: "\\"):
+        try unescape(into: &decoded)
+      case 0..<0x20:
+        throw JSONLineError(reason: "control byte inside a string")
+      default:
+        decoded.append(byte)
+      }
+    }
+  }
+
+  private func validated(_ buffer: UnsafeBufferPointer<UInt8>) throws(JSONLineError) -> String {
+    guard let text = String(validating: buffer, as: UTF8.self) else {
+      throw JSONLineError(reason: "a string is not valid UTF-8")
+    }
+    return text
+  }
+
+  private mutating func unescape(into decoded: inout [UInt8]) throws(JSONLineError) {
+    guard let escape = peek() else { throw JSONLineError(reason: "unterminated escape") }
+    position += 1
+    switch escape {
+    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): decoded.append(escape)
+    case UInt8(ascii: "b"): decoded.append(0x08)
+    case UInt8(ascii: "f"): decoded.append(0x0C)
+    case UInt8(ascii: "n"): decoded.append(0x0A)
+    case UInt8(ascii: "r"): decoded.append(0x0D)
+    case UInt8(ascii: "t"): decoded.append(0x09)
+    case UInt8(ascii: "u"):
+      var scalar = try hex4()
+      if (0xD800..<0xDC00).contains(scalar) {
+        guard peek() == UInt8(ascii: "\\") else { throw JSONLineError(reason: "lone surrogate") }
+        position += 1
+        try expect(UInt8(ascii: "u"))
+        let low = try hex4()
+        guard (0xDC00..<0xE000).contains(low) else { throw JSONLineError(reason: "bad surrogate") }
+        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+      }
+      guard let unicode = Unicode.Scalar(scalar) else {
+        throw JSONLineError(reason: "bad \\u escape")
+      }
+      decoded.append(contentsOf: String(Character(unicode)).utf8)
+    default:
+      throw JSONLineError(reason: "bad escape at byte \(position)")
+    }
+  }
+
+  private mutating func hex4() throws(JSONLineError) -> UInt32 {
+    var value: UInt32 = 0
+    for _ in 0..<4 {
+      guard let byte = peek() else { throw JSONLineError(reason: "short \\u escape") }
+      position += 1
+      let digit: UInt32
+      switch byte {
+      case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+      case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
+      case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
+      default: throw JSONLineError(reason: "bad \\u escape")
+      }
+      value = value << 4 | digit
+    }
+    return value
+  }
+}

@@ -1,0 +1,165 @@
+import LineProtocol
+
+/// One line of the journal. The journal is the truth: replaying its records
+/// in order rebuilds rooms, histories and pending schedules.
+///
+/// The JSON form of each record is user interface (people read the journal
+/// with `jq`), documented in chatbroker(8).
+public enum JournalRecord: Equatable, Sendable {
+  /// The first line of every journal file; ids below `nextID` are taken.
+  case header(nextID: MessageID)
+  case room(RoomName, created: Timestamp)
+  /// A message sent with `SAY`; `target` as its author wrote it.
+  case message(StoredMessage, target: Target)
+  case schedule(PendingMessage)
+  case cancel(MessageID, at: Timestamp)
+  /// A scheduled message was delivered at `at` and entered history.
+  case delivery(MessageID, at: Timestamp)
+
+  public static let formatVersion: Int64 = 1
+
+  /// The record as one JSON line, LF included.
+  public var jsonLine: [UInt8] {
+    var json = JSONLineWriter()
+    switch self {
+    case .header(let nextID):
+      json.field("type", "journal")
+      json.field("version", Self.formatVersion)
+      json.field("next_id", nextID.description)
+    case .room(let room, let created):
+      json.field("type", "room")
+      json.field("room", room.description)
+      json.field("at", created.description)
+    case .message(let message, let target):
+      json.field("type", "message")
+      json.field("id", message.id.description)
+      json.field("to", target.description)
+      json.field("from", message.author)
+      json.field("at", message.time.description)
+      json.field("text", message.text)
+    case .schedule(let pending):
+      json.field("type", "schedule")
+      json.field("id", pending.id.description)
+      json.field("to", pending.target.description)
+      json.field("from", pending.author)
+      json.field("created", pending.created.description)
+      json.field("due", pending.due.description)
+      json.field("text", pending.text)
+    case .cancel(let id, let time):
+      json.field("type", "cancel")
+      json.field("id", id.description)
+      json.field("at", time.description)
+    case .delivery(let id, let time):
+      json.field("type", "delivery")
+      json.field("id", id.description)
+      json.field("at", time.description)
+    }
+    return json.finish()
+  }
+
+  /// Reads one journal line (without its LF).
+  public init(jsonLine line: UnsafeBufferPointer<UInt8>) throws(JournalFormatError) {
+    var fields = RecordFields()
+    do {
+      try readJSONObject(line) { key, value throws(JSONLineError) in
+        fields.set(key, value)
+      }
+    } catch {
+      throw JournalFormatError(reason: error.reason)
+    }
+    self = try fields.record()
+  }
+}
+
+/// A journal line that is not a record this broker understands.
+public struct JournalFormatError: Error, Equatable, Sendable {
+  public var reason: String
+}
+
+/// The fields of a record as read, before they are checked.
+private struct RecordFields {
+  var type: String?
+  var id: String?
+  var room: String?
+  var to: String?
+  var from: String?
+  var at: String?
+  var created: String?
+  var due: String?
+  var text: String?
+  var nextID: String?
+  var version: Int64?
+
+  mutating func set(_ key: String, _ value: JSONScalar) {
+    switch (key, value) {
+    case ("type", .string(let string)): type = string
+    case ("id", .string(let string)): id = string
+    case ("room", .string(let string)): room = string
+    case ("to", .string(let string)): to = string
+    case ("from", .string(let string)): from = string
+    case ("at", .string(let string)): at = string
+    case ("created", .string(let string)): created = string
+    case ("due", .string(let string)): due = string
+    case ("text", .string(let string)): text = string
+    case ("next_id", .string(let string)): nextID = string
+    case ("version", .integer(let number)): version = number
+    default: break  // Unknown fields are kept for later versions, not errors.
+    }
+  }
+
+  func record() throws(JournalFormatError) -> JournalRecord {
+    switch type {
+    case "journal":
+      guard let version, version <= JournalRecord.formatVersion else {
+        throw JournalFormatError(reason: "journal format version \(version ?? 0) is not supported")
+      }
+      return .header(nextID: try messageID(nextID, "next_id"))
+    case "room":
+      guard let room, let name = RoomName(room) else { throw missing("room") }
+      return .room(name, created: try time(at, "at"))
+    case "message":
+      let message = StoredMessage(
+        id: try messageID(id, "id"), time: try time(at, "at"), author: try string(from, "from"),
+        text: try string(text, "text"))
+      return .message(message, target: try target())
+    case "schedule":
+      let pending = PendingMessage(
+        id: try messageID(id, "id"), target: try target(), author: try string(from, "from"),
+        created: try time(created, "created"), due: try time(due, "due"),
+        text: try string(text, "text"))
+      return .schedule(pending)
+    case "cancel":
+      return .cancel(try messageID(id, "id"), at: try time(at, "at"))
+    case "delivery":
+      return .delivery(try messageID(id, "id"), at: try time(at, "at"))
+    default:
+      throw JournalFormatError(
+        reason: "unknown record type \(type.map { "\"\($0)\"" } ?? "(none)")")
+    }
+  }
+
+  private func missing(_ field: String) -> JournalFormatError {
+    JournalFormatError(reason: "field \"\(field)\" is missing or invalid")
+  }
+
+  private func string(_ value: String?, _ field: String) throws(JournalFormatError) -> String {
+    guard let value else { throw missing(field) }
+    return value
+  }
+
+  private func messageID(_ value: String?, _ field: String) throws(JournalFormatError) -> MessageID
+  {
+    guard let value, let id = MessageID(value), id != .none else { throw missing(field) }
+    return id
+  }
+
+  private func time(_ value: String?, _ field: String) throws(JournalFormatError) -> Timestamp {
+    guard let value, let time = Timestamp(rfc3339: value) else { throw missing(field) }
+    return time
+  }
+
+  private func target() throws(JournalFormatError) -> Target {
+    guard let to, let target = Target(to) else { throw missing("to") }
+    return target
+  }
+}

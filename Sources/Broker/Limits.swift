@@ -1,0 +1,21 @@
+import LineProtocol
+
+/// The limits of PROTOCOL.md section 9. Each is an option of chatbroker.
+public struct Limits: Sendable, Equatable {
+  /// Longest request line, LF excluded.
+  public var lineBytes = 4096
+  /// Messages kept per conversation; older ones are dropped.
+  public var historyPerConversation = 10_000
+  /// The most lines one `HISTORY` returns; larger `<n>` are clamped.
+  public var historyRequest = 1000
+  /// Pending scheduled messages per user.
+  public var pendingPerUser = 1000
+  /// How far ahead a message may be scheduled.
+  public var horizonMilliseconds = WhenParser.defaultHorizonMilliseconds
+  /// Sessions (connections) per user.
+  public var sessionsPerUser = 64
+  /// Unsent output a connection may have before it is dropped.
+  public var outputBytesPerConnection = 8 * 1024 * 1024
+
+  public init() {}
+}

@@ -1,0 +1,86 @@
+import Glibc
+
+/// The listening Unix socket when chatbroker binds it itself (without
+/// systemd's socket activation).
+public enum Listener {
+  /// Binds and listens on `path`, creating its directory (0755) if needed.
+  /// A socket file left behind by a dead broker is replaced; one that a live
+  /// broker answers on is not: that is an error naming the path.
+  public static func bind(path: String, mode: mode_t = 0o666) throws(SystemError) -> Int32 {
+    guard path.utf8.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path) else {
+      throw SystemError("bind", errno: ENAMETOOLONG, subject: path)
+    }
+    try createParentDirectory(of: path)
+    try removeStaleSocket(path)
+    let fd = try systemCall("socket") {
+      socket(AF_UNIX, streamSocketType | Int32(SOCK_NONBLOCK.rawValue), 0)
+    }
+    do throws(SystemError) {
+      _ = try withAddress(path) { pointer, length throws(SystemError) in
+        try systemCall("bind", subject: path) { Glibc.bind(fd, pointer, length) }
+      }
+      // The socket's mode decides who may connect: every local user by default.
+      try systemCall("chmod", subject: path) { chmod(path, mode) }
+      try systemCall("listen", subject: path) { listen(fd, SOMAXCONN) }
+    } catch {
+      close(fd)
+      throw error
+    }
+    return fd
+  }
+
+  /// `SOCK_STREAM | SOCK_CLOEXEC`: no descriptor leaks into child processes.
+  static let streamSocketType = Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue)
+
+  /// Whether a broker answers on `path` right now.
+  public static func isLive(_ path: String) -> Bool {
+    let fd = socket(AF_UNIX, streamSocketType, 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    let connected = try? withAddress(path) { pointer, length throws(SystemError) in
+      try systemCall("connect", subject: path) { connect(fd, pointer, length) }
+    }
+    return connected != nil
+  }
+
+  private static func removeStaleSocket(_ path: String) throws(SystemError) {
+    var status = stat()
+    guard lstat(path, &status) == 0 else { return }
+    guard status.st_mode & S_IFMT == S_IFSOCK else {
+      throw SystemError("bind", errno: EEXIST, subject: "\(path) (not a socket)")
+    }
+    if isLive(path) {
+      throw SystemError(
+        "bind", errno: EADDRINUSE, subject: "\(path) (another broker answers there)")
+    }
+    try systemCall("unlink", subject: path) { unlink(path) }
+  }
+
+  private static func createParentDirectory(of path: String) throws(SystemError) {
+    guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return }
+    let directory = String(path[..<slash])
+    var status = stat()
+    if stat(directory, &status) == 0 { return }
+    try createParentDirectory(of: directory)
+    if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+      throw SystemError("mkdir", subject: directory)
+    }
+  }
+
+  static func withAddress<T>(
+    _ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) throws(SystemError) -> T
+  ) throws(SystemError) -> T {
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+      for (index, byte) in path.utf8.prefix(buffer.count - 1).enumerated() {
+        buffer[index] = byte
+      }
+    }
+    return try withUnsafePointer(to: &address) { pointer throws(SystemError) in
+      try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { rebound throws(SystemError) in
+        try body(rebound, socklen_t(MemoryLayout<sockaddr_un>.size))
+      }
+    }
+  }
+}

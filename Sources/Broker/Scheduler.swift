@@ -1,0 +1,114 @@
+import LineProtocol
+
+/// Pending scheduled messages: a binary min-heap ordered by due instant, then
+/// id, beside a table by id. One timer serves them all: the engine arms it for
+/// ``earliestDue``. A cancelled message leaves a stale heap entry behind,
+/// which is skipped when it reaches the top (cheaper than a heap delete).
+struct Scheduler {
+  private struct Entry: Comparable {
+    var due: Int64
+    var id: UInt64
+
+    static func < (lhs: Entry, rhs: Entry) -> Bool {
+      (lhs.due, lhs.id) < (rhs.due, rhs.id)
+    }
+  }
+
+  private var heap: [Entry] = []
+  private(set) var pending: [MessageID: PendingMessage] = [:]
+  private var idsByAuthor: [String: Set<MessageID>] = [:]
+
+  var count: Int { pending.count }
+
+  func count(by author: String) -> Int {
+    idsByAuthor[author]?.count ?? 0
+  }
+
+  /// The caller's own pending messages, by due instant then id.
+  func messages(by author: String) -> [PendingMessage] {
+    (idsByAuthor[author] ?? []).compactMap { pending[$0] }.sorted {
+      ($0.due, $0.id) < ($1.due, $1.id)
+    }
+  }
+
+  mutating func insert(_ message: PendingMessage) {
+    pending[message.id] = message
+    idsByAuthor[message.author, default: []].insert(message.id)
+    heap.append(Entry(due: message.due.milliseconds, id: message.id.value))
+    siftUp(heap.count - 1)
+  }
+
+  @discardableResult
+  mutating func remove(_ id: MessageID) -> PendingMessage? {
+    guard let message = pending.removeValue(forKey: id) else { return nil }
+    idsByAuthor[message.author]?.remove(id)
+    if idsByAuthor[message.author]?.isEmpty == true { idsByAuthor[message.author] = nil }
+    return message
+  }
+
+  /// The due instant of the next message, skipping cancelled entries.
+  mutating func earliestDue() -> Timestamp? {
+    discardStaleTop()
+    return heap.first.map { Timestamp(milliseconds: $0.due) }
+  }
+
+  /// Takes up to `limit` messages due at `now` off the heap, in due order.
+  /// They stay pending until their delivery is applied with ``remove(_:)``;
+  /// if it cannot be, ``restore(_:)`` puts them back.
+  mutating func popDue(now: Timestamp, atMost limit: Int) -> [PendingMessage] {
+    var due: [PendingMessage] = []
+    while due.count < limit {
+      discardStaleTop()
+      guard let top = heap.first, top.due <= now.milliseconds,
+        let message = pending[MessageID(value: top.id)]
+      else { break }
+      popTop()
+      due.append(message)
+    }
+    return due
+  }
+
+  mutating func restore(_ messages: [PendingMessage]) {
+    for message in messages {
+      heap.append(Entry(due: message.due.milliseconds, id: message.id.value))
+      siftUp(heap.count - 1)
+    }
+  }
+
+  private mutating func discardStaleTop() {
+    while let top = heap.first {
+      let message = pending[MessageID(value: top.id)]
+      if let message, message.due.milliseconds == top.due { return }
+      popTop()
+    }
+  }
+
+  private mutating func popTop() {
+    heap.swapAt(0, heap.count - 1)
+    heap.removeLast()
+    if !heap.isEmpty { siftDown(0) }
+  }
+
+  private mutating func siftUp(_ start: Int) {
+    var child = start
+    while child > 0 {
+      let parent = (child - 1) / 2
+      guard heap[child] < heap[parent] else { return }
+      heap.swapAt(child, parent)
+      child = parent
+    }
+  }
+
+  private mutating func siftDown(_ start: Int) {
+    var parent = start
+    while true {
+      let left = 2 * parent + 1
+      guard left < heap.count else { return }
+      var smallest = left
+      if left + 1 < heap.count && heap[left + 1] < heap[left] { smallest = left + 1 }
+      guard heap[smallest] < heap[parent] else { return }
+      heap.swapAt(smallest, parent)
+      parent = smallest
+    }
+  }
+}

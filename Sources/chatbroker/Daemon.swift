@@ -1,0 +1,180 @@
+import Broker
+import Dispatch
+import Foundation
+import Glibc
+import LineProtocol
+
+/// The start-up sequence, signals and shutdown of the daemon. Exit codes are
+/// from sysexits(3).
+final class Daemon: @unchecked Sendable {
+  enum ExitCode {
+    static let dataError: Int32 = 65
+    static let cannotCreate: Int32 = 73
+    static let ioError: Int32 = 74
+    static let temporaryFailure: Int32 = 75
+    static let configuration: Int32 = 78
+  }
+
+  let options: Options
+  let log: Logger
+  let queue = DispatchQueue(label: "chatbroker.engine")
+  private var signalSources: [DispatchSourceSignal] = []
+  private var boundSocketPath: String?
+  private var watchdog: DispatchSourceTimer?
+
+  init(options: Options) {
+    self.options = options
+    log = Logger.standardError(minimumLevel: options.verbose ? .debug : .info)
+  }
+
+  func run() -> Never {
+    signal(SIGPIPE, SIG_IGN)
+    let environment = ProcessInfo.processInfo.environment
+    let stateDirectory = Paths.stateDirectory(
+      option: options.stateDirectory, environment: environment)
+    log.info(
+      "starting",
+      [
+        "version": chatbrokerVersion, "pid": "\(getpid())", "state_dir": stateDirectory,
+        "sync": options.sync ? "on" : "off",
+      ])
+
+    let clock = SystemClock()
+    let journal = openJournal(stateDirectory)
+    let users = SystemUsers()
+    let engine = Engine(
+      limits: options.limits, clock: clock, users: users, journal: journal, log: log)
+    replay(journal, into: engine, now: clock.now)
+
+    let sockets = listeningSockets(environment)
+    var serverOptions = Server.Options()
+    serverOptions.limits = options.limits
+    serverOptions.syncJournal = options.sync
+    let server = Server(
+      queue: queue, engine: engine, journal: journal, users: users, options: serverOptions,
+      log: log)
+    let status = StatusReporter(queue: queue) {
+      "\(server.connectionCount) connections, \(engine.roomCount) rooms, \(engine.pendingCount) pending"
+    }
+    server.onStatusChange = { status.changed() }
+    queue.sync {
+      for socket in sockets { server.listen(on: socket.fd) }
+      engine.finishReplay()
+      status.changed()
+    }
+    handleSignals(server)
+    startWatchdog()
+    Systemd.notify("READY=1")
+    for socket in sockets {
+      log.info("listening", ["socket": socket.name, "fd": "\(socket.fd)"])
+    }
+    dispatchMain()
+  }
+
+  private func openJournal(_ directory: String) -> FileJournal {
+    createParents(of: directory)
+    do {
+      return try FileJournal(directory: directory)
+    } catch {
+      let isLocked = if case .locked = error { true } else { false }
+      fail(error.description, status: isLocked ? ExitCode.temporaryFailure : ExitCode.cannotCreate)
+    }
+  }
+
+  private func replay(_ journal: FileJournal, into engine: Engine, now: Timestamp) {
+    let started = DispatchTime.now()
+    let report: JournalLoadReport
+    do {
+      report = try journal.load(repair: options.repair, now: now) { engine.replay($0) }
+    } catch {
+      if case .corrupt = error { fail(error.description, status: ExitCode.dataError) }
+      fail(error.description, status: ExitCode.ioError)
+    }
+    if report.tornBytesDropped > 0 {
+      log.warning(
+        "journal ended in an incomplete record, cut off",
+        ["path": journal.path, "bytes_dropped": "\(report.tornBytesDropped)"])
+    }
+    if let aside = report.damagedPath {
+      log.warning(
+        "journal repaired: damaged lines set aside",
+        ["path": journal.path, "lines": "\(report.damagedLines)", "aside": aside])
+    }
+    let milliseconds =
+      Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
+    log.info(
+      "journal replayed",
+      [
+        "path": journal.path, "records": "\(report.records)", "bytes": "\(report.bytes)",
+        "rooms": "\(engine.roomCount)", "pending": "\(engine.pendingCount)",
+        "ms": String(format: "%.1f", milliseconds),
+      ])
+  }
+
+  /// systemd's sockets when socket-activated, else our own bound socket.
+  private func listeningSockets(_ environment: [String: String]) -> [(fd: Int32, name: String)] {
+    do {
+      let passed = try Systemd.passedSockets()
+      if !passed.isEmpty { return passed }
+    } catch {
+      fail(error.description, status: ExitCode.configuration)
+    }
+    let path = Paths.socket(option: options.socketPath, environment: environment)
+    do {
+      let fd = try Listener.bind(path: path, mode: options.socketMode)
+      boundSocketPath = path
+      return [(fd, path)]
+    } catch {
+      let status = error.errno == EADDRINUSE ? ExitCode.temporaryFailure : ExitCode.cannotCreate
+      fail("cannot listen on \(path): \(error)", status: status)
+    }
+  }
+
+  private func handleSignals(_ server: Server) {
+    for number in [SIGTERM, SIGINT] {
+      signal(number, SIG_IGN)
+      let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+      source.setEventHandler { [self] in
+        log.info("shutting down", ["signal": number == SIGTERM ? "TERM" : "INT"])
+        Systemd.notify("STOPPING=1")
+        server.shutdown { [self] in
+          if let path = boundSocketPath { unlink(path) }
+          log.info("stopped")
+          exit(0)
+        }
+      }
+      source.resume()
+      signalSources.append(source)
+    }
+  }
+
+  /// Pings systemd's watchdog from the engine's queue, so a stuck engine
+  /// stops pinging and gets restarted.
+  private func startWatchdog() {
+    guard let interval = Systemd.watchdogInterval() else { return }
+    let timer = DispatchSource.makeTimerSource(queue: queue)
+    let half: DispatchTimeInterval
+    if case .microseconds(let value) = interval {
+      half = .microseconds(value / 2)
+    } else {
+      half = .seconds(1)
+    }
+    timer.schedule(deadline: .now(), repeating: half)
+    timer.setEventHandler { Systemd.notify("WATCHDOG=1") }
+    timer.resume()
+    watchdog = timer
+  }
+
+  private func createParents(of directory: String) {
+    var path = ""
+    for component in directory.split(separator: "/").dropLast() {
+      path += "/" + component
+      mkdir(path, 0o755)
+    }
+  }
+
+  private func fail(_ message: String, status: Int32) -> Never {
+    FileHandle.standardError.write(Data("chatbroker: \(message)\n".utf8))
+    exit(status)
+  }
+}

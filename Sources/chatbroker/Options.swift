@@ -1,0 +1,118 @@
+import Broker
+import Foundation
+import LineProtocol
+
+/// The command line of chatbroker. The usage text is the man page's SYNOPSIS.
+struct Options {
+  var socketPath: String?
+  var socketMode: mode_t = 0o666
+  var stateDirectory: String?
+  var sync = true
+  var repair = false
+  var verbose = false
+  var limits = Limits()
+
+  static let usage = """
+    usage: chatbroker [-hV] [--socket path] [--socket-mode mode] [--state-dir dir]
+                      [--no-sync] [--repair] [--verbose] [--max-line-bytes n]
+                      [--history-per-conversation n] [--history-request n]
+                      [--pending-per-user n] [--horizon-days n]
+                      [--sessions-per-user n] [--output-limit bytes]
+    """
+
+  static let help = """
+    chatbroker \(chatbrokerVersion): chat for the people who share this host
+
+    \(usage)
+
+      --socket path        Unix socket to listen on (env CHATBROKER_SOCKET); ignored
+                           when systemd passes sockets
+      --socket-mode mode   octal mode of a socket bound here (default 0666)
+      --state-dir dir      where the journal lives (env STATE_DIRECTORY)
+      --no-sync            do not fdatasync the journal (throwaway state only)
+      --repair             keep every readable journal record, set damaged ones aside
+      --verbose            log debug events too
+      --max-line-bytes n   longest request line (default 4096)
+      --history-per-conversation n  messages kept per conversation (default 10000)
+      --history-request n  most lines one HISTORY returns (default 1000)
+      --pending-per-user n scheduled messages per user (default 1000)
+      --horizon-days n     how far ahead SAYAT may schedule (default 366)
+      --sessions-per-user n  connections per user (default 64)
+      --output-limit bytes unsent output before a client is dropped (default 8388608)
+      -h, --help           show this help
+      -V, --version        show the version
+
+    See chatbroker(8) for the daemon and chatbroker(7) for the protocol.
+    """
+
+  enum Outcome {
+    case run(Options)
+    case exit(message: String, status: Int32)
+  }
+
+  static func parse(_ arguments: [String]) -> Outcome {
+    var options = Options()
+    var index = 0
+    func value(_ name: String) -> String? {
+      index += 1
+      return index < arguments.count ? arguments[index] : nil
+    }
+    while index < arguments.count {
+      var argument = arguments[index]
+      var inline: String?
+      if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+        inline = String(argument[argument.index(after: equals)...])
+        argument = String(argument[..<equals])
+      }
+      let next = { inline ?? value(argument) }
+      switch argument {
+      case "-h", "--help": return .exit(message: help, status: 0)
+      case "-V", "--version": return .exit(message: "chatbroker \(chatbrokerVersion)", status: 0)
+      case "--socket":
+        guard let path = next(), !path.isEmpty else { return missing(argument) }
+        options.socketPath = path
+      case "--socket-mode":
+        guard let text = next(), let mode = mode_t(text, radix: 8), mode <= 0o777 else {
+          return bad(argument, "an octal mode such as 0660")
+        }
+        options.socketMode = mode
+      case "--state-dir":
+        guard let path = next(), !path.isEmpty else { return missing(argument) }
+        options.stateDirectory = path
+      case "--no-sync": options.sync = false
+      case "--repair": options.repair = true
+      case "--verbose", "-v": options.verbose = true
+      case "--max-line-bytes", "--history-per-conversation", "--history-request",
+        "--pending-per-user", "--horizon-days", "--sessions-per-user", "--output-limit":
+        guard let text = next(), let number = Int(text), number > 0 else {
+          return bad(argument, "a whole number from 1")
+        }
+        options.setLimit(argument, number)
+      default:
+        return .exit(message: "chatbroker: unknown option \(argument)\n\(usage)", status: 64)
+      }
+      index += 1
+    }
+    return .run(options)
+  }
+
+  private mutating func setLimit(_ name: String, _ number: Int) {
+    switch name {
+    case "--max-line-bytes": limits.lineBytes = number
+    case "--history-per-conversation": limits.historyPerConversation = number
+    case "--history-request": limits.historyRequest = number
+    case "--pending-per-user": limits.pendingPerUser = number
+    case "--horizon-days": limits.horizonMilliseconds = Int64(min(number, 100_000)) * 86_400_000
+    case "--sessions-per-user": limits.sessionsPerUser = number
+    default: limits.outputBytesPerConnection = number
+    }
+  }
+
+  private static func missing(_ option: String) -> Outcome {
+    .exit(message: "chatbroker: \(option) needs a value\n\(usage)", status: 64)
+  }
+
+  private static func bad(_ option: String, _ expected: String) -> Outcome {
+    .exit(message: "chatbroker: \(option) needs \(expected)\n\(usage)", status: 64)
+  }
+}

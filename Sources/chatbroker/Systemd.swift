@@ -1,0 +1,101 @@
+import CSystemd
+import Dispatch
+import Glibc
+
+/// What chatbroker uses of systemd, through libsystemd itself: sockets passed
+/// by socket activation, and `sd_notify` for readiness, status and watchdog.
+/// Without systemd every call here is a cheap no-op.
+enum Systemd {
+  struct PassedSocketError: Error, CustomStringConvertible {
+    let description: String
+  }
+
+  /// The listening sockets systemd passed (`LISTEN_FDS`), checked to be
+  /// listening `AF_UNIX` stream sockets; empty when not socket-activated.
+  static func passedSockets() throws(PassedSocketError) -> [(fd: Int32, name: String)] {
+    var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+    let count = sd_listen_fds_with_names(1, &names)
+    guard count > 0 else {
+      if count < 0 {
+        throw PassedSocketError(
+          description:
+            "cannot read the sockets systemd passed: \(String(cString: strerror(-count)))")
+      }
+      return []
+    }
+    defer {
+      for index in 0..<Int(count) { free(names?[index]) }
+      free(names)
+    }
+    var sockets: [(Int32, String)] = []
+    for index in 0..<count {
+      let fd = SD_LISTEN_FDS_START + index
+      let name = names?[Int(index)].map { String(cString: $0) } ?? "unknown"
+      guard sd_is_socket_unix(fd, Int32(SOCK_STREAM.rawValue), 1, nil, 0) > 0 else {
+        throw PassedSocketError(
+          description:
+            "the socket systemd passed as \(name) (fd \(fd)) is not a listening AF_UNIX stream socket; fix ListenStream= in chatbroker.socket"
+        )
+      }
+      let flags = fcntl(fd, F_GETFL)
+      _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+      _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+      sockets.append((fd, name))
+    }
+    return sockets
+  }
+
+  static func notify(_ state: String) {
+    _ = sd_notify(0, state)
+  }
+
+  /// The watchdog interval systemd expects pings within, if it set one.
+  static func watchdogInterval() -> DispatchTimeInterval? {
+    var microseconds: UInt64 = 0
+    guard sd_watchdog_enabled(0, &microseconds) > 0, microseconds > 0 else { return nil }
+    return .microseconds(Int(microseconds))
+  }
+}
+
+/// Sends `STATUS=` to systemd when the counts change, at most once a second.
+final class StatusReporter {
+  private let queue: DispatchQueue
+  private let status: () -> String
+  private var lastSent = ""
+  private var scheduled = false
+  private var lastTime = DispatchTime(uptimeNanoseconds: 0)
+
+  init(queue: DispatchQueue, status: @escaping () -> String) {
+    self.queue = queue
+    self.status = status
+  }
+
+  func changed() {
+    guard !scheduled else { return }
+    let earliest = lastTime + .seconds(1)
+    if DispatchTime.now() >= earliest {
+      send()
+    } else {
+      scheduled = true
+      let reporter = UncheckedBox(self)
+      queue.asyncAfter(deadline: earliest) {
+        reporter.value.scheduled = false
+        reporter.value.send()
+      }
+    }
+  }
+
+  private func send() {
+    let text = status()
+    guard text != lastSent else { return }
+    lastSent = text
+    lastTime = .now()
+    Systemd.notify("STATUS=\(text)")
+  }
+}
+
+/// Carries a queue-confined object into a Dispatch closure on that queue.
+struct UncheckedBox<Value>: @unchecked Sendable {
+  let value: Value
+  init(_ value: Value) { self.value = value }
+}
