@@ -36,6 +36,7 @@ let package = Package(
     .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol"]),
     .testTarget(name: "BrokerTests", dependencies: ["Broker", "LineProtocol"]),
     // Depends on the executables so `swift test` builds the binaries it runs.
-    .testTarget(name: "ChatshTests", dependencies: ["ChatClient", "LineProtocol", "chatsh"]),
+    .testTarget(
+      name: "ChatshTests", dependencies: ["ChatClient", "LineProtocol", "chatsh", "chatbroker"]),
   ]
 )

@@ -149,7 +149,9 @@ public final class BrokerConnection {
   ) {
     var events = Int16(POLLIN)
     if pendingOutput > 0 && !writeShutDown { events |= Int16(POLLOUT) }
-    var fds = [pollfd(fd: fd, events: readClosed ? 0 : events, revents: 0)]
+    // Once the broker has closed, poll would report POLLHUP at once forever:
+    // leave the socket out (a negative descriptor is skipped).
+    var fds = [pollfd(fd: readClosed ? -1 : fd, events: events, revents: 0)]
     for descriptor in extra {
       fds.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0))
     }

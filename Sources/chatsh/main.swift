@@ -7,6 +7,11 @@ import LineProtocol
 #endif
 
 setlocale(LC_ALL, "")
+// A parent may hand down blocked signals (Foundation's Process does, from a
+// Dispatch thread); chatsh must still end on SIGTERM and SIGINT.
+var noSignals = sigset_t()
+sigemptyset(&noSignals)
+sigprocmask(SIG_SETMASK, &noSignals, nil)
 signal(SIGPIPE, SIG_IGN)
 
 let environment = ProcessInfo.processInfo.environment
