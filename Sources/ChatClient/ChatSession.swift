@@ -184,7 +184,8 @@ public final class ChatSession {
       guard count > 0 else { return usage("/history [N], N from 1 to 1000") }
       let target = model.current.name
       let anchor = model.current.oldestMessageID.map { " BEFORE " + $0 } ?? ""
-      request("HISTORY \(target) \(min(count, 1000))\(anchor)", .history(target: target, shown: true))
+      request(
+        "HISTORY \(target) \(min(count, 1000))\(anchor)", .history(target: target, shown: true))
     case "/who", "/names":
       let room = arguments.first ?? model.current.name
       guard RoomName(room) != nil else { return usage("/who #room") }
@@ -322,7 +323,9 @@ public final class ChatSession {
         model.knownRooms.insert(name)
         lines.append("\(name)  \(members) \(members == 1 ? "person" : "people")")
       }
-      notice(lines.isEmpty ? "there are no rooms yet; /join #name creates one" : lines.joined(separator: "\n"))
+      notice(
+        lines.isEmpty
+          ? "there are no rooms yet; /join #name creates one" : lines.joined(separator: "\n"))
     case .scheduled(let shown):
       let items = data.compactMap { line -> ScheduledMessage? in
         if case .sched(let item) = line { return item }

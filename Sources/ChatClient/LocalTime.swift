@@ -41,7 +41,8 @@ public struct LocalClock: Sendable {
 
   public func local(_ time: Timestamp) -> LocalTime {
     let date = Date(timeIntervalSince1970: Double(time.milliseconds) / 1000)
-    let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .weekday], from: date)
+    let parts = calendar.dateComponents(
+      [.year, .month, .day, .hour, .minute, .weekday], from: date)
     let year = parts.year ?? 1970
     let month = parts.month ?? 1
     let day = parts.day ?? 1

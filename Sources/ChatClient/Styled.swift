@@ -62,7 +62,8 @@ struct StyledText {
     var styles = [Style](repeating: base, count: characters.count)
     var index = 0
     while index < characters.count {
-      let atWordStart = index == 0 || characters[index - 1].isWhitespace
+      let atWordStart =
+        index == 0 || characters[index - 1].isWhitespace
         || "([{<\"'".contains(characters[index - 1])
       guard atWordStart else {
         index += 1

@@ -77,7 +77,8 @@ public struct TranscriptRenderer {
     let label = " \(title) "
     let rest = max(width - 1 - TextWidth.of(label), 2)
     let left = rest / 2
-    let line = String(repeating: "─", count: left) + label
+    let line =
+      String(repeating: "─", count: left) + label
       + String(repeating: "─", count: rest - left)
     return Row([Segment(" ", .plain), Segment(line, .separator)])
   }

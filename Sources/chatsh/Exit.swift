@@ -20,7 +20,9 @@ func writeAll(_ fd: Int32, _ text: String) -> Bool {
   var bytes = Array(text.utf8)
   var offset = 0
   while offset < bytes.count {
-    let count = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+    let count = bytes.withUnsafeMutableBytes {
+      write(fd, $0.baseAddress! + offset, $0.count - offset)
+    }
     if count > 0 {
       offset += count
     } else if count < 0 && errno == EINTR {

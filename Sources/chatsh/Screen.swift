@@ -88,7 +88,8 @@ final class Screen {
     let width = self.width
     if let fill {
       attrset(attributes(fill))
-      mvhline(Int32(y), 0, chtype(UInt8(ascii: " ")) | chtype(UInt32(attributes(fill))), Int32(width))
+      mvhline(
+        Int32(y), 0, chtype(UInt8(ascii: " ")) | chtype(UInt32(attributes(fill))), Int32(width))
     }
     for segment in row.segments {
       let room = width - x

@@ -263,7 +263,8 @@ struct ScriptMode {
     var printed: [String] = []
     try simple([request]) { line in
       if case .hist(let message) = line {
-        printed.append(json ? OutputFormat.json(message) : OutputFormat.plain(message, color: color))
+        printed.append(
+          json ? OutputFormat.json(message) : OutputFormat.plain(message, color: color))
       }
     }
     for line in printed { out.line(line) }

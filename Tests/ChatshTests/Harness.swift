@@ -9,7 +9,8 @@ import Testing
 /// executable (`.build/debug/` or the scratch path's `debug/`).
 enum Binaries {
   static let directory: URL = {
-    let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+    let exe =
+      (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
       ?? CommandLine.arguments[0]
     var url = URL(fileURLWithPath: exe).deletingLastPathComponent()
     for _ in 0..<6 {
@@ -145,7 +146,8 @@ final class BrokerFixture {
   func chatsh(_ arguments: String..., input: String = "", environment: [String: String] = [:])
     throws -> Run
   {
-    try run(Binaries.chatsh, ["--socket", socket] + arguments, input: input, environment: environment)
+    try run(
+      Binaries.chatsh, ["--socket", socket] + arguments, input: input, environment: environment)
   }
 }
 

@@ -10,7 +10,10 @@ import Testing
   }
 
   @Test(arguments: [
-    (["say", "#ops", "hello", "-n", "x"], Command.say(target: "#ops", at: nil, text: ["hello", "-n", "x"])),
+    (
+      ["say", "#ops", "hello", "-n", "x"],
+      Command.say(target: "#ops", at: nil, text: ["hello", "-n", "x"])
+    ),
     (["say", "#ops"], .say(target: "#ops", at: nil, text: nil)),
     (["say", "--at", "18:00", "#ops", "go"], .say(target: "#ops", at: "18:00", text: ["go"])),
     (["say", "--at=+10m", "@bob", "hi"], .say(target: "@bob", at: "+10m", text: ["hi"])),

@@ -30,7 +30,8 @@ private func message(_ user: String, _ text: String, at time: Timestamp, id: Str
     #expect(utc.relative(monday18, now: monday18 + 30_000) == "just now")
     #expect(utc.relative(monday18, now: monday18 + 2 * minute) == "2m")
     #expect(utc.relative(monday18, now: monday18 + 185 * minute) == "3h")
-    #expect(utc.relative(monday18 + 4 * minute, now: monday18 + 24 * 60 * minute) == "yesterday 18:04")
+    #expect(
+      utc.relative(monday18 + 4 * minute, now: monday18 + 24 * 60 * minute) == "yesterday 18:04")
     #expect(utc.relative(monday18, now: monday18 + 3 * 24 * 60 * minute) == "Mon 18:00")
     #expect(utc.relative(monday18, now: monday18 + 30 * 24 * 60 * minute) == "30 Nov 18:00")
   }

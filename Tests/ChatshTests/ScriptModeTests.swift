@@ -33,9 +33,10 @@ import Testing
     let said = try broker.chatsh("say", "#b", input: "\u{1B}[31mred\u{1B}[0m\r\nlast")
     #expect(said.status == 0, "\(said.err)")
     let history = try broker.chatsh("history", "#b")
-    #expect(history.out.split(separator: "\n").map { $0.split(separator: "\t").last ?? "" } == [
-      "red", "last",
-    ])
+    #expect(
+      history.out.split(separator: "\n").map { $0.split(separator: "\t").last ?? "" } == [
+        "red", "last",
+      ])
   }
 
   @Test func scheduleListAndCancel() throws {

@@ -18,8 +18,14 @@ import Testing
   }
 
   @Test(arguments: [
-    ("HELLO 1.0.0 alice :welcome", ServerLine.hello(version: "1.0.0", user: "alice", text: "welcome")),
-    ("OK SAY 8f3k2 2026-11-30T17:55:01.204Z", .ok(verb: "SAY", words: ["8f3k2", "2026-11-30T17:55:01.204Z"])),
+    (
+      "HELLO 1.0.0 alice :welcome",
+      ServerLine.hello(version: "1.0.0", user: "alice", text: "welcome")
+    ),
+    (
+      "OK SAY 8f3k2 2026-11-30T17:55:01.204Z",
+      .ok(verb: "SAY", words: ["8f3k2", "2026-11-30T17:55:01.204Z"])
+    ),
     ("OK QUIT", .ok(verb: "QUIT", words: [])),
     ("ERR CANCEL NOSUCHMSG :no such", .err(verb: "CANCEL", code: "NOSUCHMSG", text: "no such")),
     ("ERR - UNKNOWN :what? :x", .err(verb: "-", code: "UNKNOWN", text: "what? :x")),
