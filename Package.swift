@@ -27,10 +27,16 @@ let package = Package(
     .systemLibrary(name: "CNcurses", providers: [.apt(["libncurses-dev"])]),
     .target(name: "Broker", dependencies: ["LineProtocol", "CShims"]),
     .executableTarget(name: "chatbroker", dependencies: ["Broker", "CSystemd"]),
-    .executableTarget(name: "chatsh", dependencies: ["LineProtocol", "CNcurses"]),
+    // chatsh's logic (options, protocol client, rendering, line editing) lives
+    // in ChatClient so tests can reach it; the executable keeps the terminal.
+    .target(name: "ChatClient", dependencies: ["LineProtocol"]),
+    .executableTarget(
+      name: "chatsh", dependencies: ["ChatClient", "LineProtocol", "CNcurses"]),
     .executableTarget(name: "chatbench", dependencies: ["LineProtocol", "CShims"]),
     .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol"]),
     // The integration tests start the real binaries, so they depend on them.
     .testTarget(name: "BrokerTests", dependencies: ["Broker", "LineProtocol", "chatbroker"]),
+    .testTarget(
+      name: "ChatshTests", dependencies: ["ChatClient", "LineProtocol", "chatsh", "chatbroker"]),
   ]
 )

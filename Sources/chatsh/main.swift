@@ -1,1 +1,57 @@
-print("chatsh")
+import ChatClient
+import Foundation
+import LineProtocol
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+setlocale(LC_ALL, "")
+// A parent may hand down blocked signals (Foundation's Process does, from a
+// Dispatch thread); chatsh must still end on SIGTERM and SIGINT.
+var noSignals = sigset_t()
+sigemptyset(&noSignals)
+sigprocmask(SIG_SETMASK, &noSignals, nil)
+signal(SIGPIPE, SIG_IGN)
+
+let environment = ProcessInfo.processInfo.environment
+let invocation: Invocation
+do {
+  invocation = try OptionParser.parse(Array(CommandLine.arguments.dropFirst()))
+} catch {
+  complain(error.message)
+  if let command = error.command {
+    // Only the usage line; the whole text is one `--help` away.
+    let usage = Usage.command(command).split(separator: "\n").first.map(String.init) ?? ""
+    writeAll(2, usage + "\n(see chatsh \(command) --help)\n")
+  } else {
+    writeAll(2, Usage.synopsis + "\n")
+  }
+  exit(ExitStatus.usage.rawValue)
+}
+
+let socketPath = SocketPath.resolve(option: invocation.socket, environment: environment)
+
+switch invocation.command {
+case .help(let command):
+  writeAll(1, Usage.command(command ?? "") + "\n")
+case .version:
+  writeAll(1, "chatsh \(chatbrokerVersion) (protocol \(protocolVersion))\n")
+case .interactive(let targets):
+  guard isatty(0) == 1 && isatty(1) == 1 else {
+    complain("the chat screen needs a terminal; in scripts use a command such as say or tail")
+    writeAll(2, Usage.synopsis + "\n")
+    exit(ExitStatus.usage.rawValue)
+  }
+  exit(runInteractive(socketPath: socketPath, targets: targets, environment: environment).rawValue)
+default:
+  let noColor = !(environment["NO_COLOR"] ?? "").isEmpty
+  let color: Bool
+  switch invocation.color {
+  case .always: color = true
+  case .never: color = false
+  case .auto: color = isatty(1) == 1 && !noColor
+  }
+  var script = ScriptMode(socketPath: socketPath, color: color)
+  exit(script.run(invocation.command).rawValue)
+}

@@ -1,0 +1,220 @@
+import Foundation
+import LineProtocol
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Why talking to the broker failed; every case maps to exit status 69.
+public enum ConnectionError: Error, Equatable, CustomStringConvertible {
+  /// `connect(2)` failed: nobody listens on `path`, or we may not.
+  case cannotConnect(path: String, errno: Int32)
+  /// The broker did not answer within the time allowed.
+  case timeout(path: String, seconds: Int)
+  /// The broker closed the connection before the expected reply.
+  case closed(path: String, detail: String)
+  /// A system call failed.
+  case system(call: String, errno: Int32)
+
+  public var description: String {
+    switch self {
+    case .cannotConnect(let path, let code):
+      var text = "no broker answers at \(path): \(errorText(code))"
+      if code == EACCES {
+        text += "\n(the socket's owner, group and mode decide who may connect;"
+        text += " ask the administrator to let you in)"
+      } else {
+        text += "\nstart one with: chatbroker --socket \(shellQuoted(path)) &"
+        text += "\n(or use --socket PATH or CHATBROKER_SOCKET to name another socket)"
+      }
+      return text
+    case .timeout(let path, let seconds):
+      return "the broker at \(path) did not answer within \(seconds) seconds"
+    case .closed(let path, let detail):
+      return "the broker at \(path) closed the connection\(detail.isEmpty ? "" : ": " + detail)"
+    case .system(let call, let code):
+      return "\(call): \(errorText(code))"
+    }
+  }
+}
+
+func errorText(_ code: Int32) -> String {
+  String(cString: strerror(code))
+}
+
+func shellQuoted(_ text: String) -> String {
+  let safe = text.unicodeScalars.allSatisfy {
+    ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
+      || "/._-+:@%".unicodeScalars.contains($0)
+  }
+  return safe ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+}
+
+/// One connection to the broker over its Unix socket: a non-blocking
+/// descriptor, an output queue flushed when the socket can take it, and a
+/// ``LineFramer`` for what comes back. It never blocks except in ``wait``.
+public final class BrokerConnection {
+  public let path: String
+  public let fd: Int32
+  private var framer = LineFramer(maximumLineBytes: 1 << 20)
+  private var outbox: [UInt8] = []
+  private var outboxStart = 0
+  private var writeShutdownRequested = false
+  private var writeShutDown = false
+  /// The broker closed its side; lines still buffered can be read.
+  public private(set) var readClosed = false
+
+  /// Connects to the socket at `path`.
+  public init(path: String) throws(ConnectionError) {
+    self.path = path
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { throw .system(call: "socket", errno: errno) }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    let pathBytes = Array(path.utf8)
+    let capacity = MemoryLayout.size(ofValue: address.sun_path)
+    guard pathBytes.count < capacity else {
+      close(fd)
+      throw .cannotConnect(path: path, errno: ENAMETOOLONG)
+    }
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+      raw.copyBytes(from: pathBytes)
+      raw[pathBytes.count] = 0
+    }
+    let result = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+      }
+    }
+    guard result == 0 else {
+      let code = errno
+      close(fd)
+      throw .cannotConnect(path: path, errno: code)
+    }
+    let flags = fcntl(fd, F_GETFL)
+    _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+    self.fd = fd
+  }
+
+  deinit {
+    close(fd)
+  }
+
+  /// Queues one request line (an LF is added).
+  public func send(_ line: String) {
+    outbox.append(contentsOf: line.utf8)
+    outbox.append(UInt8(ascii: "\n"))
+  }
+
+  /// Bytes queued and not yet written.
+  public var pendingOutput: Int { outbox.count - outboxStart }
+
+  /// Half-closes the connection once everything queued is written: the
+  /// broker then answers what it has and closes (PROTOCOL.md section 1).
+  public func shutdownWriteWhenFlushed() {
+    writeShutdownRequested = true
+    flushIfPossible()
+  }
+
+  /// The next complete line already received, without waiting.
+  public func bufferedLine() -> ServerLine? {
+    while let frame = framer.next() {
+      if case .line(let line) = frame { return ServerLine(parsing: line) }
+    }
+    if readClosed, let frame = framer.finish(), case .line(let line) = frame {
+      return ServerLine(parsing: line)
+    }
+    return nil
+  }
+
+  /// The next line from the broker, waiting at most `timeoutSeconds` of
+  /// silence (`nil`: forever); `nil` when the broker has closed.
+  public func nextLine(timeoutSeconds: Int?) throws(ConnectionError) -> ServerLine? {
+    while true {
+      if let line = bufferedLine() { return line }
+      if readClosed { return nil }
+      let timeout = timeoutSeconds.map { Int32($0 * 1000) } ?? -1
+      let (_, progressed) = try wait(extra: [], timeoutMilliseconds: timeout)
+      if !progressed, let timeoutSeconds {
+        throw .timeout(path: path, seconds: timeoutSeconds)
+      }
+    }
+  }
+
+  /// One poll(2) round over the socket and `extra` descriptors (for
+  /// reading): reads what the socket has, writes what it can take. Returns
+  /// the `revents` of `extra` and whether anything happened at all.
+  public func wait(extra: [Int32], timeoutMilliseconds: Int32) throws(ConnectionError) -> (
+    [Int16], Bool
+  ) {
+    var events = Int16(POLLIN)
+    if pendingOutput > 0 && !writeShutDown { events |= Int16(POLLOUT) }
+    // Once the broker has closed, poll would report POLLHUP at once forever:
+    // leave the socket out (a negative descriptor is skipped).
+    var fds = [pollfd(fd: readClosed ? -1 : fd, events: events, revents: 0)]
+    for descriptor in extra {
+      fds.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0))
+    }
+    let count = poll(&fds, nfds_t(fds.count), timeoutMilliseconds)
+    if count < 0 {
+      if errno == EINTR { return (fds.dropFirst().map { _ in 0 }, true) }
+      throw .system(call: "poll", errno: errno)
+    }
+    let socketEvents = fds[0].revents
+    if socketEvents & Int16(POLLOUT) != 0 { flushIfPossible() }
+    if socketEvents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { try readAvailable() }
+    return (fds.dropFirst().map(\.revents), count > 0)
+  }
+
+  /// Writes as much of the queue as the socket takes now.
+  public func flushIfPossible() {
+    while pendingOutput > 0 && !writeShutDown {
+      let written = outbox.withUnsafeBytes { raw in
+        Glibc.send(fd, raw.baseAddress! + outboxStart, pendingOutput, Int32(MSG_NOSIGNAL))
+      }
+      if written > 0 {
+        outboxStart += written
+      } else if written < 0 && errno == EINTR {
+        continue
+      } else {
+        // EAGAIN: wait for POLLOUT. EPIPE: the broker is gone; reading will say why.
+        if written < 0 && errno != EAGAIN && errno != EWOULDBLOCK {
+          outbox.removeAll()
+          outboxStart = 0
+        }
+        break
+      }
+    }
+    if pendingOutput == 0 {
+      outbox.removeAll(keepingCapacity: true)
+      outboxStart = 0
+      if writeShutdownRequested && !writeShutDown {
+        shutdown(fd, Int32(SHUT_WR))
+        writeShutDown = true
+      }
+    }
+  }
+
+  private func readAvailable() throws(ConnectionError) {
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+      if count > 0 {
+        buffer.withUnsafeBytes { framer.append(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+        if count < buffer.count { return }
+      } else if count == 0 {
+        readClosed = true
+        return
+      } else if errno == EINTR {
+        continue
+      } else if errno == EAGAIN || errno == EWOULDBLOCK {
+        return
+      } else if errno == ECONNRESET {
+        readClosed = true
+        return
+      } else {
+        throw .system(call: "read", errno: errno)
+      }
+    }
+  }
+}

@@ -1,0 +1,126 @@
+import LineProtocol
+
+/// One open conversation: a room or a direct conversation with `@user`.
+public final class Conversation {
+  public let name: String
+  public private(set) var entries: [Entry] = []
+  private var messageIDs: Set<String> = []
+  public var members: Set<String> = []
+  public var unread = 0
+  public var mentioned = false
+  /// Rows scrolled back from the bottom (PageUp), 0 = following.
+  public var scroll = 0
+
+  public init(name: String) {
+    self.name = name
+  }
+
+  public var isRoom: Bool { name.hasPrefix("#") }
+
+  /// The oldest message shown, the anchor for loading earlier history.
+  public var oldestMessageID: String? {
+    for entry in entries {
+      if case .message(let message) = entry { return message.id }
+    }
+    return nil
+  }
+
+  /// Appends a message unless it is already here; `false` if it was.
+  @discardableResult
+  public func append(_ message: ChatMessage) -> Bool {
+    guard messageIDs.insert(message.id).inserted else { return false }
+    entries.append(.message(message))
+    return true
+  }
+
+  /// History arrives after JOIN, so live messages may already be here: it
+  /// goes before them, without duplicates, in the broker's order.
+  public func prepend(history: [ChatMessage]) {
+    let fresh = history.filter { messageIDs.insert($0.id).inserted }
+    entries.insert(contentsOf: fresh.map(Entry.message), at: 0)
+  }
+
+  public func notice(_ text: String, time: Timestamp, isError: Bool = false) {
+    entries.append(.notice(text, time: time, isError: isError))
+  }
+}
+
+/// The state of the chat screen: the open conversations, which one is shown,
+/// what is known about rooms, users and pending scheduled messages.
+public final class ChatModel {
+  public var me: String
+  public private(set) var conversations: [Conversation] = []
+  public private(set) var currentIndex: Int?
+  /// Shown when no conversation is open.
+  public let home = Conversation(name: "chatsh")
+  /// Ids of my scheduled messages still pending.
+  public var pending: Set<String> = []
+  public var knownRooms: Set<String> = []
+  public var knownUsers: Set<String> = []
+
+  public init(me: String) {
+    self.me = me
+  }
+
+  public var current: Conversation { currentIndex.map { conversations[$0] } ?? home }
+
+  public func find(_ name: String) -> Conversation? {
+    conversations.first { $0.name == name }
+  }
+
+  /// The conversation named `name`, opened at the end if needed.
+  @discardableResult
+  public func open(_ name: String) -> Conversation {
+    if let existing = find(name) { return existing }
+    let conversation = Conversation(name: name)
+    conversations.append(conversation)
+    if name.hasPrefix("#") { knownRooms.insert(name) }
+    if currentIndex == nil { currentIndex = conversations.count - 1 }
+    return conversation
+  }
+
+  public func close(_ name: String) {
+    guard let index = conversations.firstIndex(where: { $0.name == name }) else { return }
+    conversations.remove(at: index)
+    if conversations.isEmpty {
+      currentIndex = nil
+    } else if let current = currentIndex, current >= index {
+      currentIndex = max(current - 1, 0)
+    }
+  }
+
+  public func switchTo(_ name: String) -> Bool {
+    guard let index = conversations.firstIndex(where: { $0.name == name }) else { return false }
+    switchTo(index: index)
+    return true
+  }
+
+  public func switchTo(index: Int) {
+    guard conversations.indices.contains(index) else { return }
+    currentIndex = index
+    conversations[index].unread = 0
+    conversations[index].mentioned = false
+  }
+
+  /// A live message: stored, counted as unread unless shown. Returns
+  /// whether it mentions me (and is new, and not mine).
+  public func receive(_ message: ChatMessage) -> Bool {
+    knownUsers.insert(message.user)
+    if message.user == me { pending.remove(message.id) }
+    let conversation = open(message.target)
+    guard conversation.append(message) else { return false }
+    let mentionsMe = message.user != me && StyledText.mentions(message.text, me: me)
+    if conversation !== current {
+      conversation.unread += 1
+      if mentionsMe { conversation.mentioned = true }
+    }
+    return mentionsMe
+  }
+
+  /// Conversations in the order Alt-1..9 reach them, with unread counts.
+  public var otherUnread: [(name: String, unread: Int, mentioned: Bool)] {
+    conversations.filter { $0 !== current && $0.unread > 0 }.map {
+      ($0.name, $0.unread, $0.mentioned)
+    }
+  }
+}

@@ -1,0 +1,393 @@
+import Foundation
+import LineProtocol
+
+/// A request sent and awaiting its reply. Replies come in request order, so
+/// a queue pairs them up.
+enum PendingRequest: Equatable {
+  case join(String)
+  case part(String)
+  case say(target: String, text: String)
+  case sayAt(target: String, text: String)
+  case history(target: String, shown: Bool)
+  case who(room: String, shown: Bool)
+  case rooms
+  case scheduled(shown: Bool)
+  case cancel(String)
+}
+
+/// The chat screen's behaviour without the terminal: turns typed lines into
+/// requests and broker lines into changes of the ``ChatModel``. The
+/// terminal layer feeds it and draws the model.
+public final class ChatSession {
+  public let model: ChatModel
+  public var clock: LocalClock
+  public var now: () -> Timestamp
+  /// Queues a request line for the broker.
+  public var send: (String) -> Void = { _ in }
+  /// Rings the terminal bell.
+  public var bell: () -> Void = {}
+  /// Called when the set of open conversations changes (to remember them).
+  public var conversationsChanged: ([String]) -> Void = { _ in }
+  public private(set) var quitRequested = false
+  public private(set) var connected = true
+  private var pending: [PendingRequest] = []
+  private var replyData: [ServerLine] = []
+
+  public static let historyCount = 50
+
+  public static let commands: [(name: String, syntax: String, summary: String)] = [
+    ("/join", "/join #room", "join a room (created if needed) and show it"),
+    ("/part", "/part [#room]", "leave the room shown, or the one named"),
+    ("/switch", "/switch #room|@user|N", "show another conversation (also Alt-1..9)"),
+    ("/msg", "/msg @user|#room text", "send to someone or somewhere else"),
+    ("/at", "/at WHEN text", "send later: 18:00 (your clock), +10m, 2026-12-24T18:00Z"),
+    ("/later", "/later DURATION text", "send after 90s, 10m, 1h30m, 1d"),
+    ("/scheduled", "/scheduled", "your messages waiting to be sent"),
+    ("/cancel", "/cancel ID", "cancel one of them"),
+    ("/history", "/history [N]", "load N earlier messages (default 50)"),
+    ("/who", "/who [#room]", "who is in the room"),
+    ("/rooms", "/rooms", "all rooms and how many are in each"),
+    ("/help", "/help", "this list"),
+    ("/quit", "/quit", "leave chatsh (also Ctrl-C, Ctrl-D)"),
+  ]
+
+  public init(model: ChatModel, clock: LocalClock, now: @escaping () -> Timestamp) {
+    self.model = model
+    self.clock = clock
+    self.now = now
+  }
+
+  // MARK: - Start
+
+  /// Opens the conversations: rooms are joined (with members and latest
+  /// history), direct conversations just show their history.
+  public func start(targets: [String]) {
+    for target in targets { open(target, show: false) }
+    if let first = targets.first { _ = model.switchTo(Target(first)?.description ?? first) }
+    request("SCHEDULED", .scheduled(shown: false))
+    if targets.isEmpty {
+      model.home.notice(
+        "Welcome to chatsh, \(model.me). Join a room with /join #general, "
+          + "or talk to someone with /msg @name hello. /help lists all commands.",
+        time: now())
+    }
+  }
+
+  private func open(_ name: String, show: Bool) {
+    guard let target = Target(name) else {
+      error("'\(name)' is not a room or user: use #room (a-z 0-9 . _ -) or @user")
+      return
+    }
+    let name = target.description
+    let isNew = model.find(name) == nil
+    model.open(name)
+    if show { _ = model.switchTo(name) }
+    guard isNew else { return }
+    if case .room = target {
+      request("JOIN " + name, .join(name))
+      request("WHO " + name, .who(room: name, shown: false))
+    }
+    request("HISTORY \(name) \(Self.historyCount)", .history(target: name, shown: false))
+    conversationsChanged(model.conversations.map(\.name))
+  }
+
+  private func request(_ line: String, _ kind: PendingRequest) {
+    guard connected else {
+      error("not connected to the broker; /quit and start chatsh again")
+      return
+    }
+    pending.append(kind)
+    send(line)
+  }
+
+  // MARK: - Input
+
+  /// A line typed and sent with Enter.
+  public func submit(_ input: String) {
+    let line = input.trimmingSpaces
+    guard !line.isEmpty else { return }
+    if line.hasPrefix("/") && !line.hasPrefix("//") {
+      command(String(line))
+    } else {
+      say(String(line.hasPrefix("//") ? line.dropFirst() : line), to: nil)
+    }
+  }
+
+  private func say(_ text: String, to target: String?) {
+    guard let target = target ?? (model.currentIndex == nil ? nil : model.current.name) else {
+      error("join a room first (/join #general) or write to someone (/msg @name text)")
+      return
+    }
+    request("SAY \(target) :\(text)", .say(target: target, text: text))
+  }
+
+  private func command(_ line: String) {
+    let words = line.split(separator: " ", maxSplits: 1)
+    let name = words[0].lowercased()
+    let rest = words.count > 1 ? String(words[1]).trimmingSpaces : ""
+    let arguments = rest.split(separator: " ").map(String.init)
+    switch name {
+    case "/join", "/j":
+      guard arguments.count == 1, RoomName(arguments[0]) != nil else {
+        return usage("/join #room (# then a-z 0-9 . _ -)")
+      }
+      open(arguments[0], show: true)
+    case "/part", "/leave", "/close":
+      let target = arguments.first ?? (model.currentIndex == nil ? "" : model.current.name)
+      let name = Target(target)?.description ?? target
+      guard model.find(name) != nil else { return error("\(target) is not open") }
+      if name.hasPrefix("#") {
+        request("PART " + name, .part(name))
+      } else {
+        model.close(name)
+        conversationsChanged(model.conversations.map(\.name))
+      }
+    case "/switch", "/s":
+      guard let word = arguments.first else { return usage("/switch #room, @user or a number") }
+      if let number = Int(word) {
+        guard model.conversations.indices.contains(number - 1) else {
+          return error("there is no conversation number \(number)")
+        }
+        model.switchTo(index: number - 1)
+      } else if !model.switchTo(Target(word)?.description ?? word) {
+        if word.hasPrefix("@") {
+          open(word, show: true)
+        } else {
+          error("\(word) is not open; /join \(word) to join it")
+        }
+      }
+    case "/msg", "/m":
+      let parts = rest.split(separator: " ", maxSplits: 1)
+      guard parts.count == 2, let target = Target(parts[0]) else {
+        return usage("/msg @user text (or /msg #room text)")
+      }
+      open(target.description, show: true)
+      say(String(parts[1]), to: target.description)
+    case "/at", "/later":
+      let parts = rest.split(separator: " ", maxSplits: 1)
+      guard parts.count == 2 else {
+        return usage(name == "/at" ? "/at WHEN text, e.g. /at 18:00 deploy now" : "/later 10m text")
+      }
+      var when = String(parts[0])
+      if name == "/later" && !when.hasPrefix("+") { when = "+" + when }
+      schedule(String(parts[1]), when: when)
+    case "/scheduled":
+      request("SCHEDULED", .scheduled(shown: true))
+    case "/cancel":
+      guard arguments.count == 1, MessageID(arguments[0]) != nil else {
+        return usage("/cancel ID (see /scheduled)")
+      }
+      request("CANCEL " + arguments[0], .cancel(arguments[0]))
+    case "/history":
+      guard model.currentIndex != nil else { return error("no conversation is open") }
+      let count = arguments.first.flatMap { Int($0) } ?? Self.historyCount
+      guard count > 0 else { return usage("/history [N], N from 1 to 1000") }
+      let target = model.current.name
+      let anchor = model.current.oldestMessageID.map { " BEFORE " + $0 } ?? ""
+      request(
+        "HISTORY \(target) \(min(count, 1000))\(anchor)", .history(target: target, shown: true))
+    case "/who", "/names":
+      let room = arguments.first ?? model.current.name
+      guard RoomName(room) != nil else { return usage("/who #room") }
+      request("WHO " + room, .who(room: RoomName(room)!.description, shown: true))
+    case "/rooms", "/list":
+      request("ROOMS", .rooms)
+    case "/help", "/h", "/?":
+      let width = Self.commands.map { $0.syntax.count }.max() ?? 0
+      let lines = Self.commands.map {
+        $0.syntax + String(repeating: " ", count: width - $0.syntax.count + 2) + $0.summary
+      }
+      notice(
+        (["Type to talk in the conversation shown; Enter sends."] + lines + [
+          "Keys: PageUp/PageDown scroll, Alt-1..9 switch, Tab completes, Up/Down recall.",
+          "Start a line with // to send a line starting with /.",
+        ]).joined(separator: "\n"))
+    case "/quit", "/exit", "/q":
+      quitRequested = true
+    default:
+      error("unknown command \(name); /help lists them")
+    }
+  }
+
+  private func schedule(_ text: String, when: String) {
+    guard model.currentIndex != nil else {
+      return error("join a room first; scheduled messages go to the conversation shown")
+    }
+    let due: Timestamp
+    do {
+      due = try WhenParser.resolve(when, now: now(), timeZone: clock.timeZone)
+    } catch {
+      return self.error(error.text)
+    }
+    let target = model.current.name
+    request("SAYAT \(target) \(due) :\(text)", .sayAt(target: target, text: text))
+  }
+
+  private func usage(_ text: String) { error("usage: " + text) }
+
+  private func error(_ text: String) {
+    model.current.notice(text, time: now(), isError: true)
+  }
+
+  private func notice(_ text: String) {
+    model.current.notice(text, time: now())
+  }
+
+  // MARK: - Broker lines
+
+  public func handle(_ line: ServerLine) {
+    switch line {
+    case .msg(let message):
+      if model.receive(message) { bell() }
+    case .join(let room, let user):
+      guard let conversation = model.find(room) else { return }
+      conversation.members.insert(user)
+      model.knownUsers.insert(user)
+      conversation.notice("\(user) joined", time: now())
+    case .part(let room, let user):
+      guard let conversation = model.find(room) else { return }
+      conversation.members.remove(user)
+      conversation.notice("\(user) left", time: now())
+    case .bye(let text):
+      connected = false
+      error("the broker closed the connection: \(text). /quit and start chatsh again")
+    case .hello, .unknown:
+      break
+    case .ok, .err:
+      guard !pending.isEmpty else { return }
+      let request = pending.removeFirst()
+      let data = replyData
+      replyData = []
+      finish(request, line, data)
+    default:
+      replyData.append(line)
+    }
+  }
+
+  /// The connection ended without BYE.
+  public func connectionLost() {
+    guard connected else { return }
+    connected = false
+    error("lost the connection to the broker. /quit and start chatsh again")
+  }
+
+  private func finish(_ request: PendingRequest, _ reply: ServerLine, _ data: [ServerLine]) {
+    if case .err(_, let code, let text) = reply {
+      failed(request, code: code, text: text)
+      return
+    }
+    guard case .ok(_, let words) = reply else { return }
+    let time = now()
+    switch request {
+    case .join:
+      break
+    case .part(let room):
+      model.close(room)
+      conversationsChanged(model.conversations.map(\.name))
+    case .say(let target, let text):
+      guard words.count >= 2, let sent = parseTimestamp(words[1]) else { return }
+      model.open(target).append(
+        ChatMessage(
+          target: target, id: words[0], timeText: words[1], time: sent, user: model.me,
+          text: text))
+    case .sayAt(let target, _):
+      guard words.count >= 2, let due = parseTimestamp(words[1]) else { return }
+      model.pending.insert(words[0])
+      (model.find(target) ?? model.current).notice(
+        "scheduled for \(clock.shortDateTime(due, now: time)) as \(words[0]) "
+          + "(/scheduled lists, /cancel \(words[0]) cancels)", time: time)
+    case .history(let target, let shown):
+      let messages = data.compactMap { line -> ChatMessage? in
+        if case .hist(let message) = line { return message }
+        return nil
+      }
+      for message in messages { model.knownUsers.insert(message.user) }
+      guard let conversation = model.find(target) else { return }
+      conversation.prepend(history: messages)
+      if shown && messages.isEmpty { conversation.notice("no earlier messages", time: time) }
+    case .who(let room, let shown):
+      let users = data.compactMap { line -> String? in
+        if case .member(_, let user) = line { return user }
+        return nil
+      }
+      model.knownUsers.formUnion(users)
+      if let conversation = model.find(room) { conversation.members = Set(users) }
+      if shown {
+        notice(
+          users.isEmpty
+            ? "nobody is in \(room)" : "in \(room): " + users.joined(separator: ", "))
+      }
+    case .rooms:
+      var lines: [String] = []
+      for case .room(let name, let members) in data {
+        model.knownRooms.insert(name)
+        lines.append("\(name)  \(members) \(members == 1 ? "person" : "people")")
+      }
+      notice(
+        lines.isEmpty
+          ? "there are no rooms yet; /join #name creates one" : lines.joined(separator: "\n"))
+    case .scheduled(let shown):
+      let items = data.compactMap { line -> ScheduledMessage? in
+        if case .sched(let item) = line { return item }
+        return nil
+      }
+      model.pending = Set(items.map(\.id))
+      guard shown else { return }
+      guard !items.isEmpty else { return notice("no messages are waiting to be sent") }
+      notice(scheduledTable(items, now: time))
+    case .cancel(let id):
+      model.pending.remove(id)
+      notice("cancelled \(id)")
+    }
+  }
+
+  private func failed(_ request: PendingRequest, code: String, text: String) {
+    switch request {
+    case .join(let room):
+      model.close(room)
+      conversationsChanged(model.conversations.map(\.name))
+      error("could not join \(room): \(text)")
+    case .say(let target, let message), .sayAt(let target, let message):
+      let short = message.count > 40 ? message.prefix(40) + "…" : Substring(message)
+      (model.find(target) ?? model.current).notice(
+        "not sent to \(target): “\(short)”: \(text)", time: now(), isError: true)
+    case .cancel(let id):
+      error("could not cancel \(id): \(text)")
+    default:
+      error(text)
+    }
+  }
+
+  /// Pending messages as a table, times in the user's zone.
+  func scheduledTable(_ items: [ScheduledMessage], now: Timestamp) -> String {
+    var rows = [["ID", "DUE", "CREATED", "TO", "TEXT"]]
+    for item in items {
+      rows.append([
+        item.id, clock.shortDateTime(item.due, now: now),
+        clock.shortDateTime(item.created, now: now), item.target, item.text,
+      ])
+    }
+    var widths = [Int](repeating: 0, count: 4)
+    for row in rows {
+      for column in 0..<4 { widths[column] = max(widths[column], TextWidth.of(row[column])) }
+    }
+    return rows.map { row in
+      (0..<4).map { row[$0] + String(repeating: " ", count: widths[$0] - TextWidth.of(row[$0])) }
+        .joined(separator: "  ") + "  " + row[4]
+    }.joined(separator: "\n")
+  }
+
+  // MARK: - Completion
+
+  /// Candidates for Tab, by what the word before the cursor starts with.
+  public func completions(for word: String, isFirst: Bool) -> [String] {
+    if isFirst && word.hasPrefix("/") { return Self.commands.map(\.name) }
+    let rooms = model.knownRooms.union(model.conversations.map(\.name).filter { $0.hasPrefix("#") })
+    let users = model.knownUsers.union(model.current.members).subtracting([model.me])
+    if word.hasPrefix("#") { return Array(rooms) }
+    if word.hasPrefix("@") {
+      return users.map { "@" + $0 } + model.conversations.map(\.name).filter { $0.hasPrefix("@") }
+    }
+    return Array(users)
+  }
+}

@@ -1,0 +1,178 @@
+/// The input line: a buffer of characters with a cursor, Emacs-style kill
+/// commands, a history of sent lines and Tab completion. No terminal here:
+/// the screen asks it what to show.
+public struct LineEditor: Equatable, Sendable {
+  public private(set) var characters: [Character] = []
+  /// Index in `characters` before which typing inserts.
+  public private(set) var cursor = 0
+  public private(set) var history: [String] = []
+  private var historyIndex: Int?
+  private var draft: [Character] = []
+  public static let historyLimit = 500
+
+  public init() {}
+
+  public var text: String { String(characters) }
+
+  public mutating func insert(_ text: String) {
+    for character in text where !(character.asciiValue.map { $0 < 0x20 || $0 == 0x7F } ?? false) {
+      characters.insert(character, at: cursor)
+      cursor += 1
+    }
+  }
+
+  public mutating func moveLeft() { cursor = max(cursor - 1, 0) }
+  public mutating func moveRight() { cursor = min(cursor + 1, characters.count) }
+  public mutating func moveHome() { cursor = 0 }
+  public mutating func moveEnd() { cursor = characters.count }
+
+  public mutating func moveWordLeft() {
+    while cursor > 0 && characters[cursor - 1].isWhitespace { cursor -= 1 }
+    while cursor > 0 && !characters[cursor - 1].isWhitespace { cursor -= 1 }
+  }
+
+  public mutating func moveWordRight() {
+    while cursor < characters.count && characters[cursor].isWhitespace { cursor += 1 }
+    while cursor < characters.count && !characters[cursor].isWhitespace { cursor += 1 }
+  }
+
+  public mutating func backspace() {
+    guard cursor > 0 else { return }
+    characters.remove(at: cursor - 1)
+    cursor -= 1
+  }
+
+  public mutating func deleteForward() {
+    guard cursor < characters.count else { return }
+    characters.remove(at: cursor)
+  }
+
+  /// Ctrl-U: delete from the start of the line to the cursor.
+  public mutating func killToStart() {
+    characters.removeSubrange(0..<cursor)
+    cursor = 0
+  }
+
+  /// Ctrl-K: delete from the cursor to the end of the line.
+  public mutating func killToEnd() {
+    characters.removeSubrange(cursor...)
+  }
+
+  /// Ctrl-W: delete the word before the cursor (and spaces after it).
+  public mutating func killWordBack() {
+    let end = cursor
+    moveWordLeft()
+    characters.removeSubrange(cursor..<end)
+  }
+
+  /// Enter: the line, remembered in the history; the editor is emptied.
+  public mutating func submit() -> String {
+    let line = text
+    if !line.trimmingSpaces.isEmpty && history.last != line {
+      history.append(line)
+      if history.count > Self.historyLimit { history.removeFirst() }
+    }
+    characters = []
+    cursor = 0
+    historyIndex = nil
+    draft = []
+    return line
+  }
+
+  /// Up: the previous line of the history (the draft is kept).
+  public mutating func historyPrevious() {
+    guard !history.isEmpty else { return }
+    let index: Int
+    if let current = historyIndex {
+      index = max(current - 1, 0)
+    } else {
+      draft = characters
+      index = history.count - 1
+    }
+    historyIndex = index
+    characters = Array(history[index])
+    cursor = characters.count
+  }
+
+  /// Down: the next line of the history, and at its end the draft.
+  public mutating func historyNext() {
+    guard let current = historyIndex else { return }
+    if current + 1 < history.count {
+      historyIndex = current + 1
+      characters = Array(history[current + 1])
+    } else {
+      historyIndex = nil
+      characters = draft
+    }
+    cursor = characters.count
+  }
+
+  /// The word before the cursor, and whether it is the first on the line.
+  public var wordBeforeCursor: (word: String, isFirst: Bool) {
+    var start = cursor
+    while start > 0 && !characters[start - 1].isWhitespace { start -= 1 }
+    let isFirst = characters[0..<start].allSatisfy(\.isWhitespace)
+    return (String(characters[start..<cursor]), isFirst)
+  }
+
+  /// Tab: completes the word before the cursor from `candidates`: the only
+  /// match and a space, or the longest common prefix of several. Returns
+  /// the matches, so several can be shown.
+  @discardableResult
+  public mutating func complete(from candidates: [String]) -> [String] {
+    let (word, _) = wordBeforeCursor
+    let lowered = word.lowercased()
+    let matches = Array(Set(candidates.filter { $0.lowercased().hasPrefix(lowered) })).sorted()
+    guard let first = matches.first else { return [] }
+    var common = Array(first)
+    for match in matches.dropFirst() {
+      let other = Array(match)
+      var length = 0
+      while length < min(common.count, other.count)
+        && String(common[length]).lowercased() == String(other[length]).lowercased()
+      {
+        length += 1
+      }
+      common = Array(common[0..<length])
+    }
+    guard common.count >= word.count else { return matches }
+    characters.removeSubrange((cursor - word.count)..<cursor)
+    cursor -= word.count
+    var replacement = String(common)
+    if matches.count == 1 { replacement += " " }
+    insert(replacement)
+    return matches
+  }
+
+  /// What to show in `width` columns: the visible part of the line and the
+  /// cursor's column in it, scrolled so the cursor is always visible.
+  public func visible(width: Int) -> (text: String, cursorColumn: Int) {
+    let width = max(width, 2)
+    let widths = characters.map { TextWidth.of($0) }
+    var start = 0
+    var beforeCursor = widths[0..<cursor].reduce(0, +)
+    // Keep the cursor in view with a little context on its left.
+    while beforeCursor > width - 1 && start < cursor {
+      beforeCursor -= widths[start]
+      start += 1
+    }
+    var shown = ""
+    var used = 0
+    var index = start
+    while index < characters.count && used + widths[index] <= width {
+      shown.append(characters[index])
+      used += widths[index]
+      index += 1
+    }
+    return (shown, beforeCursor)
+  }
+}
+
+extension String {
+  var trimmingSpaces: Substring {
+    var result = self[...]
+    while result.first?.isWhitespace == true { result.removeFirst() }
+    while result.last?.isWhitespace == true { result.removeLast() }
+    return result
+  }
+}

@@ -1,0 +1,250 @@
+import LineProtocol
+
+/// When to colour script output.
+public enum ColorMode: String, Equatable, Sendable {
+  case auto
+  case always
+  case never
+}
+
+/// What the command line asks for.
+public enum Command: Equatable, Sendable {
+  /// The full-screen chat, joining these rooms (or last time's).
+  case interactive(targets: [String])
+  /// `text == nil`: each line of standard input is one message.
+  case say(target: String, at: String?, text: [String]?)
+  case history(target: String, count: Int?, json: Bool)
+  case tail(targets: [String], count: Int, json: Bool)
+  case scheduled(json: Bool)
+  case cancel(id: String)
+  case rooms(json: Bool)
+  case who(room: String, json: Bool)
+  case help(command: String?)
+  case version
+}
+
+/// A parsed command line.
+public struct Invocation: Equatable, Sendable {
+  public var socket: String?
+  public var color: ColorMode = .auto
+  public var command: Command
+}
+
+/// A command line that cannot be run; exit status 64.
+public struct UsageError: Error, Equatable, CustomStringConvertible {
+  public var message: String
+  /// The command whose usage to show after the message.
+  public var command: String?
+
+  public init(_ message: String, command: String? = nil) {
+    self.message = message
+    self.command = command
+  }
+
+  public var description: String { message }
+}
+
+/// Parses chatsh's arguments (without the program name).
+public enum OptionParser {
+  public static let commands = ["say", "history", "tail", "scheduled", "cancel", "rooms", "who"]
+
+  public static func parse(_ arguments: [String]) throws(UsageError) -> Invocation {
+    var invocation = Invocation(socket: nil, command: .interactive(targets: []))
+    var scanner = ArgumentScanner(arguments)
+    var command: String?
+    var positional: [String] = []
+    var json = false
+    var count: Int?
+    var at: String?
+    var help = false
+
+    while let argument = scanner.next() {
+      // Options are read until the first positional word of `say` (its text
+      // may start with "-") or after "--".
+      if scanner.optionsEnded || (command == "say" && !positional.isEmpty) {
+        positional.append(argument)
+        continue
+      }
+      switch argument {
+      case "--":
+        scanner.optionsEnded = true
+      case "-h", "--help":
+        help = true
+      case "-V", "--version":
+        guard command == nil else {
+          throw UsageError("--version goes before the command", command: command)
+        }
+        invocation.command = .version
+        return invocation
+      case "--json":
+        json = true
+      case "-s", "--socket":
+        invocation.socket = try scanner.value(for: argument)
+      case "-n", "--count":
+        let value = try scanner.value(for: argument)
+        guard let number = Int(value), number >= 0 else {
+          throw UsageError("\(argument) needs a whole number, not '\(value)'", command: command)
+        }
+        count = number
+      case "--at":
+        at = try scanner.value(for: argument)
+      case "--color", "--colour":
+        let value = try scanner.value(for: argument)
+        guard let mode = ColorMode(rawValue: value) else {
+          throw UsageError("--color takes auto, always or never, not '\(value)'")
+        }
+        invocation.color = mode
+      default:
+        if let (name, value) = splitLongOption(argument) {
+          scanner.pushBack([name, value])
+          continue
+        }
+        if argument.hasPrefix("-n"), argument.count > 2 {
+          scanner.pushBack(["-n", String(argument.dropFirst(2))])
+          continue
+        }
+        if argument.hasPrefix("-"), argument.count > 1 {
+          throw UsageError("unknown option '\(argument)'", command: command)
+        }
+        if command == nil && positional.isEmpty && commands.contains(argument) {
+          command = argument
+        } else if command == nil && positional.isEmpty && argument == "help" {
+          command = "help"
+        } else {
+          positional.append(argument)
+        }
+      }
+    }
+
+    if help || command == "help" {
+      let topic = command == "help" ? positional.first : command
+      if let topic, !commands.contains(topic) {
+        throw UsageError("no such command '\(topic)'")
+      }
+      invocation.command = .help(command: topic)
+      return invocation
+    }
+    invocation.command = try build(
+      command: command, positional: positional, json: json, count: count, at: at)
+    return invocation
+  }
+
+  private static func build(
+    command: String?, positional: [String], json: Bool, count: Int?, at: String?
+  ) throws(UsageError) -> Command {
+    func reject(_ flag: Bool, _ name: String) throws(UsageError) {
+      if flag { throw UsageError("\(name) does not apply here", command: command) }
+    }
+    func arguments(_ range: ClosedRange<Int>, _ what: String) throws(UsageError) {
+      if positional.count < range.lowerBound {
+        throw UsageError("missing \(what)", command: command)
+      }
+      if positional.count > range.upperBound {
+        let extra = positional[range.upperBound]
+        throw UsageError("unexpected argument '\(extra)'", command: command)
+      }
+    }
+    if command != nil && command != "say" { try reject(at != nil, "--at") }
+    switch command {
+    case nil:
+      try reject(json, "--json")
+      try reject(count != nil, "-n")
+      try reject(at != nil, "--at")
+      for target in positional { _ = try checkedTarget(target, command: nil) }
+      return .interactive(targets: positional)
+    case "say":
+      try reject(json, "--json")
+      try reject(count != nil, "-n")
+      guard let target = positional.first else {
+        throw UsageError("missing TARGET (a #room or @user)", command: command)
+      }
+      _ = try checkedTarget(target, command: command)
+      let text = positional.count > 1 ? Array(positional.dropFirst()) : nil
+      if at != nil && text == nil {
+        throw UsageError("say --at needs the TEXT on the command line", command: command)
+      }
+      return .say(target: target, at: at, text: text)
+    case "history":
+      try arguments(1...1, "TARGET (a #room or @user)")
+      _ = try checkedTarget(positional[0], command: command)
+      if let count, count < 1 { throw UsageError("-n must be at least 1", command: command) }
+      return .history(target: positional[0], count: count, json: json)
+    case "tail":
+      guard !positional.isEmpty else {
+        throw UsageError("missing TARGET (one or more #rooms or @users)", command: command)
+      }
+      for target in positional { _ = try checkedTarget(target, command: command) }
+      return .tail(targets: positional, count: count ?? 0, json: json)
+    case "scheduled":
+      try reject(count != nil, "-n")
+      try arguments(0...0, "")
+      return .scheduled(json: json)
+    case "cancel":
+      try reject(json, "--json")
+      try reject(count != nil, "-n")
+      try arguments(1...1, "ID (see chatsh scheduled)")
+      guard MessageID(positional[0]) != nil else {
+        throw UsageError(
+          "'\(positional[0])' is not a message id (1 to 32 letters and digits)", command: command)
+      }
+      return .cancel(id: positional[0])
+    case "rooms":
+      try reject(count != nil, "-n")
+      try arguments(0...0, "")
+      return .rooms(json: json)
+    case "who":
+      try reject(count != nil, "-n")
+      try arguments(1...1, "ROOM")
+      guard RoomName(positional[0]) != nil else {
+        throw UsageError(
+          "'\(positional[0])' is not a room: use # then 1 to 32 of a-z 0-9 . _ -",
+          command: command)
+      }
+      return .who(room: positional[0], json: json)
+    default:
+      throw UsageError("unknown command '\(command ?? "")'")
+    }
+  }
+
+  private static func checkedTarget(_ text: String, command: String?) throws(UsageError)
+    -> Target
+  {
+    guard let target = Target(text) else {
+      if command == nil && !text.hasPrefix("#") && !text.hasPrefix("@") {
+        throw UsageError("unknown command '\(text)'")
+      }
+      throw UsageError(
+        "'\(text)' is not a target: use #room (1 to 32 of a-z 0-9 . _ -) or @user",
+        command: command)
+    }
+    return target
+  }
+
+  /// `--name=value` → (`--name`, `value`).
+  private static func splitLongOption(_ argument: String) -> (String, String)? {
+    guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else { return nil }
+    return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
+  }
+}
+
+private struct ArgumentScanner {
+  private var pending: [String]
+  var optionsEnded = false
+
+  init(_ arguments: [String]) {
+    pending = arguments.reversed()
+  }
+
+  mutating func next() -> String? {
+    pending.popLast()
+  }
+
+  mutating func pushBack(_ arguments: [String]) {
+    pending.append(contentsOf: arguments.reversed())
+  }
+
+  mutating func value(for option: String) throws(UsageError) -> String {
+    guard let value = next() else { throw UsageError("\(option) needs a value") }
+    return value
+  }
+}

@@ -1,0 +1,99 @@
+/// Script-mode output: one plain line (fields separated by TAB) or one JSON
+/// object per item, so that grep, awk, cut and jq work on it.
+public enum OutputFormat {
+  /// `TIME TARGET USER TEXT`, tab-separated; ANSI colour when `color`.
+  public static func plain(_ message: ChatMessage, color: Bool) -> String {
+    let text = sanitized(message.text, keepTabs: true)
+    guard color else {
+      return [message.timeText, message.target, message.user, text].joined(separator: "\t")
+    }
+    let userColor = 31 + Int(UserStyle.colorIndex(for: message.user))
+    return "\u{1B}[2m\(message.timeText)\u{1B}[0m\t\u{1B}[1m\(message.target)\u{1B}[0m\t"
+      + "\u{1B}[\(userColor)m\(message.user)\u{1B}[0m\t\(text)"
+  }
+
+  public static func json(_ message: ChatMessage) -> String {
+    object([
+      ("id", message.id), ("target", message.target), ("time", message.timeText),
+      ("user", message.user), ("text", message.text),
+    ])
+  }
+
+  /// `ID DUE TARGET TEXT`, tab-separated.
+  public static func plain(_ scheduled: ScheduledMessage) -> String {
+    [scheduled.id, scheduled.dueText, scheduled.target, sanitized(scheduled.text, keepTabs: true)]
+      .joined(separator: "\t")
+  }
+
+  public static func json(_ scheduled: ScheduledMessage) -> String {
+    object([
+      ("id", scheduled.id), ("target", scheduled.target), ("due", scheduled.dueText),
+      ("created", scheduled.createdText), ("text", scheduled.text),
+    ])
+  }
+
+  /// A JSON object of string fields, in the order given.
+  public static func object(_ fields: [(String, String)]) -> String {
+    "{" + fields.map { jsonString($0.0) + ":" + jsonString($0.1) }.joined(separator: ",") + "}"
+  }
+
+  /// A JSON object whose values are already encoded JSON.
+  public static func rawObject(_ fields: [(String, String)]) -> String {
+    "{" + fields.map { jsonString($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
+  }
+
+  public static func jsonString(_ text: String) -> String {
+    var result = "\""
+    for scalar in text.unicodeScalars {
+      switch scalar {
+      case "\"": result += "\\\""
+      case "\\": result += "\\\\"
+      case "\n": result += "\\n"
+      case "\r": result += "\\r"
+      case "\t": result += "\\t"
+      case "\u{2028}": result += "\\u2028"
+      case "\u{2029}": result += "\\u2029"
+      default:
+        if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
+          let hex = String(scalar.value, radix: 16)
+          result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        } else {
+          result.unicodeScalars.append(scalar)
+        }
+      }
+    }
+    return result + "\""
+  }
+}
+
+/// Replaces what could steer a terminal (C0 and C1 controls, DEL, bidi
+/// overrides) with U+FFFD, so text from the network is only ever text.
+/// TAB becomes a space unless `keepTabs`.
+public func sanitized(_ text: String, keepTabs: Bool = false) -> String {
+  var needsWork = false
+  for scalar in text.unicodeScalars where isUnsafe(scalar) || scalar == "\t" {
+    needsWork = true
+    break
+  }
+  guard needsWork else { return text }
+  var result = String.UnicodeScalarView()
+  for scalar in text.unicodeScalars {
+    if scalar == "\t" {
+      result.append(keepTabs ? scalar : " ")
+    } else if isUnsafe(scalar) {
+      result.append("\u{FFFD}")
+    } else {
+      result.append(scalar)
+    }
+  }
+  return String(result)
+}
+
+private func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+  switch scalar.value {
+  case 0x00...0x08, 0x0A...0x1F, 0x7F...0x9F: true
+  // Bidirectional overrides and isolates can reorder what follows them.
+  case 0x202A...0x202E, 0x2066...0x2069: true
+  default: false
+  }
+}

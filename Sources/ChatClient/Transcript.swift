@@ -1,0 +1,130 @@
+import LineProtocol
+
+/// One item in a conversation's transcript.
+public enum Entry: Equatable, Sendable {
+  case message(ChatMessage)
+  /// A line from chatsh itself: a reply shown in plain words, or an error.
+  case notice(String, time: Timestamp, isError: Bool)
+
+  public var time: Timestamp {
+    switch self {
+    case .message(let message): message.time
+    case .notice(_, let time, _): time
+    }
+  }
+}
+
+/// Lays a transcript out as screen rows, the way a phone chat looks: a
+/// separator when the day changes, the sender's initials, name and relative
+/// time above each run of their messages, your own messages on the right.
+public struct TranscriptRenderer {
+  public var me: String
+  public var width: Int
+  public var now: Timestamp
+  public var clock: LocalClock
+  /// A new run (and header) starts after this much silence by one sender.
+  public var runGap: Int64 = 10 * 60_000
+
+  /// Columns to the left of others' message text: ` (AB) `.
+  public static let indent = 6
+
+  public init(me: String, width: Int, now: Timestamp, clock: LocalClock) {
+    self.me = me
+    self.width = width
+    self.now = now
+    self.clock = clock
+  }
+
+  public func render(_ entries: [Entry]) -> [Row] {
+    var rows: [Row] = []
+    var lastDay: Int64?
+    var lastSender: String?
+    var lastTime: Int64 = 0
+    for entry in entries {
+      let day = clock.local(entry.time).dayNumber
+      if day != lastDay {
+        rows.append(separator(clock.dayTitle(entry.time, now: now)))
+        lastDay = day
+        lastSender = nil
+      }
+      switch entry {
+      case .notice(let text, _, let isError):
+        let style: Style = isError ? .error : .notice
+        for line in sanitizedLines(text) {
+          let styled = StyledText(line, style: style)
+          for wrapped in styled.wrapped(width: width - 2) {
+            rows.append(Row([Segment("  ", style)] + StyledText.segments(wrapped)))
+          }
+        }
+        lastSender = nil
+      case .message(let message):
+        let newRun =
+          message.user != lastSender || message.time.milliseconds - lastTime > runGap
+        lastSender = message.user
+        lastTime = message.time.milliseconds
+        if message.user == me {
+          rows += own(message, header: newRun)
+        } else {
+          rows += others(message, header: newRun)
+        }
+      }
+    }
+    return rows
+  }
+
+  /// `──── Monday 30 November ────`, centred.
+  func separator(_ title: String) -> Row {
+    let label = " \(title) "
+    let rest = max(width - 1 - TextWidth.of(label), 2)
+    let left = rest / 2
+    let line =
+      String(repeating: "─", count: left) + label
+      + String(repeating: "─", count: rest - left)
+    return Row([Segment(" ", .plain), Segment(line, .separator)])
+  }
+
+  private func others(_ message: ChatMessage, header: Bool) -> [Row] {
+    var rows: [Row] = []
+    let color = Style.user(UserStyle.colorIndex(for: message.user))
+    if header {
+      rows.append(
+        Row([
+          Segment(" ", .plain),
+          Segment("(\(UserStyle.initials(for: message.user)))", color),
+          Segment(" ", .plain),
+          Segment(sanitized(message.user), color),
+          Segment(" · " + clock.relative(message.time, now: now), .dim),
+        ]))
+    }
+    let text = StyledText.highlighted(message.text, me: me, base: .plain)
+    let pad = String(repeating: " ", count: Self.indent)
+    for line in text.wrapped(width: width - Self.indent - 1) {
+      rows.append(Row([Segment(pad, .plain)] + StyledText.segments(line)))
+    }
+    return rows
+  }
+
+  private func own(_ message: ChatMessage, header: Bool) -> [Row] {
+    var rows: [Row] = []
+    let right = max(width - 1, 1)
+    if header {
+      let label = "you · " + clock.relative(message.time, now: now)
+      rows.append(aligned([Segment(label, .ownName)], width: TextWidth.of(label), right: right))
+    }
+    let text = StyledText.highlighted(message.text, me: me, base: .own)
+    let maximum = max(min(right - Self.indent, right * 3 / 4), 10)
+    for line in text.wrapped(width: maximum) {
+      let lineWidth = line.reduce(0) { $0 + TextWidth.of($1.0) }
+      rows.append(aligned(StyledText.segments(line), width: lineWidth, right: right))
+    }
+    return rows
+  }
+
+  private func aligned(_ segments: [Segment], width: Int, right: Int) -> Row {
+    Row([Segment(String(repeating: " ", count: max(right - width, 0)), .plain)] + segments)
+  }
+
+  private func sanitizedLines(_ text: String) -> [String] {
+    text.split(separator: "\n", omittingEmptySubsequences: false).map { sanitized(String($0)) }
+  }
+}

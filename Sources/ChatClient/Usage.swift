@@ -1,0 +1,119 @@
+/// Usage texts, kept the same as the SYNOPSIS of chatsh(1).
+public enum Usage {
+  public static let synopsis = """
+    usage: chatsh [--socket PATH] [#room | @user ...]
+           chatsh [--socket PATH] say [--at WHEN] TARGET [TEXT ...]
+           chatsh [--socket PATH] history [-n N] [--json] TARGET
+           chatsh [--socket PATH] tail [-n N] [--json] TARGET ...
+           chatsh [--socket PATH] scheduled [--json]
+           chatsh [--socket PATH] cancel ID
+           chatsh [--socket PATH] rooms [--json]
+           chatsh [--socket PATH] who [--json] ROOM
+           chatsh --help | COMMAND --help | --version
+    """
+
+  public static let general = """
+    chatsh: chat with the people on this host, or script the chat.
+
+    \(synopsis)
+
+    With no command and a terminal, chatsh opens the chat screen, joins the
+    rooms named (or those open last time) and shows their latest messages;
+    type /help there. A TARGET is a #room or @user.
+
+    commands:
+      say        send TEXT, or each line of standard input, to TARGET
+      history    print the latest messages of TARGET
+      tail       print messages of the TARGETs as they arrive
+      scheduled  list your messages waiting to be sent
+      cancel     cancel one of them by ID
+      rooms      list the rooms and how many people are in each
+      who        list the people in ROOM
+
+    options:
+      -s, --socket PATH  the broker's socket (default: $CHATBROKER_SOCKET,
+                         else \(SocketPath.system) if it exists,
+                         else $XDG_RUNTIME_DIR/chatbroker/chatbroker.sock)
+      --color WHEN       auto (default: only on a terminal without NO_COLOR),
+                         always or never
+      -h, --help         this text; chatsh COMMAND --help for one command
+      -V, --version      the version
+
+    Plain output is one line per item, fields separated by TAB: for messages
+    TIME TARGET USER TEXT, TIME in RFC 3339 UTC. --json prints JSON Lines.
+    Exit status: 0 done, 1 the broker refused (its code and reason on
+    standard error), 64 usage error, 69 no broker answers.
+    """
+
+  public static func command(_ name: String) -> String {
+    switch name {
+    case "say":
+      return """
+        usage: chatsh say [--at WHEN] TARGET [TEXT ...]
+
+        Sends TEXT (the words joined by spaces) to TARGET, a #room or @user.
+        Without TEXT, each line of standard input is one message, sent as it
+        arrives; empty lines are skipped. Text with several lines is sent as
+        several messages.
+
+          --at WHEN   send later: 18:00 or 07:30:15 (the next time your clock
+                      shows it, in your TZ), +90s, +10m, +1h30m, +1d,
+                      @UNIXSECONDS or 2026-12-24T18:00:00+01:00. Prints the
+                      ID (for chatsh cancel) and the due time.
+
+        example: make 2>&1 | chatsh say '#builds'
+                 chatsh say --at 18:00 '#ops' deploy now
+        """
+    case "history":
+      return """
+        usage: chatsh history [-n N] [--json] TARGET
+
+        Prints the latest N messages (default 50, at most 1000) of TARGET,
+        oldest first: TIME TARGET USER TEXT separated by TABs.
+
+          -n N     how many messages
+          --json   one JSON object per line: id, target, time, user, text
+        """
+    case "tail":
+      return """
+        usage: chatsh tail [-n N] [--json] TARGET ...
+
+        Joins the rooms among the TARGETs and prints each message to any of
+        them as it arrives, until interrupted or the broker closes.
+
+          -n N     first print the latest N messages of each TARGET
+          --json   one JSON object per line: id, target, time, user, text
+        """
+    case "scheduled":
+      return """
+        usage: chatsh scheduled [--json]
+
+        Lists your messages waiting to be sent, by due time:
+        ID DUE TARGET TEXT separated by TABs (DUE in RFC 3339 UTC).
+
+          --json   one JSON object per line: id, target, due, created, text
+        """
+    case "cancel":
+      return """
+        usage: chatsh cancel ID
+
+        Cancels your scheduled message ID (see chatsh scheduled). Exits 1
+        when no pending message of yours has that id.
+        """
+    case "rooms":
+      return """
+        usage: chatsh rooms [--json]
+
+        Lists the rooms: ROOM MEMBERS separated by a TAB.
+        """
+    case "who":
+      return """
+        usage: chatsh who [--json] ROOM
+
+        Lists the people in ROOM, one login name per line.
+        """
+    default:
+      return general
+    }
+  }
+}

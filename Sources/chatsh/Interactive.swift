@@ -1,0 +1,186 @@
+import CNcurses
+import ChatClient
+import Foundation
+import LineProtocol
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The chat screen: connects, then runs one poll(2) loop over the terminal
+/// and the broker's socket, feeding ``ChatSession`` and drawing its model.
+func runInteractive(socketPath: String, targets: [String], environment: [String: String])
+  -> ExitStatus
+{
+  let connection: BrokerConnection
+  let me: String
+  do {
+    connection = try BrokerConnection(path: socketPath)
+    switch try connection.nextLine(timeoutSeconds: 10) {
+    case .hello(_, let user, _)?:
+      me = user
+    case .err(_, let code, let text)?:
+      complain("\(code): \(text)")
+      return .refused
+    default:
+      complain(ConnectionError.closed(path: socketPath, detail: "it did not say HELLO").description)
+      return .unavailable
+    }
+  } catch {
+    complain(error.description)
+    return .unavailable
+  }
+
+  let store = StateStore(environment: environment)
+  let opening = targets.isEmpty ? store.load() : targets
+  let model = ChatModel(me: me)
+  let session = ChatSession(model: model, clock: LocalClock(timeZone: TimeZone.current)) {
+    Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded()))
+  }
+  let screen = Screen()
+  defer { screen.end() }
+  var editor = LineEditor()
+  session.send = { connection.send($0) }
+  session.bell = { screen.bell() }
+  session.conversationsChanged = { store.save($0) }
+  session.start(targets: opening)
+  connection.flushIfPossible()
+
+  var lastDrawnMinute: Int64 = -1
+  var dirty = true
+  while !session.quitRequested {
+    if dirty || session.now().milliseconds / 60_000 != lastDrawnMinute {
+      draw(screen: screen, session: session, editor: editor)
+      lastDrawnMinute = session.now().milliseconds / 60_000
+      dirty = false
+    }
+    do {
+      _ = try connection.wait(extra: [0], timeoutMilliseconds: 1000)
+    } catch {
+      session.connectionLost()
+    }
+    while let line = connection.bufferedLine() {
+      session.handle(line)
+      dirty = true
+    }
+    if connection.readClosed && session.connected {
+      session.connectionLost()
+      dirty = true
+    }
+    while let key = screen.readKey() {
+      dirty = true
+      if !handle(key, editor: &editor, session: session, screen: screen) {
+        return .success
+      }
+    }
+    connection.flushIfPossible()
+  }
+  return .success
+}
+
+/// Applies one key; false to quit.
+private func handle(_ key: Key, editor: inout LineEditor, session: ChatSession, screen: Screen)
+  -> Bool
+{
+  let model = session.model
+  let page = max(screen.height - 3, 1)
+  switch key {
+  case .character(let character):
+    editor.insert(String(character))
+  case .control(3):  // Ctrl-C
+    return false
+  case .control(4):  // Ctrl-D: delete, or quit on an empty line
+    if editor.characters.isEmpty { return false }
+    editor.deleteForward()
+  case .control(13), .control(10), .function(KEY_ENTER):
+    session.submit(editor.submit())
+    model.current.scroll = 0
+  case .control(1), .function(KEY_HOME): editor.moveHome()
+  case .control(5), .function(KEY_END): editor.moveEnd()
+  case .control(2), .function(KEY_LEFT): editor.moveLeft()
+  case .control(6), .function(KEY_RIGHT): editor.moveRight()
+  case .control(21): editor.killToStart()
+  case .control(11): editor.killToEnd()
+  case .control(23): editor.killWordBack()
+  case .control(8), .control(127), .function(KEY_BACKSPACE): editor.backspace()
+  case .function(KEY_DC): editor.deleteForward()
+  case .control(16), .function(KEY_UP): editor.historyPrevious()
+  case .control(14), .function(KEY_DOWN): editor.historyNext()
+  case .control(12): screen.repaintAll()
+  case .control(9):
+    let (word, isFirst) = editor.wordBeforeCursor
+    let matches = editor.complete(from: session.completions(for: word, isFirst: isFirst))
+    if matches.count > 1 {
+      model.current.notice(matches.joined(separator: "  "), time: session.now())
+    }
+  case .function(KEY_PPAGE): model.current.scroll += page
+  case .function(KEY_NPAGE): model.current.scroll = max(model.current.scroll - page, 0)
+  case .alt(let character):
+    if let digit = character.wholeNumberValue, digit >= 1 {
+      model.switchTo(index: digit - 1)
+    } else if character == "b" {
+      editor.moveWordLeft()
+    } else if character == "f" {
+      editor.moveWordRight()
+    }
+  case .resize:
+    break
+  default:
+    break
+  }
+  return true
+}
+
+/// Status line on top, the transcript, the input line at the bottom.
+private func draw(screen: Screen, session: ChatSession, editor: LineEditor) {
+  let model = session.model
+  let height = screen.height
+  let width = screen.width
+  guard height >= 3 && width >= 10 else { return }
+  let now = session.now()
+  screen.clear()
+
+  // Status: the conversation and who is in it; unread counts of the others.
+  let current = model.current
+  var left = " " + current.name
+  if current.isRoom && !current.members.isEmpty {
+    left += " · " + current.members.sorted().joined(separator: " ")
+  }
+  let others = model.otherUnread.map { "\($0.name) \($0.unread)\($0.mentioned ? "!" : "")" }
+  var right = others.joined(separator: " · ")
+  if current.scroll > 0 { right = "↓ PgDn" + (right.isEmpty ? "" : "  " + right) }
+  if !session.connected { right = "disconnected  " + right }
+  right += " "
+  let rightWidth = TextWidth.of(right)
+  let leftShown = TextWidth.prefix(sanitized(left), fitting: max(width - rightWidth - 1, 1))
+  let gap = max(width - TextWidth.of(leftShown) - rightWidth, 1)
+  screen.draw(
+    Row([
+      Segment(leftShown + String(repeating: " ", count: gap), .status),
+      Segment(right, others.isEmpty ? .status : .statusUnread),
+    ]), at: 0, fill: .status)
+
+  // Transcript, bottom-aligned, scrolled back by `scroll` rows.
+  let renderer = TranscriptRenderer(
+    me: model.me, width: width, now: now, clock: session.clock)
+  let rows = renderer.render(current.entries)
+  let area = height - 2
+  current.scroll = min(current.scroll, max(rows.count - area, 0))
+  let end = rows.count - current.scroll
+  let start = max(end - area, 0)
+  for (offset, row) in rows[start..<end].enumerated() {
+    screen.draw(row, at: 1 + area - (end - start) + offset)
+  }
+
+  // Input line, with the clock and pending count on the right.
+  let clock = session.clock.local(now).clock
+  let pending = model.pending.isEmpty ? "" : " · \(model.pending.count) pending"
+  let info = "[\(clock)\(pending)] "
+  let prompt = "> "
+  let inputWidth = width - TextWidth.of(prompt) - TextWidth.of(info) - 1
+  let (shown, cursor) = editor.visible(width: inputWidth)
+  screen.draw(Row([Segment(prompt, .dim), Segment(shown, .plain)]), at: height - 1)
+  screen.draw(Row([Segment(info, .dim)]), at: height - 1, x: width - TextWidth.of(info))
+  screen.moveCursor(y: height - 1, x: TextWidth.of(prompt) + cursor)
+  screen.refreshScreen()
+}

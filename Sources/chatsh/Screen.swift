@@ -1,0 +1,149 @@
+import CNcurses
+import ChatClient
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A key read from the terminal.
+enum Key: Equatable {
+  case character(Character)
+  case control(UInt8)
+  case alt(Character)
+  case function(Int32)
+  case resize
+}
+
+/// The terminal, through ncursesw: full-screen drawing of styled rows and
+/// reading of keys. Nothing else in chatsh touches the terminal.
+final class Screen {
+  // Attribute bits of curses.h (NCURSES_BITS), which Swift cannot import as macros.
+  private static let underline: Int32 = 1 << 17
+  private static let reverse: Int32 = 1 << 18
+  private static let dim: Int32 = 1 << 20
+  private static let bold: Int32 = 1 << 21
+
+  private var hasColor = false
+  /// The standard screen, as initscr(3) returns it (the global `stdscr` is
+  /// shared mutable state to Swift 6).
+  private let window: UnsafeMutablePointer<WINDOW>
+
+  init() {
+    window = initscr()!
+    raw()
+    noecho()
+    nonl()
+    keypad(window, true)
+    set_escdelay(25)
+    timeout(0)
+    if has_colors() {
+      start_color()
+      use_default_colors()
+      hasColor = true
+      // Pairs 1-6: user colours red .. cyan; 7 separators; 8 errors; 9 status.
+      for color: Int16 in 1...6 { init_pair(color, color, -1) }
+      init_pair(7, Int16(COLOR_CYAN), -1)
+      init_pair(8, Int16(COLOR_RED), -1)
+      init_pair(9, Int16(COLOR_BLACK), Int16(COLOR_CYAN))
+      init_pair(10, Int16(COLOR_BLACK), Int16(COLOR_YELLOW))
+    }
+  }
+
+  func end() {
+    endwin()
+  }
+
+  var height: Int { Int(getmaxy(window)) }
+  var width: Int { Int(getmaxx(window)) }
+
+  private func pair(_ number: Int32) -> Int32 {
+    hasColor ? number << 8 : 0
+  }
+
+  private func attributes(_ style: Style) -> Int32 {
+    switch style {
+    case .plain: 0
+    case .dim: Self.dim
+    case .user(let index): pair(Int32(index) + 1) | Self.bold
+    case .ownName: Self.dim
+    case .own: 0
+    case .mention: pair(10) | Self.bold | (hasColor ? 0 : Self.reverse)
+    case .link: pair(4) | Self.underline
+    case .room: pair(6)
+    case .separator: pair(7) | Self.dim
+    case .notice: Self.dim
+    case .error: pair(8) | Self.bold
+    case .status: pair(9) | (hasColor ? 0 : Self.reverse)
+    case .statusUnread: pair(9) | Self.bold | (hasColor ? 0 : Self.reverse)
+    }
+  }
+
+  func clear() {
+    erase()
+  }
+
+  /// Draws `row` at screen line `y`, clipped to the width.
+  func draw(_ row: Row, at y: Int, x start: Int = 0, fill: Style? = nil) {
+    var x = start
+    let width = self.width
+    if let fill {
+      attrset(attributes(fill))
+      mvhline(
+        Int32(y), 0, chtype(UInt8(ascii: " ")) | chtype(UInt32(attributes(fill))), Int32(width))
+    }
+    for segment in row.segments {
+      let room = width - x
+      guard room > 0 else { break }
+      var text = segment.text
+      var textWidth = TextWidth.of(text)
+      if textWidth > room {
+        text = TextWidth.prefix(text, fitting: room)
+        textWidth = TextWidth.of(text)
+      }
+      attrset(attributes(segment.style))
+      var wide = text.unicodeScalars.map { wchar_t(bitPattern: $0.value) }
+      wide.append(0)
+      mvaddwstr(Int32(y), Int32(x), wide)
+      x += textWidth
+    }
+    attrset(0)
+  }
+
+  func moveCursor(y: Int, x: Int) {
+    move(Int32(y), Int32(x))
+  }
+
+  /// Ctrl-L: repaint everything on the next refresh.
+  func repaintAll() {
+    clearok(window, true)
+  }
+
+  func refreshScreen() {
+    refresh()
+  }
+
+  func bell() {
+    beep()
+  }
+
+  /// The next key, or nil when none is waiting.
+  func readKey() -> Key? {
+    var value: wint_t = 0
+    let result = get_wch(&value)
+    if result == ERR { return nil }
+    if result == KEY_CODE_YES {
+      return Int32(value) == KEY_RESIZE ? .resize : .function(Int32(value))
+    }
+    if value == 27 {
+      // Alt-x arrives as ESC x.
+      var next: wint_t = 0
+      if get_wch(&next) == OK, let scalar = Unicode.Scalar(UInt32(next)), next >= 32 {
+        return .alt(Character(scalar))
+      }
+      return .control(27)
+    }
+    if value < 32 || value == 127 { return .control(UInt8(value)) }
+    guard let scalar = Unicode.Scalar(UInt32(value)) else { return nil }
+    return .character(Character(scalar))
+  }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import LineProtocol
+import Testing
+
+@testable import ChatClient
+
+/// The chat screen's behaviour, fed broker lines without a broker.
+@Suite struct ChatSessionTests {
+  final class Harness {
+    var sent: [String] = []
+    var bells = 0
+    var now = Timestamp(milliseconds: 1_796_061_600_000)
+    let session: ChatSession
+
+    init(me: String = "alice", timeZone: String = "UTC") {
+      let model = ChatModel(me: me)
+      var box: Harness!
+      session = ChatSession(
+        model: model, clock: LocalClock(timeZone: TimeZone(identifier: timeZone)!),
+        now: { box.now })
+      box = self
+      session.send = { [unowned self] in self.sent.append($0) }
+      session.bell = { [unowned self] in self.bells += 1 }
+    }
+
+    func feed(_ lines: String...) {
+      for line in lines { session.handle(ServerLine(parsing: line)) }
+    }
+  }
+
+  @Test func startJoinsAndLoadsHistory() {
+    let harness = Harness()
+    harness.session.start(targets: ["#Ops", "@bob"])
+    #expect(
+      harness.sent == [
+        "JOIN #ops", "WHO #ops", "HISTORY #ops 50", "HISTORY @bob 50", "SCHEDULED",
+      ])
+    harness.feed(
+      "OK JOIN #ops 2", "MEMBER #ops alice", "MEMBER #ops bob", "OK WHO #ops 2",
+      "MSG #ops 9 2026-11-30T18:00:05.000Z bob :live one",
+      "HIST #ops 7 2026-11-30T17:00:00.000Z bob :older",
+      "HIST #ops 9 2026-11-30T18:00:05.000Z bob :live one", "OK HISTORY #ops 2",
+      "OK HISTORY @bob 0", "OK SCHEDULED 0")
+    let ops = harness.session.model.find("#ops")!
+    #expect(ops.members == ["alice", "bob"])
+    #expect(ops.entries.count == 2)
+    #expect(ops.oldestMessageID == "7")
+  }
+
+  @Test func sayAddsOwnMessageOnOK() {
+    let harness = Harness()
+    harness.session.start(targets: ["#ops"])
+    harness.feed("OK JOIN #ops 1", "OK WHO #ops 0", "OK HISTORY #ops 0", "OK SCHEDULED 0")
+    harness.session.submit("hello :)")
+    harness.session.submit("//slash")
+    #expect(harness.sent.suffix(2) == ["SAY #ops :hello :)", "SAY #ops :/slash"])
+    harness.feed("OK SAY a1 2026-11-30T18:00:01.000Z", "ERR SAY BADCHAR :no")
+    let entries = harness.session.model.find("#ops")!.entries
+    #expect(entries.count == 2)
+    if case .message(let message) = entries[0] {
+      #expect(message.user == "alice" && message.text == "hello :)" && message.id == "a1")
+    }
+    if case .notice(let text, _, let isError) = entries[1] {
+      #expect(isError && text.contains("/slash") && text.contains("no"))
+    }
+  }
+
+  @Test func atResolvesLocalClockTimeInTheUsersZone() {
+    let harness = Harness(timeZone: "Europe/Berlin")
+    harness.session.start(targets: ["#ops"])
+    harness.session.submit("/at 20:00 deploy now")
+    // 20:00 in Berlin (UTC+1 in November) is 19:00Z.
+    #expect(harness.sent.last == "SAYAT #ops 2026-11-30T19:00:00.000Z :deploy now")
+    harness.session.submit("/later 10m tea")
+    #expect(harness.sent.last == "SAYAT #ops 2026-11-30T18:10:00.000Z :tea")
+  }
+
+  @Test func scheduledTableAndPendingCount() {
+    let harness = Harness()
+    harness.session.start(targets: [])
+    harness.feed("OK SCHEDULED 0")
+    harness.session.submit("/scheduled")
+    harness.feed(
+      "SCHED x1 #ops 2026-11-30T19:00:00.000Z 2026-11-30T17:00:00.000Z :deploy now",
+      "OK SCHEDULED 1")
+    #expect(harness.session.model.pending == ["x1"])
+    guard case .notice(let table, _, _) = harness.session.model.home.entries.last else {
+      Issue.record("no table")
+      return
+    }
+    #expect(table.contains("x1") && table.contains("19:00") && table.contains("deploy now"))
+  }
+
+  @Test func mentionRingsAndCountsUnread() {
+    let harness = Harness()
+    harness.session.start(targets: ["#ops", "#dev"])
+    harness.feed("MSG #dev 5 2026-11-30T18:00:00.000Z bob :@alice look")
+    #expect(harness.bells == 1)
+    let dev = harness.session.model.find("#dev")!
+    #expect(dev.unread == 1 && dev.mentioned)
+    harness.feed("MSG #ops 6 2026-11-30T18:00:00.000Z bob :no mention")
+    #expect(harness.bells == 1)
+    #expect(harness.session.model.find("#ops")!.unread == 0)
+  }
+
+  @Test func unknownCommandsAndUsageAreInline() {
+    let harness = Harness()
+    harness.session.start(targets: ["#ops"])
+    let before = harness.sent.count
+    harness.session.submit("/frob")
+    harness.session.submit("/join ops")
+    harness.session.submit("/at whenever x")
+    #expect(harness.sent.count == before)
+    let errors = harness.session.model.find("#ops")!.entries.filter {
+      if case .notice(_, _, true) = $0 { return true }
+      return false
+    }
+    #expect(errors.count == 3)
+  }
+
+  @Test func completionCandidates() {
+    let harness = Harness()
+    harness.session.start(targets: ["#ops"])
+    harness.feed("OK JOIN #ops 2", "MEMBER #ops bob", "MEMBER #ops alice", "OK WHO #ops 2")
+    #expect(harness.session.completions(for: "/j", isFirst: true).contains("/join"))
+    #expect(harness.session.completions(for: "#", isFirst: false) == ["#ops"])
+    #expect(harness.session.completions(for: "@b", isFirst: false) == ["@bob"])
+    #expect(harness.session.completions(for: "b", isFirst: true) == ["bob"])
+  }
+}

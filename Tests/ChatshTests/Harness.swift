@@ -1,0 +1,180 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Where SwiftPM put the binaries: the directory holding this test bundle's
+/// executable (`.build/debug/` or the scratch path's `debug/`).
+enum Binaries {
+  static let directory: URL = {
+    let exe =
+      (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+      ?? CommandLine.arguments[0]
+    var url = URL(fileURLWithPath: exe).deletingLastPathComponent()
+    for _ in 0..<6 {
+      if FileManager.default.isExecutableFile(atPath: url.appendingPathComponent("chatsh").path) {
+        return url
+      }
+      url = url.deletingLastPathComponent()
+    }
+    return url
+  }()
+
+  static var chatsh: String { directory.appendingPathComponent("chatsh").path }
+  static var chatbroker: String { directory.appendingPathComponent("chatbroker").path }
+}
+
+/// Polls `condition` every 20 ms until it holds or `seconds` pass.
+@discardableResult
+func eventually(within seconds: Double = 10, _ condition: () throws -> Bool) rethrows -> Bool {
+  let deadline = Date().addingTimeInterval(seconds)
+  while Date() < deadline {
+    if try condition() { return true }
+    usleep(20_000)
+  }
+  return try condition()
+}
+
+/// The result of running a program to its end.
+struct Run {
+  var status: Int32
+  var out: String
+  var err: String
+}
+
+/// Runs `path` with `arguments`, feeding `input` on standard input; killed
+/// after `timeout` seconds.
+func run(
+  _ path: String, _ arguments: [String], input: String = "", environment: [String: String] = [:],
+  timeout: Double = 30
+) throws -> Run {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: path)
+  process.arguments = arguments
+  var env = ProcessInfo.processInfo.environment
+  env["NO_COLOR"] = "1"
+  for (key, value) in environment { env[key] = value }
+  process.environment = env
+  let stdin = Pipe()
+  let stdout = Pipe()
+  let stderr = Pipe()
+  process.standardInput = stdin
+  process.standardOutput = stdout
+  process.standardError = stderr
+  let done = DispatchSemaphore(value: 0)
+  process.terminationHandler = { _ in done.signal() }
+  try process.run()
+  let outData = Collector(stdout.fileHandleForReading)
+  let errData = Collector(stderr.fileHandleForReading)
+  DispatchQueue.global().async {
+    try? stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8))
+    try? stdin.fileHandleForWriting.close()
+  }
+  if done.wait(timeout: .now() + timeout) == .timedOut {
+    process.terminate()
+    done.wait()
+    Issue.record("\(path) \(arguments) did not finish within \(timeout) s")
+  }
+  return Run(status: process.terminationStatus, out: outData.text(), err: errData.text())
+}
+
+/// Reads a pipe to its end on a background queue.
+final class Collector: @unchecked Sendable {
+  private let lock = NSLock()
+  private var data = Data()
+  private let finished = DispatchSemaphore(value: 0)
+
+  init(_ handle: FileHandle) {
+    DispatchQueue.global().async {
+      while true {
+        let chunk = handle.availableData
+        if chunk.isEmpty { break }
+        self.lock.lock()
+        self.data.append(chunk)
+        self.lock.unlock()
+      }
+      self.finished.signal()
+    }
+  }
+
+  /// What arrived so far.
+  var current: String {
+    lock.lock()
+    defer { lock.unlock() }
+    return String(decoding: data, as: UTF8.self)
+  }
+
+  /// Everything, once the writer closed (bounded).
+  func text() -> String {
+    _ = finished.wait(timeout: .now() + 10)
+    return current
+  }
+}
+
+/// A real chatbroker on a socket in a fresh temporary directory.
+final class BrokerFixture {
+  let directory: String
+  let socket: String
+  let process = Process()
+
+  init() throws {
+    var template = Array("/tmp/chatsh-test-XXXXXX".utf8CString)
+    guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
+    directory = String(cString: made)
+    socket = directory + "/sock"
+    process.executableURL = URL(fileURLWithPath: Binaries.chatbroker)
+    process.arguments = [
+      "--socket", socket, "--state-dir", directory + "/state", "--no-sync",
+    ]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+    try FileManager.default.createDirectory(
+      atPath: directory + "/state", withIntermediateDirectories: true)
+    try process.run()
+    let up = eventually { canConnect(socket) }
+    if !up { Issue.record("chatbroker did not come up on \(socket)") }
+  }
+
+  deinit {
+    stop(process)
+    try? FileManager.default.removeItem(atPath: directory)
+  }
+
+  /// Runs chatsh against this broker.
+  func chatsh(_ arguments: String..., input: String = "", environment: [String: String] = [:])
+    throws -> Run
+  {
+    try run(
+      Binaries.chatsh, ["--socket", socket] + arguments, input: input, environment: environment)
+  }
+}
+
+/// Ends a child: SIGTERM, and SIGKILL if it is still there after 5 s (a
+/// child started from a Dispatch thread may have SIGTERM blocked).
+func stop(_ process: Process) {
+  guard process.isRunning else { return }
+  kill(process.processIdentifier, SIGTERM)
+  if !eventually(within: 5, { !process.isRunning }) {
+    kill(process.processIdentifier, SIGKILL)
+  }
+  process.waitUntilExit()
+}
+
+func canConnect(_ path: String) -> Bool {
+  let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+  defer { close(fd) }
+  var address = sockaddr_un()
+  address.sun_family = sa_family_t(AF_UNIX)
+  withUnsafeMutableBytes(of: &address.sun_path) { raw in
+    let bytes = Array(path.utf8)
+    raw.copyBytes(from: bytes)
+    raw[bytes.count] = 0
+  }
+  return withUnsafePointer(to: &address) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+      connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+    }
+  }
+}

@@ -1,0 +1,71 @@
+import Testing
+
+@testable import ChatClient
+
+@Suite struct OptionParserTests {
+  @Test func interactiveWithRooms() throws {
+    let invocation = try OptionParser.parse(["--socket", "/tmp/s", "#general", "@bob"])
+    #expect(invocation.socket == "/tmp/s")
+    #expect(invocation.command == .interactive(targets: ["#general", "@bob"]))
+  }
+
+  @Test(arguments: [
+    (
+      ["say", "#ops", "hello", "-n", "x"],
+      Command.say(target: "#ops", at: nil, text: ["hello", "-n", "x"])
+    ),
+    (["say", "#ops"], .say(target: "#ops", at: nil, text: nil)),
+    (["say", "--at", "18:00", "#ops", "go"], .say(target: "#ops", at: "18:00", text: ["go"])),
+    (["say", "--at=+10m", "@bob", "hi"], .say(target: "@bob", at: "+10m", text: ["hi"])),
+    (["history", "#ops"], .history(target: "#ops", count: nil, json: false)),
+    (["history", "-n", "5", "--json", "#ops"], .history(target: "#ops", count: 5, json: true)),
+    (["history", "#ops", "-n5"], .history(target: "#ops", count: 5, json: false)),
+    (["tail", "#a", "#b", "--json"], .tail(targets: ["#a", "#b"], count: 0, json: true)),
+    (["scheduled"], .scheduled(json: false)),
+    (["cancel", "1jm"], .cancel(id: "1jm")),
+    (["rooms", "--json"], .rooms(json: true)),
+    (["who", "#ops"], .who(room: "#ops", json: false)),
+    (["--help"], .help(command: nil)),
+    (["say", "--help"], .help(command: "say")),
+    (["help", "tail"], .help(command: "tail")),
+    (["--version"], .version),
+    ([], .interactive(targets: [])),
+  ])
+  func commands(arguments: [String], expected: Command) throws {
+    #expect(try OptionParser.parse(arguments).command == expected)
+  }
+
+  @Test(arguments: [
+    ["say"], ["say", "--at", "18:00", "#ops"], ["say", "ops", "x"], ["history"],
+    ["history", "#a", "#b"], ["history", "-n", "0", "#a"], ["history", "-n", "x", "#a"],
+    ["tail"], ["cancel"], ["cancel", "no-dashes"], ["who", "@bob"], ["rooms", "extra"],
+    ["frobnicate"], ["--bogus"], ["--socket"], ["--color", "purple", "rooms"],
+    ["scheduled", "--at", "18:00"],
+  ])
+  func usageErrors(arguments: [String]) {
+    #expect(throws: UsageError.self) { try OptionParser.parse(arguments) }
+  }
+
+  @Test func socketAndColorAnywhere() throws {
+    let invocation = try OptionParser.parse(["rooms", "--socket=/x", "--color", "never"])
+    #expect(invocation.socket == "/x")
+    #expect(invocation.color == .never)
+  }
+
+  @Test func socketResolution() {
+    let none: (String) -> Bool = { _ in false }
+    #expect(SocketPath.resolve(option: "/o", environment: ["CHATBROKER_SOCKET": "/e"]) == "/o")
+    #expect(
+      SocketPath.resolve(option: nil, environment: ["CHATBROKER_SOCKET": "/e"], exists: none)
+        == "/e")
+    #expect(
+      SocketPath.resolve(option: nil, environment: [:], exists: { _ in true })
+        == SocketPath.system)
+    #expect(
+      SocketPath.resolve(option: nil, environment: ["XDG_RUNTIME_DIR": "/run/user/7"], exists: none)
+        == "/run/user/7/chatbroker/chatbroker.sock")
+    #expect(
+      SocketPath.resolve(option: nil, environment: [:], uid: 42, exists: none)
+        == "/tmp/chatbroker-42/chatbroker.sock")
+  }
+}

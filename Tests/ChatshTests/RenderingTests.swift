@@ -1,0 +1,118 @@
+import Foundation
+import LineProtocol
+import Testing
+
+@testable import ChatClient
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// 2026-11-30T18:00:00Z, a Monday.
+private let monday18 = Timestamp(milliseconds: 1_796_061_600_000)
+private let utc = LocalClock(timeZone: TimeZone(identifier: "UTC")!)
+
+private func message(_ user: String, _ text: String, at time: Timestamp, id: String = "")
+  -> ChatMessage
+{
+  ChatMessage(
+    target: "#ops", id: id.isEmpty ? "\(time.milliseconds)\(user)" : id,
+    timeText: time.description, time: time, user: user, text: text)
+}
+
+@Suite struct RenderingTests {
+  init() {
+    setlocale(LC_CTYPE, "C.UTF-8")
+  }
+
+  @Test func relativeTimes() {
+    let minute: Int64 = 60_000
+    #expect(utc.relative(monday18, now: monday18 + 30_000) == "just now")
+    #expect(utc.relative(monday18, now: monday18 + 2 * minute) == "2m")
+    #expect(utc.relative(monday18, now: monday18 + 185 * minute) == "3h")
+    #expect(
+      utc.relative(monday18 + 4 * minute, now: monday18 + 24 * 60 * minute) == "yesterday 18:04")
+    #expect(utc.relative(monday18, now: monday18 + 3 * 24 * 60 * minute) == "Mon 18:00")
+    #expect(utc.relative(monday18, now: monday18 + 30 * 24 * 60 * minute) == "30 Nov 18:00")
+  }
+
+  @Test func relativeTimesFollowTheZone() {
+    let tokyo = LocalClock(timeZone: TimeZone(identifier: "Asia/Tokyo")!)
+    // 18:00Z is 03:00 on Tuesday in Tokyo; 10 hours later is still Tuesday there.
+    #expect(tokyo.relative(monday18, now: monday18 + 10 * 3_600_000) == "10h")
+    #expect(utc.relative(monday18, now: monday18 + 10 * 3_600_000) == "yesterday 18:00")
+  }
+
+  @Test func dayTitles() {
+    #expect(utc.dayTitle(monday18, now: monday18) == "Today")
+    #expect(utc.dayTitle(monday18, now: monday18 + 86_400_000) == "Yesterday")
+    #expect(utc.dayTitle(monday18, now: monday18 + 3 * 86_400_000) == "Monday 30 November")
+    #expect(utc.dayTitle(monday18, now: monday18 + 40 * 86_400_000) == "Monday 30 November 2026")
+  }
+
+  @Test func transcriptLayout() {
+    let renderer = TranscriptRenderer(
+      me: "alice", width: 40, now: monday18 + 86_400_000 + 60_000, clock: utc)
+    let rows = renderer.render([
+      .message(message("bob", "deploy starts", at: monday18)),
+      .message(message("bob", "watch the graphs @alice", at: monday18 + 1000)),
+      .message(message("alice", "on it", at: monday18 + 2000)),
+      .message(message("bob", "thanks", at: monday18 + 86_400_000)),
+    ]).map(\.text)
+    #expect(rows[0].contains(" Yesterday "))
+    #expect(rows[0].contains("───"))
+    #expect(rows[1] == " (BO) bob · yesterday 18:00")
+    #expect(rows[2] == "      deploy starts")
+    #expect(rows[3] == "      watch the graphs @alice")
+    // Own messages end at the right edge, with their own header.
+    #expect(rows[4].hasSuffix("you · yesterday 18:00"))
+    #expect(rows[5].hasSuffix("on it") && rows[5].count == 39)
+    #expect(rows[6].contains(" Today "))
+    #expect(rows[7] == " (BO) bob · 1m")
+    #expect(rows[8] == "      thanks")
+  }
+
+  @Test func mentionsAndLinksAreHighlighted() {
+    let renderer = TranscriptRenderer(me: "alice", width: 60, now: monday18, clock: utc)
+    let rows = renderer.render([
+      .message(message("bob", "@alice see https://x.example/d in #ops, @carol", at: monday18))
+    ])
+    let styles = Dictionary(
+      rows[2].segments.map { ($0.text, $0.style) }, uniquingKeysWith: { first, _ in first })
+    #expect(styles["@alice"] == .mention)
+    #expect(styles["https://x.example/d"] == .link)
+    #expect(styles["#ops"] == .room)
+    #expect(styles["@carol"] == .room)
+    #expect(StyledText.mentions("hey @Alice!", me: "alice"))
+    #expect(!StyledText.mentions("mail alice@example.org", me: "alice"))
+  }
+
+  @Test func wideCharactersWrapByColumns() {
+    #expect(TextWidth.of("日本語") == 6)
+    #expect(TextWidth.of("e\u{301}") == 1)
+    #expect(TextWidth.of("🎉") == 2)
+    let lines = StyledText("日本語のテキスト", style: .plain).wrapped(width: 5)
+    #expect(lines.map { String($0.map(\.0)) } == ["日本", "語の", "テキ", "スト"])
+  }
+
+  @Test func wordWrap() {
+    let lines = StyledText("the quick brown fox jumps", style: .plain).wrapped(width: 10)
+    #expect(lines.map { String($0.map(\.0)) } == ["the quick", "brown fox", "jumps"])
+  }
+
+  @Test func controlCharactersNeverReachTheScreen() {
+    let renderer = TranscriptRenderer(me: "alice", width: 60, now: monday18, clock: utc)
+    let rows = renderer.render([.message(message("bob", "a\u{1B}]0;pwned\u{7}b", at: monday18))])
+    for row in rows {
+      #expect(!row.text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F })
+    }
+  }
+
+  @Test func initialsAndColours() {
+    #expect(UserStyle.initials(for: "bob") == "BO")
+    #expect(UserStyle.initials(for: "john.doe") == "JD")
+    #expect(UserStyle.initials(for: "x") == "X")
+    #expect(UserStyle.colorIndex(for: "bob") == UserStyle.colorIndex(for: "bob"))
+    #expect(UserStyle.colorIndex(for: "bob") < UserStyle.colorCount)
+  }
+}

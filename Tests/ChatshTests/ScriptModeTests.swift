@@ -1,0 +1,136 @@
+import Foundation
+import Testing
+
+/// The real chatsh against the real chatbroker.
+@Suite struct ScriptModeTests {
+  @Test func sayThenHistory() throws {
+    let broker = try BrokerFixture()
+    let said = try broker.chatsh("say", "#ops", "deploy", "starts")
+    #expect(said.status == 0 && said.out.isEmpty && said.err.isEmpty)
+    let history = try broker.chatsh("history", "#ops")
+    let fields = history.out.split(separator: "\n").first?.split(separator: "\t") ?? []
+    #expect(history.status == 0)
+    #expect(fields.count == 4)
+    #expect(fields.dropFirst().map(String.init) == ["#ops", NSUserName(), "deploy starts"])
+    #expect(fields.first?.hasSuffix("Z") == true)
+  }
+
+  @Test func manyLinesFromStandardInput() throws {
+    let broker = try BrokerFixture()
+    let lines = (1...3000).map { "line \($0)" }
+    let said = try broker.chatsh("say", "#builds", input: lines.joined(separator: "\n") + "\n\n")
+    #expect(said.status == 0, "\(said.err)")
+    let history = try broker.chatsh("history", "-n", "1000", "--json", "#builds")
+    let texts = try history.out.split(separator: "\n").map { line in
+      let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String]
+      return object?["text"] ?? ""
+    }
+    #expect(texts == Array(lines.suffix(1000)))
+  }
+
+  @Test func finalLineWithoutNewlineAndEscapes() throws {
+    let broker = try BrokerFixture()
+    let said = try broker.chatsh("say", "#b", input: "\u{1B}[31mred\u{1B}[0m\r\nlast")
+    #expect(said.status == 0, "\(said.err)")
+    let history = try broker.chatsh("history", "#b")
+    #expect(
+      history.out.split(separator: "\n").map { $0.split(separator: "\t").last ?? "" } == [
+        "red", "last",
+      ])
+  }
+
+  @Test func scheduleListAndCancel() throws {
+    let broker = try BrokerFixture()
+    let scheduled = try broker.chatsh("say", "--at", "+1h", "#ops", "later", "on")
+    #expect(scheduled.status == 0, "\(scheduled.err)")
+    let parts = scheduled.out.trimmingCharacters(in: .newlines).split(separator: "\t")
+    #expect(parts.count == 2)
+    let id = String(parts.first ?? "")
+    let listed = try broker.chatsh("scheduled", "--json")
+    let object =
+      try JSONSerialization.jsonObject(with: Data(listed.out.utf8)) as? [String: String]
+    #expect(object?["id"] == id)
+    #expect(object?["text"] == "later on")
+    #expect(object?["due"] == String(parts.last ?? ""))
+    #expect(try broker.chatsh("cancel", id).status == 0)
+    let again = try broker.chatsh("cancel", id)
+    #expect(again.status == 1)
+    #expect(again.err.contains("NOSUCHMSG"))
+    #expect(try broker.chatsh("scheduled").out.isEmpty)
+  }
+
+  @Test func localClockTimeIsTheUsersZone() throws {
+    let broker = try BrokerFixture()
+    // Whatever the broker's zone, 12:00 in UTC+14 is the next xx:00 at 22:00Z.
+    let run = try broker.chatsh(
+      "say", "--at", "12:00", "#ops", "noon", environment: ["TZ": "Pacific/Kiritimati"])
+    #expect(run.status == 0, "\(run.err)")
+    #expect(run.out.contains("T22:00:00.000Z"))
+  }
+
+  @Test func roomsAndWho() throws {
+    let broker = try BrokerFixture()
+    _ = try broker.chatsh("say", "#zeta", "x")
+    _ = try broker.chatsh("say", "#alpha", "x")
+    let rooms = try broker.chatsh("rooms")
+    #expect(rooms.out == "#alpha\t0\n#zeta\t0\n")
+    let json = try broker.chatsh("rooms", "--json")
+    #expect(json.out.hasPrefix("{\"room\":\"#alpha\",\"members\":0}"))
+    let who = try broker.chatsh("who", "#alpha")
+    #expect(who.status == 0 && who.out.isEmpty)
+  }
+
+  @Test func tailFollowsAndPrintsJSON() throws {
+    let broker = try BrokerFixture()
+    _ = try broker.chatsh("say", "#ops", "before")
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: Binaries.chatsh)
+    process.arguments = ["--socket", broker.socket, "tail", "-n", "1", "--json", "#ops"]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    defer { stop(process) }
+    let output = Collector(pipe.fileHandleForReading)
+    #expect(eventually { output.current.contains("before") })
+    // Once tail has joined, the room has a member.
+    #expect(eventually { (try? broker.chatsh("who", "#ops").out.isEmpty == false) ?? false })
+    _ = try broker.chatsh("say", "#ops", "after")
+    #expect(eventually { output.current.contains("after") })
+    let texts = try output.current.split(separator: "\n").map {
+      (try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String])?["text"]
+    }
+    #expect(texts == ["before", "after"])
+  }
+
+  @Test func exitStatuses() throws {
+    let broker = try BrokerFixture()
+    let refused = try broker.chatsh("say", "@no-such-user-here", "hi")
+    #expect(refused.status == 1)
+    #expect(refused.err.contains("NOSUCHUSER"))
+    let usage = try broker.chatsh("history")
+    #expect(usage.status == 64)
+    #expect(usage.err.contains("usage: chatsh history"))
+    let past = try broker.chatsh("say", "--at", "@1", "#ops", "x")
+    #expect(past.status == 64)
+    let missing = try run(Binaries.chatsh, ["--socket", broker.directory + "/none", "rooms"])
+    #expect(missing.status == 69)
+    #expect(missing.err.contains(broker.directory + "/none"))
+    #expect(missing.err.contains("chatbroker --socket"))
+    let fromEnvironment = try run(
+      Binaries.chatsh, ["rooms"], environment: ["CHATBROKER_SOCKET": broker.socket])
+    #expect(fromEnvironment.status == 0)
+  }
+
+  @Test func helpAndVersion() throws {
+    let help = try run(Binaries.chatsh, ["--help"])
+    #expect(help.status == 0 && help.out.contains("usage: chatsh"))
+    for command in ["say", "history", "tail", "scheduled", "cancel", "rooms", "who"] {
+      let one = try run(Binaries.chatsh, [command, "--help"])
+      #expect(one.status == 0 && one.out.hasPrefix("usage: chatsh \(command)"))
+    }
+    let version = try run(Binaries.chatsh, ["--version"])
+    #expect(version.status == 0 && version.out.hasPrefix("chatsh "))
+    let notTerminal = try run(Binaries.chatsh, ["#ops"])
+    #expect(notTerminal.status == 64)
+  }
+}

@@ -1,0 +1,69 @@
+# bash completion for chatsh(1)
+
+_chatsh_rooms() {
+  # Rooms known to the broker, if one answers quickly.
+  chatsh ${socket:+--socket "$socket"} rooms 2>/dev/null | cut -f1
+}
+
+_chatsh() {
+  local cur prev words cword
+  _init_completion -n '#@' 2>/dev/null || {
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD - 1]}
+    words=("${COMP_WORDS[@]}")
+    cword=$COMP_CWORD
+  }
+
+  local commands="say history tail scheduled cancel rooms who"
+  local command="" socket="" i
+  for ((i = 1; i < cword; i++)); do
+    case ${words[i]} in
+      --socket | -s) socket=${words[i + 1]} ;;
+      say | history | tail | scheduled | cancel | rooms | who)
+        [[ -z $command ]] && command=${words[i]} ;;
+    esac
+  done
+
+  case $prev in
+    --socket | -s)
+      compopt -o filenames 2>/dev/null
+      COMPREPLY=($(compgen -f -- "$cur"))
+      return ;;
+    --color | --colour)
+      COMPREPLY=($(compgen -W "auto always never" -- "$cur"))
+      return ;;
+    -n | --count | --at)
+      return ;;
+  esac
+
+  if [[ $cur == -* ]]; then
+    local options="--socket --color --help"
+    case $command in
+      "") options+=" --version" ;;
+      say) options+=" --at" ;;
+      history | tail) options+=" -n --json" ;;
+      scheduled | rooms | who) options+=" --json" ;;
+    esac
+    COMPREPLY=($(compgen -W "$options" -- "$cur"))
+    return
+  fi
+
+  case $command in
+    "")
+      if [[ $cur == '#'* ]]; then
+        COMPREPLY=($(compgen -W "$(_chatsh_rooms)" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+      fi ;;
+    say | history | tail | who)
+      if [[ $cur == '@'* ]]; then
+        COMPREPLY=($(compgen -P @ -u -- "${cur#@}"))
+      else
+        COMPREPLY=($(compgen -W "$(_chatsh_rooms)" -- "$cur"))
+      fi ;;
+    cancel)
+      COMPREPLY=($(compgen -W "$(chatsh ${socket:+--socket "$socket"} scheduled 2>/dev/null | cut -f1)" -- "$cur")) ;;
+  esac
+}
+
+complete -F _chatsh chatsh
