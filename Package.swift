@@ -29,7 +29,7 @@ let package = Package(
     .executableTarget(name: "chatbroker", dependencies: ["Broker", "CSystemd"]),
     // chatsh's logic (options, protocol client, rendering, line editing) lives
     // in ChatClient so tests can reach it; the executable keeps the terminal.
-    .target(name: "ChatClient", dependencies: ["LineProtocol"]),
+    .target(name: "ChatClient", dependencies: ["LineProtocol", "CShims"]),
     .executableTarget(
       name: "chatsh", dependencies: ["ChatClient", "LineProtocol", "CNcurses"]),
     .executableTarget(name: "chatbench", dependencies: ["LineProtocol", "CShims"]),

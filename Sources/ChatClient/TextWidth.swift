@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-  import Glibc
-#endif
+import CShims
 
 /// Terminal column widths of text, from wcwidth(3), so that CJK and emoji
 /// take two columns and combining marks none. The program must have called
@@ -10,19 +8,9 @@ public enum TextWidth {
   public static func of(_ scalar: Unicode.Scalar) -> Int {
     let value = scalar.value
     if value < 0x7F { return value < 0x20 ? 0 : 1 }
-    if let wcwidth = cWidth {
-      let width = Int(wcwidth(wchar_t(bitPattern: value)))
-      if width >= 0 { return width }
-    }
-    return fallback(value)
+    let width = Int(chat_wcwidth(value))
+    return width >= 0 ? width : fallback(value)
   }
-
-  /// wcwidth(3). Glibc's module map hides it (it needs _XOPEN_SOURCE), so it
-  /// is looked up once in the C library already loaded.
-  private static let cWidth: (@convention(c) (wchar_t) -> Int32)? = {
-    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "wcwidth") else { return nil }
-    return unsafeBitCast(symbol, to: (@convention(c) (wchar_t) -> Int32).self)
-  }()
 
   public static func of(_ character: Character) -> Int {
     var total = 0

@@ -12,4 +12,7 @@ int chat_peer_uid(int fd, uid_t *uid, pid_t *pid);
 /// accept4(2) with SOCK_NONBLOCK | SOCK_CLOEXEC; accept4 also needs
 /// _GNU_SOURCE.
 int chat_accept_nonblocking(int fd);
+/// wcwidth(3): the terminal columns a character takes (-1: unprintable).
+int chat_wcwidth(unsigned int character);
+
 #endif
