@@ -38,6 +38,9 @@ final class Daemon: @unchecked Sendable {
         "version": chatbrokerVersion, "pid": "\(getpid())", "state_dir": stateDirectory,
         "sync": options.sync ? "on" : "off",
       ])
+    // Sockets passed by systemd are checked before the state is touched, so
+    // a wrong chatbroker.socket fails at once, without locking or replaying.
+    let passed = passedSockets()
 
     let clock = SystemClock()
     let journal = openJournal(stateDirectory)
@@ -46,7 +49,7 @@ final class Daemon: @unchecked Sendable {
       limits: options.limits, clock: clock, users: users, journal: journal, log: log)
     replay(journal, into: engine, now: clock.now)
 
-    let sockets = listeningSockets(environment)
+    let sockets = passed.isEmpty ? [bindSocket(environment)] : passed
     var serverOptions = Server.Options()
     serverOptions.limits = options.limits
     serverOptions.syncJournal = options.sync
@@ -111,19 +114,28 @@ final class Daemon: @unchecked Sendable {
       ])
   }
 
-  /// systemd's sockets when socket-activated, else our own bound socket.
-  private func listeningSockets(_ environment: [String: String]) -> [(fd: Int32, name: String)] {
+  /// The listening sockets systemd passed (socket activation), checked;
+  /// empty when chatbroker was started without them. A passed socket that is
+  /// not a listening AF_UNIX stream socket is a configuration error (78).
+  private func passedSockets() -> [(fd: Int32, name: String)] {
     do {
       let passed = try Systemd.passedSockets()
-      if !passed.isEmpty { return passed }
+      if !passed.isEmpty, options.socketPath != nil {
+        log.notice("--socket ignored: systemd passed the sockets to listen on")
+      }
+      return passed
     } catch {
       fail(error.description, status: ExitCode.configuration)
     }
+  }
+
+  /// Our own socket, when systemd passed none.
+  private func bindSocket(_ environment: [String: String]) -> (fd: Int32, name: String) {
     let path = Paths.socket(option: options.socketPath, environment: environment)
     do {
       let fd = try Listener.bind(path: path, mode: options.socketMode)
       boundSocketPath = path
-      return [(fd, path)]
+      return (fd, path)
     } catch {
       let status = error.errno == EADDRINUSE ? ExitCode.temporaryFailure : ExitCode.cannotCreate
       fail("cannot listen on \(path): \(error)", status: status)
