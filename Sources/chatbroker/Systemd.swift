@@ -34,7 +34,7 @@ enum Systemd {
       guard sd_is_socket_unix(fd, Int32(SOCK_STREAM.rawValue), 1, nil, 0) > 0 else {
         throw PassedSocketError(
           description:
-            "the socket systemd passed as \(name) (fd \(fd)) is not a listening AF_UNIX stream socket; fix ListenStream= in chatbroker.socket"
+            "the socket systemd passed as \(name) (fd \(fd)) is \(describe(fd)), not a listening AF_UNIX stream socket; use ListenStream=/run/chatbroker/chatbroker.sock in chatbroker.socket"
         )
       }
       let flags = fcntl(fd, F_GETFL)
@@ -43,6 +43,35 @@ enum Systemd {
       sockets.append((fd, name))
     }
     return sockets
+  }
+
+  /// What a descriptor is, in words, for the error about a wrong socket.
+  static func describe(_ fd: Int32) -> String {
+    func option(_ name: Int32) -> Int32? {
+      var value: Int32 = 0
+      var length = socklen_t(MemoryLayout<Int32>.size)
+      return getsockopt(fd, SOL_SOCKET, name, &value, &length) == 0 ? value : nil
+    }
+    guard let family = option(SO_DOMAIN), let type = option(SO_TYPE) else {
+      return fcntl(fd, F_GETFD) < 0 ? "not open" : "not a socket"
+    }
+    let familyName =
+      switch family {
+      case AF_UNIX: "an AF_UNIX"
+      case AF_INET: "an AF_INET"
+      case AF_INET6: "an AF_INET6"
+      case AF_NETLINK: "an AF_NETLINK"
+      default: "a family \(family)"
+      }
+    let typeName =
+      switch type {
+      case Int32(SOCK_STREAM.rawValue): "stream"
+      case Int32(SOCK_DGRAM.rawValue): "datagram"
+      case Int32(SOCK_SEQPACKET.rawValue): "seqpacket"
+      default: "type \(type)"
+      }
+    let listening = option(SO_ACCEPTCONN) == 1 ? "listening" : "non-listening"
+    return "\(familyName) \(typeName) socket (\(listening))"
   }
 
   static func notify(_ state: String) {
