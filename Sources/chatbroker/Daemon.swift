@@ -56,22 +56,37 @@ final class Daemon: @unchecked Sendable {
     let server = Server(
       queue: queue, engine: engine, journal: journal, users: users, options: serverOptions,
       log: log)
-    let status = StatusReporter(queue: queue) {
-      "\(server.connectionCount) connections, \(engine.roomCount) rooms, \(engine.pendingCount) pending"
+    let status = StatusReporter(queue: queue, enabled: environment["NOTIFY_SOCKET"] != nil) {
+      Self.statusText(
+        connections: server.connectionCount, rooms: engine.roomCount,
+        pending: engine.pendingCount)
     }
     server.onStatusChange = { status.changed() }
-    queue.sync {
-      for socket in sockets { server.listen(on: socket.fd) }
-      engine.finishReplay()
-      status.changed()
-    }
+    // Signals and the watchdog first, so that from READY=1 on a SIGTERM is
+    // a clean shutdown. Their handlers run on the queue, after this block.
     handleSignals(server)
     startWatchdog()
-    Systemd.notify("READY=1")
-    for socket in sockets {
-      log.info("listening", ["socket": socket.name, "fd": "\(socket.fd)"])
+    queue.sync {
+      for socket in sockets {
+        server.listen(on: socket.fd)
+        log.info("listening", ["socket": socket.name, "fd": "\(socket.fd)"])
+      }
+      engine.finishReplay()
+      status.changed()
+      // Still on the queue: no connection can be accepted, let alone
+      // answered, before systemd has been told that the broker is ready.
+      Systemd.notify("READY=1")
     }
     dispatchMain()
+  }
+
+  /// The `STATUS=` text `systemctl status chatbroker` shows.
+  static func statusText(connections: Int, rooms: Int, pending: Int) -> String {
+    func count(_ number: Int, _ noun: String) -> String {
+      "\(number) \(noun)\(number == 1 ? "" : "s")"
+    }
+    return
+      "\(count(connections, "connection")), \(count(rooms, "room")), \(count(pending, "pending message"))"
   }
 
   private func openJournal(_ directory: String) -> FileJournal {

@@ -87,38 +87,47 @@ enum Systemd {
 }
 
 /// Sends `STATUS=` to systemd when the counts change, at most once a second.
+///
+/// `changed()` is called after every event of the engine, so it must be
+/// cheap: it reads the clock, and the status text is built at most once a
+/// second (when a check is due), not once per event. Without systemd
+/// (no `NOTIFY_SOCKET`) it does nothing at all. Confined to `queue`.
 final class StatusReporter {
   private let queue: DispatchQueue
+  private let enabled: Bool
   private let status: () -> String
+  private let interval: UInt64 = 1_000_000_000
   private var lastSent = ""
-  private var scheduled = false
-  private var lastTime = DispatchTime(uptimeNanoseconds: 0)
+  /// When the text was last built (uptime ns); nil before the first time.
+  private var lastCheck: UInt64?
+  private var checkScheduled = false
 
-  init(queue: DispatchQueue, status: @escaping () -> String) {
+  init(queue: DispatchQueue, enabled: Bool, status: @escaping () -> String) {
     self.queue = queue
+    self.enabled = enabled
     self.status = status
   }
 
   func changed() {
-    guard !scheduled else { return }
-    let earliest = lastTime + .seconds(1)
-    if DispatchTime.now() >= earliest {
-      send()
-    } else {
-      scheduled = true
-      let reporter = UncheckedBox(self)
-      queue.asyncAfter(deadline: earliest) {
-        reporter.value.scheduled = false
-        reporter.value.send()
-      }
+    guard enabled, !checkScheduled else { return }
+    let now = DispatchTime.now().uptimeNanoseconds
+    guard let last = lastCheck, now &- last < interval else {
+      check()
+      return
+    }
+    checkScheduled = true
+    let reporter = UncheckedBox(self)
+    queue.asyncAfter(deadline: .now() + .nanoseconds(Int(interval - (now - last)))) {
+      reporter.value.checkScheduled = false
+      reporter.value.check()
     }
   }
 
-  private func send() {
+  private func check() {
+    lastCheck = DispatchTime.now().uptimeNanoseconds
     let text = status()
     guard text != lastSent else { return }
     lastSent = text
-    lastTime = .now()
     Systemd.notify("STATUS=\(text)")
   }
 }
