@@ -21,6 +21,8 @@ final class Daemon: @unchecked Sendable {
   private var signalSources: [DispatchSourceSignal] = []
   private var boundSocketPath: String?
   private var watchdog: DispatchSourceTimer?
+  /// Set on the queue by the first SIGTERM or SIGINT.
+  private var stopping = false
 
   init(options: Options) {
     self.options = options
@@ -162,8 +164,12 @@ final class Daemon: @unchecked Sendable {
       signal(number, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
       source.setEventHandler { [self] in
+        // A second signal while the first shutdown drains changes nothing:
+        // that one already ends within a second.
+        guard !stopping else { return }
+        stopping = true
         log.info("shutting down", ["signal": number == SIGTERM ? "TERM" : "INT"])
-        Systemd.notify("STOPPING=1")
+        Systemd.notify("STOPPING=1\nSTATUS=stopping: saying BYE to every client")
         server.shutdown { [self] in
           if let path = boundSocketPath { unlink(path) }
           log.info("stopped")
@@ -200,8 +206,15 @@ final class Daemon: @unchecked Sendable {
     }
   }
 
+  /// Ends a start-up that cannot go on. Under systemd the line is logged at
+  /// priority err (`<3>`), and the message becomes the unit's status text,
+  /// so `systemctl status chatbroker` shows why it failed.
   private func fail(_ message: String, status: Int32) -> Never {
-    FileHandle.standardError.write(Data("chatbroker: \(message)\n".utf8))
+    let prefix = Systemd.stderrIsJournal() ? "<3>" : ""
+    FileHandle.standardError.write(Data("\(prefix)chatbroker: \(message)\n".utf8))
+    Systemd.notify("STATUS=cannot start: \(message)")
+    // Let systemd read the status before it sees the process exit.
+    Systemd.barrier(timeout: .milliseconds(500))
     exit(status)
   }
 }
