@@ -66,7 +66,7 @@ final class Daemon: @unchecked Sendable {
     server.onStatusChange = { status.changed() }
     // Signals and the watchdog first, so that from READY=1 on a SIGTERM is
     // a clean shutdown. Their handlers run on the queue, after this block.
-    handleSignals(server)
+    handleSignals(server, journal)
     startWatchdog()
     queue.sync {
       for socket in sockets {
@@ -159,7 +159,12 @@ final class Daemon: @unchecked Sendable {
     }
   }
 
-  private func handleSignals(_ server: Server) {
+  /// SIGTERM and SIGINT: STOPPING=1, BYE to every client, the last group
+  /// commit, exit 0, all within a second. Clients get up to 800 ms to read
+  /// their BYE; the rest is left for the final sync and the exit.
+  private func handleSignals(_ server: Server, _ journal: FileJournal) {
+    // Touched only on the queue, where the completion runs.
+    let journal = UncheckedBox(journal)
     for number in [SIGTERM, SIGINT] {
       signal(number, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
@@ -170,8 +175,16 @@ final class Daemon: @unchecked Sendable {
         stopping = true
         log.info("shutting down", ["signal": number == SIGTERM ? "TERM" : "INT"])
         Systemd.notify("STOPPING=1\nSTATUS=stopping: saying BYE to every client")
-        server.shutdown { [self] in
+        server.shutdown(within: .milliseconds(800)) { [self] in
           if let path = boundSocketPath { unlink(path) }
+          // Records written while shutting down (deliveries, or a group
+          // commit still in flight) are on stable storage before exit 0.
+          if options.sync, fdatasync(journal.value.fd) != 0 {
+            log.error(
+              "journal sync failed at shutdown",
+              ["path": journal.value.path, "reason": String(cString: strerror(errno))])
+            exit(ExitCode.ioError)
+          }
           log.info("stopped")
           exit(0)
         }
