@@ -32,6 +32,8 @@ SCRATCH_PATH ?=
 SWIFT_SCRATCH = $(if $(SCRATCH_PATH),--scratch-path $(SCRATCH_PATH))
 SWIFT_BUILD = $(SWIFT) build -c $(CONFIGURATION) $(SWIFT_SCRATCH) $(SWIFT_BUILD_FLAGS)
 TEST_FLAGS ?=
+# Where make install takes the binaries from; asked of swift build when unset.
+BIN_PATH ?=
 
 INSTALL ?= install
 BINARIES = chatbroker chatsh
@@ -47,7 +49,8 @@ build:
 	$(SWIFT_BUILD) --product chatsh
 
 install:
-	@bin=$$($(SWIFT_BUILD) --show-bin-path) || exit 1; \
+	@bin="$(BIN_PATH)"; \
+	if [ -z "$$bin" ]; then bin=$$($(SWIFT_BUILD) --show-bin-path) || exit 1; fi; \
 	for name in $(BINARIES); do \
 	  if [ ! -x "$$bin/$$name" ]; then \
 	    echo "make install: $$bin/$$name is missing; run make first" >&2; exit 1; \
