@@ -21,6 +21,8 @@ final class Daemon: @unchecked Sendable {
   private var signalSources: [DispatchSourceSignal] = []
   private var boundSocketPath: String?
   private var watchdog: DispatchSourceTimer?
+  /// Set on the queue by the first SIGTERM or SIGINT.
+  private var stopping = false
 
   init(options: Options) {
     self.options = options
@@ -38,6 +40,9 @@ final class Daemon: @unchecked Sendable {
         "version": chatbrokerVersion, "pid": "\(getpid())", "state_dir": stateDirectory,
         "sync": options.sync ? "on" : "off",
       ])
+    // Sockets passed by systemd are checked before the state is touched, so
+    // a wrong chatbroker.socket fails at once, without locking or replaying.
+    let passed = passedSockets()
 
     let clock = SystemClock()
     let journal = openJournal(stateDirectory)
@@ -46,29 +51,44 @@ final class Daemon: @unchecked Sendable {
       limits: options.limits, clock: clock, users: users, journal: journal, log: log)
     replay(journal, into: engine, now: clock.now)
 
-    let sockets = listeningSockets(environment)
+    let sockets = passed.isEmpty ? [bindSocket(environment)] : passed
     var serverOptions = Server.Options()
     serverOptions.limits = options.limits
     serverOptions.syncJournal = options.sync
     let server = Server(
       queue: queue, engine: engine, journal: journal, users: users, options: serverOptions,
       log: log)
-    let status = StatusReporter(queue: queue) {
-      "\(server.connectionCount) connections, \(engine.roomCount) rooms, \(engine.pendingCount) pending"
+    let status = StatusReporter(queue: queue, enabled: environment["NOTIFY_SOCKET"] != nil) {
+      Self.statusText(
+        connections: server.connectionCount, rooms: engine.roomCount,
+        pending: engine.pendingCount)
     }
     server.onStatusChange = { status.changed() }
+    // Signals and the watchdog first, so that from READY=1 on a SIGTERM is
+    // a clean shutdown. Their handlers run on the queue, after this block.
+    handleSignals(server, journal)
+    startWatchdog()
     queue.sync {
-      for socket in sockets { server.listen(on: socket.fd) }
+      for socket in sockets {
+        server.listen(on: socket.fd)
+        log.info("listening", ["socket": socket.name, "fd": "\(socket.fd)"])
+      }
       engine.finishReplay()
       status.changed()
-    }
-    handleSignals(server)
-    startWatchdog()
-    Systemd.notify("READY=1")
-    for socket in sockets {
-      log.info("listening", ["socket": socket.name, "fd": "\(socket.fd)"])
+      // Still on the queue: no connection can be accepted, let alone
+      // answered, before systemd has been told that the broker is ready.
+      Systemd.notify("READY=1")
     }
     dispatchMain()
+  }
+
+  /// The `STATUS=` text `systemctl status chatbroker` shows.
+  static func statusText(connections: Int, rooms: Int, pending: Int) -> String {
+    func count(_ number: Int, _ noun: String) -> String {
+      "\(number) \(noun)\(number == 1 ? "" : "s")"
+    }
+    return
+      "\(count(connections, "connection")), \(count(rooms, "room")), \(count(pending, "pending message"))"
   }
 
   private func openJournal(_ directory: String) -> FileJournal {
@@ -111,36 +131,61 @@ final class Daemon: @unchecked Sendable {
       ])
   }
 
-  /// systemd's sockets when socket-activated, else our own bound socket.
-  private func listeningSockets(_ environment: [String: String]) -> [(fd: Int32, name: String)] {
+  /// The listening sockets systemd passed (socket activation), checked;
+  /// empty when chatbroker was started without them. A passed socket that is
+  /// not a listening AF_UNIX stream socket is a configuration error (78).
+  private func passedSockets() -> [(fd: Int32, name: String)] {
     do {
       let passed = try Systemd.passedSockets()
-      if !passed.isEmpty { return passed }
+      if !passed.isEmpty, options.socketPath != nil {
+        log.notice("--socket ignored: systemd passed the sockets to listen on")
+      }
+      return passed
     } catch {
       fail(error.description, status: ExitCode.configuration)
     }
+  }
+
+  /// Our own socket, when systemd passed none.
+  private func bindSocket(_ environment: [String: String]) -> (fd: Int32, name: String) {
     let path = Paths.socket(option: options.socketPath, environment: environment)
     do {
       let fd = try Listener.bind(path: path, mode: options.socketMode)
       boundSocketPath = path
-      return [(fd, path)]
+      return (fd, path)
     } catch {
       let status = error.errno == EADDRINUSE ? ExitCode.temporaryFailure : ExitCode.cannotCreate
       fail("cannot listen on \(path): \(error)", status: status)
     }
   }
 
-  private func handleSignals(_ server: Server) {
+  /// SIGTERM and SIGINT: STOPPING=1, BYE to every client, the last group
+  /// commit, exit 0, all within a second. Clients get up to 800 ms to read
+  /// their BYE; the rest is left for the final sync and the exit.
+  private func handleSignals(_ server: Server, _ journal: FileJournal) {
+    // Touched only on the queue, where the completion runs.
+    let journal = UncheckedBox(journal)
     for number in [SIGTERM, SIGINT] {
       signal(number, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
       source.setEventHandler { [self] in
+        // A second signal while the first shutdown drains changes nothing:
+        // that one already ends within a second.
+        guard !stopping else { return }
+        stopping = true
         log.info("shutting down", ["signal": number == SIGTERM ? "TERM" : "INT"])
-        Systemd.notify("STOPPING=1")
-        server.shutdown { [self] in
+        Systemd.notify("STOPPING=1\nSTATUS=stopping: saying BYE to every client")
+        server.shutdown(within: .milliseconds(800)) { [self] in
           if let path = boundSocketPath { unlink(path) }
-          log.info(
-            "stopped", ["syncs": "\(server.syncCount)"])
+          // Records written while shutting down (deliveries, or a group
+          // commit still in flight) are on stable storage before exit 0.
+          if options.sync, fdatasync(journal.value.fd) != 0 {
+            log.error(
+              "journal sync failed at shutdown",
+              ["path": journal.value.path, "reason": String(cString: strerror(errno))])
+            exit(ExitCode.ioError)
+          }
+          log.info("stopped", ["syncs": "\(server.syncCount)"])
           exit(0)
         }
       }
@@ -174,8 +219,15 @@ final class Daemon: @unchecked Sendable {
     }
   }
 
+  /// Ends a start-up that cannot go on. Under systemd the line is logged at
+  /// priority err (`<3>`), and the message becomes the unit's status text,
+  /// so `systemctl status chatbroker` shows why it failed.
   private func fail(_ message: String, status: Int32) -> Never {
-    FileHandle.standardError.write(Data("chatbroker: \(message)\n".utf8))
+    let prefix = Systemd.stderrIsJournal() ? "<3>" : ""
+    FileHandle.standardError.write(Data("\(prefix)chatbroker: \(message)\n".utf8))
+    Systemd.notify("STATUS=cannot start: \(message)")
+    // Let systemd read the status before it sees the process exit.
+    Systemd.barrier(timeout: .milliseconds(500))
     exit(status)
   }
 }

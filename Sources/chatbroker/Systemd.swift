@@ -34,7 +34,7 @@ enum Systemd {
       guard sd_is_socket_unix(fd, Int32(SOCK_STREAM.rawValue), 1, nil, 0) > 0 else {
         throw PassedSocketError(
           description:
-            "the socket systemd passed as \(name) (fd \(fd)) is not a listening AF_UNIX stream socket; fix ListenStream= in chatbroker.socket"
+            "the socket systemd passed as \(name) (fd \(fd)) is \(describe(fd)), not a listening AF_UNIX stream socket; use ListenStream=/run/chatbroker/chatbroker.sock in chatbroker.socket"
         )
       }
       let flags = fcntl(fd, F_GETFL)
@@ -45,8 +45,58 @@ enum Systemd {
     return sockets
   }
 
+  /// What a descriptor is, in words, for the error about a wrong socket.
+  static func describe(_ fd: Int32) -> String {
+    func option(_ name: Int32) -> Int32? {
+      var value: Int32 = 0
+      var length = socklen_t(MemoryLayout<Int32>.size)
+      return getsockopt(fd, SOL_SOCKET, name, &value, &length) == 0 ? value : nil
+    }
+    guard let family = option(SO_DOMAIN), let type = option(SO_TYPE) else {
+      return fcntl(fd, F_GETFD) < 0 ? "not open" : "not a socket"
+    }
+    let familyName =
+      switch family {
+      case AF_UNIX: "an AF_UNIX"
+      case AF_INET: "an AF_INET"
+      case AF_INET6: "an AF_INET6"
+      case AF_NETLINK: "an AF_NETLINK"
+      default: "a family \(family)"
+      }
+    let typeName =
+      switch type {
+      case Int32(SOCK_STREAM.rawValue): "stream"
+      case Int32(SOCK_DGRAM.rawValue): "datagram"
+      case Int32(SOCK_SEQPACKET.rawValue): "seqpacket"
+      default: "type \(type)"
+      }
+    let listening = option(SO_ACCEPTCONN) == 1 ? "listening" : "non-listening"
+    return "\(familyName) \(typeName) socket (\(listening))"
+  }
+
   static func notify(_ state: String) {
     _ = sd_notify(0, state)
+  }
+
+  /// Waits (bounded) until systemd has processed what was sent before.
+  static func barrier(timeout: Duration) {
+    let (seconds, attoseconds) = timeout.components
+    _ = sd_notify_barrier(0, UInt64(seconds) * 1_000_000 + UInt64(attoseconds / 1_000_000_000_000))
+  }
+
+  /// Whether stderr is the journal stream systemd connected (its
+  /// `JOURNAL_STREAM` is `device:inode`), so lines may carry `<N>` priority
+  /// prefixes. The same test as Broker's Logger, for the few lines written
+  /// before or without a logger.
+  static func stderrIsJournal() -> Bool {
+    guard let stream = getenv("JOURNAL_STREAM").map({ String(cString: $0) }) else { return false }
+    let parts = stream.split(separator: ":")
+    guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else {
+      return false
+    }
+    var status = stat()
+    guard fstat(STDERR_FILENO, &status) == 0 else { return false }
+    return UInt64(status.st_dev) == device && UInt64(status.st_ino) == inode
   }
 
   /// The watchdog interval systemd expects pings within, if it set one.
@@ -58,38 +108,47 @@ enum Systemd {
 }
 
 /// Sends `STATUS=` to systemd when the counts change, at most once a second.
+///
+/// `changed()` is called after every event of the engine, so it must be
+/// cheap: it reads the clock, and the status text is built at most once a
+/// second (when a check is due), not once per event. Without systemd
+/// (no `NOTIFY_SOCKET`) it does nothing at all. Confined to `queue`.
 final class StatusReporter {
   private let queue: DispatchQueue
+  private let enabled: Bool
   private let status: () -> String
+  private let interval: UInt64 = 1_000_000_000
   private var lastSent = ""
-  private var scheduled = false
-  private var lastTime = DispatchTime(uptimeNanoseconds: 0)
+  /// When the text was last built (uptime ns); nil before the first time.
+  private var lastCheck: UInt64?
+  private var checkScheduled = false
 
-  init(queue: DispatchQueue, status: @escaping () -> String) {
+  init(queue: DispatchQueue, enabled: Bool, status: @escaping () -> String) {
     self.queue = queue
+    self.enabled = enabled
     self.status = status
   }
 
   func changed() {
-    guard !scheduled else { return }
-    let earliest = lastTime + .seconds(1)
-    if DispatchTime.now() >= earliest {
-      send()
-    } else {
-      scheduled = true
-      let reporter = UncheckedBox(self)
-      queue.asyncAfter(deadline: earliest) {
-        reporter.value.scheduled = false
-        reporter.value.send()
-      }
+    guard enabled, !checkScheduled else { return }
+    let now = DispatchTime.now().uptimeNanoseconds
+    guard let last = lastCheck, now &- last < interval else {
+      check()
+      return
+    }
+    checkScheduled = true
+    let reporter = UncheckedBox(self)
+    queue.asyncAfter(deadline: .now() + .nanoseconds(Int(interval - (now - last)))) {
+      reporter.value.checkScheduled = false
+      reporter.value.check()
     }
   }
 
-  private func send() {
+  private func check() {
+    lastCheck = DispatchTime.now().uptimeNanoseconds
     let text = status()
     guard text != lastSent else { return }
     lastSent = text
-    lastTime = .now()
     Systemd.notify("STATUS=\(text)")
   }
 }
