@@ -47,6 +47,11 @@ public final class Server: EngineOutput, @unchecked Sendable {
   /// Called (on the queue) whenever counts worth reporting may have changed.
   public var onStatusChange: (() -> Void)?
 
+  /// Bytes queued for all connections since the last flush, and the amount
+  /// that triggers one in the middle of an event.
+  private var queuedSinceFlush = 0
+  private let flushAbove = 256 * 1024
+
   /// Output above which a connection's reading is paused (back-pressure).
   private let pauseReadingAbove = 256 * 1024
   private let resumeReadingBelow = 64 * 1024
@@ -152,6 +157,10 @@ public final class Server: EngineOutput, @unchecked Sendable {
         connection.framer.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))
         while !connection.closing, let frame = connection.framer.next() {
           engine.receive(frame, from: connection.id)
+          // Write out a large fan-out before it outgrows the CPU caches:
+          // copying into cold buffers cost more than the extra send(2)s.
+          // At least a few KiB per connection, so each send(2) stays worth it.
+          if queuedSinceFlush > max(flushAbove, dirty.count * 4096) { flushDirty() }
         }
         if count < readBuffer.count { break }
       } else if count == 0 {
@@ -190,6 +199,7 @@ public final class Server: EngineOutput, @unchecked Sendable {
     let required = journal.writtenCount
     if connection.held.isEmpty && required <= durableCount {
       connection.output.append(line)
+      queuedSinceFlush += line.count
       markDirty(connection)
     } else {
       connection.held.append((required, line))
@@ -236,13 +246,19 @@ public final class Server: EngineOutput, @unchecked Sendable {
     if !options.syncJournal { releaseHeld() }
     compactIfDue()
     startSyncIfNeeded()
+    flushDirty()
+    onStatusChange?()
+  }
+
+  /// Writes every connection with released output.
+  private func flushDirty() {
+    queuedSinceFlush = 0
     let toFlush = dirty
     dirty.removeAll(keepingCapacity: true)
     for connection in toFlush {
       connection.isDirty = false
       flush(connection)
     }
-    onStatusChange?()
   }
 
   private func startSyncIfNeeded() {
