@@ -32,7 +32,7 @@ let package = Package(
     .target(name: "ChatClient", dependencies: ["LineProtocol", "CShims"]),
     .executableTarget(
       name: "chatsh", dependencies: ["ChatClient", "LineProtocol", "CNcurses"]),
-    .executableTarget(name: "chatbench", dependencies: ["LineProtocol", "CShims"]),
+    .executableTarget(name: "chatbench", dependencies: ["Broker", "LineProtocol", "CShims"]),
     .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol"]),
     // The integration tests start the real binaries, so they depend on them.
     .testTarget(name: "BrokerTests", dependencies: ["Broker", "LineProtocol", "chatbroker"]),

@@ -1,4 +1,5 @@
 import Glibc
+import LineProtocol
 
 /// The small JSON the journal needs: one flat object per line whose values
 /// are strings or integers. Hand-written because Foundation's coders are
@@ -8,14 +9,30 @@ struct JSONLineWriter {
   private(set) var bytes: [UInt8] = []
   private var fieldCount = 0
 
-  init() {
-    bytes.reserveCapacity(160)
+  /// `capacity`: the expected length of the line, so it grows only once.
+  init(capacity: Int = 160) {
+    bytes.reserveCapacity(capacity)
     bytes.append(UInt8(ascii: "{"))
   }
 
   mutating func field(_ key: StaticString, _ value: String) {
     startField(key)
     appendString(value)
+  }
+
+  /// A time, written straight from its milliseconds as RFC 3339.
+  mutating func field(_ key: StaticString, _ value: Timestamp) {
+    startField(key)
+    bytes.append(UInt8(ascii: "\""))
+    value.appendRFC3339(to: &bytes)
+    bytes.append(UInt8(ascii: "\""))
+  }
+
+  mutating func field(_ key: StaticString, _ value: MessageID) {
+    startField(key)
+    bytes.append(UInt8(ascii: "\""))
+    value.appendDescription(to: &bytes)
+    bytes.append(UInt8(ascii: "\""))
   }
 
   mutating func field(_ key: StaticString, _ value: Int64) {

@@ -18,41 +18,49 @@ public enum JournalRecord: Equatable, Sendable {
 
   public static let formatVersion: Int64 = 1
 
+  private var textLength: Int {
+    switch self {
+    case .message(let message, _): message.text.utf8.count
+    case .schedule(let pending): pending.text.utf8.count
+    default: 0
+    }
+  }
+
   /// The record as one JSON line, LF included.
   public var jsonLine: [UInt8] {
-    var json = JSONLineWriter()
+    var json = JSONLineWriter(capacity: 160 + textLength)
     switch self {
     case .header(let nextID):
       json.field("type", "journal")
       json.field("version", Self.formatVersion)
-      json.field("next_id", nextID.description)
+      json.field("next_id", nextID)
     case .room(let room, let created):
       json.field("type", "room")
       json.field("room", room.description)
-      json.field("at", created.description)
+      json.field("at", created)
     case .message(let message, let target):
       json.field("type", "message")
-      json.field("id", message.id.description)
+      json.field("id", message.id)
       json.field("to", target.description)
       json.field("from", message.author)
-      json.field("at", message.time.description)
+      json.field("at", message.time)
       json.field("text", message.text)
     case .schedule(let pending):
       json.field("type", "schedule")
-      json.field("id", pending.id.description)
+      json.field("id", pending.id)
       json.field("to", pending.target.description)
       json.field("from", pending.author)
-      json.field("created", pending.created.description)
-      json.field("due", pending.due.description)
+      json.field("created", pending.created)
+      json.field("due", pending.due)
       json.field("text", pending.text)
     case .cancel(let id, let time):
       json.field("type", "cancel")
-      json.field("id", id.description)
-      json.field("at", time.description)
+      json.field("id", id)
+      json.field("at", time)
     case .delivery(let id, let time):
       json.field("type", "delivery")
-      json.field("id", id.description)
-      json.field("at", time.description)
+      json.field("id", id)
+      json.field("at", time)
     }
     return json.finish()
   }

@@ -61,7 +61,7 @@ public enum BrokerLine {
   ) -> [UInt8] {
     build {
       $0.word("SCHED")
-      $0.word(id.description)
+      $0.id(id)
       $0.word(target)
       $0.time(due)
       $0.time(created)
@@ -131,6 +131,11 @@ private struct LineBuilder {
     bytes.reserveCapacity(96)
   }
 
+  mutating func id(_ id: MessageID) {
+    separate()
+    id.appendDescription(to: &bytes)
+  }
+
   mutating func word(_ word: String) {
     separate()
     bytes.append(contentsOf: word.utf8)
@@ -152,7 +157,7 @@ private struct LineBuilder {
   ) {
     bytes.reserveCapacity(64 + target.utf8.count + user.utf8.count + text.utf8.count)
     word(target)
-    word(id.description)
+    self.id(id)
     self.time(time)
     word(user)
     self.text(text)

@@ -156,6 +156,29 @@ public struct MessageID: Hashable, Comparable, Sendable, CustomStringConvertible
     String(value, radix: 36)
   }
 
+  /// Appends the id's text (lower-case base 36) without making a String:
+  /// ids are written into every journal record and MSG line.
+  public func appendDescription(to bytes: inout [UInt8]) {
+    var digits:
+      (
+        UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+        UInt64, UInt64
+      ) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    var count = 0
+    var rest = value
+    withUnsafeMutableBytes(of: &digits) { storage in
+      repeat {
+        let digit = UInt8(rest % 36)
+        storage[count] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
+        count += 1
+        rest /= 36
+      } while rest > 0
+      for index in stride(from: count - 1, through: 0, by: -1) {
+        bytes.append(storage[index])
+      }
+    }
+  }
+
   public static func < (lhs: MessageID, rhs: MessageID) -> Bool {
     lhs.value < rhs.value
   }

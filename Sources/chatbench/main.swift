@@ -20,6 +20,7 @@ let modes: [BenchmarkMode] = [
   FanoutBenchmark.mode,
   ScheduleBenchmark.mode,
   DurableBenchmark.mode,
+  JSONBenchmark.mode,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

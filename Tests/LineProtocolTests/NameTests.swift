@@ -119,3 +119,12 @@ func rejectsMessageIDForm(_ text: String) {
   #expect(MessageID(String(repeating: "Q", count: 33)) == nil)
   #expect(MessageID("0") == MessageID(value: 0))
 }
+
+/// The journal and MSG lines write ids with appendDescription; it must
+/// write exactly what `description` says, for every size of id.
+@Test(arguments: idValues)
+func messageIDAppendsItsDescription(_ value: UInt64) {
+  var bytes: [UInt8] = Array("x ".utf8)
+  MessageID(value: value).appendDescription(to: &bytes)
+  #expect(String(decoding: bytes, as: UTF8.self) == "x " + MessageID(value: value).description)
+}
