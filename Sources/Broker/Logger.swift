@@ -99,8 +99,9 @@ public struct Logger: Sendable {
   }
 
   /// `JOURNAL_STREAM` is `device:inode` of the stream systemd connected;
-  /// it counts only if stderr is still that stream.
-  static func stderrIsJournal() -> Bool {
+  /// it counts only if stderr is still that stream. Public for the few lines
+  /// the daemon writes before or without a logger.
+  public static func stderrIsJournal() -> Bool {
     guard let stream = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] else { return false }
     let parts = stream.split(separator: ":")
     guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else {

@@ -223,7 +223,7 @@ final class Daemon: @unchecked Sendable {
   /// priority err (`<3>`), and the message becomes the unit's status text,
   /// so `systemctl status chatbroker` shows why it failed.
   private func fail(_ message: String, status: Int32) -> Never {
-    let prefix = Systemd.stderrIsJournal() ? "<3>" : ""
+    let prefix = Logger.stderrIsJournal() ? "<3>" : ""
     FileHandle.standardError.write(Data("\(prefix)chatbroker: \(message)\n".utf8))
     Systemd.notify("STATUS=cannot start: \(message)")
     // Let systemd read the status before it sees the process exit.

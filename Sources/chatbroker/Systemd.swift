@@ -84,21 +84,6 @@ enum Systemd {
     _ = sd_notify_barrier(0, UInt64(seconds) * 1_000_000 + UInt64(attoseconds / 1_000_000_000_000))
   }
 
-  /// Whether stderr is the journal stream systemd connected (its
-  /// `JOURNAL_STREAM` is `device:inode`), so lines may carry `<N>` priority
-  /// prefixes. The same test as Broker's Logger, for the few lines written
-  /// before or without a logger.
-  static func stderrIsJournal() -> Bool {
-    guard let stream = getenv("JOURNAL_STREAM").map({ String(cString: $0) }) else { return false }
-    let parts = stream.split(separator: ":")
-    guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else {
-      return false
-    }
-    var status = stat()
-    guard fstat(STDERR_FILENO, &status) == 0 else { return false }
-    return UInt64(status.st_dev) == device && UInt64(status.st_ino) == inode
-  }
-
   /// The watchdog interval systemd expects pings within, if it set one.
   static func watchdogInterval() -> DispatchTimeInterval? {
     var microseconds: UInt64 = 0
