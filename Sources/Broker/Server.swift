@@ -10,7 +10,7 @@ import LineProtocol
 /// synced. Everything runs on one serial queue; only `fdatasync` runs on a
 /// second one, so the engine keeps working while the disk syncs (group
 /// commit: whatever was appended meanwhile is covered by the next sync).
-public final class Server: EngineOutput, @unchecked Sendable {
+public final class Server: @unchecked Sendable {
   public struct Options: Sendable {
     public var limits = Limits()
     /// `--no-sync`: never call fdatasync (throwaway state, benchmarks).
@@ -25,36 +25,36 @@ public final class Server: EngineOutput, @unchecked Sendable {
   let options: Options
   let log: Logger
 
-  private var connections: [ConnectionID: Connection] = [:]
-  private var nextConnection = 1
-  private var listeners: [DispatchSourceRead] = []
-  private let timer: DispatchSourceTimer
-  private let syncQueue = DispatchQueue(label: "chatbroker.journal-sync")
-  private let compactionQueue = DispatchQueue(label: "chatbroker.compaction")
-  private var compacting = false
-  private var syncInFlight = false
+  var connections: [ConnectionID: Connection] = [:]
+  var nextConnection = 1
+  var listeners: [DispatchSourceRead] = []
+  let timer: DispatchSourceTimer
+  let syncQueue = DispatchQueue(label: "chatbroker.journal-sync")
+  let compactionQueue = DispatchQueue(label: "chatbroker.compaction")
+  var compacting = false
+  var syncInFlight = false
   /// Records known to be on stable storage.
-  private var syncedCount: UInt64 = 0
+  var syncedCount: UInt64 = 0
   /// fdatasync calls so far: with group commit, far fewer than records.
-  public private(set) var syncCount = 0
+  public internal(set) var syncCount = 0
   /// Connections with lines waiting for a sync.
-  private var holding: Set<ConnectionID> = []
+  var holding: Set<ConnectionID> = []
   /// Connections with released output not yet written.
-  private var dirty: [Connection] = []
-  private let readBuffer = UnsafeMutableRawBufferPointer.allocate(
+  var dirty: [Connection] = []
+  let readBuffer = UnsafeMutableRawBufferPointer.allocate(
     byteCount: 64 * 1024, alignment: 16)
-  private var stopping = false
+  var stopping = false
   /// Called (on the queue) whenever counts worth reporting may have changed.
   public var onStatusChange: (() -> Void)?
 
   /// Bytes queued for all connections since the last flush, and the amount
   /// that triggers one in the middle of an event.
-  private var queuedSinceFlush = 0
-  private let flushAbove = 256 * 1024
+  var queuedSinceFlush = 0
+  let flushAbove = 256 * 1024
 
   /// Output above which a connection's reading is paused (back-pressure).
-  private let pauseReadingAbove = 256 * 1024
-  private let resumeReadingBelow = 64 * 1024
+  let pauseReadingAbove = 256 * 1024
+  let resumeReadingBelow = 64 * 1024
 
   public init(
     queue: DispatchQueue, engine: Engine, journal: FileJournal, users: SystemUsers,
@@ -90,7 +90,7 @@ public final class Server: EngineOutput, @unchecked Sendable {
     source.resume()
   }
 
-  private func accept(from listener: Int32) {
+  func accept(from listener: Int32) {
     while !stopping {
       let fd = chat_accept_nonblocking(listener)
       if fd < 0 {
@@ -106,7 +106,7 @@ public final class Server: EngineOutput, @unchecked Sendable {
     afterEvent()
   }
 
-  private func open(_ fd: Int32) {
+  func open(_ fd: Int32) {
     let user: String
     do {
       user = users.name(of: try PeerCredentials.uid(of: fd))
@@ -147,7 +147,7 @@ public final class Server: EngineOutput, @unchecked Sendable {
 
   // MARK: - Input
 
-  private func readable(_ connection: Connection) {
+  func readable(_ connection: Connection) {
     // A bounded number of reads per event keeps one flooding client from
     // starving the others; the source fires again while data remains.
     for _ in 0..<8 {
@@ -178,7 +178,7 @@ public final class Server: EngineOutput, @unchecked Sendable {
   }
 
   /// The client closed its writing side: answer what it sent, then close.
-  private func endOfInput(_ connection: Connection) {
+  func endOfInput(_ connection: Connection) {
     if !connection.closing, let frame = connection.framer.finish() {
       engine.receive(frame, from: connection.id)
     }
@@ -186,280 +186,6 @@ public final class Server: EngineOutput, @unchecked Sendable {
       engine.disconnect(connection.id)
       close(connection.id)
     }
-  }
-
-  // MARK: - EngineOutput
-
-  public func send(_ line: [UInt8], to id: ConnectionID) {
-    guard let connection = connections[id], !connection.overflowed else { return }
-    if connection.pendingBytes + line.count > options.limits.outputBytesPerConnection {
-      overflow(connection)
-      return
-    }
-    let required = journal.writtenCount
-    if connection.held.isEmpty && required <= durableCount {
-      connection.output.append(line)
-      queuedSinceFlush += line.count
-      markDirty(connection)
-    } else {
-      connection.held.append((required, line))
-      connection.heldBytes += line.count
-      holding.insert(id)
-    }
-  }
-
-  public func close(_ id: ConnectionID) {
-    guard let connection = connections[id], !connection.closing else { return }
-    connection.closing = true
-    connection.pauseReading()
-    markDirty(connection)
-  }
-
-  public func armTimer(at due: Timestamp?) {
-    guard let due else {
-      timer.schedule(wallDeadline: .distantFuture)
-      return
-    }
-    let milliseconds = due.milliseconds
-    let deadline = DispatchWallTime(
-      timespec: timespec(
-        tv_sec: Int(milliseconds / 1000), tv_nsec: Int(milliseconds % 1000) * 1_000_000))
-    timer.schedule(wallDeadline: deadline, leeway: .microseconds(100))
-  }
-
-  // MARK: - Output and group commit
-
-  private var durableCount: UInt64 {
-    options.syncJournal ? syncedCount : journal.writtenCount
-  }
-
-  private func markDirty(_ connection: Connection) {
-    if !connection.isDirty {
-      connection.isDirty = true
-      dirty.append(connection)
-    }
-  }
-
-  /// After every event: start a sync if records wait for one, and write
-  /// what may leave.
-  private func afterEvent() {
-    if !options.syncJournal { releaseHeld() }
-    compactIfDue()
-    startSyncIfNeeded()
-    flushDirty()
-    onStatusChange?()
-  }
-
-  /// Writes every connection with released output.
-  private func flushDirty() {
-    queuedSinceFlush = 0
-    let toFlush = dirty
-    dirty.removeAll(keepingCapacity: true)
-    for connection in toFlush {
-      connection.isDirty = false
-      flush(connection)
-    }
-  }
-
-  private func startSyncIfNeeded() {
-    guard options.syncJournal, !syncInFlight, journal.writtenCount > syncedCount else { return }
-    syncInFlight = true
-    let target = journal.writtenCount
-    let fd = journal.fd
-    syncQueue.async { [unowned self] in
-      let result = fdatasync(fd)
-      let failure = result == 0 ? 0 : errno
-      queue.async { [unowned self] in syncFinished(upTo: target, errno: failure) }
-    }
-  }
-
-  private func syncFinished(upTo target: UInt64, errno failure: Int32) {
-    syncInFlight = false
-    guard failure == 0 else {
-      // After a failed fdatasync nobody can say what reached the disk. Like
-      // PostgreSQL, stop rather than acknowledge: nothing held was sent, and
-      // a restart replays what the journal really holds.
-      log.error(
-        "journal sync failed, stopping so that nothing unsaved is acknowledged",
-        ["path": journal.path, "reason": String(cString: strerror(failure))])
-      exit(74)  // EX_IOERR
-    }
-    syncedCount = max(syncedCount, target)
-    syncCount += 1
-    releaseHeld()
-    afterEvent()
-  }
-
-  /// Moves held lines whose records are now durable into the output.
-  private func releaseHeld() {
-    guard !holding.isEmpty else { return }
-    let durable = durableCount
-    for id in holding {
-      guard let connection = connections[id] else {
-        holding.remove(id)
-        continue
-      }
-      var released = 0
-      for (required, line) in connection.held {
-        guard required <= durable else { break }
-        connection.output.append(line)
-        connection.heldBytes -= line.count
-        released += 1
-      }
-      if released > 0 {
-        connection.held.removeFirst(released)
-        markDirty(connection)
-      }
-      if connection.held.isEmpty { holding.remove(id) }
-    }
-  }
-
-  private func flush(_ connection: Connection) {
-    while !connection.output.isEmpty {
-      let count = connection.output.withUnsafeBytes { bytes in
-        Glibc.send(connection.fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
-      }
-      if count > 0 {
-        connection.output.consume(count)
-      } else if count < 0 && errno == EINTR {
-        continue
-      } else if count < 0 && errno == EAGAIN {
-        connection.waitForWritable()
-        return
-      } else {
-        drop(connection, reason: count == 0 ? "closed" : String(cString: strerror(errno)))
-        return
-      }
-    }
-    connection.stopWaitingForWritable()
-    if connection.pendingBytes < resumeReadingBelow { connection.resumeReading() }
-    if connection.closing && connection.held.isEmpty { finish(connection) }
-  }
-
-  /// A reader too far behind: what it has not taken is dropped, it is told
-  /// why (if it ever reads again) and closed, so it never slows anyone else
-  /// nor holds memory. One that never reads again is closed after a while
-  /// without its BYE.
-  private func overflow(_ connection: Connection) {
-    connection.overflowed = true
-    log.warning(
-      "limit reached",
-      [
-        "limit": "output", "conn": "\(connection.id)", "user": connection.user,
-        "bytes": "\(connection.pendingBytes)",
-      ])
-    // Leave the engine's call first: it may be iterating a room right now.
-    let id = connection.id
-    queue.async { [unowned self] in
-      guard let connection = connections[id] else { return }
-      engine.disconnect(id)
-      connection.output.discardAll()
-      connection.held.removeAll()
-      connection.heldBytes = 0
-      connection.overflowed = false
-      send(BrokerLine.bye("you fell too far behind; reconnect and read HISTORY"), to: id)
-      close(id)
-      afterEvent()
-      queue.asyncAfter(deadline: .now() + .seconds(10)) { [unowned self] in
-        if let connection = connections[id] { finish(connection) }
-      }
-    }
-  }
-
-  /// The peer is gone: forget it at once.
-  private func drop(_ connection: Connection, reason: String) {
-    guard connections[connection.id] != nil else { return }
-    engine.disconnect(connection.id)
-    connection.closing = true
-    connection.held.removeAll()
-    log.info("connection lost", ["conn": "\(connection.id)", "reason": reason])
-    finish(connection)
-  }
-
-  private func finish(_ connection: Connection) {
-    guard connections.removeValue(forKey: connection.id) != nil else { return }
-    holding.remove(connection.id)
-    connection.cancelSources()
-    log.info("connection closed", ["conn": "\(connection.id)", "user": connection.user])
-  }
-
-  // MARK: - Compaction
-
-  /// Starts a background compaction when the journal has doubled; see
-  /// ``Compactor``. The engine keeps serving meanwhile.
-  private func compactIfDue() {
-    guard journal.shouldCompact, !compacting else { return }
-    compacting = true
-    let started = DispatchTime.now()
-    let length = journal.size
-    let path = journal.path
-    let temporary = path + ".compacting"
-    let limits = options.limits
-    runCompactionStep(started: started, temporary: temporary, copied: length) {
-      () throws(SystemError) in
-      try Compactor.writeCompacted(journal: path, length: length, limits: limits, to: temporary)
-    }
-  }
-
-  /// Runs one background step of a compaction, then either catches up with
-  /// what was appended meanwhile (another background step, while more than
-  /// a megabyte is left) or finishes on this queue with a short pause.
-  private func runCompactionStep(
-    started: DispatchTime, temporary: String, copied: Int64,
-    _ step: @escaping @Sendable () throws(SystemError) -> Void
-  ) {
-    compactionQueue.async { [unowned self] in
-      let failure: SystemError?
-      do throws(SystemError) {
-        try step()
-        failure = nil
-      } catch {
-        failure = error
-      }
-      queue.async { [unowned self] in
-        let end = journal.size
-        if failure == nil && end - copied > 1 << 20 {
-          let path = journal.path
-          runCompactionStep(started: started, temporary: temporary, copied: end) {
-            () throws(SystemError) in
-            try FileJournal.copy(path, from: copied, to: end, appendingTo: temporary)
-          }
-        } else {
-          finishCompaction(temporary: temporary, length: copied, started: started, failure: failure)
-        }
-      }
-    }
-  }
-
-  private func finishCompaction(
-    temporary: String, length: Int64, started: DispatchTime, failure: SystemError?
-  ) {
-    compacting = false
-    let before = journal.size
-    let pauseStarted = DispatchTime.now()
-    do throws(SystemError) {
-      if let failure { throw failure }
-      let old = try journal.finishCompaction(temporary: temporary, copiedUpTo: length)
-      // A sync may still be running on the old descriptor: close it after.
-      syncQueue.async { _ = Glibc.close(old) }
-    } catch {
-      unlink(temporary)
-      journal.postponeCompaction()
-      log.error("journal compaction failed", ["reason": error.description])
-      return
-    }
-    // The compacted file was synced, and it holds everything appended.
-    syncedCount = journal.writtenCount
-    releaseHeld()
-    let now = DispatchTime.now().uptimeNanoseconds
-    log.info(
-      "journal compacted",
-      [
-        "bytes_before": "\(before)", "bytes_after": "\(journal.size)",
-        "ms": String(format: "%.1f", Double(now - started.uptimeNanoseconds) / 1e6),
-        "pause_ms": String(format: "%.1f", Double(now - pauseStarted.uptimeNanoseconds) / 1e6),
-      ])
-    afterEvent()
   }
 
   // MARK: - Shutdown
@@ -478,8 +204,7 @@ public final class Server: EngineOutput, @unchecked Sendable {
     waitForDrain(until: .now() + deadline, completion: completion)
   }
 
-  private func waitForDrain(until giveUp: DispatchTime, completion: @escaping @Sendable () -> Void)
-  {
+  func waitForDrain(until giveUp: DispatchTime, completion: @escaping @Sendable () -> Void) {
     if connections.isEmpty || DispatchTime.now() >= giveUp {
       completion()
     } else {

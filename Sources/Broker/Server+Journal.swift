@@ -1,0 +1,113 @@
+import Dispatch
+import Foundation
+import Glibc
+
+/// The journal's side of the shell: group commit on a second queue, and
+/// compaction in the background (see ``Compactor``).
+extension Server {
+  func startSyncIfNeeded() {
+    guard options.syncJournal, !syncInFlight, journal.writtenCount > syncedCount else { return }
+    syncInFlight = true
+    let target = journal.writtenCount
+    let fd = journal.fd
+    syncQueue.async { [unowned self] in
+      let result = fdatasync(fd)
+      let failure = result == 0 ? 0 : errno
+      queue.async { [unowned self] in syncFinished(upTo: target, errno: failure) }
+    }
+  }
+
+  func syncFinished(upTo target: UInt64, errno failure: Int32) {
+    syncInFlight = false
+    guard failure == 0 else {
+      // After a failed fdatasync nobody can say what reached the disk. Like
+      // PostgreSQL, stop rather than acknowledge: nothing held was sent, and
+      // a restart replays what the journal really holds.
+      log.error(
+        "journal sync failed, stopping so that nothing unsaved is acknowledged",
+        ["path": journal.path, "reason": String(cString: strerror(failure))])
+      exit(74)  // EX_IOERR
+    }
+    syncedCount = max(syncedCount, target)
+    syncCount += 1
+    releaseHeld()
+    afterEvent()
+  }
+
+  /// Starts a background compaction when the journal has doubled; see
+  /// ``Compactor``. The engine keeps serving meanwhile.
+  func compactIfDue() {
+    guard journal.shouldCompact, !compacting else { return }
+    compacting = true
+    let started = DispatchTime.now()
+    let length = journal.size
+    let path = journal.path
+    let temporary = path + ".compacting"
+    let limits = options.limits
+    runCompactionStep(started: started, temporary: temporary, copied: length) {
+      () throws(SystemError) in
+      try Compactor.writeCompacted(journal: path, length: length, limits: limits, to: temporary)
+    }
+  }
+
+  /// Runs one background step of a compaction, then either catches up with
+  /// what was appended meanwhile (another background step, while more than
+  /// a megabyte is left) or finishes on this queue with a short pause.
+  func runCompactionStep(
+    started: DispatchTime, temporary: String, copied: Int64,
+    _ step: @escaping @Sendable () throws(SystemError) -> Void
+  ) {
+    compactionQueue.async { [unowned self] in
+      let failure: SystemError?
+      do throws(SystemError) {
+        try step()
+        failure = nil
+      } catch {
+        failure = error
+      }
+      queue.async { [unowned self] in
+        let end = journal.size
+        if failure == nil && end - copied > 1 << 20 {
+          let path = journal.path
+          runCompactionStep(started: started, temporary: temporary, copied: end) {
+            () throws(SystemError) in
+            try FileJournal.copy(path, from: copied, to: end, appendingTo: temporary)
+          }
+        } else {
+          finishCompaction(temporary: temporary, length: copied, started: started, failure: failure)
+        }
+      }
+    }
+  }
+
+  func finishCompaction(
+    temporary: String, length: Int64, started: DispatchTime, failure: SystemError?
+  ) {
+    compacting = false
+    let before = journal.size
+    let pauseStarted = DispatchTime.now()
+    do throws(SystemError) {
+      if let failure { throw failure }
+      let old = try journal.finishCompaction(temporary: temporary, copiedUpTo: length)
+      // A sync may still be running on the old descriptor: close it after.
+      syncQueue.async { _ = Glibc.close(old) }
+    } catch {
+      unlink(temporary)
+      journal.postponeCompaction()
+      log.error("journal compaction failed", ["reason": error.description])
+      return
+    }
+    // The compacted file was synced, and it holds everything appended.
+    syncedCount = journal.writtenCount
+    releaseHeld()
+    let now = DispatchTime.now().uptimeNanoseconds
+    log.info(
+      "journal compacted",
+      [
+        "bytes_before": "\(before)", "bytes_after": "\(journal.size)",
+        "ms": String(format: "%.1f", Double(now - started.uptimeNanoseconds) / 1e6),
+        "pause_ms": String(format: "%.1f", Double(now - pauseStarted.uptimeNanoseconds) / 1e6),
+      ])
+    afterEvent()
+  }
+}

@@ -1,0 +1,172 @@
+import Dispatch
+import Glibc
+import LineProtocol
+
+/// What the engine's effects become: lines queued per connection and held
+/// until the journal records before them are durable, flushed with one
+/// send(2) per connection; closes; the one schedule timer.
+extension Server: EngineOutput {
+  public func send(_ line: [UInt8], to id: ConnectionID) {
+    guard let connection = connections[id], !connection.overflowed else { return }
+    if connection.pendingBytes + line.count > options.limits.outputBytesPerConnection {
+      overflow(connection)
+      return
+    }
+    let required = journal.writtenCount
+    if connection.held.isEmpty && required <= durableCount {
+      connection.output.append(line)
+      queuedSinceFlush += line.count
+      markDirty(connection)
+    } else {
+      connection.held.append((required, line))
+      connection.heldBytes += line.count
+      holding.insert(id)
+    }
+  }
+
+  public func close(_ id: ConnectionID) {
+    guard let connection = connections[id], !connection.closing else { return }
+    connection.closing = true
+    connection.pauseReading()
+    markDirty(connection)
+  }
+
+  public func armTimer(at due: Timestamp?) {
+    guard let due else {
+      timer.schedule(wallDeadline: .distantFuture)
+      return
+    }
+    let milliseconds = due.milliseconds
+    let deadline = DispatchWallTime(
+      timespec: timespec(
+        tv_sec: Int(milliseconds / 1000), tv_nsec: Int(milliseconds % 1000) * 1_000_000))
+    timer.schedule(wallDeadline: deadline, leeway: .microseconds(100))
+  }
+
+  // MARK: - Output and group commit
+
+  var durableCount: UInt64 {
+    options.syncJournal ? syncedCount : journal.writtenCount
+  }
+
+  func markDirty(_ connection: Connection) {
+    if !connection.isDirty {
+      connection.isDirty = true
+      dirty.append(connection)
+    }
+  }
+
+  /// After every event: start a sync if records wait for one, and write
+  /// what may leave.
+  func afterEvent() {
+    if !options.syncJournal { releaseHeld() }
+    compactIfDue()
+    startSyncIfNeeded()
+    flushDirty()
+    onStatusChange?()
+  }
+
+  /// Writes every connection with released output.
+  func flushDirty() {
+    queuedSinceFlush = 0
+    let toFlush = dirty
+    dirty.removeAll(keepingCapacity: true)
+    for connection in toFlush {
+      connection.isDirty = false
+      flush(connection)
+    }
+  }
+
+  /// Moves held lines whose records are now durable into the output.
+  func releaseHeld() {
+    guard !holding.isEmpty else { return }
+    let durable = durableCount
+    for id in holding {
+      guard let connection = connections[id] else {
+        holding.remove(id)
+        continue
+      }
+      var released = 0
+      for (required, line) in connection.held {
+        guard required <= durable else { break }
+        connection.output.append(line)
+        connection.heldBytes -= line.count
+        released += 1
+      }
+      if released > 0 {
+        connection.held.removeFirst(released)
+        markDirty(connection)
+      }
+      if connection.held.isEmpty { holding.remove(id) }
+    }
+  }
+
+  func flush(_ connection: Connection) {
+    while !connection.output.isEmpty {
+      let count = connection.output.withUnsafeBytes { bytes in
+        Glibc.send(connection.fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+      }
+      if count > 0 {
+        connection.output.consume(count)
+      } else if count < 0 && errno == EINTR {
+        continue
+      } else if count < 0 && errno == EAGAIN {
+        connection.waitForWritable()
+        return
+      } else {
+        drop(connection, reason: count == 0 ? "closed" : String(cString: strerror(errno)))
+        return
+      }
+    }
+    connection.stopWaitingForWritable()
+    if connection.pendingBytes < resumeReadingBelow { connection.resumeReading() }
+    if connection.closing && connection.held.isEmpty { finish(connection) }
+  }
+
+  /// A reader too far behind: what it has not taken is dropped, it is told
+  /// why (if it ever reads again) and closed, so it never slows anyone else
+  /// nor holds memory. One that never reads again is closed after a while
+  /// without its BYE.
+  func overflow(_ connection: Connection) {
+    connection.overflowed = true
+    log.warning(
+      "limit reached",
+      [
+        "limit": "output", "conn": "\(connection.id)", "user": connection.user,
+        "bytes": "\(connection.pendingBytes)",
+      ])
+    // Leave the engine's call first: it may be iterating a room right now.
+    let id = connection.id
+    queue.async { [unowned self] in
+      guard let connection = connections[id] else { return }
+      engine.disconnect(id)
+      connection.output.discardAll()
+      connection.held.removeAll()
+      connection.heldBytes = 0
+      connection.overflowed = false
+      send(BrokerLine.bye("you fell too far behind; reconnect and read HISTORY"), to: id)
+      close(id)
+      afterEvent()
+      queue.asyncAfter(deadline: .now() + .seconds(10)) { [unowned self] in
+        if let connection = connections[id] { finish(connection) }
+      }
+    }
+  }
+
+  /// The peer is gone: forget it at once.
+  func drop(_ connection: Connection, reason: String) {
+    guard connections[connection.id] != nil else { return }
+    engine.disconnect(connection.id)
+    connection.closing = true
+    connection.held.removeAll()
+    log.info("connection lost", ["conn": "\(connection.id)", "reason": reason])
+    finish(connection)
+  }
+
+  func finish(_ connection: Connection) {
+    guard connections.removeValue(forKey: connection.id) != nil else { return }
+    holding.remove(connection.id)
+    connection.cancelSources()
+    log.info("connection closed", ["conn": "\(connection.id)", "user": connection.user])
+  }
+}
