@@ -44,6 +44,16 @@ extension Engine {
     apply(record)
   }
 
+  /// After a failed sync the journal was cut back to what is on disk: forget
+  /// the durable state, to be replayed from the file again. Sessions and the
+  /// rooms people are in stay; ids already handed out are never reused.
+  public func resetDurableState() {
+    histories.removeAll()
+    scheduler = Scheduler()
+    rooms = rooms.filter { !$0.value.connections.isEmpty }
+    armedDue = nil
+  }
+
   /// Start-up is over: arm the timer, so that what fell due while the broker
   /// was down is delivered right away, in due order.
   public func finishReplay() {

@@ -44,6 +44,9 @@ public final class FileJournal: JournalSink {
   public private(set) var size: Int64 = 0
   /// Records appended since start-up; the server syncs up to a count.
   public private(set) var writtenCount: UInt64 = 0
+  /// Counts the files compaction put in place: a size measured in one
+  /// generation means nothing in the next.
+  public private(set) var generation = 0
   private var sizeAfterCompaction: Int64 = 0
   private let lockFD: Int32
 
@@ -143,6 +146,33 @@ public final class FileJournal: JournalSink {
     writtenCount += UInt64(records.count)
   }
 
+  /// After a failed sync: cuts the file back to `size`, the end of what the
+  /// last good sync covered. The records after it are forgotten; their
+  /// requests are answered `STORAGE`.
+  public func discardUnsynced(downTo size: Int64, count: UInt64) throws(SystemError) {
+    try systemCall("ftruncate", subject: path) { ftruncate(fd, off_t(size)) }
+    self.size = size
+    writtenCount = count
+  }
+
+  /// Replays the whole file as it is now (after ``discardUnsynced``).
+  public func replayAll(_ apply: (JournalRecord) -> Void) throws(SystemError) {
+    let contents = try Self.read(path)
+    var failure: SystemError?
+    JournalParser.forEachLine(in: contents) { lineNumber, _, parsed in
+      switch parsed {
+      case .success(let record):
+        apply(record)
+        return true
+      case .failure(let error):
+        failure = SystemError(
+          "replay", errno: EILSEQ, subject: "\(path) line \(lineNumber): \(error.reason)")
+        return false
+      }
+    }
+    if let failure { throw failure }
+  }
+
   /// Whether the journal has doubled since it was last compacted.
   public var shouldCompact: Bool {
     size > compactionFloor && size > 2 * sizeAfterCompaction
@@ -165,6 +195,7 @@ public final class FileJournal: JournalSink {
     try systemCall("rename", subject: path) { rename(temporary, path) }
     try syncDirectory()
     let old = fd
+    generation += 1
     do throws(JournalError) {
       try openForAppend()
     } catch {

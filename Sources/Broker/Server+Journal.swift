@@ -8,29 +8,54 @@ extension Server {
   func startSyncIfNeeded() {
     guard options.syncJournal, !syncInFlight, journal.writtenCount > syncedCount else { return }
     syncInFlight = true
-    let target = journal.writtenCount
+    let target = (count: journal.writtenCount, size: journal.size, generation: journal.generation)
     let fd = journal.fd
+    let synchronize = options.synchronize
     syncQueue.async { [unowned self] in
-      let result = fdatasync(fd)
-      let failure = result == 0 ? 0 : errno
-      queue.async { [unowned self] in syncFinished(upTo: target, errno: failure) }
+      let failure = synchronize(fd) == 0 ? 0 : errno
+      queue.async { [unowned self] in syncFinished(target, errno: failure) }
     }
   }
 
-  func syncFinished(upTo target: UInt64, errno failure: Int32) {
+  func syncFinished(_ target: (count: UInt64, size: Int64, generation: Int), errno failure: Int32) {
     syncInFlight = false
-    guard failure == 0 else {
-      // After a failed fdatasync nobody can say what reached the disk. Like
-      // PostgreSQL, stop rather than acknowledge: nothing held was sent, and
-      // a restart replays what the journal really holds.
-      log.error(
-        "journal sync failed, stopping so that nothing unsaved is acknowledged",
-        ["path": journal.path, "reason": String(cString: strerror(failure))])
-      exit(74)  // EX_IOERR
+    if target.generation != journal.generation {
+      // Compaction replaced the file meanwhile, and synced the new one.
+      afterEvent()
+      return
     }
-    syncedCount = max(syncedCount, target)
+    guard failure == 0 else {
+      refuseUnsynced(reason: String(cString: strerror(failure)))
+      return
+    }
+    syncedCount = max(syncedCount, target.count)
+    syncedSize = max(syncedSize, target.size)
     syncCount += 1
     releaseHeld()
+    afterEvent()
+  }
+
+  /// After a failed fdatasync nobody can say what reached the disk since the
+  /// last good one. Those records are cut off the journal and the engine's
+  /// state is replayed from what remains; every request still waiting for
+  /// them is answered `STORAGE`, and the broker goes on serving. Only if
+  /// the journal cannot even be cut back does it stop (exit 74), so that
+  /// nothing unsaved is ever acknowledged.
+  func refuseUnsynced(reason: String) {
+    log.error(
+      "journal sync failed, refusing what it held",
+      ["path": journal.path, "reason": reason, "records": "\(journal.writtenCount - syncedCount)"])
+    do throws(SystemError) {
+      try journal.discardUnsynced(downTo: syncedSize, count: syncedCount)
+      engine.resetDurableState()
+      try journal.replayAll { engine.replay($0) }
+    } catch {
+      log.error("journal cannot be recovered, stopping", ["reason": error.description])
+      exit(74)  // EX_IOERR
+    }
+    engine.finishReplay()
+    refuseHeld(
+      because: "the journal could not be synced (\(reason)); nothing was accepted, try again")
     afterEvent()
   }
 
@@ -99,6 +124,7 @@ extension Server {
     }
     // The compacted file was synced, and it holds everything appended.
     syncedCount = journal.writtenCount
+    syncedSize = journal.size
     releaseHeld()
     let now = DispatchTime.now().uptimeNanoseconds
     log.info(

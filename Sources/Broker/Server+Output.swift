@@ -101,6 +101,35 @@ extension Server: EngineOutput {
     }
   }
 
+  /// After a failed sync: each held final reply (`OK ...`) becomes
+  /// `ERR <VERB> STORAGE`, held errors stay, everything else held (messages,
+  /// events, data lines) is dropped, so each request still gets exactly one
+  /// final reply and nothing unsaved is shown.
+  func refuseHeld(because text: String) {
+    for id in holding {
+      guard let connection = connections[id] else { continue }
+      for (_, line) in connection.held {
+        if line.starts(with: Self.okPrefix) {
+          let verb = line.dropFirst(3).prefix {
+            $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\n")
+          }
+          connection.output.append(
+            BrokerLine.error(
+              verb: String(decoding: verb, as: UTF8.self), code: .storage, text: text))
+        } else if line.starts(with: Self.errorPrefix) {
+          connection.output.append(line)
+        }
+      }
+      connection.held.removeAll()
+      connection.heldBytes = 0
+      markDirty(connection)
+    }
+    holding.removeAll()
+  }
+
+  private static let okPrefix = Array("OK ".utf8)
+  private static let errorPrefix = Array("ERR ".utf8)
+
   func flush(_ connection: Connection) {
     while !connection.output.isEmpty {
       let count = connection.output.withUnsafeBytes { bytes in

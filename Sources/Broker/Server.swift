@@ -15,6 +15,8 @@ public final class Server: @unchecked Sendable {
     public var limits = Limits()
     /// `--no-sync`: never call fdatasync (throwaway state, benchmarks).
     public var syncJournal = true
+    /// The sync call, `fdatasync`; tests put a failing disk in its place.
+    public var synchronize: @Sendable (Int32) -> Int32 = { fdatasync($0) }
     public init() {}
   }
 
@@ -33,8 +35,9 @@ public final class Server: @unchecked Sendable {
   let compactionQueue = DispatchQueue(label: "chatbroker.compaction")
   var compacting = false
   var syncInFlight = false
-  /// Records known to be on stable storage.
+  /// Records known to be on stable storage, and where they end in the file.
   var syncedCount: UInt64 = 0
+  var syncedSize: Int64 = 0
   /// fdatasync calls so far: with group commit, far fewer than records.
   public internal(set) var syncCount = 0
   /// Connections with lines waiting for a sync.
@@ -68,6 +71,7 @@ public final class Server: @unchecked Sendable {
     self.log = log
     timer = DispatchSource.makeTimerSource(flags: [], queue: queue)
     syncedCount = journal.writtenCount
+    syncedSize = journal.size
     timer.setEventHandler { [unowned self] in
       engine.timerFired()
       afterEvent()
