@@ -45,6 +45,7 @@ extension Server {
     log.error(
       "journal sync failed, refusing what it held",
       ["path": journal.path, "reason": reason, "records": "\(journal.writtenCount - syncedCount)"])
+    compactionSpoiled = compacting
     do throws(SystemError) {
       try journal.discardUnsynced(downTo: syncedSize, count: syncedCount)
       engine.resetDurableState()
@@ -91,6 +92,10 @@ extension Server {
         failure = error
       }
       queue.async { [unowned self] in
+        // A failed sync cut the journal back: what was copied may be gone.
+        let failure =
+          compactionSpoiled
+          ? SystemError("compact", errno: ECANCELED, subject: "the journal was cut back") : failure
         let end = journal.size
         if failure == nil && end - copied > 1 << 20 {
           let path = journal.path
@@ -109,6 +114,7 @@ extension Server {
     temporary: String, length: Int64, started: DispatchTime, failure: SystemError?
   ) {
     compacting = false
+    compactionSpoiled = false
     let before = journal.size
     let pauseStarted = DispatchTime.now()
     do throws(SystemError) {

@@ -34,6 +34,9 @@ public final class Server: @unchecked Sendable {
   let syncQueue = DispatchQueue(label: "chatbroker.journal-sync")
   let compactionQueue = DispatchQueue(label: "chatbroker.compaction")
   var compacting = false
+  /// Set when a failed sync cuts the journal back during a compaction,
+  /// whose copy may then hold records that are no longer in the journal.
+  var compactionSpoiled = false
   var syncInFlight = false
   /// Records known to be on stable storage, and where they end in the file.
   var syncedCount: UInt64 = 0
