@@ -1,3 +1,4 @@
+import Broker
 import Foundation
 import Glibc
 
@@ -98,22 +99,7 @@ func siblingExecutable(_ name: String) -> String {
 
 /// A blocking connection to a Unix socket.
 func connectUnix(_ path: String) throws -> Int32 {
-  let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
-  var address = sockaddr_un()
-  address.sun_family = sa_family_t(AF_UNIX)
-  withUnsafeMutableBytes(of: &address.sun_path) { raw in
-    for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-  }
-  let result = withUnsafePointer(to: &address) {
-    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-      connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-    }
-  }
-  guard result == 0 else {
-    close(fd)
-    throw BenchError("connect \(path): \(String(cString: strerror(errno)))")
-  }
-  return fd
+  try UnixSocket.connect(to: path)
 }
 
 func writeAll(_ fd: Int32, _ bytes: [UInt8]) {

@@ -150,7 +150,7 @@ final class Daemon: @unchecked Sendable {
   private func bindSocket(_ environment: [String: String]) -> (fd: Int32, name: String) {
     let path = Paths.socket(option: options.socketPath, environment: environment)
     do {
-      let fd = try Listener.bind(path: path, mode: options.socketMode)
+      let fd = try UnixSocket.bind(path: path, mode: options.socketMode)
       boundSocketPath = path
       return (fd, path)
     } catch {

@@ -73,7 +73,7 @@ struct SyncFailureTests {
     let server = Server(
       queue: queue, engine: engine, journal: journal, users: users, options: options,
       log: Logger(sink: nil))
-    let fd = try Listener.bind(path: directory + "/sock")
+    let fd = try UnixSocket.bind(path: directory + "/sock")
     queue.sync {
       server.listen(on: fd)
       engine.finishReplay()

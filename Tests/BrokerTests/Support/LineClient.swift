@@ -1,3 +1,4 @@
+import Broker
 import Foundation
 import Glibc
 
@@ -18,24 +19,7 @@ final class LineClient: @unchecked Sendable {
   }
 
   convenience init(path: String, timeout: Double = 10) throws {
-    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
-    guard fd >= 0 else { throw TestFailure("socket failed") }
-    self.init(fd: fd, timeout: timeout)
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-      for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-    }
-    let result = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-      }
-    }
-    // No close(fd) here: deinit closes it. Closing twice would close, in a
-    // test running in parallel, whatever descriptor got that number meanwhile.
-    guard result == 0 else {
-      throw TestFailure("connect \(path): \(String(cString: strerror(errno)))")
-    }
+    self.init(fd: try UnixSocket.connect(to: path), timeout: timeout)
   }
 
   /// A connection made by another program, such as `nc -U` run as another

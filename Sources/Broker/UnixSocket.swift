@@ -1,8 +1,9 @@
 import Glibc
 
-/// The listening Unix socket when chatbroker binds it itself (without
-/// systemd's socket activation).
-public enum Listener {
+/// Unix stream sockets by path: the listening socket when chatbroker binds it
+/// itself (without systemd's socket activation), and connections to one
+/// (to detect a live broker; the benchmarks and tests connect the same way).
+public enum UnixSocket {
   /// Binds and listens on `path`, creating its directory (0755) if needed.
   /// A socket file left behind by a dead broker is replaced; one that a live
   /// broker answers on is not: that is an error naming the path.
@@ -32,15 +33,25 @@ public enum Listener {
   /// `SOCK_STREAM | SOCK_CLOEXEC`: no descriptor leaks into child processes.
   static let streamSocketType = Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue)
 
+  /// A blocking connection to the socket at `path`.
+  public static func connect(to path: String) throws(SystemError) -> Int32 {
+    let fd = try systemCall("socket") { socket(AF_UNIX, streamSocketType, 0) }
+    do throws(SystemError) {
+      _ = try withAddress(path) { pointer, length throws(SystemError) in
+        try systemCall("connect", subject: path) { Glibc.connect(fd, pointer, length) }
+      }
+    } catch {
+      close(fd)
+      throw error
+    }
+    return fd
+  }
+
   /// Whether a broker answers on `path` right now.
   public static func isLive(_ path: String) -> Bool {
-    let fd = socket(AF_UNIX, streamSocketType, 0)
-    guard fd >= 0 else { return false }
-    defer { close(fd) }
-    let connected = try? withAddress(path) { pointer, length throws(SystemError) in
-      try systemCall("connect", subject: path) { connect(fd, pointer, length) }
-    }
-    return connected != nil
+    guard let fd = try? connect(to: path) else { return false }
+    close(fd)
+    return true
   }
 
   private static func removeStaleSocket(_ path: String) throws(SystemError) {
