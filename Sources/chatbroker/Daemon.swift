@@ -23,6 +23,9 @@ final class Daemon: @unchecked Sendable {
   private var watchdog: DispatchSourceTimer?
   /// Set on the queue by the first SIGTERM or SIGINT.
   private var stopping = false
+  /// Set on the queue once the broker serves; until then a signal simply
+  /// ends the start-up.
+  private var running: (server: Server, journal: FileJournal)?
 
   init(options: Options) {
     self.options = options
@@ -31,6 +34,7 @@ final class Daemon: @unchecked Sendable {
 
   func run() -> Never {
     signal(SIGPIPE, SIG_IGN)
+    handleSignals()
     let environment = ProcessInfo.processInfo.environment
     let stateDirectory = Paths.stateDirectory(
       option: options.stateDirectory, environment: environment)
@@ -64,11 +68,9 @@ final class Daemon: @unchecked Sendable {
         pending: engine.pendingCount)
     }
     server.onStatusChange = { status.changed() }
-    // Signals and the watchdog first, so that from READY=1 on a SIGTERM is
-    // a clean shutdown. Their handlers run on the queue, after this block.
-    handleSignals(server, journal)
     startWatchdog()
     queue.sync {
+      running = (server, journal)
       for socket in sockets {
         server.listen(on: socket.fd)
         log.info("listening", ["socket": socket.name, "fd": "\(socket.fd)"])
@@ -161,10 +163,17 @@ final class Daemon: @unchecked Sendable {
 
   /// SIGTERM and SIGINT: STOPPING=1, BYE to every client, the last group
   /// commit, exit 0, all within a second. Clients get up to 800 ms to read
-  /// their BYE; the rest is left for the final sync and the exit.
-  private func handleSignals(_ server: Server, _ journal: FileJournal) {
-    // Touched only on the queue, where the completion runs.
-    let journal = UncheckedBox(journal)
+  /// their BYE; the rest is left for the final sync and the exit. Installed
+  /// first thing, before the socket can accept anyone: a signal that comes
+  /// while the journal is replayed ends the start-up cleanly (nothing has
+  /// been written yet), and one that comes later shuts down as above.
+  private func handleSignals() {
+    // A parent may have started us with signals blocked (Foundation's
+    // Process passes its thread's mask on); a blocked SIGTERM would be lost
+    // when its disposition changes below.
+    var nothing = sigset_t()
+    sigemptyset(&nothing)
+    sigprocmask(SIG_SETMASK, &nothing, nil)
     for number in [SIGTERM, SIGINT] {
       signal(number, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
@@ -175,14 +184,18 @@ final class Daemon: @unchecked Sendable {
         stopping = true
         log.info("shutting down", ["signal": number == SIGTERM ? "TERM" : "INT"])
         Systemd.notify("STOPPING=1\nSTATUS=stopping: saying BYE to every client")
+        guard let server = running?.server else {
+          log.info("stopped during start-up")
+          exit(0)
+        }
         server.shutdown(within: .milliseconds(800)) { [self] in
           if let path = boundSocketPath { unlink(path) }
           // Records written while shutting down (deliveries, or a group
           // commit still in flight) are on stable storage before exit 0.
-          if options.sync, fdatasync(journal.value.fd) != 0 {
+          if options.sync, let journal = running?.journal, fdatasync(journal.fd) != 0 {
             log.error(
               "journal sync failed at shutdown",
-              ["path": journal.value.path, "reason": String(cString: strerror(errno))])
+              ["path": journal.path, "reason": String(cString: strerror(errno))])
             exit(ExitCode.ioError)
           }
           log.info("stopped", ["syncs": "\(server.syncCount)"])

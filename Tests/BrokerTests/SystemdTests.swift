@@ -250,6 +250,25 @@ struct SystemdTests {
     }
   }
 
+  @Test("SIGTERM while the journal is replayed ends the start-up cleanly: exit 0, STOPPING=1")
+  func sigtermDuringReplay() throws {
+    let run = try TestDirectory()
+    try JournalFile.write(messages: 200_000, room: "#load", to: run.state)
+    let notify = try NotifySocket(path: run.path("notify"))
+    let broker = try run.launch(
+      BuiltProducts.path("chatbroker"),
+      ["--socket", run.socket, "--state-dir", run.state, "--no-sync"],
+      environment: ["NOTIFY_SOCKET": notify.path])
+    defer { run.kill(broker) }
+    // "starting" is logged before the replay begins.
+    try waitUntil(timeout: 10, "the broker to start") { run.log.contains("msg=starting") }
+    kill(broker.processIdentifier, SIGTERM)
+    try waitUntil(timeout: 5, "the broker to exit") { !broker.isRunning }
+    #expect(broker.terminationReason == .exit, "it exits, not killed by the signal")
+    #expect(broker.terminationStatus == 0)
+    #expect(notify.drain().contains { $0.hasPrefix("STOPPING=1") })
+  }
+
   @Test("without JOURNAL_STREAM, or with one that is not stderr, lines are plain")
   func plainLogs() throws {
     let run = try TestDirectory()
