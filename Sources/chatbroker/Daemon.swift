@@ -167,13 +167,12 @@ final class Daemon: @unchecked Sendable {
   /// first thing, before the socket can accept anyone: a signal that comes
   /// while the journal is replayed ends the start-up cleanly (nothing has
   /// been written yet), and one that comes later shuts down as above.
+  ///
+  /// On Linux libdispatch reads signals through a signalfd, which sees only
+  /// signals that every thread blocks: main.swift blocks them before any
+  /// thread exists (an unblocked thread would have them discarded as
+  /// ignored, or delivered the old way).
   private func handleSignals() {
-    // A parent may have started us with signals blocked (Foundation's
-    // Process passes its thread's mask on); a blocked SIGTERM would be lost
-    // when its disposition changes below.
-    var nothing = sigset_t()
-    sigemptyset(&nothing)
-    sigprocmask(SIG_SETMASK, &nothing, nil)
     for number in [SIGTERM, SIGINT] {
       signal(number, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
