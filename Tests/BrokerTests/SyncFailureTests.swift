@@ -30,8 +30,7 @@ struct SyncFailureTests {
   /// replaced by one that fails on demand.
   @Test("answers STORAGE to the requests it held, shows nothing unsaved, and the broker goes on")
   func refusesWhatItHeld() throws {
-    var template = Array("/tmp/cb-sync-XXXXXX".utf8CString)
-    let directory = String(cString: mkdtemp(&template)!)
+    let directory = try makeShortTemporaryDirectory("cb-sync")
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let disk = FlakyDisk()
     let reader = try startServer(in: directory, disk: disk)

@@ -415,10 +415,7 @@ final class TestDirectory: @unchecked Sendable {
   let logPath: String
 
   init() throws {
-    var template = Array("/tmp/cbsd-XXXXXX".utf8CString)
-    guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp failed") }
-    directory = String(cString: made)
-    chmod(directory, 0o755)
+    directory = try makeShortTemporaryDirectory("cbsd")
     socket = directory + "/sock"
     state = directory + "/state"
     logPath = directory + "/log"

@@ -12,10 +12,7 @@ final class BrokerProcess: @unchecked Sendable {
 
   /// Makes a fresh temporary directory (short path: sockets allow 107 bytes).
   init() throws {
-    var template = Array("/tmp/cb-XXXXXX".utf8CString)
-    guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp failed") }
-    directory = String(cString: made)
-    chmod(directory, 0o755)
+    directory = try makeShortTemporaryDirectory("cb")
     socketPath = directory + "/sock"
     stateDirectory = directory + "/state"
     logPath = directory + "/broker.log"
@@ -106,6 +103,17 @@ final class BrokerProcess: @unchecked Sendable {
   var journal: String {
     (try? String(contentsOfFile: journalPath, encoding: .utf8)) ?? ""
   }
+}
+
+/// A fresh directory under /tmp with a short path (a socket path may hold
+/// 107 bytes), readable by every user so other Unix users can reach a
+/// socket in it.
+func makeShortTemporaryDirectory(_ prefix: String) throws -> String {
+  var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
+  guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp failed") }
+  let directory = String(cString: made)
+  chmod(directory, 0o755)
+  return directory
 }
 
 struct TestFailure: Error, CustomStringConvertible {
