@@ -58,6 +58,15 @@ final class ServerUnderTest {
     }
   }
 
+  /// A run that failed part-way leaves no server behind (its directory and
+  /// log stay, to study).
+  deinit {
+    if process.isRunning {
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+    }
+  }
+
   /// Resident memory of the server process, in bytes.
   var residentBytes: Int {
     let status =
