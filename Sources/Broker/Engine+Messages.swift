@@ -10,7 +10,7 @@ extension Engine {
     else { return }
     if let newRoom { applyNewRoom(newRoom) }
     apply(record)
-    send(BrokerLine.ok(.say, message.id.description, message.time.description), to: connection)
+    send(BrokerLine.ok(.say, id: message.id, time: message.time), to: connection)
     fanOut(message, in: ConversationKey(target: target, author: user), except: connection)
   }
 

@@ -31,7 +31,7 @@ extension Engine {
     else { return }
     if let newRoom { applyNewRoom(newRoom) }
     apply(record)
-    send(BrokerLine.ok(.sayAt, pending.id.description, due.description), to: connection)
+    send(BrokerLine.ok(.sayAt, id: pending.id, time: due), to: connection)
     rearmTimer()
   }
 

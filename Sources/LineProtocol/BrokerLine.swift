@@ -26,6 +26,17 @@ public enum BrokerLine {
     }
   }
 
+  /// `OK SAY <id> <time>` and `OK SAYAT <id> <due>`: written straight from
+  /// the id and the instant, as this reply goes out for every message.
+  public static func ok(_ verb: Verb, id: MessageID, time: Timestamp) -> [UInt8] {
+    build {
+      $0.word("OK")
+      $0.word(verb.rawValue)
+      $0.id(id)
+      $0.time(time)
+    }
+  }
+
   public static func error(verb: String, code: ErrorCode, text: String) -> [UInt8] {
     build {
       $0.word("ERR")

@@ -146,3 +146,14 @@ func randomMessageLinesSplitBack(seed: Int) {
     #expect(MessageID(fields.words[2]) == id)
   }
 }
+
+@Test func okWithIDAndTimeIsTheSameAsWithWords() {
+  let id = MessageID(value: 46_656)
+  let time = Timestamp(milliseconds: 1_798_131_600_123)
+  #expect(
+    BrokerLine.ok(.sayAt, id: id, time: time)
+      == BrokerLine.ok(.sayAt, id.description, time.description))
+  #expect(
+    String(decoding: BrokerLine.ok(.say, id: id, time: time), as: UTF8.self)
+      == "OK SAY 1000 2026-12-24T17:00:00.123Z\n")
+}
