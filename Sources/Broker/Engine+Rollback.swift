@@ -111,7 +111,8 @@ extension Engine {
   /// records, newest first, so the state is what the journal now replays
   /// to. A room whose creation is undone stays while people are in it;
   /// its record is returned, to be written again so that a restart finds
-  /// it too. Sessions stay, and ids already handed out are never reused.
+  /// it too (then ``recordsRewritten(_:)``). Sessions stay, and ids
+  /// already handed out are never reused.
   public func rollBack(_ count: Int) -> [JournalRecord] {
     var kept: [JournalRecord] = []
     for _ in 0..<count {
@@ -137,6 +138,20 @@ extension Engine {
     }
     rearmTimer()
     return kept.reversed()
+  }
+
+  /// The shell wrote again the records ``rollBack(_:)`` or
+  /// ``resetDurableState()`` kept: they are unsynced too, and undone
+  /// like the originals if their sync fails.
+  public func recordsRewritten(_ records: [JournalRecord]) {
+    guard unsynced.isTracking else { return }
+    for record in records {
+      if case .room(let name, _) = record {
+        unsynced.push(.room(name))
+      } else {
+        unsynced.push(.nothing)
+      }
+    }
   }
 
   private func undoRoom(_ name: RoomName, keeping kept: inout [JournalRecord]) {

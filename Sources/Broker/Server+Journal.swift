@@ -75,6 +75,7 @@ extension Server {
       if !kept.isEmpty {
         do throws(StorageError) {
           try journal.append(kept)
+          engine.recordsRewritten(kept)
         } catch {
           throw SystemError("write", errno: EIO, subject: "\(journal.path): \(error.reason)")
         }

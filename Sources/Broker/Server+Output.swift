@@ -23,7 +23,8 @@ extension Server: EngineOutput {
       return
     }
     // A neutral line shows no record: it waits only behind earlier lines.
-    let required = kind == .neutral ? 0 : journal.writtenCount
+    var required: UInt64 = 0
+    if case .neutral = kind {} else { required = journal.writtenCount }
     if connection.held.isEmpty && required <= durableCount {
       connection.output.append(line)
       queuedSinceFlush += line.count

@@ -18,6 +18,9 @@ struct RollbackTests {
     for text in ["m1", "m2", "m3"] { chat.send(alice, "SAY #a \(text)") }
     let cancelled = okID(chat.send(alice, "SAYAT #a +1h later"))
     chat.send(alice, "SAYAT @bob +30m soon")
+    // Still pending after "soon" is delivered, so the cancelled entry stays
+    // in the heap below it.
+    chat.send(alice, "SAYAT @carol +45m first")
     chat.send(bob, "SAY @alice hi")
     chat.engine.recordsSynced(chat.engine.unsyncedRecordCount)
     let synced = chat.journal.records
@@ -37,16 +40,30 @@ struct RollbackTests {
       return
     }
     #expect(name.description == "#kept")
+    chat.engine.recordsRewritten(kept)
+    #expect(chat.engine.unsyncedRecordCount == 1, "the room written again waits for a sync")
     let restarted = EngineHarness(limits: limits, clock: chat.clock)
     for record in synced + kept { restarted.engine.replay(record) }
     #expect(durableState(chat.engine) == durableState(restarted.engine))
     #expect(chat.send(alice, "HISTORY #a").dropLast().map { $0.freeText } == ["m1", "m2", "m3"])
-    #expect(chat.send(alice, "SCHEDULED").count == 3, "the cancelled and the delivered are back")
+    #expect(chat.send(alice, "SCHEDULED").count == 4, "the cancelled and the delivered are back")
     #expect(chat.send(bob, "HISTORY @alice").dropLast().map { $0.freeText } == ["hi"])
     chat.advance(to: "2026-11-30T17:32:00.000Z")
     #expect(
       chat.output.take(bob).contains { $0.hasSuffix(":soon") },
       "the delivery rolled back is made again")
+
+    // Its sync fails too: the room stays while bob is in it, not after.
+    chat.send(bob, "PART #kept")
+    #expect(chat.engine.rollBack(chat.engine.unsyncedRecordCount).isEmpty)
+    #expect(!chat.send(bob, "ROOMS").contains { $0.hasPrefix("ROOM #kept ") })
+
+    // The cancellation rolled back: the message is delivered, once.
+    chat.advance(to: "2026-11-30T18:01:00.000Z")
+    let deliveries = chat.journal.records.filter {
+      if case .delivery(let id, _) = $0 { id.description == cancelled } else { false }
+    }
+    #expect(deliveries.count == 1)
   }
 
   @Test("only lines showing unsynced records wait for the sync")
