@@ -115,7 +115,8 @@ struct SyncFailureTests {
     let saved = try newcomer.request("HISTORY #b")
     #expect(saved.count == 2 && saved.first?.hasSuffix(":saved") == true)
     #expect(saved.last == "OK HISTORY #b 1")
-    #expect(try member.request("JOIN #a") == ["OK JOIN #a 1"], "#a exists: nothing to sync")
+    #expect(try member.request("JOIN #b") == ["OK JOIN #b 1"], "#b exists: nothing to sync")
+    #expect(try member.request("PART #b") == ["OK PART #b"])
     // This one shows "two": it waits for the sync, and is then answered
     // again from what was kept.
     try reader.line("HISTORY #a")
