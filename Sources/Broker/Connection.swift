@@ -13,9 +13,8 @@ final class Connection {
 
   /// Released bytes, ready to be written.
   var output = OutputBuffer()
-  /// Lines waiting for the journal: each may leave once `journalCount`
-  /// records are durable.
-  var held: [(journalCount: UInt64, line: [UInt8])] = []
+  /// Lines waiting for the journal, or behind lines that do.
+  var held: [HeldLine] = []
   var heldBytes = 0
 
   var readSuspended = true

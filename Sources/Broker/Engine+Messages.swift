@@ -10,7 +10,9 @@ extension Engine {
     else { return }
     if let newRoom { applyNewRoom(newRoom) }
     apply(record)
-    send(BrokerLine.ok(.say, id: message.id, time: message.time), to: connection)
+    send(
+      BrokerLine.ok(.say, id: message.id, time: message.time), to: connection,
+      kind: .outcome(.say))
     fanOut(message, in: ConversationKey(target: target, author: user), except: connection)
   }
 
@@ -23,7 +25,7 @@ extension Engine {
       let line = BrokerLine.message(
         target: name.description, id: message.id, time: message.time, user: message.author,
         text: message.text)
-      broadcast(line, in: name, except: except)
+      broadcast(line, in: name, except: except, kind: .revealing)
     case .direct(let first, let second):
       for party in first == second ? [first] : [first, second] {
         guard let connections = connectionsByUser[party], let output else { continue }
@@ -32,7 +34,7 @@ extension Engine {
           target: seen, id: message.id, time: message.time, user: message.author,
           text: message.text)
         for connection in connections where connection != except {
-          output.send(line, to: connection)
+          output.send(line, to: connection, kind: .revealing)
         }
       }
     }
@@ -62,15 +64,18 @@ extension Engine {
       }
     }
     let shown = target.description
+    let kinds = listKinds(
+      answering: .history(target, count: count, anchor: anchor),
+      showsUnsynced: showsUnsynced(range, of: conversation))
     for sequence in range {
       guard let message = messages?[sequence] else { continue }
       send(
         BrokerLine.history(
           target: shown, id: message.id, time: message.time, user: message.author,
           text: message.text),
-        to: connection)
+        to: connection, kind: kinds.item)
     }
-    send(BrokerLine.ok(.history, shown, String(range.count)), to: connection)
+    send(BrokerLine.ok(.history, shown, String(range.count)), to: connection, kind: kinds.end)
   }
 
 }

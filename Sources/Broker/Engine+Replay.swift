@@ -3,28 +3,46 @@ import LineProtocol
 extension Engine {
   /// Changes the state as a journal record says. Live requests and start-up
   /// replay both come through here, so the journal replays to exactly the
-  /// state that wrote it.
+  /// state that wrote it. A live record is also remembered with how to undo
+  /// it until the shell says it is synced (see ``rollBack(_:)``).
   func apply(_ record: JournalRecord) {
+    let undo = change(record)
+    if unsynced.isTracking { unsynced.push(undo) }
+  }
+
+  private func change(_ record: JournalRecord) -> UnsyncedRecords.Undo {
     switch record {
     case .header(let next):
       nextID = max(nextID, next.value)
+      return .nothing
     case .room(let name, let created):
-      if rooms[name] == nil { rooms[name] = Room(created: created) }
+      guard rooms[name] == nil else { return .nothing }
+      rooms[name] = Room(created: created)
+      return .room(name)
     case .message(let message, let target):
       noteTaken(message.id)
+      var newRoom: RoomName?
       if case .room(let name) = target, rooms[name] == nil {
         rooms[name] = Room(created: message.time)
+        newRoom = name
       }
-      appendHistory(message, to: ConversationKey(target: target, author: message.author))
+      let conversation = ConversationKey(target: target, author: message.author)
+      let (evicted, newHistory) = appendHistory(message, to: conversation)
+      return .message(conversation, evicted: evicted, newHistory: newHistory, newRoom: newRoom)
     case .schedule(let pending):
       noteTaken(pending.id)
+      let replaced = scheduler[pending.id]
       scheduler.insert(pending)
+      return .schedule(pending, replaced: replaced)
     case .cancel(let id, _):
-      scheduler.remove(id)
+      guard let cancelled = scheduler.remove(id) else { return .nothing }
+      return .cancel(cancelled)
     case .delivery(let id, let time):
-      guard let pending = scheduler.remove(id) else { return }
+      guard let pending = scheduler.remove(id) else { return .nothing }
       let message = StoredMessage(id: id, time: time, author: pending.author, text: pending.text)
-      appendHistory(message, to: ConversationKey(target: pending.target, author: pending.author))
+      let conversation = ConversationKey(target: pending.target, author: pending.author)
+      let (evicted, newHistory) = appendHistory(message, to: conversation)
+      return .delivery(pending, evicted: evicted, newHistory: newHistory)
     }
   }
 
@@ -32,26 +50,32 @@ extension Engine {
     if id.value >= nextID { nextID = id.value + 1 }
   }
 
-  private func appendHistory(_ message: StoredMessage, to conversation: ConversationKey) {
-    if histories[conversation] == nil {
+  private func appendHistory(
+    _ message: StoredMessage, to conversation: ConversationKey
+  ) -> (evicted: StoredMessage?, newHistory: Bool) {
+    let newHistory = histories[conversation] == nil
+    if newHistory {
       histories[conversation] = History(capacity: limits.historyPerConversation)
     }
-    histories[conversation]?.append(message)
+    return (histories[conversation]?.append(message), newHistory)
   }
 
   /// Start-up: one record of the journal, in order.
   public func replay(_ record: JournalRecord) {
-    apply(record)
+    _ = change(record)
   }
 
-  /// After a failed sync the journal was cut back to what is on disk: forget
-  /// the durable state, to be replayed from the file again. Sessions and the
-  /// rooms people are in stay; ids already handed out are never reused.
-  public func resetDurableState() {
+  /// After a failed sync, when the records cannot be rolled back one by one:
+  /// forget the durable state, to be replayed from the file again. Sessions
+  /// and the rooms people are in stay (returned, with when each was
+  /// created); ids already handed out are never reused.
+  public func resetDurableState() -> [RoomName: Timestamp] {
     histories.removeAll()
     scheduler = Scheduler()
     rooms = rooms.filter { !$0.value.connections.isEmpty }
     armedDue = nil
+    unsynced.removeAll()
+    return rooms.mapValues(\.created)
   }
 
   /// Start-up is over: arm the timer, so that what fell due while the broker

@@ -59,19 +59,25 @@ extension Engine {
   }
 
   /// Sends one encoded line to every connection in a room, except one.
-  func broadcast(_ line: [UInt8], in name: RoomName, except excluded: ConnectionID? = nil) {
+  func broadcast(
+    _ line: [UInt8], in name: RoomName, except excluded: ConnectionID? = nil,
+    kind: LineKind = .neutral
+  ) {
     guard let connections = rooms[name]?.connections, let output else { return }
     for connection in connections where connection != excluded {
-      output.send(line, to: connection)
+      output.send(line, to: connection, kind: kind)
     }
   }
 
   func listRooms(connection: ConnectionID) {
     let names = rooms.keys.sorted()
+    let kinds = listKinds(answering: .rooms, showsUnsynced: roomsShowUnsynced)
     for name in names {
-      send(BrokerLine.room(name, members: rooms[name]?.sessionsByUser.count ?? 0), to: connection)
+      send(
+        BrokerLine.room(name, members: rooms[name]?.sessionsByUser.count ?? 0), to: connection,
+        kind: kinds.item)
     }
-    send(BrokerLine.ok(.rooms, String(names.count)), to: connection)
+    send(BrokerLine.ok(.rooms, String(names.count)), to: connection, kind: kinds.end)
   }
 
   func who(_ name: RoomName, connection: ConnectionID) {

@@ -31,12 +31,14 @@ extension Engine {
     else { return }
     if let newRoom { applyNewRoom(newRoom) }
     apply(record)
-    send(BrokerLine.ok(.sayAt, id: pending.id, time: due), to: connection)
+    send(BrokerLine.ok(.sayAt, id: pending.id, time: due), to: connection, kind: .outcome(.sayAt))
     rearmTimer()
   }
 
   func listScheduled(_ filter: Target?, connection: ConnectionID, user: String) {
     var count = 0
+    let kinds = listKinds(
+      answering: .scheduled(filter), showsUnsynced: scheduledShowsUnsynced(for: user))
     for pending in scheduler.messages(by: user) {
       let conversation = ConversationKey(target: pending.target, author: user)
       let shown = conversation.target(seenBy: user)
@@ -45,10 +47,10 @@ extension Engine {
         BrokerLine.scheduled(
           id: pending.id, target: shown.description, due: pending.due, created: pending.created,
           text: pending.text),
-        to: connection)
+        to: connection, kind: kinds.item)
       count += 1
     }
-    send(BrokerLine.ok(.scheduled, String(count)), to: connection)
+    send(BrokerLine.ok(.scheduled, String(count)), to: connection, kind: kinds.end)
   }
 
   func cancel(_ id: MessageID, connection: ConnectionID, user: String) {
@@ -60,7 +62,7 @@ extension Engine {
     let record = JournalRecord.cancel(id, at: clock.now)
     guard journal([record], verb: .cancel, connection: connection) else { return }
     apply(record)
-    send(BrokerLine.ok(.cancel, id.description), to: connection)
+    send(BrokerLine.ok(.cancel, id.description), to: connection, kind: .outcome(.cancel))
     rearmTimer()
   }
 

@@ -42,6 +42,8 @@ public final class Engine {
   var nextID: UInt64 = 1
   /// What the timer is armed for, so it is re-armed only on a change.
   var armedDue: Timestamp?
+  /// How to undo each record not synced yet (see ``rollBack(_:)``).
+  var unsynced = UnsyncedRecords()
 
   public init(
     limits: Limits = Limits(), clock: WallClock, users: UserDirectory, journal: JournalSink,
@@ -181,8 +183,8 @@ public final class Engine {
 
   // MARK: - Helpers shared by the handlers
 
-  func send(_ line: [UInt8], to connection: ConnectionID) {
-    output?.send(line, to: connection)
+  func send(_ line: [UInt8], to connection: ConnectionID, kind: LineKind = .neutral) {
+    output?.send(line, to: connection, kind: kind)
   }
 
   func fail(_ verb: Verb, _ code: ErrorCode, _ text: String, to connection: ConnectionID) {

@@ -20,16 +20,36 @@ struct History: Sendable {
   /// One past the sequence number of the newest message.
   var endSequence: Int { firstSequence + ring.count }
 
-  mutating func append(_ message: StoredMessage) {
+  /// Appends a message; returns the oldest one when it had to make room.
+  @discardableResult
+  mutating func append(_ message: StoredMessage) -> StoredMessage? {
+    var evicted: StoredMessage?
     if ring.count < capacity {
       ring.append(message)
     } else {
+      evicted = ring[head]
       sequenceByID[ring[head].id] = nil
       ring[head] = message
       head = (head + 1) % capacity
       firstSequence += 1
     }
     sequenceByID[message.id] = endSequence - 1
+    return evicted
+  }
+
+  /// Undoes the last ``append(_:)``: takes the newest message back out and
+  /// puts back the one it evicted, so a rolled-back message leaves the
+  /// history as it was (a failed sync, chatbroker(8)).
+  mutating func removeNewest(restoring evicted: StoredMessage?) {
+    if let evicted {
+      head = (head + capacity - 1) % capacity
+      sequenceByID[ring[head].id] = nil
+      ring[head] = evicted
+      firstSequence -= 1
+      sequenceByID[evicted.id] = firstSequence
+    } else if let newest = ring.popLast() {
+      sequenceByID[newest.id] = nil
+    }
   }
 
   func sequence(of id: MessageID) -> Int? {

@@ -26,14 +26,47 @@ public protocol WallClock: AnyObject {
 /// Where the engine's effects go. The I/O shell implements it with sockets
 /// and a Dispatch timer; tests implement it with arrays.
 public protocol EngineOutput: AnyObject {
-  /// Queues a finished line for a connection. The shell releases it only once
-  /// every journal record appended before it is durable.
-  func send(_ line: [UInt8], to connection: ConnectionID)
+  /// Queues a finished line for a connection, in order. What `kind` says it
+  /// shows decides whether it waits for a sync, and what becomes of it when
+  /// that sync fails.
+  func send(_ line: [UInt8], to connection: ConnectionID, kind: LineKind)
   /// The engine has forgotten this connection: flush what was sent, then close.
   func close(_ connection: ConnectionID)
   /// Fire ``Engine/timerFired()`` when the wall clock reaches `due`, or never
   /// (`nil`). Replaces any earlier arming: there is one timer for all schedules.
   func armTimer(at due: Timestamp?)
+}
+
+extension EngineOutput {
+  /// Queues a line that shows nothing unsynced (``LineKind/neutral``).
+  public func send(_ line: [UInt8], to connection: ConnectionID) {
+    send(line, to: connection, kind: .neutral)
+  }
+}
+
+/// What a line shows of the journal's records, so that the shell knows
+/// without reading the line whether it must wait for a sync, and what
+/// becomes of it when that sync fails and its records are rolled back
+/// (chatbroker(7), "Order and durability"). Each connection's lines still
+/// leave in the order they were sent.
+public enum LineKind: Equatable, Sendable {
+  /// Shows nothing that a record not yet synced changed: the greeting,
+  /// `PING`, `HELP`, errors, `WHO`, `JOIN` and `PART`, the reply to a
+  /// request that wrote nothing. Never waits for a sync of its own, and
+  /// leaves unchanged whatever a sync does.
+  case neutral
+  /// Shows what the records written so far changed (a `MSG`, an item of a
+  /// list that shows unsynced state): waits until they are durable; dropped
+  /// when they are rolled back.
+  case revealing
+  /// The final reply of a request that wrote records: waits until they are
+  /// durable; becomes `ERR <verb> STORAGE` when they are rolled back.
+  case outcome(Verb)
+  /// The final reply of a query whose list showed unsynced state: waits
+  /// with its items; when that state is rolled back the items are dropped
+  /// and the query is answered again from what remains
+  /// (``Engine/answerAgain(_:for:)``).
+  case answer(Request)
 }
 
 /// The journal as the engine sees it: records are appended one request at a

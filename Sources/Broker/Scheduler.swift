@@ -89,7 +89,9 @@ struct Scheduler: Sendable {
         let message = self[MessageID(value: top.id)]
       else { break }
       popTop()
-      due.append(message)
+      // A cancellation rolled back re-inserts its message beside the stale
+      // entry it left: the two are equal, so they come off one after another.
+      if due.last?.id != message.id { due.append(message) }
     }
     return due
   }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import LineProtocol
 
 /// The journal's side of the shell: group commit on a second queue, and
 /// compaction in the background (see ``Compactor``).
@@ -28,36 +29,99 @@ extension Server {
       refuseUnsynced(reason: String(cString: strerror(failure)))
       return
     }
-    syncedCount = max(syncedCount, target.count)
-    syncedSize = max(syncedSize, target.size)
+    markSynced(count: target.count, size: target.size)
     syncCount += 1
+    syncRetryDelay = 0
     releaseHeld()
     afterEvent()
   }
 
+  /// Records up to `count` (ending at `size` in the file) are durable.
+  func markSynced(count: UInt64, size: Int64) {
+    guard count > syncedCount else { return }
+    engine.recordsSynced(Int(count - syncedCount))
+    syncedCount = count
+    syncedSize = max(syncedSize, size)
+  }
+
   /// After a failed fdatasync nobody can say what reached the disk since the
-  /// last good one. Those records are cut off the journal and the engine's
-  /// state is replayed from what remains; every request still waiting for
-  /// them is answered `STORAGE`, and the broker goes on serving. Only if
-  /// the journal cannot even be cut back does it stop (exit 74), so that
+  /// last good one. Those records are cut off the journal and the engine
+  /// undoes them in memory (a few microseconds each, however long the
+  /// journal), writing again only the creation of rooms people are in.
+  /// Held lines are settled by their kind (``settleHeld(because:)``): a
+  /// request whose records were cut is answered `STORAGE`, everything else
+  /// as its state now is, and the broker goes on serving. The next sync is
+  /// tried after a pause that grows while syncs keep failing. Only if the
+  /// journal cannot even be cut back does it stop (exit 74), so that
   /// nothing unsaved is ever acknowledged.
   func refuseUnsynced(reason: String) {
+    let started = DispatchTime.now()
+    let unsyncedCount = journal.writtenCount - syncedCount
     log.error(
       "journal sync failed, refusing what it held",
-      ["path": journal.path, "reason": reason, "records": "\(journal.writtenCount - syncedCount)"])
+      ["path": journal.path, "reason": reason, "records": "\(unsyncedCount)"])
     compactionSpoiled = compacting
+    var kept: [JournalRecord] = []
     do throws(SystemError) {
       try journal.discardUnsynced(downTo: syncedSize, count: syncedCount)
-      engine.resetDurableState()
-      try journal.replayAll { engine.replay($0) }
+      if engine.unsyncedRecordCount == Int(unsyncedCount) {
+        kept = engine.rollBack(Int(unsyncedCount))
+      } else {
+        log.warning(
+          "unsynced records do not match the journal, replaying it",
+          ["journal": "\(unsyncedCount)", "engine": "\(engine.unsyncedRecordCount)"])
+        kept = try replayJournal()
+      }
+      if !kept.isEmpty {
+        do throws(StorageError) {
+          try journal.append(kept)
+          engine.recordsRewritten(kept)
+        } catch {
+          throw SystemError("write", errno: EIO, subject: "\(journal.path): \(error.reason)")
+        }
+      }
     } catch {
       log.error("journal cannot be recovered, stopping", ["reason": error.description])
       exit(74)  // EX_IOERR
     }
-    engine.finishReplay()
-    refuseHeld(
+    settleHeld(
       because: "the journal could not be synced (\(reason)); nothing was accepted, try again")
+    log.info(
+      "journal rolled back",
+      [
+        "records": "\(unsyncedCount)", "rewritten": "\(kept.count)",
+        "pause_ms": String(
+          format: "%.2f",
+          Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6),
+      ])
+    // A disk that failed once may fail again at once: do not hammer it.
+    syncRetryDelay = min(max(2 * syncRetryDelay, 50), 2000)
+    syncInFlight = true
+    queue.asyncAfter(deadline: .now() + .milliseconds(syncRetryDelay)) { [unowned self] in
+      syncInFlight = false
+      afterEvent()
+    }
     afterEvent()
+  }
+
+  /// The slow way back, when the engine's record of what is unsynced does
+  /// not match the journal's: forget the durable state and replay the whole
+  /// file. Returns the records of rooms kept for their members that the
+  /// file no longer creates.
+  func replayJournal() throws(SystemError) -> [JournalRecord] {
+    let occupied = engine.resetDurableState()
+    var created = Set<RoomName>()
+    try journal.replayAll { record in
+      switch record {
+      case .room(let name, _), .message(_, target: .room(let name)): created.insert(name)
+      default: break
+      }
+      engine.replay(record)
+    }
+    engine.finishReplay()
+    return occupied.filter { !created.contains($0.key) }.sorted { $0.key < $1.key }.map {
+      .room($0.key, created: $0.value)
+    }
   }
 
   /// Starts a background compaction when the journal has doubled; see
@@ -129,7 +193,7 @@ extension Server {
       return
     }
     // The compacted file was synced, and it holds everything appended.
-    syncedCount = journal.writtenCount
+    markSynced(count: journal.writtenCount, size: journal.size)
     syncedSize = journal.size
     releaseHeld()
     let now = DispatchTime.now().uptimeNanoseconds

@@ -2,23 +2,35 @@ import Dispatch
 import Glibc
 import LineProtocol
 
-/// What the engine's effects become: lines queued per connection and held
-/// until the journal records before them are durable, flushed with one
+/// A line waiting for a sync, or behind one of its connection that does.
+struct HeldLine {
+  /// It may leave once this many journal records are durable.
+  let journalCount: UInt64
+  /// What it shows, so a failed sync knows what to make of it.
+  let kind: LineKind
+  let line: [UInt8]
+}
+
+/// What the engine's effects become: lines queued per connection, those
+/// that show unsynced records held until the records are durable (and
+/// every later line of the connection behind them), flushed with one
 /// send(2) per connection; closes; the one schedule timer.
 extension Server: EngineOutput {
-  public func send(_ line: [UInt8], to id: ConnectionID) {
+  public func send(_ line: [UInt8], to id: ConnectionID, kind: LineKind) {
     guard let connection = connections[id], !connection.overflowed else { return }
     if connection.pendingBytes + line.count > options.limits.outputBytesPerConnection {
       overflow(connection)
       return
     }
-    let required = journal.writtenCount
+    // A neutral line shows no record: it waits only behind earlier lines.
+    var required: UInt64 = 0
+    if case .neutral = kind {} else { required = journal.writtenCount }
     if connection.held.isEmpty && required <= durableCount {
       connection.output.append(line)
       queuedSinceFlush += line.count
       markDirty(connection)
     } else {
-      connection.held.append((required, line))
+      connection.held.append(HeldLine(journalCount: required, kind: kind, line: line))
       connection.heldBytes += line.count
       holding.insert(id)
     }
@@ -87,10 +99,10 @@ extension Server: EngineOutput {
         continue
       }
       var released = 0
-      for (required, line) in connection.held {
-        guard required <= durable else { break }
-        connection.output.append(line)
-        connection.heldBytes -= line.count
+      for held in connection.held {
+        guard held.journalCount <= durable else { break }
+        connection.output.append(held.line)
+        connection.heldBytes -= held.line.count
         released += 1
       }
       if released > 0 {
@@ -101,34 +113,37 @@ extension Server: EngineOutput {
     }
   }
 
-  /// After a failed sync: each held final reply (`OK ...`) becomes
-  /// `ERR <VERB> STORAGE`, held errors stay, everything else held (messages,
-  /// events, data lines) is dropped, so each request still gets exactly one
-  /// final reply and nothing unsaved is shown.
-  func refuseHeld(because text: String) {
-    for id in holding {
+  /// After a failed sync, once the engine rolled the unsynced records back:
+  /// every held line of those records is settled by its kind, in order, so
+  /// each request still gets exactly one final reply and it matches the
+  /// state. Neutral lines leave as they were; lines showing rolled-back
+  /// records are dropped; the final reply of a request that wrote them
+  /// becomes `ERR <VERB> STORAGE`; a query whose list showed them is
+  /// answered again. Whatever the new answer shows of records written
+  /// since (rooms kept for their members) waits for their sync again.
+  func settleHeld(because text: String) {
+    let settling = holding.sorted()
+    holding.removeAll()
+    for id in settling {
       guard let connection = connections[id] else { continue }
-      for (_, line) in connection.held {
-        if line.starts(with: Self.okPrefix) {
-          let verb = line.dropFirst(3).prefix {
-            $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\n")
-          }
-          connection.output.append(
-            BrokerLine.error(
-              verb: String(decoding: verb, as: UTF8.self), code: .storage, text: text))
-        } else if line.starts(with: Self.errorPrefix) {
-          connection.output.append(line)
-        }
-      }
+      let held = connection.held
       connection.held.removeAll()
       connection.heldBytes = 0
+      for line in held {
+        switch line.kind {
+        case .neutral:
+          send(line.line, to: id, kind: .neutral)
+        case .revealing:
+          continue
+        case .outcome(let verb):
+          send(BrokerLine.error(verb: verb.rawValue, code: .storage, text: text), to: id)
+        case .answer(let request):
+          engine.answerAgain(request, for: id)
+        }
+      }
       markDirty(connection)
     }
-    holding.removeAll()
   }
-
-  private static let okPrefix = Array("OK ".utf8)
-  private static let errorPrefix = Array("ERR ".utf8)
 
   func flush(_ connection: Connection) {
     while !connection.output.isEmpty {

@@ -30,6 +30,17 @@ public final class Server: @unchecked Sendable {
   var connections: [ConnectionID: Connection] = [:]
   var nextConnection = 1
   var listeners: [DispatchSourceRead] = []
+  /// Accepting stopped (the listeners suspended) because accept(2) ran out
+  /// of descriptors or memory; it resumes when a connection closes or after
+  /// a short pause.
+  var acceptPaused = false
+  /// Set from the first refusal at the descriptor limit until a connection
+  /// is accepted again, so the log says it once rather than per attempt.
+  var atDescriptorLimit = false
+  var refusedAtLimit = 0
+  /// A descriptor kept open to be given back at the limit, just long enough
+  /// to accept a waiting client and tell it `ERR - LIMIT`.
+  var reserveDescriptor: Int32 = -1
   let timer: DispatchSourceTimer
   let syncQueue = DispatchQueue(label: "chatbroker.journal-sync")
   let compactionQueue = DispatchQueue(label: "chatbroker.compaction")
@@ -41,6 +52,9 @@ public final class Server: @unchecked Sendable {
   /// Records known to be on stable storage, and where they end in the file.
   var syncedCount: UInt64 = 0
   var syncedSize: Int64 = 0
+  /// Milliseconds before a sync is tried again after one failed; grows
+  /// while they keep failing, back to none after one succeeds.
+  var syncRetryDelay = 0
   /// fdatasync calls so far: with group commit, far fewer than records.
   public internal(set) var syncCount = 0
   /// Connections with lines waiting for a sync.
@@ -75,6 +89,7 @@ public final class Server: @unchecked Sendable {
     timer = DispatchSource.makeTimerSource(flags: [], queue: queue)
     syncedCount = journal.writtenCount
     syncedSize = journal.size
+    reserveDescriptor = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
     timer.setEventHandler { [unowned self] in
       engine.timerFired()
       afterEvent()
@@ -82,6 +97,7 @@ public final class Server: @unchecked Sendable {
     timer.schedule(wallDeadline: .distantFuture)
     timer.resume()
     engine.output = self
+    if options.syncJournal { engine.trackUnsyncedRecords() }
   }
 
   public var connectionCount: Int { connections.count }
@@ -98,19 +114,81 @@ public final class Server: @unchecked Sendable {
   }
 
   func accept(from listener: Int32) {
-    while !stopping {
+    while !stopping && !acceptPaused {
       let fd = chat_accept_nonblocking(listener)
       if fd < 0 {
-        switch errno {
+        let failure = errno
+        switch failure {
         case EINTR, ECONNABORTED: continue
         case EAGAIN: break
-        default: log.error("accept failed", ["reason": String(cString: strerror(errno))])
+        case EMFILE, ENFILE:
+          refuseAtLimit(listener, failure)
+          pauseAccepting()
+        default:
+          // ENOBUFS, ENOMEM and the like: retrying at once would only spin.
+          log.error("accept failed", ["reason": String(cString: strerror(failure))])
+          pauseAccepting()
         }
         break
+      }
+      if atDescriptorLimit {
+        atDescriptorLimit = false
+        log.info("accepting connections again", ["refused": "\(refusedAtLimit)"])
+        refusedAtLimit = 0
       }
       open(fd)
     }
     afterEvent()
+  }
+
+  /// Out of descriptors: the waiting clients would hang, and the listener
+  /// would fire again at once for them. The reserve descriptor is given
+  /// back, to accept each in turn and tell it `ERR - LIMIT` before closing
+  /// it (chatbroker(7), "Limits"); then the reserve is taken again.
+  func refuseAtLimit(_ listener: Int32, _ failure: Int32) {
+    if !atDescriptorLimit {
+      atDescriptorLimit = true
+      log.warning(
+        "limit reached",
+        [
+          "limit": "descriptors", "reason": String(cString: strerror(failure)),
+          "conn": "\(connections.count)",
+        ])
+    }
+    let refusal = BrokerLine.error(
+      verb: "-", code: .limit,
+      text: "the broker has no file descriptor left for another connection; try again later")
+    // Bounded, so that clients arriving without end cannot hold the queue.
+    for _ in 0..<64 where reserveDescriptor >= 0 {
+      Glibc.close(reserveDescriptor)
+      let fd = chat_accept_nonblocking(listener)
+      if fd >= 0 {
+        _ = refusal.withUnsafeBytes {
+          Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+        }
+        Glibc.close(fd)
+        refusedAtLimit += 1
+      }
+      reserveDescriptor = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
+      if fd < 0 { break }
+    }
+  }
+
+  /// Stops accepting until a connection closes or a short pause is over.
+  func pauseAccepting() {
+    guard !acceptPaused else { return }
+    acceptPaused = true
+    for listener in listeners { listener.suspend() }
+    queue.asyncAfter(deadline: .now() + .milliseconds(250)) { [unowned self] in
+      resumeAccepting()
+    }
+  }
+
+  func resumeAccepting() {
+    guard acceptPaused else { return }
+    acceptPaused = false
+    if reserveDescriptor < 0 { reserveDescriptor = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC) }
+    for listener in listeners { listener.resume() }
   }
 
   func open(_ fd: Int32) {
@@ -138,9 +216,12 @@ public final class Server: @unchecked Sendable {
     }
     // Strong on purpose: the connection lives until both sources are
     // cancelled, then libdispatch releases these handlers and with them it.
-    let closeOnce = {
+    let closeOnce = { [unowned self] in
       connection.cancelledSources += 1
-      if connection.cancelledSources == 2 { Glibc.close(connection.fd) }
+      guard connection.cancelledSources == 2 else { return }
+      Glibc.close(connection.fd)
+      // A descriptor is free: a listener paused at the limit may go on.
+      resumeAccepting()
     }
     connection.readSource.setCancelHandler(handler: closeOnce)
     connection.writeSource.setCancelHandler(handler: closeOnce)
@@ -205,6 +286,7 @@ public final class Server: @unchecked Sendable {
   ) {
     stopping = true
     for listener in listeners { listener.cancel() }
+    resumeAccepting()  // a suspended source must not be released
     listeners.removeAll()
     engine.shutdown()
     afterEvent()

@@ -5,18 +5,45 @@ import Glibc
 import LineProtocol
 import Testing
 
-/// A disk whose fdatasync can be made to fail, as a dying disk's does.
+/// A disk whose fdatasync can be made to fail, as a dying disk's does, and
+/// made to hang until released, so a test can act while a sync runs.
 final class FlakyDisk: @unchecked Sendable {
-  private let lock = NSLock()
+  private let condition = NSCondition()
   private var failing = false
+  private var holding = false
+  private var blocked = 0
 
   var fails: Bool {
-    get { lock.withLock { failing } }
-    set { lock.withLock { failing = newValue } }
+    get { condition.withLock { failing } }
+    set { condition.withLock { failing = newValue } }
+  }
+
+  /// From now on each sync waits until ``release()``.
+  func hold() {
+    condition.withLock { holding = true }
+  }
+
+  func release() {
+    condition.withLock {
+      holding = false
+      condition.broadcast()
+    }
+  }
+
+  /// Waits (bounded) until a sync hangs in ``hold()``: then every record
+  /// written before it started is in the journal.
+  func waitForHangingSync(timeout: Double = 10) throws {
+    try waitUntil(timeout: timeout, "a sync to start") { condition.withLock { blocked > 0 } }
   }
 
   func synchronize(_ fd: Int32) -> Int32 {
-    if fails {
+    condition.lock()
+    blocked += 1
+    while holding { condition.wait() }
+    blocked -= 1
+    let fail = failing
+    condition.unlock()
+    if fail {
       errno = EIO
       return -1
     }
@@ -58,6 +85,105 @@ struct SyncFailureTests {
     let journal = try String(contentsOfFile: directory + "/state/journal.jsonl", encoding: .utf8)
     #expect(journal.contains("\"one\"") && journal.contains("\"four\""))
     #expect(!journal.contains("\"two\"") && !journal.contains("\"three\""))
+  }
+
+  @Test(
+    "while a sync fails, a newcomer is greeted and PING, HISTORY and JOIN of what is saved are answered OK"
+  )
+  func failureHarmsOnlyWhatItHeld() throws {
+    let directory = try makeShortTemporaryDirectory("cb-sync")
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let disk = FlakyDisk()
+    let reader = try startServer(in: directory, disk: disk)
+    let writer = try LineClient(path: directory + "/sock", timeout: 5)
+    _ = try writer.expect("HELLO ")
+    let member = try LineClient(path: directory + "/sock", timeout: 5)
+    _ = try member.expect("HELLO ")
+    #expect(try reader.request("JOIN #a").last == "OK JOIN #a 1")
+    #expect(try writer.request("SAY #a one").last?.hasPrefix("OK SAY ") == true)
+    #expect(try reader.expect("MSG #a ").hasSuffix(":one"))
+    #expect(try writer.request("SAY #b saved").last?.hasPrefix("OK SAY ") == true)
+
+    // "two" is written, and its sync hangs, then fails.
+    disk.fails = true
+    disk.hold()
+    try writer.send("SAY #a two\nPING behind\n")
+    try disk.waitForHangingSync()
+    let newcomer = try LineClient(path: directory + "/sock", timeout: 5)
+    #expect(try newcomer.expect("HELLO ").hasPrefix("HELLO "), "greeted at once")
+    #expect(try newcomer.request("PING") == ["OK PING"])
+    let saved = try newcomer.request("HISTORY #b")
+    #expect(saved.count == 2 && saved.first?.hasSuffix(":saved") == true)
+    #expect(saved.last == "OK HISTORY #b 1")
+    #expect(try member.request("JOIN #b") == ["OK JOIN #b 1"], "#b exists: nothing to sync")
+    #expect(try member.request("PART #b") == ["OK PART #b"])
+    // This one shows "two": it waits for the sync, and is then answered
+    // again from what was kept.
+    try reader.line("HISTORY #a")
+    disk.release()
+
+    // The SAY is refused; the PING behind it is answered, after it.
+    let refused = try writer.readLine()
+    #expect(refused?.hasPrefix("ERR SAY STORAGE :the journal could not be synced") == true)
+    #expect(try writer.readLine() == "OK PING behind")
+    let history = try reader.expect("OK HISTORY #a")
+    #expect(history == "OK HISTORY #a 1")
+
+    disk.fails = false
+    #expect(try writer.request("SAY #a three").last?.hasPrefix("OK SAY ") == true)
+    #expect(try reader.expect("MSG #a ").hasSuffix(":three"), "\"two\" never reached anyone")
+    let texts = try member.dataLines("HISTORY #a").filter { $0.hasPrefix("HIST ") }.map {
+      $0.freeText ?? ""
+    }
+    #expect(texts == ["one", "three"])
+    let restarted = try replayed(directory)
+    let alice = restarted.connect("alice")
+    #expect(restarted.send(alice, "HISTORY #a").dropLast().map { $0.freeText } == ["one", "three"])
+  }
+
+  @Test("a room created by JOIN while a sync fails stays, and the journal creates it again")
+  func roomWithMembersSurvives() throws {
+    let directory = try makeShortTemporaryDirectory("cb-sync")
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let disk = FlakyDisk()
+    let reader = try startServer(in: directory, disk: disk)
+    let writer = try LineClient(path: directory + "/sock", timeout: 5)
+    _ = try writer.expect("HELLO ")
+
+    disk.fails = true
+    disk.hold()
+    try writer.line("SAY #lost hello")
+    try disk.waitForHangingSync()
+    #expect(try reader.request("JOIN #kept") == ["OK JOIN #kept 1"], "answered at once")
+    disk.release()
+    #expect(try writer.readLine()?.hasPrefix("ERR SAY STORAGE ") == true)
+    disk.fails = false
+
+    let rooms = try reader.dataLines("ROOMS")
+    #expect(rooms.contains { $0.hasPrefix("ROOM #kept ") })
+    #expect(!rooms.contains { $0.hasPrefix("ROOM #lost ") })
+    #expect(try reader.dataLines("WHO #kept").count == 1)
+    let restarted = try replayed(directory)
+    let alice = restarted.connect("alice")
+    let replayedRooms = restarted.send(alice, "ROOMS")
+    #expect(replayedRooms.contains { $0.hasPrefix("ROOM #kept ") })
+    #expect(!replayedRooms.contains { $0.hasPrefix("ROOM #lost ") })
+    let journal = try String(contentsOfFile: directory + "/state/journal.jsonl", encoding: .utf8)
+    #expect(!journal.contains("hello"))
+  }
+
+  /// The engine a restart would build from the journal as it is on disk.
+  private func replayed(_ directory: String) throws -> EngineHarness {
+    let harness = EngineHarness()
+    let contents = try String(contentsOfFile: directory + "/state/journal.jsonl", encoding: .utf8)
+    for line in contents.split(separator: "\n") {
+      let bytes = Array(line.utf8)
+      let record = try bytes.withUnsafeBufferPointer { try JournalRecord(jsonLine: $0) }
+      harness.engine.replay(record)
+      harness.journal.records.append(record)
+    }
+    harness.engine.finishReplay()
+    return harness
   }
 
   private func startServer(in directory: String, disk: FlakyDisk) throws -> LineClient {

@@ -24,8 +24,13 @@ final class RecordingOutput: EngineOutput {
   var armed: Timestamp?
   var armCount = 0
 
-  func send(_ line: [UInt8], to connection: ConnectionID) {
-    lines[connection, default: []].append(String(decoding: line.dropLast(), as: UTF8.self))
+  /// What each line shows of the journal, by its text, latest first wins.
+  var kinds: [String: LineKind] = [:]
+
+  func send(_ line: [UInt8], to connection: ConnectionID, kind: LineKind) {
+    let text = String(decoding: line.dropLast(), as: UTF8.self)
+    lines[connection, default: []].append(text)
+    kinds[text] = kind
   }
 
   func close(_ connection: ConnectionID) {

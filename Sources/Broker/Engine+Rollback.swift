@@ -1,0 +1,211 @@
+import LineProtocol
+
+/// The records the engine applied since the last sync the shell confirmed,
+/// oldest first, each with what undoing it takes. With them a failed sync is
+/// rolled back in memory, record by record, instead of replaying the whole
+/// journal while everyone waits; and the engine knows which replies would
+/// show state that is not durable yet.
+struct UnsyncedRecords {
+  /// How to take one record's change back out of the state.
+  enum Undo {
+    case nothing
+    case room(RoomName)
+    case message(ConversationKey, evicted: StoredMessage?, newHistory: Bool, newRoom: RoomName?)
+    case schedule(PendingMessage, replaced: PendingMessage?)
+    case cancel(PendingMessage)
+    case delivery(PendingMessage, evicted: StoredMessage?, newHistory: Bool)
+  }
+
+  /// Off for an engine alone (tests, compaction's scratch copy) and with
+  /// `--no-sync`: then no record ever waits for a sync.
+  var isTracking = false
+  private var undos: [Undo] = []
+  private var start = 0
+  /// Unsynced messages per conversation; they are always its newest.
+  private(set) var messages: [ConversationKey: Int] = [:]
+  /// Unsynced changes to each author's pending messages.
+  private(set) var pending: [String: Int] = [:]
+  /// Unsynced room creations.
+  private(set) var rooms = 0
+
+  var count: Int { undos.count - start }
+
+  mutating func push(_ undo: Undo) {
+    undos.append(undo)
+    tally(undo, 1)
+  }
+
+  /// The oldest `synced` records are durable: forget how to undo them.
+  mutating func confirm(_ synced: Int) {
+    let end = start + max(0, min(synced, count))
+    for index in start..<end { tally(undos[index], -1) }
+    start = end
+    if start == undos.count {
+      undos.removeAll(keepingCapacity: true)
+      start = 0
+    } else if start > 4096 && start * 2 > undos.count {
+      undos.removeFirst(start)
+      start = 0
+    }
+  }
+
+  mutating func popLast() -> Undo? {
+    guard count > 0 else { return nil }
+    let undo = undos.removeLast()
+    tally(undo, -1)
+    return undo
+  }
+
+  mutating func removeAll() {
+    undos.removeAll()
+    start = 0
+    messages.removeAll()
+    pending.removeAll()
+    rooms = 0
+  }
+
+  private mutating func tally(_ undo: Undo, _ delta: Int) {
+    switch undo {
+    case .nothing:
+      break
+    case .room:
+      rooms += delta
+    case .message(let conversation, _, _, let newRoom):
+      tally(conversation, delta)
+      if newRoom != nil { rooms += delta }
+    case .schedule(let message, _), .cancel(let message):
+      tally(author: message.author, delta)
+    case .delivery(let message, _, _):
+      tally(author: message.author, delta)
+      tally(ConversationKey(target: message.target, author: message.author), delta)
+    }
+  }
+
+  private mutating func tally(_ conversation: ConversationKey, _ delta: Int) {
+    let total = messages[conversation, default: 0] + delta
+    messages[conversation] = total > 0 ? total : nil
+  }
+
+  private mutating func tally(author: String, _ delta: Int) {
+    let total = pending[author, default: 0] + delta
+    pending[author] = total > 0 ? total : nil
+  }
+}
+
+extension Engine {
+  /// The shell syncs the journal and tells the engine how far: from now on
+  /// every record is remembered, with how to undo it, until it is synced.
+  public func trackUnsyncedRecords() {
+    unsynced.isTracking = true
+  }
+
+  /// Records applied since the last ``recordsSynced(_:)``.
+  public var unsyncedRecordCount: Int { unsynced.count }
+
+  /// The oldest `count` unsynced records reached stable storage.
+  public func recordsSynced(_ count: Int) {
+    unsynced.confirm(count)
+  }
+
+  /// A sync failed and the journal was cut back: undoes the newest `count`
+  /// records, newest first, so the state is what the journal now replays
+  /// to. A room whose creation is undone stays while people are in it;
+  /// its record is returned, to be written again so that a restart finds
+  /// it too (then ``recordsRewritten(_:)``). Sessions stay, and ids
+  /// already handed out are never reused.
+  public func rollBack(_ count: Int) -> [JournalRecord] {
+    var kept: [JournalRecord] = []
+    for _ in 0..<count {
+      guard let undo = unsynced.popLast() else { break }
+      switch undo {
+      case .nothing:
+        break
+      case .room(let name):
+        undoRoom(name, keeping: &kept)
+      case .message(let conversation, let evicted, let newHistory, let newRoom):
+        undoHistory(conversation, evicted: evicted, newHistory: newHistory)
+        if let newRoom { undoRoom(newRoom, keeping: &kept) }
+      case .schedule(let message, let replaced):
+        scheduler.remove(message.id)
+        if let replaced { scheduler.insert(replaced) }
+      case .cancel(let message):
+        scheduler.insert(message)
+      case .delivery(let message, let evicted, let newHistory):
+        let conversation = ConversationKey(target: message.target, author: message.author)
+        undoHistory(conversation, evicted: evicted, newHistory: newHistory)
+        scheduler.insert(message)
+      }
+    }
+    rearmTimer()
+    return kept.reversed()
+  }
+
+  /// The shell wrote again the records ``rollBack(_:)`` or
+  /// ``resetDurableState()`` kept: they are unsynced too, and undone
+  /// like the originals if their sync fails.
+  public func recordsRewritten(_ records: [JournalRecord]) {
+    guard unsynced.isTracking else { return }
+    for record in records {
+      if case .room(let name, _) = record {
+        unsynced.push(.room(name))
+      } else {
+        unsynced.push(.nothing)
+      }
+    }
+  }
+
+  private func undoRoom(_ name: RoomName, keeping kept: inout [JournalRecord]) {
+    guard let room = rooms[name] else { return }
+    if room.connections.isEmpty {
+      rooms[name] = nil
+    } else {
+      kept.append(.room(name, created: room.created))
+    }
+  }
+
+  private func undoHistory(
+    _ conversation: ConversationKey, evicted: StoredMessage?, newHistory: Bool
+  ) {
+    histories[conversation]?.removeNewest(restoring: evicted)
+    if newHistory && histories[conversation]?.count == 0 { histories[conversation] = nil }
+  }
+
+  /// A query whose reply showed state that a failed sync then rolled back
+  /// (its lines were ``LineKind/answer(_:)`` and ``LineKind/revealing``):
+  /// answers it again from the state as it now is.
+  public func answerAgain(_ request: Request, for connection: ConnectionID) {
+    guard let user = sessions[connection]?.user else { return }
+    switch request {
+    case .history(let target, let count, let anchor):
+      history(target, count: count, anchor: anchor, connection: connection, user: user)
+    case .scheduled(let target):
+      listScheduled(target, connection: connection, user: user)
+    case .rooms:
+      listRooms(connection: connection)
+    default:
+      break
+    }
+  }
+
+  /// The kinds of a list's items and of its final reply: neutral unless
+  /// the list shows what an unsynced record changed.
+  func listKinds(answering request: Request, showsUnsynced: Bool) -> (
+    item: LineKind, end: LineKind
+  ) {
+    showsUnsynced ? (.revealing, .answer(request)) : (.neutral, .neutral)
+  }
+
+  /// Whether `range` of a conversation's history holds a message whose
+  /// record is not synced yet (those are its newest).
+  func showsUnsynced(_ range: Range<Int>, of conversation: ConversationKey) -> Bool {
+    guard let unsyncedCount = unsynced.messages[conversation], !range.isEmpty else { return false }
+    let firstUnsynced = (histories[conversation]?.endSequence ?? 0) - unsyncedCount
+    return range.upperBound > firstUnsynced
+  }
+
+  /// Whether `ROOMS` would show a room whose creation is not synced yet.
+  var roomsShowUnsynced: Bool { unsynced.rooms > 0 }
+
+  /// Whether `SCHEDULED` would show a change not synced yet.
+  func scheduledShowsUnsynced(for user: String) -> Bool { unsynced.pending[user] != nil }
+}
