@@ -24,11 +24,20 @@ struct Scheduler: Sendable {
   private var messages: [PendingMessage] = []
   private var slots: [MessageID: Int] = [:]
   private var idsByAuthor: [String: Set<MessageID>] = [:]
+  /// The pending messages that are series; few, so kept apart rather than
+  /// widening every ``PendingMessage``.
+  private(set) var allSeries: [MessageID: Series] = [:]
+  /// Series that ended by their rule, for a clear answer to a late change.
+  private(set) var ended: [MessageID: EndedSeries] = [:]
 
   var count: Int { messages.count }
 
   /// Every pending message, in no particular order.
   var all: [PendingMessage] { messages }
+
+  func series(_ id: MessageID) -> Series? {
+    allSeries[id]
+  }
 
   subscript(id: MessageID) -> PendingMessage? {
     slots[id].map { messages[$0] }
@@ -45,9 +54,15 @@ struct Scheduler: Sendable {
     }
   }
 
-  mutating func insert(_ message: PendingMessage) {
+  /// Adds a message, or replaces the pending one with its id (a changed due
+  /// instant, text or rule). `series` makes it a series; nil, a single message.
+  mutating func insert(_ message: PendingMessage, series: Series? = nil) {
+    allSeries[message.id] = series
     if let slot = slots[message.id] {
+      let unchangedDue = messages[slot].due == message.due
       messages[slot] = message
+      // Its heap entry is still right; a second one would deliver it twice.
+      if unchangedDue { return }
     } else {
       slots[message.id] = messages.count
       messages.append(message)
@@ -55,6 +70,10 @@ struct Scheduler: Sendable {
     idsByAuthor[message.author, default: []].insert(message.id)
     heap.append(Entry(due: message.due.milliseconds, id: message.id.value))
     siftUp(heap.count - 1)
+  }
+
+  mutating func noteEnded(_ id: MessageID, _ ending: EndedSeries) {
+    ended[id] = ending
   }
 
   @discardableResult
@@ -69,6 +88,7 @@ struct Scheduler: Sendable {
     }
     idsByAuthor[message.author]?.remove(id)
     if idsByAuthor[message.author]?.isEmpty == true { idsByAuthor[message.author] = nil }
+    allSeries[id] = nil
     return message
   }
 

@@ -1,0 +1,208 @@
+import LineProtocol
+
+/// Series (`SAYEVERY`) and changes to pending messages (`RESCHEDULE`,
+/// `EDIT`), chatbroker(7) "Series" and "Changing a pending message".
+extension Engine {
+  func sayEvery(
+    _ target: Target, rule word: String, text: String, connection: ConnectionID, user: String
+  ) {
+    let now = clock.now
+    let rule: Recurrence
+    let due: Timestamp
+    do throws(RequestError) {
+      rule = try Recurrence.parse(word, defaultZone: clock.timeZone, verb: .sayEvery)
+      due = try firstOccurrence(of: rule, now: now, verb: .sayEvery)
+    } catch {
+      send(error.line, to: connection)
+      return
+    }
+    guard checkRecipient(target, verb: .sayEvery, connection: connection),
+      checkPendingLimit(.sayEvery, connection: connection, user: user)
+    else { return }
+    let newRoom = newRoomRecord(for: target)
+    let pending = PendingMessage(
+      id: takeID(), target: target, author: user, created: now, due: due, text: text)
+    let record = JournalRecord.series(pending, Series(rule: rule))
+    guard journal([newRoom, record].compactMap { $0 }, verb: .sayEvery, connection: connection)
+    else { return }
+    if let newRoom { applyNewRoom(newRoom) }
+    apply(record)
+    send(
+      BrokerLine.ok(.sayEvery, pending.id.description, due.description, rule.description),
+      to: connection)
+    rearmTimer()
+  }
+
+  func reschedule(_ id: MessageID, when: String, connection: ConnectionID, user: String) {
+    guard let pending = changeable(id, verb: .reschedule, connection: connection, user: user)
+    else { return }
+    let now = clock.now
+    let isSeries = scheduler.series(id) != nil
+    let due: Timestamp
+    var newRule: Recurrence?
+    do throws(RequestError) {
+      if Recurrence.isRule(when) {
+        guard isSeries else {
+          throw RequestError(
+            verb: Verb.reschedule.rawValue, code: .badTime,
+            text:
+              "\(id) is a single message, not a series: give a <when> such as 18:00 or +10m, "
+              + "or CANCEL it and start a series with SAYEVERY")
+        }
+        let rule = try Recurrence.parse(when, defaultZone: clock.timeZone, verb: .reschedule)
+        due = try firstOccurrence(of: rule, now: now, verb: .reschedule)
+        newRule = rule
+      } else {
+        due = try WhenParser.resolve(
+          when, now: now, timeZone: clock.timeZone,
+          horizonMilliseconds: limits.horizonMilliseconds, verb: .reschedule)
+      }
+    } catch {
+      send(error.line, to: connection)
+      return
+    }
+    let record = JournalRecord.reschedule(pending.id, due: due, rule: newRule, at: now)
+    guard journal([record], verb: .reschedule, connection: connection) else { return }
+    apply(record)
+    announceChange(id, verb: .reschedule, connection: connection, user: user)
+    rearmTimer()
+  }
+
+  func edit(_ id: MessageID, text: String, connection: ConnectionID, user: String) {
+    guard changeable(id, verb: .edit, connection: connection, user: user) != nil else { return }
+    let record = JournalRecord.edit(id, text: text, at: clock.now)
+    guard journal([record], verb: .edit, connection: connection) else { return }
+    apply(record)
+    announceChange(id, verb: .edit, connection: connection, user: user)
+    rearmTimer()
+  }
+
+  /// The caller's pending message `id`, after first delivering whatever is
+  /// due: a change at or after the due instant finds it delivered and is
+  /// refused, one a millisecond earlier wins, whether or not the timer has
+  /// run. Otherwise answers the error and returns nil.
+  private func changeable(_ id: MessageID, verb: Verb, connection: ConnectionID, user: String)
+    -> PendingMessage?
+  {
+    guard deliverDue() else {
+      fail(
+        verb, .storage,
+        "the journal could not be written; nothing was changed, try again later", to: connection)
+      return nil
+    }
+    guard let pending = scheduler[id], pending.author == user else {
+      answerGone(id, verb: verb, code: .delivered, connection: connection, user: user)
+      return nil
+    }
+    return pending
+  }
+
+  /// Why `id` is not one of the caller's pending messages: delivered (with
+  /// `code`), or, for anything else, including another user's message,
+  /// `NOSUCHMSG` worded exactly as if it never existed.
+  func answerGone(
+    _ id: MessageID, verb: Verb, code: ErrorCode, connection: ConnectionID, user: String
+  ) {
+    if let ended = scheduler.ended[id], ended.author == user {
+      fail(
+        verb, code,
+        "series \(id) has ended: its last message, \(ended.lastMessage), was delivered at "
+          + "\(ended.at); it can no longer be changed",
+        to: connection)
+      return
+    }
+    for (conversation, history) in histories {
+      guard let sequence = history.sequence(of: id) else { continue }
+      let message = history[sequence]
+      guard message.author == user else { break }
+      fail(
+        verb, code,
+        "message \(id) was already delivered at \(message.time) to "
+          + "\(conversation.target(seenBy: user)), where it is \(id) in the history; "
+          + "it can no longer be changed",
+        to: connection)
+      return
+    }
+    fail(verb, .noSuchMessage, "you have no pending message or series \(id)", to: connection)
+  }
+
+  /// The new state: a `SCHED` line and the `OK` to the caller, and the same
+  /// `SCHED` line to the author's other sessions.
+  private func announceChange(
+    _ id: MessageID, verb: Verb, connection: ConnectionID, user: String
+  ) {
+    guard let pending = scheduler[id] else { return }
+    let line = scheduledLine(pending, seenBy: user)
+    send(line, to: connection)
+    send(BrokerLine.ok(verb, id: id, time: pending.due), to: connection)
+    for other in (connectionsByUser[user] ?? []).sorted() where other != connection {
+      send(line, to: other)
+    }
+  }
+
+  /// `SCHED <id> <target> <due> <created> [<rule>] :<text>`
+  func scheduledLine(_ pending: PendingMessage, seenBy user: String) -> [UInt8] {
+    let shown = ConversationKey(target: pending.target, author: user).target(seenBy: user)
+    return BrokerLine.scheduled(
+      id: pending.id, target: shown.description, due: pending.due, created: pending.created,
+      rule: scheduler.series(pending.id)?.rule.description, text: pending.text)
+  }
+
+  /// The first occurrence of a new rule; `PAST` when its `until:` leaves
+  /// none, `TOOFAR` beyond the horizon (which only the first must meet).
+  private func firstOccurrence(of rule: Recurrence, now: Timestamp, verb: Verb)
+    throws(RequestError) -> Timestamp
+  {
+    guard let due = rule.first(after: now) else {
+      throw RequestError(
+        verb: verb.rawValue, code: .past,
+        text: "\(rule) has no occurrence after now (\(now)); pick a later until: date")
+    }
+    if due.milliseconds - now.milliseconds > limits.horizonMilliseconds {
+      throw RequestError(
+        verb: verb.rawValue, code: .tooFar,
+        text:
+          "the first occurrence, \(due), is more than "
+          + "\(limits.horizonMilliseconds / 86_400_000) days ahead")
+    }
+    return due
+  }
+
+  /// Replay and live requests alike: the records that start, advance and
+  /// change series and pending messages.
+  func applySeriesOrChange(_ record: JournalRecord) {
+    switch record {
+    case .series(let pending, let series):
+      noteTaken(pending.id)
+      scheduler.insert(pending, series: series)
+    case .occurrence(let id, let seriesID, let time, let next):
+      noteTaken(id)
+      guard var pending = scheduler[seriesID], var series = scheduler.series(seriesID) else {
+        return
+      }
+      let message = StoredMessage(id: id, time: time, author: pending.author, text: pending.text)
+      appendHistory(message, to: ConversationKey(target: pending.target, author: pending.author))
+      if let next {
+        pending.due = next
+        series.done += 1
+        scheduler.insert(pending, series: series)
+      } else {
+        scheduler.remove(seriesID)
+        scheduler.noteEnded(
+          seriesID, EndedSeries(author: pending.author, lastMessage: id, at: time))
+      }
+    case .reschedule(let id, let due, let rule, _):
+      guard var pending = scheduler[id] else { return }
+      var series = scheduler.series(id)
+      if let rule, series != nil { series = Series(rule: rule) }
+      pending.due = due
+      scheduler.insert(pending, series: series)
+    case .edit(let id, let text, _):
+      guard var pending = scheduler[id] else { return }
+      pending.text = text
+      scheduler.insert(pending, series: scheduler.series(id))
+    default:
+      break
+    }
+  }
+}
