@@ -66,6 +66,7 @@ extension Engine {
     // the code stays NOSUCHMSG for a delivered one, as in version 1.0.
     guard scheduler[id]?.author == user else {
       answerGone(id, verb: .cancel, code: .noSuchMessage, connection: connection, user: user)
+      rearmTimer()
       return
     }
     let record = JournalRecord.cancel(id, at: clock.now)

@@ -92,6 +92,7 @@ extension Engine {
     }
     guard let pending = scheduler[id], pending.author == user else {
       answerGone(id, verb: verb, code: .delivered, connection: connection, user: user)
+      rearmTimer()
       return nil
     }
     return pending

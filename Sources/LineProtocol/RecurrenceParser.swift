@@ -36,7 +36,8 @@ extension Recurrence {
     if let slash = head.firstIndex(of: "/") {
       let name = String(head[head.index(after: slash)...])
       guard let zone = TimeZone(identifier: name), !name.isEmpty else {
-        throw bad(verb, "there is no time zone named \(quoted(name)); use a name such as Europe/Berlin")
+        throw bad(
+          verb, "there is no time zone named \(quoted(name)); use a name such as Europe/Berlin")
       }
       timeZone = zone
       zoneName = name
@@ -97,7 +98,9 @@ extension Recurrence {
 
   /// `15m`, `2h`, `1h30m`, `1d`: at least one minute.
   private static func interval(_ text: String, verb: Verb) throws(RequestError) -> Int64 {
-    let units: [(Character, Int64)] = [("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000)]
+    let units: [(Character, Int64)] = [
+      ("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000),
+    ]
     var next = 0
     var number: Int64?
     var total: Int64 = 0
