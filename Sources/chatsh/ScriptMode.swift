@@ -40,10 +40,18 @@ struct ScriptMode {
       case .tail(let targets, let count, let json):
         return try tail(targets: targets, count: count, json: json)
       case .scheduled(let json):
-        try simple(["SCHEDULED"]) { line in
-          if case .sched(let item) = line {
-            out.line(json ? OutputFormat.json(item) : OutputFormat.plain(item))
-          }
+        var items: [ScheduledMessage] = []
+        let finals = try simple(["SCHEDULED"]) { line in
+          if case .sched(let item) = line { items.append(item) }
+        }
+        // The reply is the last COUNT lines: a change made in another
+        // session may come just before it (chatbroker(7)).
+        var count = items.count
+        if case .ok(_, let words)? = finals.last, let number = words.first.flatMap({ Int($0) }) {
+          count = number
+        }
+        for item in items.suffix(count) {
+          out.line(json ? OutputFormat.json(item) : OutputFormat.plain(item))
         }
       case .cancel(let id):
         try simple(["CANCEL " + id]) { _ in }
@@ -147,11 +155,14 @@ struct ScriptMode {
   }
 
   /// Sends `requests`, half-closes, and awaits every reply.
-  private func simple(_ requests: [String], data: (ServerLine) -> Void) throws(ScriptFailure) {
+  @discardableResult
+  private func simple(_ requests: [String], data: (ServerLine) -> Void) throws(ScriptFailure)
+    -> [ServerLine]
+  {
     let connection = try connect()
     for request in requests { connection.send(request) }
     connection.shutdownWriteWhenFlushed()
-    _ = try awaitReplies(connection, replies: requests.count, data: data)
+    return try awaitReplies(connection, replies: requests.count, data: data)
   }
 
   // MARK: - Commands

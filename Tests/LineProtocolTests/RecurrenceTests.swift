@@ -22,6 +22,7 @@ struct RecurrenceTests {
       ("monthly:31@09:00,until:2027-03-01", "monthly:31@09:00/Europe/Berlin,until:2027-03-01"),
       ("every:15m,count:10", "every:15m/Europe/Berlin,count:10"),
       ("every:1h30m/UTC", "every:1h30m/UTC"),
+      ("every:60s,count:1000000", "every:1m/Europe/Berlin,count:1000000"),
     ])
   func canonical(_ typed: String, _ shown: String) throws {
     let parsed = try Self.rule(typed)
@@ -35,7 +36,7 @@ struct RecurrenceTests {
       "every:30s", "every:15", "every:m", "daily@25:00", "daily@09:60", "funday@09:00",
       "daily@09:00/Mars/Olympus", "monthly:32@09:00", "monthly:0@09:00", "daily@09:00,count:0",
       "daily@09:00,count:2,until:2027-01-01", "daily", "daily@09:00,until:2027-02-30",
-      "daily@9", "mon,,wed@09:00",
+      "daily@9", "mon,,wed@09:00", "daily@09:00,count:1000001", "every:59s",
     ])
   func refused(_ word: String) {
     #expect {
