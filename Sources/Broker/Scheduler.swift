@@ -35,8 +35,10 @@ struct Scheduler: Sendable {
   /// Every pending message, in no particular order.
   var all: [PendingMessage] { messages }
 
+  /// Most brokers have no series at all; then single messages, the hot
+  /// path, pay no hashing for them.
   func series(_ id: MessageID) -> Series? {
-    allSeries[id]
+    allSeries.isEmpty ? nil : allSeries[id]
   }
 
   subscript(id: MessageID) -> PendingMessage? {
@@ -57,7 +59,7 @@ struct Scheduler: Sendable {
   /// Adds a message, or replaces the pending one with its id (a changed due
   /// instant, text or rule). `series` makes it a series; nil, a single message.
   mutating func insert(_ message: PendingMessage, series: Series? = nil) {
-    allSeries[message.id] = series
+    if series != nil || !allSeries.isEmpty { allSeries[message.id] = series }
     if let slot = slots[message.id] {
       let unchangedDue = messages[slot].due == message.due
       messages[slot] = message
@@ -88,7 +90,7 @@ struct Scheduler: Sendable {
     }
     idsByAuthor[message.author]?.remove(id)
     if idsByAuthor[message.author]?.isEmpty == true { idsByAuthor[message.author] = nil }
-    allSeries[id] = nil
+    if !allSeries.isEmpty { allSeries[id] = nil }
     return message
   }
 
