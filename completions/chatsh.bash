@@ -34,13 +34,17 @@ _chatsh() {
       return ;;
     -n | --count | --at)
       return ;;
+    --every)
+      COMPREPLY=($(compgen -W "daily@ weekdays@ weekends@" -- "$cur"))
+      compopt -o nospace 2>/dev/null
+      return ;;
   esac
 
   if [[ $cur == -* ]]; then
     local options="--socket --color --help"
     case $command in
       "") options+=" --version" ;;
-      say) options+=" --at" ;;
+      say) options+=" --at --every" ;;
       history | tail) options+=" -n --json" ;;
       scheduled | rooms | who) options+=" --json" ;;
     esac

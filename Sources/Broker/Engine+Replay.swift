@@ -43,14 +43,16 @@ extension Engine {
       let conversation = ConversationKey(target: pending.target, author: pending.author)
       let (evicted, newHistory) = appendHistory(message, to: conversation)
       return .delivery(pending, evicted: evicted, newHistory: newHistory)
+    case .series, .occurrence, .reschedule, .edit:
+      return applySeriesOrChange(record)
     }
   }
 
-  private func noteTaken(_ id: MessageID) {
+  func noteTaken(_ id: MessageID) {
     if id.value >= nextID { nextID = id.value + 1 }
   }
 
-  private func appendHistory(
+  func appendHistory(
     _ message: StoredMessage, to conversation: ConversationKey
   ) -> (evicted: StoredMessage?, newHistory: Bool) {
     let newHistory = histories[conversation] == nil
@@ -90,7 +92,7 @@ extension Engine {
   public func snapshot() -> EngineSnapshot {
     EngineSnapshot(
       nextID: MessageID(value: nextID), rooms: rooms.mapValues(\.created),
-      histories: histories, pending: scheduler.all)
+      histories: histories, pending: scheduler.all, series: scheduler.allSeries)
   }
 }
 
@@ -100,10 +102,12 @@ public struct EngineSnapshot: Sendable {
   let rooms: [RoomName: Timestamp]
   let histories: [ConversationKey: History]
   let pending: [PendingMessage]
+  /// Which of `pending` are series, with their rules.
+  let series: [MessageID: Series]
 
   /// Calls `body` with every record of a journal that replays to this state:
   /// the header, rooms, each conversation's history oldest first, and the
-  /// pending messages.
+  /// pending messages and series.
   public func forEachRecord(_ body: (JournalRecord) throws -> Void) rethrows {
     try body(.header(nextID: nextID))
     for (name, created) in rooms.sorted(by: { $0.key < $1.key }) {
@@ -116,7 +120,11 @@ public struct EngineSnapshot: Sendable {
       }
     }
     for pending in pending.sorted(by: { $0.id < $1.id }) {
-      try body(.schedule(pending))
+      if let series = series[pending.id] {
+        try body(.series(pending, series))
+      } else {
+        try body(.schedule(pending))
+      }
     }
   }
 }

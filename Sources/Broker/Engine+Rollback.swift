@@ -14,6 +14,12 @@ struct UnsyncedRecords {
     case schedule(PendingMessage, replaced: PendingMessage?)
     case cancel(PendingMessage)
     case delivery(PendingMessage, evicted: StoredMessage?, newHistory: Bool)
+    /// A series started, fired or ended, or a pending message was
+    /// rescheduled or edited: what it was before (nil when it is new) and,
+    /// for an occurrence, the message it added to history.
+    case pendingChange(
+      MessageID, author: String, before: PendingMessage?, beforeSeries: Series?,
+      delivered: (ConversationKey, evicted: StoredMessage?, newHistory: Bool)?, ended: Bool)
   }
 
   /// Off for an engine alone (tests, compaction's scratch copy) and with
@@ -78,6 +84,9 @@ struct UnsyncedRecords {
     case .delivery(let message, _, _):
       tally(author: message.author, delta)
       tally(ConversationKey(target: message.target, author: message.author), delta)
+    case .pendingChange(_, let author, _, _, let delivered, _):
+      tally(author: author, delta)
+      if let (conversation, _, _) = delivered { tally(conversation, delta) }
     }
   }
 
@@ -134,6 +143,13 @@ extension Engine {
         let conversation = ConversationKey(target: message.target, author: message.author)
         undoHistory(conversation, evicted: evicted, newHistory: newHistory)
         scheduler.insert(message)
+      case .pendingChange(let id, _, let before, let beforeSeries, let delivered, let ended):
+        if let (conversation, evicted, newHistory) = delivered {
+          undoHistory(conversation, evicted: evicted, newHistory: newHistory)
+        }
+        if ended { scheduler.forgetEnded(id) }
+        scheduler.remove(id)
+        if let before { scheduler.insert(before, series: beforeSeries) }
       }
     }
     rearmTimer()

@@ -13,16 +13,9 @@ extension Engine {
       send(error.line, to: connection)
       return
     }
-    guard checkRecipient(target, verb: .sayAt, connection: connection) else { return }
-    let pendingCount = scheduler.count(by: user)
-    guard pendingCount < limits.pendingPerUser else {
-      log.warning("limit reached", ["limit": "pending", "user": user])
-      fail(
-        .sayAt, .limit,
-        "you have \(pendingCount) pending messages, the most allowed; cancel one or wait",
-        to: connection)
-      return
-    }
+    guard checkRecipient(target, verb: .sayAt, connection: connection),
+      checkPendingLimit(.sayAt, connection: connection, user: user)
+    else { return }
     let newRoom = newRoomRecord(for: target)
     let pending = PendingMessage(
       id: takeID(), target: target, author: user, created: now, due: due, text: text)
@@ -35,28 +28,47 @@ extension Engine {
     rearmTimer()
   }
 
+  /// `LIMIT` when `user` already has as many pending messages and series as
+  /// allowed; true when one more may be scheduled.
+  func checkPendingLimit(_ verb: Verb, connection: ConnectionID, user: String) -> Bool {
+    let pendingCount = scheduler.count(by: user)
+    guard pendingCount >= limits.pendingPerUser else { return true }
+    log.warning("limit reached", ["limit": "pending", "user": user])
+    fail(
+      verb, .limit,
+      "you have \(pendingCount) pending messages and series, the most allowed; cancel one or wait",
+      to: connection)
+    return false
+  }
+
   func listScheduled(_ filter: Target?, connection: ConnectionID, user: String) {
     var count = 0
     let kinds = listKinds(
       answering: .scheduled(filter), showsUnsynced: scheduledShowsUnsynced(for: user))
     for pending in scheduler.messages(by: user) {
       let conversation = ConversationKey(target: pending.target, author: user)
-      let shown = conversation.target(seenBy: user)
       if let filter, ConversationKey(target: filter, author: user) != conversation { continue }
-      send(
-        BrokerLine.scheduled(
-          id: pending.id, target: shown.description, due: pending.due, created: pending.created,
-          text: pending.text),
-        to: connection, kind: kinds.item)
+      send(scheduledLine(pending, seenBy: user), to: connection, kind: kinds.item)
       count += 1
     }
     send(BrokerLine.ok(.scheduled, String(count)), to: connection, kind: kinds.end)
   }
 
   func cancel(_ id: MessageID, connection: ConnectionID, user: String) {
-    // Someone else's pending message looks exactly like no message at all.
+    // A CANCEL at the due instant finds the message delivered, whether or
+    // not the timer has run yet (chatbroker(7) "Changing a pending message").
+    guard deliverDue() else {
+      fail(
+        .cancel, .storage,
+        "the journal could not be written; nothing was cancelled, try again later",
+        to: connection)
+      return
+    }
+    // Someone else's pending message looks exactly like no message at all;
+    // the code stays NOSUCHMSG for a delivered one, as in version 1.0.
     guard scheduler[id]?.author == user else {
-      fail(.cancel, .noSuchMessage, "you have no pending message \(id)", to: connection)
+      answerGone(id, verb: .cancel, code: .noSuchMessage, connection: connection, user: user)
+      rearmTimer()
       return
     }
     let record = JournalRecord.cancel(id, at: clock.now)
@@ -70,11 +82,28 @@ extension Engine {
   /// delivers everything due, in due order, through the same path as `SAY`.
   public func timerFired() {
     armedDue = nil
+    guard deliverDue() else { return }
+    rearmTimer()
+  }
+
+  /// Delivers every message and series occurrence due at the clock's now.
+  /// Requests that change a pending message call it first, so that whether
+  /// the change or the delivery wins depends on the clock alone, never on
+  /// whether the timer has run yet. False when the journal could not be
+  /// written: nothing was delivered and a retry is armed.
+  func deliverDue() -> Bool {
     let now = clock.now
     while true {
       let due = scheduler.popDue(now: now, atMost: 4096)
-      if due.isEmpty { break }
-      let records = due.map { JournalRecord.delivery($0.id, at: now) }
+      if due.isEmpty { return true }
+      let records = due.map { pending -> JournalRecord in
+        guard let series = scheduler.series(pending.id) else {
+          return .delivery(pending.id, at: now)
+        }
+        return .occurrence(
+          takeID(), series: pending.id, at: now,
+          next: series.next(afterDelivery: now, due: pending.due))
+      }
       do {
         try journal.append(records)
       } catch {
@@ -84,18 +113,18 @@ extension Engine {
           "journal write failed", ["reason": error.reason, "undelivered": "\(due.count)"])
         armedDue = now + 1000
         output?.armTimer(at: armedDue)
-        return
+        return false
       }
       for (pending, record) in zip(due, records) {
         apply(record)
-        let message = StoredMessage(
-          id: pending.id, time: now, author: pending.author, text: pending.text)
+        var id = pending.id
+        if case .occurrence(let occurrence, _, _, _) = record { id = occurrence }
+        let message = StoredMessage(id: id, time: now, author: pending.author, text: pending.text)
         fanOut(
           message, in: ConversationKey(target: pending.target, author: pending.author),
           except: nil)
       }
     }
-    rearmTimer()
   }
 
   /// Arms the one timer for the earliest pending message, when that changed.

@@ -155,6 +155,11 @@ public final class Engine {
       history(target, count: count, anchor: anchor, connection: connection, user: user)
     case .scheduled(let target): listScheduled(target, connection: connection, user: user)
     case .cancel(let id): cancel(id, connection: connection, user: user)
+    case .sayEvery(let target, let rule, let text):
+      sayEvery(target, rule: rule, text: text, connection: connection, user: user)
+    case .reschedule(let id, let when):
+      reschedule(id, when: when, connection: connection, user: user)
+    case .edit(let id, let text): edit(id, text: text, connection: connection, user: user)
     case .rooms: listRooms(connection: connection)
     case .who(let room): who(room, connection: connection)
     case .ping(let token):

@@ -1,3 +1,4 @@
+import Foundation
 import LineProtocol
 
 /// One line of the journal. The journal is the truth: replaying its records
@@ -15,13 +16,25 @@ public enum JournalRecord: Equatable, Sendable {
   case cancel(MessageID, at: Timestamp)
   /// A scheduled message was delivered at `at` and entered history.
   case delivery(MessageID, at: Timestamp)
+  /// Since 1.1: a series was started with `SAYEVERY` (or, in a compacted
+  /// journal, is pending with this next due instant and count so far).
+  case series(PendingMessage, Series)
+  /// Since 1.1: an occurrence of series `series` was delivered at `at` as
+  /// message `id`; the series is next due at `next`, or ended when nil.
+  case occurrence(MessageID, series: MessageID, at: Timestamp, next: Timestamp?)
+  /// Since 1.1: a pending message or series got a new due instant, and a
+  /// series perhaps a new rule (its count starts again).
+  case reschedule(MessageID, due: Timestamp, rule: Recurrence?, at: Timestamp)
+  /// Since 1.1: a pending message or series got a new text.
+  case edit(MessageID, text: String, at: Timestamp)
 
   public static let formatVersion: Int64 = 1
 
   private var textLength: Int {
     switch self {
     case .message(let message, _): message.text.utf8.count
-    case .schedule(let pending): pending.text.utf8.count
+    case .schedule(let pending), .series(let pending, _): pending.text.utf8.count
+    case .edit(_, let text, _): text.utf8.count
     default: 0
     }
   }
@@ -61,6 +74,33 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("type", "delivery")
       json.field("id", id)
       json.field("at", time)
+    case .series(let pending, let series):
+      json.field("type", "series")
+      json.field("id", pending.id)
+      json.field("to", pending.target.description)
+      json.field("from", pending.author)
+      json.field("created", pending.created)
+      json.field("due", pending.due)
+      json.field("rule", series.rule.description)
+      json.field("done", Int64(series.done))
+      json.field("text", pending.text)
+    case .occurrence(let id, let series, let time, let next):
+      json.field("type", "occurrence")
+      json.field("id", id)
+      json.field("series", series)
+      json.field("at", time)
+      if let next { json.field("next", next) }
+    case .reschedule(let id, let due, let rule, let time):
+      json.field("type", "reschedule")
+      json.field("id", id)
+      json.field("at", time)
+      json.field("due", due)
+      if let rule { json.field("rule", rule.description) }
+    case .edit(let id, let text, let time):
+      json.field("type", "edit")
+      json.field("id", id)
+      json.field("at", time)
+      json.field("text", text)
     }
     return json.finish()
   }
@@ -97,6 +137,10 @@ private struct RecordFields {
   var text: String?
   var nextID: String?
   var version: Int64?
+  var rule: String?
+  var series: String?
+  var next: String?
+  var done: Int64?
 
   mutating func set(_ key: UnsafeBufferPointer<UInt8>, _ value: JSONScalar) {
     switch value {
@@ -121,9 +165,19 @@ private struct RecordFields {
         due = string
       } else if key.equals("next_id") {
         nextID = string
+      } else if key.equals("rule") {
+        rule = string
+      } else if key.equals("series") {
+        series = string
+      } else if key.equals("next") {
+        next = string
       }
     case .integer(let number):
-      if key.equals("version") { version = number }
+      if key.equals("version") {
+        version = number
+      } else if key.equals("done") {
+        done = number
+      }
     case .other:
       break  // Unknown fields are kept for later versions, not errors.
     }
@@ -154,6 +208,25 @@ private struct RecordFields {
       return .cancel(try messageID(id, "id"), at: try time(at, "at"))
     case "delivery":
       return .delivery(try messageID(id, "id"), at: try time(at, "at"))
+    case "series":
+      let pending = PendingMessage(
+        id: try messageID(id, "id"), target: try target(), author: try string(from, "from"),
+        created: try time(created, "created"), due: try time(due, "due"),
+        text: try string(text, "text"))
+      guard let parsedRule = try recurrence(), let done, done >= 0, done <= Int32.max else {
+        throw missing(rule == nil ? "rule" : "done")
+      }
+      return .series(pending, Series(rule: parsedRule, done: Int(done)))
+    case "occurrence":
+      return .occurrence(
+        try messageID(id, "id"), series: try messageID(series, "series"), at: try time(at, "at"),
+        next: try next.map { value throws(JournalFormatError) in try time(value, "next") })
+    case "reschedule":
+      return .reschedule(
+        try messageID(id, "id"), due: try time(due, "due"), rule: try recurrence(),
+        at: try time(at, "at"))
+    case "edit":
+      return .edit(try messageID(id, "id"), text: try string(text, "text"), at: try time(at, "at"))
     default:
       throw JournalFormatError(
         reason: "unknown record type \(type.map { "\"\($0)\"" } ?? "(none)")")
@@ -178,6 +251,16 @@ private struct RecordFields {
   private func time(_ value: String?, _ field: String) throws(JournalFormatError) -> Timestamp {
     guard let value, let time = Timestamp(rfc3339: value) else { throw missing(field) }
     return time
+  }
+
+  /// The rule of a series, nil when the record has none.
+  private func recurrence() throws(JournalFormatError) -> Recurrence? {
+    guard let rule else { return nil }
+    do {
+      return try Recurrence.parse(rule, defaultZone: TimeZone(identifier: "UTC")!, verb: .sayEvery)
+    } catch {
+      throw JournalFormatError(reason: "field \"rule\" cannot be read: \(error.text)")
+    }
   }
 
   private func target() throws(JournalFormatError) -> Target {

@@ -24,11 +24,22 @@ struct Scheduler: Sendable {
   private var messages: [PendingMessage] = []
   private var slots: [MessageID: Int] = [:]
   private var idsByAuthor: [String: Set<MessageID>] = [:]
+  /// The pending messages that are series; few, so kept apart rather than
+  /// widening every ``PendingMessage``.
+  private(set) var allSeries: [MessageID: Series] = [:]
+  /// Series that ended by their rule, for a clear answer to a late change.
+  private(set) var ended: [MessageID: EndedSeries] = [:]
 
   var count: Int { messages.count }
 
   /// Every pending message, in no particular order.
   var all: [PendingMessage] { messages }
+
+  /// Most brokers have no series at all; then single messages, the hot
+  /// path, pay no hashing for them.
+  func series(_ id: MessageID) -> Series? {
+    allSeries.isEmpty ? nil : allSeries[id]
+  }
 
   subscript(id: MessageID) -> PendingMessage? {
     slots[id].map { messages[$0] }
@@ -45,9 +56,15 @@ struct Scheduler: Sendable {
     }
   }
 
-  mutating func insert(_ message: PendingMessage) {
+  /// Adds a message, or replaces the pending one with its id (a changed due
+  /// instant, text or rule). `series` makes it a series; nil, a single message.
+  mutating func insert(_ message: PendingMessage, series: Series? = nil) {
+    if series != nil || !allSeries.isEmpty { allSeries[message.id] = series }
     if let slot = slots[message.id] {
+      let unchangedDue = messages[slot].due == message.due
       messages[slot] = message
+      // Its heap entry is still right; a second one would deliver it twice.
+      if unchangedDue { return }
     } else {
       slots[message.id] = messages.count
       messages.append(message)
@@ -55,6 +72,15 @@ struct Scheduler: Sendable {
     idsByAuthor[message.author, default: []].insert(message.id)
     heap.append(Entry(due: message.due.milliseconds, id: message.id.value))
     siftUp(heap.count - 1)
+  }
+
+  mutating func noteEnded(_ id: MessageID, _ ending: EndedSeries) {
+    ended[id] = ending
+  }
+
+  /// A rolled-back last occurrence: the series is pending again.
+  mutating func forgetEnded(_ id: MessageID) {
+    ended[id] = nil
   }
 
   @discardableResult
@@ -69,6 +95,7 @@ struct Scheduler: Sendable {
     }
     idsByAuthor[message.author]?.remove(id)
     if idsByAuthor[message.author]?.isEmpty == true { idsByAuthor[message.author] = nil }
+    if !allSeries.isEmpty { allSeries[id] = nil }
     return message
   }
 

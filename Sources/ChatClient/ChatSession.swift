@@ -8,11 +8,23 @@ enum PendingRequest: Equatable {
   case part(String)
   case say(target: String, text: String)
   case sayAt(target: String, text: String)
+  case sayEvery(target: String, text: String)
   case history(target: String, shown: Bool)
   case who(room: String, shown: Bool)
   case rooms
   case scheduled(shown: Bool)
   case cancel(String)
+  case reschedule(String)
+  case edit(String)
+
+  /// Whether a `SCHED` line may be part of this request's reply; any other
+  /// `SCHED` line is an event: a change made in another session.
+  var takesScheduledLines: Bool {
+    switch self {
+    case .scheduled, .reschedule, .edit: true
+    default: false
+    }
+  }
 }
 
 /// The chat screen's behaviour without the terminal: turns typed lines into
@@ -42,8 +54,11 @@ public final class ChatSession {
     ("/msg", "/msg @user|#room text", "send to someone or somewhere else"),
     ("/at", "/at WHEN text", "send later: 18:00 (your clock), +10m, 2026-12-24T18:00Z"),
     ("/later", "/later DURATION text", "send after 90s, 10m, 1h30m, 1d"),
-    ("/scheduled", "/scheduled", "your messages waiting to be sent"),
-    ("/cancel", "/cancel ID", "cancel one of them"),
+    ("/every", "/every RULE text", "send again and again: weekdays@09:00, every:15m (your clock)"),
+    ("/scheduled", "/scheduled", "your messages and series waiting to be sent"),
+    ("/reschedule", "/reschedule ID WHEN|RULE", "move one of them, or give a series a new rule"),
+    ("/edit", "/edit ID text", "change the text of one of them"),
+    ("/cancel", "/cancel ID", "cancel one of them, or end a series"),
     ("/history", "/history [N]", "load N earlier messages (default 50)"),
     ("/who", "/who [#room]", "who is in the room"),
     ("/rooms", "/rooms", "all rooms and how many are in each"),
@@ -171,6 +186,23 @@ public final class ChatSession {
       var when = String(parts[0])
       if name == "/later" && !when.hasPrefix("+") { when = "+" + when }
       schedule(String(parts[1]), when: when)
+    case "/every":
+      let parts = rest.split(separator: " ", maxSplits: 1)
+      guard parts.count == 2 else {
+        return usage("/every RULE text, e.g. /every weekdays@09:00 stand-up")
+      }
+      repeatedly(String(parts[1]), rule: String(parts[0]))
+    case "/reschedule":
+      guard arguments.count == 2, MessageID(arguments[0]) != nil else {
+        return usage("/reschedule ID WHEN (18:00, +10m, ...) or, for a series, ID RULE")
+      }
+      reschedule(arguments[0], to: arguments[1])
+    case "/edit":
+      let parts = rest.split(separator: " ", maxSplits: 1)
+      guard parts.count == 2, MessageID(parts[0]) != nil else {
+        return usage("/edit ID new text (see /scheduled)")
+      }
+      request("EDIT \(parts[0]) :\(parts[1])", .edit(String(parts[0])))
     case "/scheduled":
       request("SCHEDULED", .scheduled(shown: true))
     case "/cancel":
@@ -223,6 +255,41 @@ public final class ChatSession {
     request("SAYAT \(target) \(due) :\(text)", .sayAt(target: target, text: text))
   }
 
+  /// `/every`: the rule is read in the user's zone unless it names one, and
+  /// sent in full, so the broker's own zone never applies.
+  private func repeatedly(_ text: String, rule: String) {
+    guard model.currentIndex != nil else {
+      return error("join a room first; a series goes to the conversation shown")
+    }
+    let full: String
+    do {
+      full = try Recurrence.parse(rule, defaultZone: clock.timeZone, verb: .sayEvery).description
+    } catch {
+      return self.error(error.text)
+    }
+    let target = model.current.name
+    request("SAYEVERY \(target) \(full) :\(text)", .sayEvery(target: target, text: text))
+  }
+
+  /// `/reschedule`: a `<when>` is resolved here like `/at`'s, a rule read
+  /// like `/every`'s.
+  private func reschedule(_ id: String, to word: String) {
+    let resolved: String
+    do {
+      if Recurrence.isRule(word) {
+        resolved = try Recurrence.parse(word, defaultZone: clock.timeZone, verb: .reschedule)
+          .description
+      } else {
+        resolved = try WhenParser.resolve(
+          word, now: now(), timeZone: clock.timeZone, verb: .reschedule
+        ).description
+      }
+    } catch {
+      return self.error(error.text)
+    }
+    request("RESCHEDULE \(id) \(resolved)", .reschedule(id))
+  }
+
   private func usage(_ text: String) { error("usage: " + text) }
 
   private func error(_ text: String) {
@@ -253,6 +320,12 @@ public final class ChatSession {
       error("the broker closed the connection: \(text). /quit and start chatsh again")
     case .hello, .unknown:
       break
+    case .sched(let item) where pending.first?.takesScheduledLines != true:
+      // Changed in another session of mine.
+      model.pending.insert(item.id)
+      notice(
+        "\(item.id) was changed in another session: due \(clock.shortDateTime(item.due, now: now())) "
+          + "to \(item.target): \(item.text)")
     case .ok, .err:
       guard !pending.isEmpty else { return }
       let request = pending.removeFirst()
@@ -326,8 +399,22 @@ public final class ChatSession {
       notice(
         lines.isEmpty
           ? "there are no rooms yet; /join #name creates one" : lines.joined(separator: "\n"))
+    case .sayEvery(let target, _):
+      guard words.count >= 3, let due = parseTimestamp(words[1]) else { return }
+      model.pending.insert(words[0])
+      (model.find(target) ?? model.current).notice(
+        "series \(words[0]): \(words[2]), first \(clock.shortDateTime(due, now: time)) "
+          + "(/scheduled lists, /cancel \(words[0]) ends it)", time: time)
+    case .reschedule(let id), .edit(let id):
+      guard case .sched(let item)? = data.last else { return }
+      model.pending.insert(id)
+      let verb = if case .edit = request { "edited" } else { "rescheduled" }
+      notice("\(verb) \(id): due \(clock.shortDateTime(item.due, now: time)): \(item.text)")
     case .scheduled(let shown):
-      let items = data.compactMap { line -> ScheduledMessage? in
+      // The reply is the last COUNT lines: a change made in another session
+      // just before it may have come first (chatbroker(7)).
+      let count = words.first.flatMap { Int($0) } ?? data.count
+      let items = data.suffix(count).compactMap { line -> ScheduledMessage? in
         if case .sched(let item) = line { return item }
         return nil
       }
@@ -353,6 +440,13 @@ public final class ChatSession {
         "not sent to \(target): “\(short)”: \(text)", time: now(), isError: true)
     case .cancel(let id):
       error("could not cancel \(id): \(text)")
+    case .reschedule(let id):
+      error("could not reschedule \(id): \(text)")
+    case .edit(let id):
+      error("could not edit \(id): \(text)")
+    case .sayEvery(let target, _):
+      (model.find(target) ?? model.current).notice(
+        "no series started in \(target): \(text)", time: now(), isError: true)
     default:
       error(text)
     }
@@ -360,28 +454,40 @@ public final class ChatSession {
 
   /// Pending messages as a table, times in the user's zone.
   func scheduledTable(_ items: [ScheduledMessage], now: Timestamp) -> String {
-    var rows = [["ID", "DUE", "CREATED", "TO", "TEXT"]]
+    let repeats = items.contains { $0.rule != nil }
+    var rows = [["ID", "DUE", "CREATED", "TO"] + (repeats ? ["REPEATS"] : []) + ["TEXT"]]
     for item in items {
-      rows.append([
-        item.id, clock.shortDateTime(item.due, now: now),
-        clock.shortDateTime(item.created, now: now), item.target, item.text,
-      ])
+      rows.append(
+        [
+          item.id, clock.shortDateTime(item.due, now: now),
+          clock.shortDateTime(item.created, now: now), item.target,
+        ] + (repeats ? [item.rule.map { sanitized($0) } ?? "once"] : []) + [item.text])
     }
-    var widths = [Int](repeating: 0, count: 4)
+    let fixed = rows[0].count - 1
+    var widths = [Int](repeating: 0, count: fixed)
     for row in rows {
-      for column in 0..<4 { widths[column] = max(widths[column], TextWidth.of(row[column])) }
+      for column in 0..<fixed { widths[column] = max(widths[column], TextWidth.of(row[column])) }
     }
     return rows.map { row in
-      (0..<4).map { row[$0] + String(repeating: " ", count: widths[$0] - TextWidth.of(row[$0])) }
-        .joined(separator: "  ") + "  " + row[4]
+      (0..<fixed).map {
+        row[$0] + String(repeating: " ", count: widths[$0] - TextWidth.of(row[$0]))
+      }
+      .joined(separator: "  ") + "  " + row[fixed]
     }.joined(separator: "\n")
   }
 
   // MARK: - Completion
 
   /// Candidates for Tab, by what the word before the cursor starts with.
-  public func completions(for word: String, isFirst: Bool) -> [String] {
+  /// `line` is the whole input line, so that the id after `/cancel`,
+  /// `/reschedule` and `/edit` completes from the pending ids.
+  public func completions(for word: String, isFirst: Bool, line: String = "") -> [String] {
     if isFirst && word.hasPrefix("/") { return Self.commands.map(\.name) }
+    let words = line.split(separator: " ", omittingEmptySubsequences: true)
+    let takesID = ["/cancel", "/reschedule", "/edit"].contains(words.first?.lowercased() ?? "")
+    if takesID && (words.count == 1 || (words.count == 2 && !line.hasSuffix(" "))) {
+      return model.pending.sorted()
+    }
     let rooms = model.knownRooms.union(model.conversations.map(\.name).filter { $0.hasPrefix("#") })
     let users = model.knownUsers.union(model.current.members).subtracting([model.me])
     if word.hasPrefix("#") { return Array(rooms) }

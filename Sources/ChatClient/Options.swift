@@ -13,6 +13,8 @@ public enum Command: Equatable, Sendable {
   case interactive(targets: [String])
   /// `text == nil`: each line of standard input is one message.
   case say(target: String, at: String?, text: [String]?)
+  /// `say --every RULE`: a series; `rule` as typed, read in the user's zone.
+  case sayEvery(target: String, rule: String, text: [String])
   case history(target: String, count: Int?, json: Bool)
   case tail(targets: [String], count: Int, json: Bool)
   case scheduled(json: Bool)
@@ -56,6 +58,7 @@ public enum OptionParser {
     var json = false
     var count: Int?
     var at: String?
+    var every: String?
     var help = false
 
     while let argument = scanner.next() {
@@ -88,6 +91,8 @@ public enum OptionParser {
         count = number
       case "--at":
         at = try scanner.value(for: argument)
+      case "--every":
+        every = try scanner.value(for: argument)
       case "--color", "--colour":
         let value = try scanner.value(for: argument)
         guard let mode = ColorMode(rawValue: value) else {
@@ -122,6 +127,22 @@ public enum OptionParser {
         throw UsageError("no such command '\(topic)'")
       }
       invocation.command = .help(command: topic)
+      return invocation
+    }
+    if let every {
+      guard command == "say" else {
+        throw UsageError("--every does not apply here", command: command)
+      }
+      guard at == nil else {
+        throw UsageError("say takes --at or --every, not both", command: command)
+      }
+      // Everything else is checked as for --at: a target, the text present.
+      let checked = try build(
+        command: command, positional: positional, json: json, count: count, at: every)
+      guard case .say(let target, _, let text?) = checked else {
+        throw UsageError("say --every needs the TEXT on the command line", command: command)
+      }
+      invocation.command = .sayEvery(target: target, rule: every, text: text)
       return invocation
     }
     invocation.command = try build(

@@ -19,17 +19,23 @@ public enum OutputFormat {
     ])
   }
 
-  /// `ID DUE TARGET TEXT`, tab-separated.
+  /// `ID DUE TARGET TEXT`, tab-separated, and for a series a fifth field,
+  /// its rule (the text's tabs become spaces there, so the fields stay apart).
   public static func plain(_ scheduled: ScheduledMessage) -> String {
-    [scheduled.id, scheduled.dueText, scheduled.target, sanitized(scheduled.text, keepTabs: true)]
-      .joined(separator: "\t")
+    let fields = [scheduled.id, scheduled.dueText, scheduled.target]
+    guard let rule = scheduled.rule else {
+      return (fields + [sanitized(scheduled.text, keepTabs: true)]).joined(separator: "\t")
+    }
+    return (fields + [sanitized(scheduled.text, keepTabs: false), sanitized(rule)]).joined(
+      separator: "\t")
   }
 
   public static func json(_ scheduled: ScheduledMessage) -> String {
-    object([
-      ("id", scheduled.id), ("target", scheduled.target), ("due", scheduled.dueText),
-      ("created", scheduled.createdText), ("text", scheduled.text),
-    ])
+    object(
+      [
+        ("id", scheduled.id), ("target", scheduled.target), ("due", scheduled.dueText),
+        ("created", scheduled.createdText), ("text", scheduled.text),
+      ] + (scheduled.rule.map { [("rule", $0)] } ?? []))
   }
 
   /// A JSON object of string fields, in the order given.

@@ -31,6 +31,8 @@ public struct ScheduledMessage: Equatable, Sendable {
   public var createdText: String
   public var created: Timestamp
   public var text: String
+  /// A series' rule (`weekdays@09:00/Europe/Berlin`), nil for a single message.
+  public var rule: String? = nil
 }
 
 /// One line from the broker (PROTOCOL.md section 4), split into its words.
@@ -90,7 +92,7 @@ public enum ServerLine: Equatable, Sendable {
       let message = ChatMessage(
         target: rest[0], id: rest[1], timeText: rest[2], time: time, user: rest[3], text: text)
       self = keyword == "MSG" ? .msg(message) : .hist(message)
-    case ("SCHED", 4, let text?):
+    case ("SCHED", 4...5, let text?):
       guard let due = parseTimestamp(rest[2]), let created = parseTimestamp(rest[3]) else {
         self = unknown
         return
@@ -98,7 +100,7 @@ public enum ServerLine: Equatable, Sendable {
       self = .sched(
         ScheduledMessage(
           id: rest[0], target: rest[1], dueText: rest[2], due: due, createdText: rest[3],
-          created: created, text: text))
+          created: created, text: text, rule: rest.count == 5 ? rest[4] : nil))
     case ("JOIN", 2, nil):
       self = .join(room: rest[0], user: rest[1])
     case ("PART", 2, nil):

@@ -2,7 +2,7 @@
 public enum Usage {
   public static let synopsis = """
     usage: chatsh [--socket PATH] [#room | @user ...]
-           chatsh [--socket PATH] say [--at WHEN] TARGET [TEXT ...]
+           chatsh [--socket PATH] say [--at WHEN | --every RULE] TARGET [TEXT ...]
            chatsh [--socket PATH] history [-n N] [--json] TARGET
            chatsh [--socket PATH] tail [-n N] [--json] TARGET ...
            chatsh [--socket PATH] scheduled [--json]
@@ -49,7 +49,7 @@ public enum Usage {
     switch name {
     case "say":
       return """
-        usage: chatsh say [--at WHEN] TARGET [TEXT ...]
+        usage: chatsh say [--at WHEN | --every RULE] TARGET [TEXT ...]
 
         Sends TEXT (the words joined by spaces) to TARGET, a #room or @user.
         Without TEXT, each line of standard input is one message, sent as it
@@ -60,9 +60,17 @@ public enum Usage {
                       shows it, in your TZ), +90s, +10m, +1h30m, +1d,
                       @UNIXSECONDS or 2026-12-24T18:00:00+01:00. Prints the
                       ID (for chatsh cancel) and the due time.
+          --every RULE
+                      send again and again: daily@09:00, weekdays@09:00,
+                      mon,wed@18:00, monthly:31@09:00 or every:15m, at your
+                      clock's time (TZ) unless the rule names a zone, as in
+                      weekdays@09:00/Europe/Berlin; optionally ending with
+                      ,until:2027-03-01 or ,count:10. Prints the ID, the first
+                      due time and the rule in full. See chatbroker(7).
 
         example: make 2>&1 | chatsh say '#builds'
                  chatsh say --at 18:00 '#ops' deploy now
+                 chatsh say --every weekdays@09:00 '#team' stand-up
         """
     case "history":
       return """
@@ -88,17 +96,19 @@ public enum Usage {
       return """
         usage: chatsh scheduled [--json]
 
-        Lists your messages waiting to be sent, by due time:
-        ID DUE TARGET TEXT separated by TABs (DUE in RFC 3339 UTC).
+        Lists your messages and series waiting to be sent, by due time:
+        ID DUE TARGET TEXT separated by TABs (DUE in RFC 3339 UTC), and for
+        a series its RULE as a fifth field, DUE being its next occurrence.
 
-          --json   one JSON object per line: id, target, due, created, text
+          --json   one JSON object per line: id, target, due, created, text,
+                   and rule for a series
         """
     case "cancel":
       return """
         usage: chatsh cancel ID
 
-        Cancels your scheduled message ID (see chatsh scheduled). Exits 1
-        when no pending message of yours has that id.
+        Cancels your scheduled message ID, or ends your series ID (see
+        chatsh scheduled). Exits 1 when nothing pending of yours has that id.
         """
     case "rooms":
       return """

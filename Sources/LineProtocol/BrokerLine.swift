@@ -66,9 +66,12 @@ public enum BrokerLine {
     }
   }
 
-  /// `SCHED <id> <target> <due> <created> :<text>`
+  /// `SCHED <id> <target> <due> <created> :<text>`, and for a series (since
+  /// 1.1) `SCHED <id> <target> <due> <created> <rule> :<text>`: the rule
+  /// comes after the v1 words, so a v1 script still finds them in place.
   public static func scheduled(
-    id: MessageID, target: String, due: Timestamp, created: Timestamp, text: String
+    id: MessageID, target: String, due: Timestamp, created: Timestamp, rule: String? = nil,
+    text: String
   ) -> [UInt8] {
     build {
       $0.word("SCHED")
@@ -76,6 +79,7 @@ public enum BrokerLine {
       $0.word(target)
       $0.time(due)
       $0.time(created)
+      if let rule { $0.word(rule) }
       $0.text(text)
     }
   }

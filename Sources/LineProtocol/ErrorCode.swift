@@ -16,6 +16,8 @@ public enum ErrorCode: String, Sendable, CaseIterable {
   case noSuchMessage = "NOSUCHMSG"
   case limit = "LIMIT"
   case storage = "STORAGE"
+  /// Since 1.1: RESCHEDULE or EDIT of a message already delivered.
+  case delivered = "DELIVERED"
 }
 
 /// A request that failed: the verb it was for (`-` when the line could not be

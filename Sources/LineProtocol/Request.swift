@@ -6,9 +6,14 @@ public enum Request: Equatable, Sendable {
   case say(Target, text: String)
   /// `when` is kept as typed: only the broker knows "now" and its time zone.
   case sayAt(Target, when: String, text: String)
+  /// `rule` is kept as typed, like `when`: the broker's zone is its default.
+  case sayEvery(Target, rule: String, text: String)
   case history(Target, count: Int, anchor: HistoryAnchor?)
   case scheduled(Target?)
   case cancel(MessageID)
+  /// `when` is a `<when>` or, for a series, a `<rule>`, kept as typed.
+  case reschedule(MessageID, when: String)
+  case edit(MessageID, text: String)
   case rooms
   case who(RoomName)
   case ping(token: String?)
@@ -21,9 +26,12 @@ public enum Request: Equatable, Sendable {
     case .part: .part
     case .say: .say
     case .sayAt: .sayAt
+    case .sayEvery: .sayEvery
     case .history: .history
     case .scheduled: .scheduled
     case .cancel: .cancel
+    case .reschedule: .reschedule
+    case .edit: .edit
     case .rooms: .rooms
     case .who: .who
     case .ping: .ping

@@ -45,6 +45,18 @@ public enum RequestParser {
       let target = try target(verb, words.required(verb))
       let when = try words.required(verb)
       return .sayAt(target, when: string(when), text: try text(verb, words))
+    case .sayEvery:
+      let target = try target(verb, words.required(verb))
+      let rule = try words.required(verb)
+      return .sayEvery(target, rule: string(rule), text: try text(verb, words))
+    case .reschedule:
+      let id = try messageID(verb, words.required(verb))
+      let when = try words.required(verb)
+      try words.end(verb)
+      return .reschedule(id, when: string(when))
+    case .edit:
+      let id = try messageID(verb, words.required(verb))
+      return .edit(id, text: try text(verb, words))
     case .history:
       return try history(&words)
     case .scheduled:

@@ -109,7 +109,9 @@ private func handle(_ key: Key, editor: inout LineEditor, session: ChatSession, 
   case .control(12): screen.repaintAll()
   case .control(9):
     let (word, isFirst) = editor.wordBeforeCursor
-    let matches = editor.complete(from: session.completions(for: word, isFirst: isFirst))
+    let beforeCursor = String(editor.characters[..<editor.cursor])
+    let matches = editor.complete(
+      from: session.completions(for: word, isFirst: isFirst, line: beforeCursor))
     if matches.count > 1 {
       model.current.notice(matches.joined(separator: "  "), time: session.now())
     }

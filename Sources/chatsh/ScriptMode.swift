@@ -33,15 +33,25 @@ struct ScriptMode {
         try say(target: target, at: at, text: text)
       case .say(let target, _, nil):
         return try sayStandardInput(target: target)
+      case .sayEvery(let target, let rule, let text):
+        try sayEvery(target: target, rule: rule, text: text)
       case .history(let target, let count, let json):
         try history(target: target, count: count, json: json)
       case .tail(let targets, let count, let json):
         return try tail(targets: targets, count: count, json: json)
       case .scheduled(let json):
-        try simple(["SCHEDULED"]) { line in
-          if case .sched(let item) = line {
-            out.line(json ? OutputFormat.json(item) : OutputFormat.plain(item))
-          }
+        var items: [ScheduledMessage] = []
+        let finals = try simple(["SCHEDULED"]) { line in
+          if case .sched(let item) = line { items.append(item) }
+        }
+        // The reply is the last COUNT lines: a change made in another
+        // session may come just before it (chatbroker(7)).
+        var count = items.count
+        if case .ok(_, let words)? = finals.last, let number = words.first.flatMap({ Int($0) }) {
+          count = number
+        }
+        for item in items.suffix(count) {
+          out.line(json ? OutputFormat.json(item) : OutputFormat.plain(item))
         }
       case .cancel(let id):
         try simple(["CANCEL " + id]) { _ in }
@@ -145,11 +155,14 @@ struct ScriptMode {
   }
 
   /// Sends `requests`, half-closes, and awaits every reply.
-  private func simple(_ requests: [String], data: (ServerLine) -> Void) throws(ScriptFailure) {
+  @discardableResult
+  private func simple(_ requests: [String], data: (ServerLine) -> Void) throws(ScriptFailure)
+    -> [ServerLine]
+  {
     let connection = try connect()
     for request in requests { connection.send(request) }
     connection.shutdownWriteWhenFlushed()
-    _ = try awaitReplies(connection, replies: requests.count, data: data)
+    return try awaitReplies(connection, replies: requests.count, data: data)
   }
 
   // MARK: - Commands
@@ -176,6 +189,31 @@ struct ScriptMode {
       for case .ok(_, let words) in finals where words.count >= 2 {
         out.line(words[0] + "\t" + words[1])
       }
+    }
+  }
+
+  /// `say --every`: one series per line of the text. The rule is read here,
+  /// in the user's zone (TZ), and sent in full, so the broker's own zone
+  /// never applies; the reply's ID, first due time and rule are printed.
+  private mutating func sayEvery(target: String, rule: String, text: [String])
+    throws(ScriptFailure)
+  {
+    let lines = text.joined(separator: " ").split(whereSeparator: \.isNewline)
+      .map { String($0) }.filter { !$0.isEmpty }
+    guard !lines.isEmpty else { throw .usage("say: the TEXT is empty") }
+    let full: String
+    do {
+      full = try Recurrence.parse(rule, defaultZone: TimeZone.current, verb: .sayEvery)
+        .description
+    } catch {
+      throw .usage("--every \(rule): \(error.text)")
+    }
+    let connection = try connect()
+    for line in lines { connection.send("SAYEVERY \(target) \(full) :\(line)") }
+    connection.shutdownWriteWhenFlushed()
+    let finals = try awaitReplies(connection, replies: lines.count) { _ in }
+    for case .ok(_, let words) in finals where words.count >= 3 {
+      out.line(words[0...2].joined(separator: "\t"))
     }
   }
 

@@ -25,6 +25,26 @@ struct JournalRecordTests {
         due: later, text: ":starts with a colon")),
     .cancel(MessageID(value: 3), at: time),
     .delivery(MessageID(value: 4), at: later),
+    .series(
+      PendingMessage(
+        id: MessageID(value: 5), target: .room(RoomName("#ops")!), author: "alice",
+        created: time, due: later, text: "stand-up"),
+      Series(
+        rule: Recurrence(
+          pattern: .weekly(weekdays: 0b11111), secondsOfDay: 9 * 3600,
+          timeZone: TimeZone(identifier: "Europe/Berlin")!, end: .count(10)),
+        done: 3)),
+    .occurrence(MessageID(value: 6), series: MessageID(value: 5), at: time, next: later),
+    .occurrence(MessageID(value: 7), series: MessageID(value: 5), at: later, next: nil),
+    .reschedule(MessageID(value: 3), due: later, rule: nil, at: time),
+    .reschedule(
+      MessageID(value: 5), due: later,
+      rule: Recurrence(
+        pattern: .interval(milliseconds: 900_000),
+        timeZone: TimeZone(identifier: "America/New_York")!,
+        end: .until(year: 2027, month: 3, day: 1)),
+      at: time),
+    .edit(MessageID(value: 5), text: "stand-up \"now\"", at: time),
   ]
 
   @Test("every record reads back as itself", arguments: records)

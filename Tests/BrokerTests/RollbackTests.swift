@@ -66,6 +66,38 @@ struct RollbackTests {
     #expect(deliveries.count == 1)
   }
 
+  @Test("a series' start, occurrence, end, RESCHEDULE and EDIT roll back to the synced state")
+  func seriesRollbackMatchesReplay() {
+    let chat = EngineHarness()
+    chat.engine.trackUnsyncedRecords()
+    let alice = chat.connect("alice")
+    let daily = okID(chat.send(alice, "SAYEVERY #a daily@20:00 :every day"))
+    let twice = okID(chat.send(alice, "SAYEVERY #a daily@18:30,count:1 :once"))
+    chat.engine.recordsSynced(chat.engine.unsyncedRecordCount)
+    let synced = chat.journal.records
+
+    chat.send(alice, "EDIT \(daily) :changed")
+    chat.send(alice, "RESCHEDULE \(daily) daily@21:00")
+    chat.send(alice, "SAYEVERY #b every:15m :new")
+    // 18:31 in Berlin: the count:1 series fires and ends.
+    chat.advance(to: "2026-11-30T17:31:00.000Z")
+    #expect(chat.send(alice, "HISTORY #a").count == 2)
+    _ = chat.engine.rollBack(chat.engine.unsyncedRecordCount)
+
+    let restarted = EngineHarness(clock: chat.clock)
+    for record in synced { restarted.engine.replay(record) }
+    #expect(durableState(chat.engine) == durableState(restarted.engine))
+    #expect(chat.send(alice, "HISTORY #a") == ["OK HISTORY #a 0"])
+    let scheduled = chat.send(alice, "SCHEDULED")
+    #expect(scheduled.count == 3)
+    #expect(scheduled.contains { $0.hasPrefix("SCHED \(daily) ") && $0.hasSuffix(":every day") })
+    #expect(scheduled.contains { $0.hasPrefix("SCHED \(twice) ") })
+    chat.advance(to: "2026-11-30T17:32:00.000Z")
+    #expect(
+      chat.send(alice, "HISTORY #a").first?.hasSuffix(":once") == true,
+      "the occurrence rolled back fires again")
+  }
+
   @Test("only lines showing unsynced records wait for the sync")
   func lineKinds() {
     let chat = EngineHarness()

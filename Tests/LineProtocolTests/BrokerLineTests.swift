@@ -30,7 +30,7 @@ private let created = Timestamp(milliseconds: 1_796_061_309_877)  // 2026-11-30T
     (
       BrokerLine.hello(
         version: chatbrokerVersion, user: "alice", text: "welcome alice, type HELP for commands"),
-      "HELLO 1.0.0 alice :welcome alice, type HELP for commands\n"
+      "HELLO 1.1.0 alice :welcome alice, type HELP for commands\n"
     ),
     (BrokerLine.ok(.join, "#ops", "2"), "OK JOIN #ops 2\n"),
     (
@@ -68,6 +68,13 @@ private let created = Timestamp(milliseconds: 1_796_061_309_877)  // 2026-11-30T
       BrokerLine.scheduled(
         id: MessageID("8f3k3")!, target: "#ops", due: due, created: created, text: "deploy now"),
       "SCHED 8f3k3 #ops 2026-11-30T18:00:00.000Z 2026-11-30T17:55:09.877Z :deploy now\n"
+    ),
+    (
+      BrokerLine.scheduled(
+        id: MessageID("8f3k4")!, target: "#ops", due: due, created: created,
+        rule: "weekdays@09:00/Europe/Berlin", text: "stand-up"),
+      "SCHED 8f3k4 #ops 2026-11-30T18:00:00.000Z 2026-11-30T17:55:09.877Z "
+        + "weekdays@09:00/Europe/Berlin :stand-up\n"
     ),
     (BrokerLine.join(room: ops, user: "bob"), "JOIN #ops bob\n"),
     (BrokerLine.part(room: RoomName("#Ops")!, user: "bob"), "PART #ops bob\n"),

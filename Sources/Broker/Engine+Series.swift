@@ -1,0 +1,230 @@
+import LineProtocol
+
+/// Series (`SAYEVERY`) and changes to pending messages (`RESCHEDULE`,
+/// `EDIT`), chatbroker(7) "Series" and "Changing a pending message".
+extension Engine {
+  func sayEvery(
+    _ target: Target, rule word: String, text: String, connection: ConnectionID, user: String
+  ) {
+    let now = clock.now
+    let rule: Recurrence
+    let due: Timestamp
+    do throws(RequestError) {
+      rule = try Recurrence.parse(word, defaultZone: clock.timeZone, verb: .sayEvery)
+      due = try firstOccurrence(of: rule, now: now, verb: .sayEvery)
+    } catch {
+      send(error.line, to: connection)
+      return
+    }
+    guard checkRecipient(target, verb: .sayEvery, connection: connection),
+      checkPendingLimit(.sayEvery, connection: connection, user: user)
+    else { return }
+    let newRoom = newRoomRecord(for: target)
+    let pending = PendingMessage(
+      id: takeID(), target: target, author: user, created: now, due: due, text: text)
+    let record = JournalRecord.series(pending, Series(rule: rule))
+    guard journal([newRoom, record].compactMap { $0 }, verb: .sayEvery, connection: connection)
+    else { return }
+    if let newRoom { applyNewRoom(newRoom) }
+    apply(record)
+    send(
+      BrokerLine.ok(.sayEvery, pending.id.description, due.description, rule.description),
+      to: connection, kind: .outcome(.sayEvery))
+    rearmTimer()
+  }
+
+  func reschedule(_ id: MessageID, when: String, connection: ConnectionID, user: String) {
+    guard let pending = changeable(id, verb: .reschedule, connection: connection, user: user)
+    else { return }
+    let now = clock.now
+    let isSeries = scheduler.series(id) != nil
+    let due: Timestamp
+    var newRule: Recurrence?
+    do throws(RequestError) {
+      if Recurrence.isRule(when) {
+        guard isSeries else {
+          throw RequestError(
+            verb: Verb.reschedule.rawValue, code: .badTime,
+            text:
+              "\(id) is a single message, not a series: give a <when> such as 18:00 or +10m, "
+              + "or CANCEL it and start a series with SAYEVERY")
+        }
+        let rule = try Recurrence.parse(when, defaultZone: clock.timeZone, verb: .reschedule)
+        due = try firstOccurrence(of: rule, now: now, verb: .reschedule)
+        newRule = rule
+      } else {
+        due = try WhenParser.resolve(
+          when, now: now, timeZone: clock.timeZone,
+          horizonMilliseconds: limits.horizonMilliseconds, verb: .reschedule)
+      }
+    } catch {
+      send(error.line, to: connection)
+      return
+    }
+    let record = JournalRecord.reschedule(pending.id, due: due, rule: newRule, at: now)
+    guard journal([record], verb: .reschedule, connection: connection) else { return }
+    apply(record)
+    announceChange(id, verb: .reschedule, connection: connection, user: user)
+    rearmTimer()
+  }
+
+  func edit(_ id: MessageID, text: String, connection: ConnectionID, user: String) {
+    guard changeable(id, verb: .edit, connection: connection, user: user) != nil else { return }
+    let record = JournalRecord.edit(id, text: text, at: clock.now)
+    guard journal([record], verb: .edit, connection: connection) else { return }
+    apply(record)
+    announceChange(id, verb: .edit, connection: connection, user: user)
+    rearmTimer()
+  }
+
+  /// The caller's pending message `id`, after first delivering whatever is
+  /// due: a change at or after the due instant finds it delivered and is
+  /// refused, one a millisecond earlier wins, whether or not the timer has
+  /// run. Otherwise answers the error and returns nil.
+  private func changeable(_ id: MessageID, verb: Verb, connection: ConnectionID, user: String)
+    -> PendingMessage?
+  {
+    guard deliverDue() else {
+      fail(
+        verb, .storage,
+        "the journal could not be written; nothing was changed, try again later", to: connection)
+      return nil
+    }
+    guard let pending = scheduler[id], pending.author == user else {
+      answerGone(id, verb: verb, code: .delivered, connection: connection, user: user)
+      rearmTimer()
+      return nil
+    }
+    return pending
+  }
+
+  /// Why `id` is not one of the caller's pending messages: delivered (with
+  /// `code`), or, for anything else, including another user's message,
+  /// `NOSUCHMSG` worded exactly as if it never existed.
+  func answerGone(
+    _ id: MessageID, verb: Verb, code: ErrorCode, connection: ConnectionID, user: String
+  ) {
+    if let ended = scheduler.ended[id], ended.author == user {
+      fail(
+        verb, code,
+        "series \(id) has ended: its last message, \(ended.lastMessage), was delivered at "
+          + "\(ended.at); it can no longer be changed",
+        to: connection)
+      return
+    }
+    for (conversation, history) in histories {
+      guard let sequence = history.sequence(of: id) else { continue }
+      let message = history[sequence]
+      guard message.author == user else { break }
+      fail(
+        verb, code,
+        "message \(id) was already delivered at \(message.time) to "
+          + "\(conversation.target(seenBy: user)), where it is \(id) in the history; "
+          + "it can no longer be changed",
+        to: connection)
+      return
+    }
+    fail(verb, .noSuchMessage, "you have no pending message or series \(id)", to: connection)
+  }
+
+  /// The new state: a `SCHED` line and the `OK` to the caller, and the same
+  /// `SCHED` line to the author's other sessions.
+  private func announceChange(
+    _ id: MessageID, verb: Verb, connection: ConnectionID, user: String
+  ) {
+    guard let pending = scheduler[id] else { return }
+    let line = scheduledLine(pending, seenBy: user)
+    send(line, to: connection, kind: .revealing)
+    send(BrokerLine.ok(verb, id: id, time: pending.due), to: connection, kind: .outcome(verb))
+    for other in (connectionsByUser[user] ?? []).sorted() where other != connection {
+      send(line, to: other, kind: .revealing)
+    }
+  }
+
+  /// `SCHED <id> <target> <due> <created> [<rule>] :<text>`
+  func scheduledLine(_ pending: PendingMessage, seenBy user: String) -> [UInt8] {
+    let shown = ConversationKey(target: pending.target, author: user).target(seenBy: user)
+    return BrokerLine.scheduled(
+      id: pending.id, target: shown.description, due: pending.due, created: pending.created,
+      rule: scheduler.series(pending.id)?.rule.description, text: pending.text)
+  }
+
+  /// The first occurrence of a new rule; `PAST` when its `until:` leaves
+  /// none, `TOOFAR` beyond the horizon (which only the first must meet).
+  private func firstOccurrence(of rule: Recurrence, now: Timestamp, verb: Verb)
+    throws(RequestError) -> Timestamp
+  {
+    guard let due = rule.first(after: now) else {
+      throw RequestError(
+        verb: verb.rawValue, code: .past,
+        text: "\(rule) has no occurrence after now (\(now)); pick a later until: date")
+    }
+    if due.milliseconds - now.milliseconds > limits.horizonMilliseconds {
+      throw RequestError(
+        verb: verb.rawValue, code: .tooFar,
+        text:
+          "the first occurrence, \(due), is more than "
+          + "\(limits.horizonMilliseconds / 86_400_000) days ahead")
+    }
+    return due
+  }
+
+  /// Replay and live requests alike: the records that start, advance and
+  /// change series and pending messages.
+  func applySeriesOrChange(_ record: JournalRecord) -> UnsyncedRecords.Undo {
+    switch record {
+    case .series(let pending, let series):
+      noteTaken(pending.id)
+      let before = scheduler[pending.id]
+      let beforeSeries = scheduler.series(pending.id)
+      scheduler.insert(pending, series: series)
+      return .pendingChange(
+        pending.id, author: pending.author, before: before, beforeSeries: beforeSeries,
+        delivered: nil, ended: false)
+    case .occurrence(let id, let seriesID, let time, let next):
+      noteTaken(id)
+      guard let before = scheduler[seriesID], let beforeSeries = scheduler.series(seriesID) else {
+        return .nothing
+      }
+      var pending = before
+      var series = beforeSeries
+      let message = StoredMessage(id: id, time: time, author: pending.author, text: pending.text)
+      let conversation = ConversationKey(target: pending.target, author: pending.author)
+      let (evicted, newHistory) = appendHistory(message, to: conversation)
+      if let next {
+        pending.due = next
+        series.done += 1
+        scheduler.insert(pending, series: series)
+      } else {
+        scheduler.remove(seriesID)
+        scheduler.noteEnded(
+          seriesID, EndedSeries(author: pending.author, lastMessage: id, at: time))
+      }
+      return .pendingChange(
+        seriesID, author: pending.author, before: before, beforeSeries: beforeSeries,
+        delivered: (conversation, evicted, newHistory), ended: next == nil)
+    case .reschedule(let id, let due, let rule, _):
+      guard let before = scheduler[id] else { return .nothing }
+      let beforeSeries = scheduler.series(id)
+      var pending = before
+      var series = beforeSeries
+      if let rule, series != nil { series = Series(rule: rule) }
+      pending.due = due
+      scheduler.insert(pending, series: series)
+      return .pendingChange(
+        id, author: pending.author, before: before, beforeSeries: beforeSeries, delivered: nil,
+        ended: false)
+    case .edit(let id, let text, _):
+      guard let before = scheduler[id] else { return .nothing }
+      let beforeSeries = scheduler.series(id)
+      var pending = before
+      pending.text = text
+      scheduler.insert(pending, series: beforeSeries)
+      return .pendingChange(
+        id, author: pending.author, before: before, beforeSeries: beforeSeries, delivered: nil,
+        ended: false)
+    default:
+      return .nothing
+    }
+  }
+}

@@ -1,0 +1,165 @@
+import Foundation
+
+/// Reads the `<rule>` word of `SAYEVERY` and `RESCHEDULE` (chatbroker(7)
+/// "Series"):
+///
+///     daily@09:00   weekdays@09:00/Europe/Berlin   mon,wed,fri@18:00
+///     weekends@10:30   monthly:31@09:00   every:15m,count:10
+///     daily@09:00,until:2027-03-01
+extension Recurrence {
+  /// The most occurrences a `count:` may ask for.
+  public static let maximumCount = 1_000_000
+
+  /// Whether `word` is meant as a rule rather than a `<when>`: a rule starts
+  /// with `every:` or `monthly:`, or has an `@` after its first letter (a
+  /// `<when>` only ever starts with `@`).
+  public static func isRule(_ word: String) -> Bool {
+    let lower = word.lowercased()
+    if lower.hasPrefix("every:") || lower.hasPrefix("monthly:") { return true }
+    return word.dropFirst().contains("@")
+  }
+
+  /// Parses `word`; a rule without `/zone` is read in `defaultZone`.
+  public static func parse(_ word: String, defaultZone: TimeZone, verb: Verb) throws(RequestError)
+    -> Recurrence
+  {
+    var parts = word.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+    var end: End?
+    while let last = parts.last, let parsed = try parseEnd(last, verb: verb) {
+      guard end == nil else { throw bad(verb, "a rule takes one end, until: or count:") }
+      end = parsed
+      parts.removeLast()
+    }
+    var head = parts.joined(separator: ",")
+    var timeZone = defaultZone
+    var zoneName = defaultZone.identifier
+    if let slash = head.firstIndex(of: "/") {
+      let name = String(head[head.index(after: slash)...])
+      guard let zone = TimeZone(identifier: name), !name.isEmpty else {
+        throw bad(
+          verb, "there is no time zone named \(quoted(name)); use a name such as Europe/Berlin")
+      }
+      timeZone = zone
+      zoneName = name
+      head = String(head[..<slash])
+    } else if TimeZone(identifier: zoneName) == nil {
+      // The rule is kept by name; a zone without one could not be read back.
+      throw bad(verb, "the broker's time zone has no name; add one such as /Europe/Berlin")
+    }
+    let lower = head.lowercased()
+    if lower.hasPrefix("every:") {
+      let step = try interval(String(lower.dropFirst(6)), verb: verb)
+      return Recurrence(
+        pattern: .interval(milliseconds: step), timeZone: timeZone, zoneName: zoneName, end: end)
+    }
+    guard let at = lower.firstIndex(of: "@") else {
+      throw bad(verb, "\(quoted(word)) has no @ and time of day")
+    }
+    let days = String(lower[..<at])
+    let seconds = try timeOfDay(String(lower[lower.index(after: at)...]), verb: verb)
+    let pattern: Pattern
+    if days.hasPrefix("monthly:") {
+      guard let day = Int(days.dropFirst(8)), (1...31).contains(day) else {
+        throw bad(verb, "monthly: takes a day of the month from 1 to 31")
+      }
+      pattern = .monthly(day: day)
+    } else {
+      pattern = .weekly(weekdays: try weekdays(days, verb: verb))
+    }
+    return Recurrence(
+      pattern: pattern, secondsOfDay: seconds, timeZone: timeZone, zoneName: zoneName, end: end)
+  }
+
+  static func bad(_ verb: Verb, _ detail: String) -> RequestError {
+    RequestError(
+      verb: verb.rawValue, code: .badTime,
+      text:
+        "\(detail); a rule is daily@09:00, weekdays@09:00/Europe/Berlin, mon,wed@18:00, "
+        + "monthly:31@09:00 or every:15m, optionally with ,until:2027-03-01 or ,count:10")
+  }
+
+  /// `until:YYYY-MM-DD` or `count:N`, nil for any other part.
+  private static func parseEnd(_ part: String, verb: Verb) throws(RequestError) -> End? {
+    let lower = part.lowercased()
+    if lower.hasPrefix("count:") {
+      guard let count = Int(lower.dropFirst(6)), (1...maximumCount).contains(count) else {
+        throw bad(verb, "count: takes a number of occurrences from 1 to \(maximumCount)")
+      }
+      return .count(count)
+    }
+    guard lower.hasPrefix("until:") else { return nil }
+    let fields = lower.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
+    guard fields.count == 3, fields[0].count == 4, fields[1].count == 2, fields[2].count == 2,
+      let year = Int(fields[0]), let month = Int(fields[1]), let day = Int(fields[2]),
+      (1...12).contains(month), (1...CivilDate.daysInMonth(year: year, month: month)).contains(day)
+    else { throw bad(verb, "until: takes a date such as 2027-03-01") }
+    return .until(year: year, month: month, day: day)
+  }
+
+  /// `15m`, `2h`, `1h30m`, `1d`: at least one minute.
+  private static func interval(_ text: String, verb: Verb) throws(RequestError) -> Int64 {
+    let units: [(Character, Int64)] = [
+      ("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000),
+    ]
+    var next = 0
+    var number: Int64?
+    var total: Int64 = 0
+    for character in text {
+      if let digit = character.wholeNumberValue, character.isASCII {
+        number = min((number ?? 0) * 10 + Int64(digit), 1_000_000_000)
+        continue
+      }
+      guard let amount = number, let unit = units[next...].firstIndex(where: { $0.0 == character })
+      else { throw bad(verb, "every: takes an interval such as 15m, 2h or 1h30m") }
+      total = min(total + amount * units[unit].1, Int64(1) << 50)
+      next = unit + 1
+      number = nil
+    }
+    guard number == nil, next > 0 else {
+      throw bad(verb, "every: takes an interval such as 15m, 2h or 1h30m")
+    }
+    guard total >= 60_000 else { throw bad(verb, "the interval must be at least 1m") }
+    return total
+  }
+
+  /// `9:00`, `09:00` or `09:00:30`.
+  private static func timeOfDay(_ text: String, verb: Verb) throws(RequestError) -> Int {
+    let fields = text.split(separator: ":", omittingEmptySubsequences: false)
+    guard (2...3).contains(fields.count), (1...2).contains(fields[0].count),
+      fields.dropFirst().allSatisfy({ $0.count == 2 }),
+      fields.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }),
+      let hour = Int(fields[0]), let minute = Int(fields[1]), hour < 24, minute < 60
+    else { throw bad(verb, "\(quoted(text)) is not a time of day such as 09:00") }
+    let second = fields.count == 3 ? Int(fields[2]) ?? 60 : 0
+    guard second < 60 else { throw bad(verb, "\(quoted(text)) is not a time of day such as 09:00") }
+    return hour * 3600 + minute * 60 + second
+  }
+
+  /// `daily`, `weekdays`, `weekends`, or days and ranges: `mon,wed`, `mon-fri`.
+  private static func weekdays(_ text: String, verb: Verb) throws(RequestError) -> UInt8 {
+    switch text {
+    case "daily": return allWeekdays
+    case "weekdays": return workdays
+    case "weekends": return weekend
+    default: break
+    }
+    var mask: UInt8 = 0
+    for item in text.split(separator: ",", omittingEmptySubsequences: false) {
+      let range = item.split(separator: "-", omittingEmptySubsequences: false)
+      let indices = range.map { dayNames.firstIndex(of: String($0)) }
+      guard (1...2).contains(range.count), let first = indices.first ?? nil,
+        let last = indices.last ?? nil
+      else {
+        throw bad(
+          verb, "\(quoted(String(item))) is not a day: use daily, weekdays, weekends or mon to sun")
+      }
+      var day = first
+      while true {
+        mask |= 1 << day
+        if day == last { break }
+        day = (day + 1) % 7
+      }
+    }
+    return mask
+  }
+}

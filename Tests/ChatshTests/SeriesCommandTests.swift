@@ -1,0 +1,156 @@
+import Foundation
+import LineProtocol
+import Testing
+
+@testable import ChatClient
+
+/// chatsh's side of series and changes: /every, /reschedule, /edit, say
+/// --every, and SCHED lines with a rule (chatsh(1), chatbroker(7)).
+@Suite("chatsh: series, /reschedule and /edit")
+struct SeriesCommandTests {
+  typealias Harness = ChatSessionTests.Harness
+
+  /// The texts of the notices in the conversation shown.
+  static func notices(_ harness: Harness) -> [String] {
+    harness.session.model.current.entries.compactMap { entry in
+      if case .notice(let text, _, _) = entry { return text }
+      return nil
+    }
+  }
+
+  static func joined(_ zone: String = "America/New_York") -> Harness {
+    let harness = Harness(timeZone: zone)
+    harness.session.start(targets: ["#team"])
+    harness.feed("OK JOIN #team 1", "OK WHO #team 0", "OK HISTORY #team 0", "OK SCHEDULED 0")
+    harness.sent = []
+    return harness
+  }
+
+  @Test("a series' SCHED line carries its rule; a single message's has none")
+  func parseSched() {
+    let series = ServerLine(
+      parsing: "SCHED 7 #team 2026-12-01T14:00:00.000Z 2026-11-30T17:00:00.000Z "
+        + "weekdays@09:00/America/New_York :stand-up")
+    guard case .sched(let item) = series else {
+      Issue.record("not a SCHED line: \(series)")
+      return
+    }
+    #expect(item.rule == "weekdays@09:00/America/New_York" && item.text == "stand-up")
+    #expect(
+      OutputFormat.plain(item).split(separator: "\t").last == "weekdays@09:00/America/New_York")
+    #expect(OutputFormat.json(item).hasSuffix(",\"rule\":\"weekdays@09:00/America/New_York\"}"))
+    let single = ServerLine(
+      parsing: "SCHED 8 #team 2026-12-01T14:00:00.000Z 2026-11-30T17:00:00.000Z :a\tb")
+    guard case .sched(let one) = single else {
+      Issue.record("not a SCHED line: \(single)")
+      return
+    }
+    #expect(one.rule == nil)
+    #expect(OutputFormat.plain(one) == "8\t2026-12-01T14:00:00.000Z\t#team\ta\tb")
+  }
+
+  @Test("/every reads the rule on the user's clock and sends it in full")
+  func every() {
+    let harness = Self.joined()
+    harness.session.submit("/every weekdays@09:00 stand-up in 5")
+    harness.session.submit("/every mon@18:00/Europe/Berlin,count:3 x")
+    harness.session.submit("/every sometimes x")
+    #expect(
+      harness.sent == [
+        "SAYEVERY #team weekdays@09:00/America/New_York :stand-up in 5",
+        "SAYEVERY #team mon@18:00/Europe/Berlin,count:3 :x",
+      ])
+    #expect(Self.notices(harness).last?.contains("a rule is daily@09:00") == true)
+    harness.feed("OK SAYEVERY 7 2026-12-01T14:00:00.000Z weekdays@09:00/America/New_York")
+    #expect(harness.session.model.pending == ["7"])
+    #expect(
+      Self.notices(harness).last?.hasPrefix("series 7: weekdays@09:00/America/New_York, first")
+        == true)
+  }
+
+  @Test("/reschedule resolves a <when> here and a rule in full; /edit sends the text")
+  func rescheduleAndEdit() {
+    let harness = Self.joined()
+    // now is 2026-11-30T18:00:00Z, 13:00 in New York.
+    harness.session.submit("/reschedule 7 +10m")
+    harness.session.submit("/reschedule 7 20:30")
+    harness.session.submit("/reschedule 7 daily@10:00")
+    harness.session.submit("/edit 7 new: text")
+    harness.session.submit("/edit 7")
+    #expect(
+      harness.sent == [
+        "RESCHEDULE 7 2026-11-30T18:10:00.000Z", "RESCHEDULE 7 2026-12-01T01:30:00.000Z",
+        "RESCHEDULE 7 daily@10:00/America/New_York", "EDIT 7 :new: text",
+      ])
+    harness.feed(
+      "ERR RESCHEDULE DELIVERED :message 7 was already delivered",
+      "SCHED 7 #team 2026-12-01T01:30:00.000Z 2026-11-30T17:00:00.000Z :x",
+      "OK RESCHEDULE 7 2026-12-01T01:30:00.000Z")
+    let notices = Self.notices(harness)
+    #expect(notices.contains("could not reschedule 7: message 7 was already delivered"))
+    #expect(notices.last?.hasPrefix("rescheduled 7: due ") == true)
+  }
+
+  @Test("a change made in another session is shown, and kept out of a SCHEDULED reply")
+  func changeEvents() {
+    let harness = Self.joined()
+    let event = "SCHED 9 #team 2026-12-01T14:00:00.000Z 2026-11-30T17:00:00.000Z :moved"
+    harness.feed(event)
+    #expect(harness.session.model.pending == ["9"])
+    #expect(Self.notices(harness).last?.hasPrefix("9 was changed in another session") == true)
+    harness.session.submit("/scheduled")
+    harness.feed(
+      event,
+      "SCHED 10 #team 2026-12-02T14:00:00.000Z 2026-11-30T17:00:00.000Z daily@09:00/UTC :x",
+      "OK SCHEDULED 1")
+    let table = Self.notices(harness).last ?? ""
+    #expect(table.contains("REPEATS") && table.contains("daily@09:00/UTC"), "\(table)")
+    #expect(!table.contains("moved"), "the event is not part of the reply")
+    #expect(harness.session.model.pending == ["10"])
+  }
+
+  @Test("Tab after /cancel, /reschedule and /edit offers the pending ids")
+  func completesIDs() {
+    let harness = Self.joined()
+    harness.session.model.pending = ["7", "12"]
+    for line in ["/cancel ", "/reschedule 1", "/edit "] {
+      #expect(
+        harness.session.completions(
+          for: String(line.split(separator: " ").dropFirst().first ?? ""), isFirst: false,
+          line: line)
+          == ["12", "7"], "\(line)")
+    }
+    #expect(harness.session.completions(for: "", isFirst: false, line: "/edit 7 ") != ["12", "7"])
+  }
+
+  @Test("say --every takes a rule and the text; not with --at, nor without text")
+  func options() throws {
+    let parsed = try OptionParser.parse(["say", "--every", "weekdays@09:00", "#team", "stand-up"])
+    #expect(
+      parsed.command == .sayEvery(target: "#team", rule: "weekdays@09:00", text: ["stand-up"]))
+    for bad in [
+      ["say", "--every", "daily@09:00", "--at", "18:00", "#team", "x"],
+      ["say", "--every", "daily@09:00", "#team"], ["history", "--every", "x", "#team"],
+    ] {
+      #expect(throws: UsageError.self) { try OptionParser.parse(bad) }
+    }
+  }
+
+  @Test("chatsh say --every on a real broker: the id, first due and rule; scheduled lists it")
+  func scriptMode() throws {
+    let broker = try BrokerFixture()
+    let started = try broker.chatsh(
+      "say", "--every", "weekdays@09:00,count:5", "#team", "stand-up",
+      environment: ["TZ": "Europe/Berlin"])
+    #expect(started.status == 0, "\(started.err)")
+    let fields = started.out.trimmingCharacters(in: .newlines).split(separator: "\t")
+    #expect(fields.count == 3 && fields.last == "weekdays@09:00/Europe/Berlin,count:5")
+    let listed = try broker.chatsh("scheduled")
+    let row = listed.out.trimmingCharacters(in: .newlines).split(separator: "\t")
+    #expect(row.count == 5 && row[0] == fields.first && row[4] == fields.last, "\(listed.out)")
+    let bad = try broker.chatsh("say", "--every", "weekdays@25:00", "#team", "x")
+    #expect(bad.status == 64 && bad.err.contains("a rule is daily@09:00"))
+    #expect(try broker.chatsh("cancel", String(fields[0])).status == 0)
+    #expect(try broker.chatsh("scheduled").out.isEmpty)
+  }
+}

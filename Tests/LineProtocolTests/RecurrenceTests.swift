@@ -1,0 +1,142 @@
+import Foundation
+import LineProtocol
+import Testing
+
+@Suite("Recurrence: the rules of SAYEVERY and when they fall")
+struct RecurrenceTests {
+  static let berlin = TimeZone(identifier: "Europe/Berlin")!
+
+  static func rule(_ word: String, zone: TimeZone = berlin) throws -> Recurrence {
+    try Recurrence.parse(word, defaultZone: zone, verb: .sayEvery)
+  }
+
+  @Test(
+    "a rule reads back in its canonical form, with the zone spelled out",
+    arguments: [
+      ("daily@09:00", "daily@09:00/Europe/Berlin"),
+      ("Weekdays@9:00/America/New_York", "weekdays@09:00/America/New_York"),
+      ("mon-fri@09:00", "weekdays@09:00/Europe/Berlin"),
+      ("sat,sun@10:30", "weekends@10:30/Europe/Berlin"),
+      ("wed,mon@18:00:30", "mon,wed@18:00:30/Europe/Berlin"),
+      ("fri-mon@08:00", "mon,fri,sat,sun@08:00/Europe/Berlin"),
+      ("monthly:31@09:00,until:2027-03-01", "monthly:31@09:00/Europe/Berlin,until:2027-03-01"),
+      ("every:15m,count:10", "every:15m/Europe/Berlin,count:10"),
+      ("every:1h30m/UTC", "every:1h30m/UTC"),
+      ("every:60s,count:1000000", "every:1m/Europe/Berlin,count:1000000"),
+    ])
+  func canonical(_ typed: String, _ shown: String) throws {
+    let parsed = try Self.rule(typed)
+    #expect(parsed.description == shown)
+    #expect(try Self.rule(shown, zone: TimeZone(identifier: "UTC")!) == parsed, "round trip")
+  }
+
+  @Test(
+    "a rule that cannot be read is BADTIME with the grammar in the text",
+    arguments: [
+      "every:30s", "every:15", "every:m", "daily@25:00", "daily@09:60", "funday@09:00",
+      "daily@09:00/Mars/Olympus", "monthly:32@09:00", "monthly:0@09:00", "daily@09:00,count:0",
+      "daily@09:00,count:2,until:2027-01-01", "daily", "daily@09:00,until:2027-02-30",
+      "daily@9", "mon,,wed@09:00", "daily@09:00,count:1000001", "every:59s",
+    ])
+  func refused(_ word: String) {
+    #expect {
+      try Recurrence.parse(word, defaultZone: Self.berlin, verb: .sayEvery)
+    } throws: { error in
+      guard let error = error as? RequestError else { return false }
+      return error.code == .badTime && error.verb == "SAYEVERY"
+        && error.text.contains("a rule is daily@09:00")
+    }
+  }
+
+  @Test("a rule is told apart from a <when> by its shape")
+  func ruleOrWhen() {
+    for rule in ["daily@09:00", "every:15m", "monthly:1@08:00", "mon@18:00"] {
+      #expect(Recurrence.isRule(rule), "\(rule)")
+    }
+    for when in ["18:00", "+10m", "@1798131600", "2026-12-24T18:00Z"] {
+      #expect(!Recurrence.isRule(when), "\(when)")
+    }
+  }
+
+  /// The occurrences after `start`, one after another.
+  static func occurrences(_ word: String, after start: String, count: Int) throws -> [String] {
+    let parsed = try rule(word)
+    var instant = utc(start)
+    var reference = parsed.first(after: instant)!
+    var result = [reference.description]
+    while result.count < count, let next = parsed.next(after: reference, reference: reference) {
+      instant = reference
+      reference = next
+      result.append(next.description)
+    }
+    return result
+  }
+
+  @Test("Europe/Berlin: 02:30 on the night that skips it comes at 03:00, a repeated 02:30 once")
+  func berlinDST() throws {
+    // 2027-03-28 02:00 CET becomes 03:00 CEST (01:00Z).
+    #expect(
+      try Self.occurrences("daily@02:30", after: "2027-03-27T12:00:00Z", count: 2) == [
+        "2027-03-28T01:00:00.000Z", "2027-03-29T00:30:00.000Z",
+      ])
+    // 2026-10-25 03:00 CEST becomes 02:00 CET (01:00Z): 02:30 shows twice.
+    #expect(
+      try Self.occurrences("daily@02:30", after: "2026-10-24T12:00:00Z", count: 3) == [
+        "2026-10-25T00:30:00.000Z", "2026-10-26T01:30:00.000Z", "2026-10-27T01:30:00.000Z",
+      ])
+    // 09:00 stays 09:00 on the local clock across the change.
+    #expect(
+      try Self.occurrences("weekdays@09:00", after: "2026-10-23T06:00:00Z", count: 2) == [
+        "2026-10-23T07:00:00.000Z", "2026-10-26T08:00:00.000Z",
+      ])
+  }
+
+  @Test("America/New_York: the skipped 02:30 at 03:00 EDT, the repeated 01:30 only in EDT")
+  func newYorkDST() throws {
+    let zone = "/America/New_York"
+    // 2027-03-14 02:00 EST becomes 03:00 EDT (07:00Z).
+    #expect(
+      try Self.occurrences("daily@02:30" + zone, after: "2027-03-13T12:00:00Z", count: 2) == [
+        "2027-03-14T07:00:00.000Z", "2027-03-15T06:30:00.000Z",
+      ])
+    // 2026-11-01 02:00 EDT becomes 01:00 EST (06:00Z): 01:30 shows twice.
+    #expect(
+      try Self.occurrences("daily@01:30" + zone, after: "2026-10-31T12:00:00Z", count: 2) == [
+        "2026-11-01T05:30:00.000Z", "2026-11-02T06:30:00.000Z",
+      ])
+  }
+
+  @Test("monthly:31 falls on the last day of shorter months, 29 February in a leap year")
+  func monthEnds() throws {
+    #expect(
+      try Self.occurrences("monthly:31@09:00/UTC", after: "2027-01-30T00:00:00Z", count: 5) == [
+        "2027-01-31T09:00:00.000Z", "2027-02-28T09:00:00.000Z", "2027-03-31T09:00:00.000Z",
+        "2027-04-30T09:00:00.000Z", "2027-05-31T09:00:00.000Z",
+      ])
+    #expect(
+      try Self.occurrences("monthly:30@09:00/UTC", after: "2028-02-01T00:00:00Z", count: 2) == [
+        "2028-02-29T09:00:00.000Z", "2028-03-30T09:00:00.000Z",
+      ])
+  }
+
+  @Test("given weekdays come in order; an interval counts from its first occurrence")
+  func weekdaysAndIntervals() throws {
+    // 2026-11-30 is a Monday; 18:00 in Berlin is 17:00Z.
+    #expect(
+      try Self.occurrences("mon,wed@18:00", after: "2026-11-30T17:00:00Z", count: 3) == [
+        "2026-12-02T17:00:00.000Z", "2026-12-07T17:00:00.000Z", "2026-12-09T17:00:00.000Z",
+      ])
+    let every = try Self.rule("every:15m")
+    let start = utc("2026-11-30T17:00:00Z")
+    #expect(every.first(after: start) == start + 900_000)
+    #expect(every.next(after: start + 2_400_000, reference: start) == start + 2_700_000)
+  }
+
+  @Test("until: is the last local date with an occurrence")
+  func until() throws {
+    let parsed = try Self.rule("daily@09:00/UTC,until:2027-01-02")
+    let last = utc("2027-01-02T09:00:00Z")
+    #expect(parsed.next(after: last + -3_600_000, reference: last) == last)
+    #expect(parsed.next(after: last, reference: last) == nil)
+  }
+}
