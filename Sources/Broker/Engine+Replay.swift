@@ -9,22 +9,24 @@ extension Engine {
     case .header(let next):
       nextID = max(nextID, next.value)
     case .room(let name, let created):
-      if rooms[name] == nil { rooms[name] = Room(created: created) }
+      if rooms[name] == nil { addRoom(name, created: created) }
     case .message(let message, let target):
       noteTaken(message.id)
       if case .room(let name) = target, rooms[name] == nil {
-        rooms[name] = Room(created: message.time)
+        addRoom(name, created: message.time)
       }
       appendHistory(message, to: ConversationKey(target: target, author: message.author))
     case .schedule(let pending):
       noteTaken(pending.id)
+      if scheduler[pending.id] == nil { notePending(pending.target) }
       scheduler.insert(pending)
     case .cancel(let id, _):
-      scheduler.remove(id)
+      if let cancelled = scheduler.remove(id) { notePendingEnded(cancelled.target) }
     case .delivery(let id, let time):
       guard let pending = scheduler.remove(id) else { return }
       let message = StoredMessage(id: id, time: time, author: pending.author, text: pending.text)
       appendHistory(message, to: ConversationKey(target: pending.target, author: pending.author))
+      notePendingEnded(pending.target)
     }
   }
 
@@ -51,12 +53,14 @@ extension Engine {
     histories.removeAll()
     scheduler = Scheduler()
     rooms = rooms.filter { !$0.value.connections.isEmpty }
+    resetRoomBookkeeping()
     armedDue = nil
   }
 
   /// Start-up is over: arm the timer, so that what fell due while the broker
   /// was down is delivered right away, in due order.
   public func finishReplay() {
+    forgetUnusedRooms()
     rearmTimer()
   }
 
@@ -65,7 +69,8 @@ extension Engine {
   /// engine next changes them; the records can be written on another thread.
   public func snapshot() -> EngineSnapshot {
     EngineSnapshot(
-      nextID: MessageID(value: nextID), rooms: rooms.mapValues(\.created),
+      nextID: MessageID(value: nextID),
+      rooms: rooms.filter { !isUnused($0.key) }.mapValues(\.created),
       histories: histories, pending: scheduler.all)
   }
 }

@@ -23,6 +23,7 @@ extension Engine {
         to: connection)
       return
     }
+    guard admitNewRoom(target, verb: .sayAt, connection: connection, user: user) else { return }
     let newRoom = newRoomRecord(for: target)
     let pending = PendingMessage(
       id: takeID(), target: target, author: user, created: now, due: due, text: text)

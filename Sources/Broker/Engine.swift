@@ -42,6 +42,11 @@ public final class Engine {
   var nextID: UInt64 = 1
   /// What the timer is armed for, so it is re-armed only on a change.
   var armedDue: Timestamp?
+  /// Room bookkeeping (see Engine+Rooms): pending lines per room, which keep
+  /// it alive; room names in order, for ROOMS; each user's room allowance.
+  var pendingByRoom: [RoomName: Int] = [:]
+  var sortedRoomNames: [RoomName]?
+  var roomAllowances: [String: RoomAllowance] = [:]
 
   public init(
     limits: Limits = Limits(), clock: WallClock, users: UserDirectory, journal: JournalSink,
@@ -153,7 +158,7 @@ public final class Engine {
       history(target, count: count, anchor: anchor, connection: connection, user: user)
     case .scheduled(let target): listScheduled(target, connection: connection, user: user)
     case .cancel(let id): cancel(id, connection: connection, user: user)
-    case .rooms: listRooms(connection: connection)
+    case .rooms(let after): listRooms(after: after, connection: connection)
     case .who(let room): who(room, connection: connection)
     case .ping(let token):
       send(BrokerLine.ok(.ping, words: token.map { [$0] } ?? []), to: connection)

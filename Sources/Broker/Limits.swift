@@ -16,6 +16,10 @@ public struct Limits: Sendable, Equatable {
   public var sessionsPerUser = 64
   /// Unsent output a connection may have before it is dropped.
   public var outputBytesPerConnection = 8 * 1024 * 1024
+  /// Rooms in all; past it no new room is created.
+  public var rooms = 10_000
+  /// New rooms one user may create per minute (a burst of as many at once).
+  public var newRoomsPerUserPerMinute = 60
 
   public init() {}
 }

@@ -9,7 +9,8 @@ public enum Request: Equatable, Sendable {
   case history(Target, count: Int, anchor: HistoryAnchor?)
   case scheduled(Target?)
   case cancel(MessageID)
-  case rooms
+  /// `ROOMS [AFTER <room>]`: one page of rooms, after `after` if given.
+  case rooms(after: RoomName?)
   case who(RoomName)
   case ping(token: String?)
   case help
