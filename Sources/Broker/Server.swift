@@ -64,8 +64,10 @@ public final class Server: @unchecked Sendable {
   let resumeReadingBelow = 64 * 1024
 
   /// Requests served from one connection per turn before the others get
-  /// theirs: one flooding client costs everybody else at most one turn.
+  /// theirs, and the reply bytes after which its turn ends early: one
+  /// flooding client costs everybody else at most one short turn.
   let requestsPerTurn = 64
+  let replyBytesPerTurn = 64 * 1024
   /// Connections with requests left after their turn, served round-robin,
   /// one per turn, each turn a separate block on the queue so that timers,
   /// accepts and other clients' input interleave.
@@ -195,13 +197,17 @@ public final class Server: @unchecked Sendable {
     afterEvent()
   }
 
-  /// One turn: up to ``requestsPerTurn`` requests, fewer once the
-  /// connection's own replies pass ``pauseReadingAbove`` (no reply is built
-  /// only to be thrown away). What is left waits in the framer.
+  /// One turn: up to ``requestsPerTurn`` requests or ``replyBytesPerTurn``
+  /// of replies, none once the connection's own replies pass
+  /// ``pauseReadingAbove`` (no reply is built only to be thrown away).
+  /// What is left waits in the framer.
   func serve(_ connection: Connection) {
     serving = connection.id
     var budget = requestsPerTurn
-    while budget > 0, !connection.closing, connection.mayHaveRequests {
+    let replyLimit = connection.pendingBytes + replyBytesPerTurn
+    while budget > 0, !connection.closing, connection.mayHaveRequests,
+      connection.pendingBytes < replyLimit
+    {
       if connection.pendingBytes >= pauseReadingAbove {
         connection.outputBlocked = true
         break
