@@ -1,6 +1,6 @@
 import LineProtocol
 
-/// The limits of PROTOCOL.md section 9. Each is an option of chatbroker.
+/// The limits of chatbroker(7) (Limits). Each is an option of chatbroker(8).
 public struct Limits: Sendable, Equatable {
   /// Longest request line, LF excluded.
   public var lineBytes = 4096
