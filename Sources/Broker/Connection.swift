@@ -25,6 +25,17 @@ final class Connection {
   var isDirty = false
   /// Output went over the limit; nothing more is queued.
   var overflowed = false
+  /// The framer may still hold complete requests: the last turn ended on
+  /// its budget, or bytes arrived since the framer was last emptied.
+  var mayHaveRequests = false
+  /// Its own replies wait to be sent above the server's threshold: its
+  /// requests wait until they drain (back-pressure at request level).
+  var outputBlocked = false
+  /// The client shut down its sending side; once the framer is empty the
+  /// connection is answered and closed.
+  var inputEnded = false
+  /// Waiting in the server's round-robin queue of connections with work.
+  var isQueued = false
   /// Sources cancelled so far; the descriptor closes after both.
   var cancelledSources = 0
 

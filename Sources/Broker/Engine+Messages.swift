@@ -3,6 +3,7 @@ import LineProtocol
 extension Engine {
   func say(_ target: Target, text: String, connection: ConnectionID, user: String) {
     guard checkRecipient(target, verb: .say, connection: connection) else { return }
+    guard admitNewRoom(target, verb: .say, connection: connection, user: user) else { return }
     let newRoom = newRoomRecord(for: target)
     let message = StoredMessage(id: takeID(), time: clock.now, author: user, text: text)
     let record = JournalRecord.message(message, target: target)

@@ -17,13 +17,13 @@ extension Engine {
       return .nothing
     case .room(let name, let created):
       guard rooms[name] == nil else { return .nothing }
-      rooms[name] = Room(created: created)
+      addRoom(name, created: created)
       return .room(name)
     case .message(let message, let target):
       noteTaken(message.id)
       var newRoom: RoomName?
       if case .room(let name) = target, rooms[name] == nil {
-        rooms[name] = Room(created: message.time)
+        addRoom(name, created: message.time)
         newRoom = name
       }
       let conversation = ConversationKey(target: target, author: message.author)
@@ -36,6 +36,7 @@ extension Engine {
       return .schedule(pending, replaced: replaced)
     case .cancel(let id, _):
       guard let cancelled = scheduler.remove(id) else { return .nothing }
+      if case .room(let name) = cancelled.target { forgetIfUnused(name) }
       return .cancel(cancelled)
     case .delivery(let id, let time):
       guard let pending = scheduler.remove(id) else { return .nothing }
@@ -69,20 +70,21 @@ extension Engine {
 
   /// After a failed sync, when the records cannot be rolled back one by one:
   /// forget the durable state, to be replayed from the file again. Sessions
-  /// and the rooms people are in stay (returned, with when each was
-  /// created); ids already handed out are never reused.
-  public func resetDurableState() -> [RoomName: Timestamp] {
+  /// and the rooms people are in stay; ids already handed out are never
+  /// reused.
+  public func resetDurableState() {
     histories.removeAll()
     scheduler = Scheduler()
     rooms = rooms.filter { !$0.value.connections.isEmpty }
+    resetRoomBookkeeping()
     armedDue = nil
     unsynced.removeAll()
-    return rooms.mapValues(\.created)
   }
 
   /// Start-up is over: arm the timer, so that what fell due while the broker
   /// was down is delivered right away, in due order.
   public func finishReplay() {
+    forgetUnusedRooms()
     rearmTimer()
   }
 
@@ -91,7 +93,8 @@ extension Engine {
   /// engine next changes them; the records can be written on another thread.
   public func snapshot() -> EngineSnapshot {
     EngineSnapshot(
-      nextID: MessageID(value: nextID), rooms: rooms.mapValues(\.created),
+      nextID: MessageID(value: nextID),
+      rooms: rooms.filter { !isUnused($0.key) }.mapValues(\.created),
       histories: histories, pending: scheduler.all, series: scheduler.allSeries)
   }
 }

@@ -118,22 +118,21 @@ extension Engine {
 
   /// A sync failed and the journal was cut back: undoes the newest `count`
   /// records, newest first, so the state is what the journal now replays
-  /// to. A room whose creation is undone stays while people are in it;
-  /// its record is returned, to be written again so that a restart finds
-  /// it too (then ``recordsRewritten(_:)``). Sessions stay, and ids
-  /// already handed out are never reused.
-  public func rollBack(_ count: Int) -> [JournalRecord] {
-    var kept: [JournalRecord] = []
+  /// to. A room whose creation is undone stays in memory while people are
+  /// in it, exactly like a room that was only ever joined: a restart forgets
+  /// both (see Engine+Rooms), so its record need not be written again.
+  /// Sessions stay, and ids already handed out are never reused.
+  public func rollBack(_ count: Int) {
     for _ in 0..<count {
       guard let undo = unsynced.popLast() else { break }
       switch undo {
       case .nothing:
         break
       case .room(let name):
-        undoRoom(name, keeping: &kept)
+        forgetIfUnused(name)
       case .message(let conversation, let evicted, let newHistory, let newRoom):
         undoHistory(conversation, evicted: evicted, newHistory: newHistory)
-        if let newRoom { undoRoom(newRoom, keeping: &kept) }
+        if let newRoom { forgetIfUnused(newRoom) }
       case .schedule(let message, let replaced):
         scheduler.remove(message.id)
         if let replaced { scheduler.insert(replaced) }
@@ -153,30 +152,6 @@ extension Engine {
       }
     }
     rearmTimer()
-    return kept.reversed()
-  }
-
-  /// The shell wrote again the records ``rollBack(_:)`` or
-  /// ``resetDurableState()`` kept: they are unsynced too, and undone
-  /// like the originals if their sync fails.
-  public func recordsRewritten(_ records: [JournalRecord]) {
-    guard unsynced.isTracking else { return }
-    for record in records {
-      if case .room(let name, _) = record {
-        unsynced.push(.room(name))
-      } else {
-        unsynced.push(.nothing)
-      }
-    }
-  }
-
-  private func undoRoom(_ name: RoomName, keeping kept: inout [JournalRecord]) {
-    guard let room = rooms[name] else { return }
-    if room.connections.isEmpty {
-      rooms[name] = nil
-    } else {
-      kept.append(.room(name, created: room.created))
-    }
   }
 
   private func undoHistory(
@@ -196,8 +171,8 @@ extension Engine {
       history(target, count: count, anchor: anchor, connection: connection, user: user)
     case .scheduled(let target):
       listScheduled(target, connection: connection, user: user)
-    case .rooms:
-      listRooms(connection: connection)
+    case .rooms(let after):
+      listRooms(after: after, connection: connection)
     default:
       break
     }

@@ -1,8 +1,11 @@
 import LineProtocol
 
 extension Engine {
+  /// The most `ROOM` lines one `ROOMS` reply holds; see chatbroker(7).
+  public static let roomsPerReply = 1000
+
   func join(_ name: RoomName, connection: ConnectionID, user: String) {
-    guard ensureRoom(name, verb: .join, connection: connection) else { return }
+    guard ensureRoom(name, verb: .join, connection: connection, user: user) else { return }
     if sessions[connection]?.rooms.contains(name) == false {
       sessions[connection]?.rooms.insert(name)
       let firstSession = rooms[name]?.sessionsByUser[user] == nil
@@ -27,7 +30,8 @@ extension Engine {
   }
 
   /// Takes a connection out of a room; `PART` to the others when it was the
-  /// user's last session there.
+  /// user's last session there. A room left empty, without history and
+  /// without pending lines is forgotten.
   func leave(_ name: RoomName, connection: ConnectionID, user: String) {
     guard rooms[name]?.connections.remove(connection) != nil else { return }
     let remaining = (rooms[name]?.sessionsByUser[user] ?? 1) - 1
@@ -35,13 +39,50 @@ extension Engine {
     if remaining == 0 {
       broadcast(BrokerLine.part(room: name, user: user), in: name)
     }
+    forgetIfUnused(name)
   }
 
-  /// Creates the room (with its journal record) when it does not exist yet.
-  func ensureRoom(_ name: RoomName, verb: Verb, connection: ConnectionID) -> Bool {
+  /// Creates the room (with its journal record) when it does not exist yet
+  /// and the limits allow it.
+  func ensureRoom(_ name: RoomName, verb: Verb, connection: ConnectionID, user: String) -> Bool {
+    guard admitNewRoom(.room(name), verb: verb, connection: connection, user: user) else {
+      return false
+    }
     guard let record = newRoomRecord(for: .room(name)) else { return true }
     guard journal([record], verb: verb, connection: connection) else { return false }
     applyNewRoom(record)
+    return true
+  }
+
+  /// Whether `user` may have the target's room created now: always when it
+  /// is no new room; otherwise within the limit of rooms in all and the
+  /// user's rooms per minute (each new room takes one from the allowance).
+  /// Answers `LIMIT` and returns false when not.
+  func admitNewRoom(_ target: Target, verb: Verb, connection: ConnectionID, user: String)
+    -> Bool
+  {
+    guard case .room(let name) = target, rooms[name] == nil else { return true }
+    guard rooms.count < limits.rooms else {
+      log.warning("limit reached", ["limit": "rooms", "user": user, "rooms": "\(rooms.count)"])
+      fail(
+        verb, .limit,
+        "there are already \(rooms.count) rooms, the most the broker keeps; "
+          + "use an existing room, or wait until an empty one is forgotten",
+        to: connection)
+      return false
+    }
+    let perMinute = limits.newRoomsPerUserPerMinute
+    var allowance = roomAllowances[user] ?? RoomAllowance(perMinute: perMinute, now: clock.now)
+    if let wait = allowance.take(perMinute: perMinute, now: clock.now) {
+      log.warning("limit reached", ["limit": "new-rooms", "user": user])
+      fail(
+        verb, .limit,
+        "you may create at most \(perMinute) new rooms per minute; "
+          + "try again in \((wait + 999) / 1000) s",
+        to: connection)
+      return false
+    }
+    roomAllowances[user] = allowance
     return true
   }
 
@@ -58,6 +99,41 @@ extension Engine {
     if case .room(let name, _) = record { log.info("room created", ["room": name.description]) }
   }
 
+  // MARK: - Which rooms are kept
+
+  func addRoom(_ name: RoomName, created: Timestamp) {
+    rooms[name] = Room(created: created)
+    sortedRoomNames = nil
+  }
+
+  /// A room nobody is in, that never had a message and has no line pending
+  /// keeps nothing worth keeping: it is forgotten, so that rooms made and
+  /// left do not pile up (and compaction does not write them).
+  func isUnused(_ name: RoomName) -> Bool {
+    rooms[name]?.connections.isEmpty == true && histories[.room(name)] == nil
+      && !scheduler.hasPending(in: name)
+  }
+
+  func forgetIfUnused(_ name: RoomName) {
+    guard isUnused(name) else { return }
+    rooms[name] = nil
+    sortedRoomNames = nil
+    log.debug("room forgotten", ["room": name.description])
+  }
+
+  /// After a replay: the rooms that were only ever joined are gone too.
+  func forgetUnusedRooms() {
+    for name in rooms.keys.filter(isUnused) { forgetIfUnused(name) }
+  }
+
+  /// Rooms were dropped wholesale (a replay from scratch): the sorted
+  /// names for ROOMS are made anew.
+  func resetRoomBookkeeping() {
+    sortedRoomNames = nil
+  }
+
+  // MARK: - Listing
+
   /// Sends one encoded line to every connection in a room, except one.
   func broadcast(
     _ line: [UInt8], in name: RoomName, except excluded: ConnectionID? = nil,
@@ -69,15 +145,31 @@ extension Engine {
     }
   }
 
-  func listRooms(connection: ConnectionID) {
-    let names = rooms.keys.sorted()
-    let kinds = listKinds(answering: .rooms, showsUnsynced: roomsShowUnsynced)
-    for name in names {
+  /// `ROOMS [AFTER <room>]`: one page of rooms by name, after `after` if
+  /// given; `MORE` on the final line says that more follow the last one.
+  func listRooms(after: RoomName?, connection: ConnectionID) {
+    let names = sortedRoomNames ?? rooms.keys.sorted()
+    sortedRoomNames = names
+    var start = names.startIndex
+    if let after {
+      // The first name past `after`, by binary search.
+      var end = names.endIndex
+      while start < end {
+        let middle = (start + end) / 2
+        if names[middle] <= after { start = middle + 1 } else { end = middle }
+      }
+    }
+    let end = min(names.endIndex, start + Self.roomsPerReply)
+    let kinds = listKinds(answering: .rooms(after: after), showsUnsynced: roomsShowUnsynced)
+    for name in names[start..<end] {
       send(
         BrokerLine.room(name, members: rooms[name]?.sessionsByUser.count ?? 0), to: connection,
         kind: kinds.item)
     }
-    send(BrokerLine.ok(.rooms, String(names.count)), to: connection, kind: kinds.end)
+    let count = String(end - start)
+    send(
+      end < names.endIndex ? BrokerLine.ok(.rooms, count, "MORE") : BrokerLine.ok(.rooms, count),
+      to: connection, kind: kinds.end)
   }
 
   func who(_ name: RoomName, connection: ConnectionID) {
@@ -87,4 +179,34 @@ extension Engine {
     }
     send(BrokerLine.ok(.who, name.description, String(members.count)), to: connection)
   }
+}
+
+/// One user's allowance of new rooms, a token bucket: it holds a minute's
+/// worth, so a user may create that many rooms at once, and refills
+/// steadily. Counted in rooms × 60000 so that refilling by `perMinute`
+/// units per millisecond stays exact in integers.
+struct RoomAllowance {
+  private static let perRoom: Int64 = 60_000
+  private var units: Int64
+  private var updated: Int64
+
+  init(perMinute: Int, now: Timestamp) {
+    units = Self.perRoom * Int64(Self.clamped(perMinute))
+    updated = now.milliseconds
+  }
+
+  /// Takes one room; or, when none is left, how many milliseconds until one
+  /// will be.
+  mutating func take(perMinute: Int, now: Timestamp) -> Int64? {
+    let rate = Int64(Self.clamped(perMinute))
+    // A full refill takes a minute; a clock set back refills nothing.
+    let elapsed = min(max(0, now.milliseconds - updated), Self.perRoom)
+    units = min(Self.perRoom * rate, units + elapsed * rate)
+    updated = now.milliseconds
+    guard units >= Self.perRoom else { return (Self.perRoom - units + rate - 1) / rate }
+    units -= Self.perRoom
+    return nil
+  }
+
+  private static func clamped(_ perMinute: Int) -> Int { min(max(perMinute, 1), 1 << 30) }
 }

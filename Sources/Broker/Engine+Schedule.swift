@@ -14,7 +14,8 @@ extension Engine {
       return
     }
     guard checkRecipient(target, verb: .sayAt, connection: connection),
-      checkPendingLimit(.sayAt, connection: connection, user: user)
+      checkPendingLimit(.sayAt, connection: connection, user: user),
+      admitNewRoom(target, verb: .sayAt, connection: connection, user: user)
     else { return }
     let newRoom = newRoomRecord(for: target)
     let pending = PendingMessage(

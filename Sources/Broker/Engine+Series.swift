@@ -17,7 +17,8 @@ extension Engine {
       return
     }
     guard checkRecipient(target, verb: .sayEvery, connection: connection),
-      checkPendingLimit(.sayEvery, connection: connection, user: user)
+      checkPendingLimit(.sayEvery, connection: connection, user: user),
+      admitNewRoom(target, verb: .sayEvery, connection: connection, user: user)
     else { return }
     let newRoom = newRoomRecord(for: target)
     let pending = PendingMessage(

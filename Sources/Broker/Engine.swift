@@ -44,6 +44,10 @@ public final class Engine {
   var armedDue: Timestamp?
   /// How to undo each record not synced yet (see ``rollBack(_:)``).
   var unsynced = UnsyncedRecords()
+  /// Room bookkeeping (see Engine+Rooms): room names in order, for ROOMS;
+  /// each user's allowance of new rooms.
+  var sortedRoomNames: [RoomName]?
+  var roomAllowances: [String: RoomAllowance] = [:]
 
   public init(
     limits: Limits = Limits(), clock: WallClock, users: UserDirectory, journal: JournalSink,
@@ -160,7 +164,7 @@ public final class Engine {
     case .reschedule(let id, let when):
       reschedule(id, when: when, connection: connection, user: user)
     case .edit(let id, let text): edit(id, text: text, connection: connection, user: user)
-    case .rooms: listRooms(connection: connection)
+    case .rooms(let after): listRooms(after: after, connection: connection)
     case .who(let room): who(room, connection: connection)
     case .ping(let token):
       send(BrokerLine.ok(.ping, words: token.map { [$0] } ?? []), to: connection)

@@ -1,6 +1,6 @@
 import LineProtocol
 
-/// The limits of PROTOCOL.md section 9. Each is an option of chatbroker.
+/// The limits of chatbroker(7) (Limits). Each is an option of chatbroker(8).
 public struct Limits: Sendable, Equatable {
   /// Longest request line, LF excluded.
   public var lineBytes = 4096
@@ -16,6 +16,10 @@ public struct Limits: Sendable, Equatable {
   public var sessionsPerUser = 64
   /// Unsent output a connection may have before it is dropped.
   public var outputBytesPerConnection = 8 * 1024 * 1024
+  /// Rooms in all; past it no new room is created.
+  public var rooms = 10_000
+  /// New rooms one user may create per minute (a burst of as many at once).
+  public var newRoomsPerUserPerMinute = 60
 
   public init() {}
 }

@@ -11,6 +11,9 @@ struct OutputBuffer: ~Copyable {
   private var capacity = 0
   private var start = 0
   private var end = 0
+  /// Whether the bytes written so far end with a whole line, so that a
+  /// line put after a discard (`BYE`) never continues a cut one.
+  private(set) var sentEndsLine = true
 
   init() {}
 
@@ -37,8 +40,20 @@ struct OutputBuffer: ~Copyable {
     end = 0
   }
 
+  /// Drops everything not yet written except the rest of a line already
+  /// partly written, so that the client still reads whole lines only.
+  mutating func discardUnsent() {
+    guard !sentEndsLine, let storage else { return discardAll() }
+    let unsent = UnsafeRawBufferPointer(start: storage + start, count: count)
+    let rest = Array(unsent.prefix { $0 != UInt8(ascii: "\n") }) + [UInt8(ascii: "\n")]
+    discardAll()
+    append(rest)
+  }
+
   /// Drops `written` bytes from the front.
   mutating func consume(_ written: Int) {
+    guard written > 0 else { return }
+    sentEndsLine = storage!.load(fromByteOffset: start + written - 1, as: UInt8.self) == 10
     start += written
     if start == end {
       start = 0

@@ -24,6 +24,9 @@ struct Scheduler: Sendable {
   private var messages: [PendingMessage] = []
   private var slots: [MessageID: Int] = [:]
   private var idsByAuthor: [String: Set<MessageID>] = [:]
+  /// Pending messages and series per room: a room with one is kept even
+  /// when empty (see Engine+Rooms).
+  private var countByRoom: [RoomName: Int] = [:]
   /// The pending messages that are series; few, so kept apart rather than
   /// widening every ``PendingMessage``.
   private(set) var allSeries: [MessageID: Series] = [:]
@@ -43,6 +46,10 @@ struct Scheduler: Sendable {
 
   subscript(id: MessageID) -> PendingMessage? {
     slots[id].map { messages[$0] }
+  }
+
+  func hasPending(in room: RoomName) -> Bool {
+    countByRoom[room] != nil
   }
 
   func count(by author: String) -> Int {
@@ -68,6 +75,7 @@ struct Scheduler: Sendable {
     } else {
       slots[message.id] = messages.count
       messages.append(message)
+      if case .room(let name) = message.target { countByRoom[name, default: 0] += 1 }
     }
     idsByAuthor[message.author, default: []].insert(message.id)
     heap.append(Entry(due: message.due.milliseconds, id: message.id.value))
@@ -92,6 +100,9 @@ struct Scheduler: Sendable {
     if slot < messages.count {
       messages[slot] = last
       slots[last.id] = slot
+    }
+    if case .room(let name) = message.target, let count = countByRoom[name] {
+      countByRoom[name] = count > 1 ? count - 1 : nil
     }
     idsByAuthor[message.author]?.remove(id)
     if idsByAuthor[message.author]?.isEmpty == true { idsByAuthor[message.author] = nil }

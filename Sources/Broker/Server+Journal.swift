@@ -47,7 +47,7 @@ extension Server {
   /// After a failed fdatasync nobody can say what reached the disk since the
   /// last good one. Those records are cut off the journal and the engine
   /// undoes them in memory (a few microseconds each, however long the
-  /// journal), writing again only the creation of rooms people are in.
+  /// journal).
   /// Held lines are settled by their kind (``settleHeld(because:)``): a
   /// request whose records were cut is answered `STORAGE`, everything else
   /// as its state now is, and the broker goes on serving. The next sync is
@@ -61,24 +61,15 @@ extension Server {
       "journal sync failed, refusing what it held",
       ["path": journal.path, "reason": reason, "records": "\(unsyncedCount)"])
     compactionSpoiled = compacting
-    var kept: [JournalRecord] = []
     do throws(SystemError) {
       try journal.discardUnsynced(downTo: syncedSize, count: syncedCount)
       if engine.unsyncedRecordCount == Int(unsyncedCount) {
-        kept = engine.rollBack(Int(unsyncedCount))
+        engine.rollBack(Int(unsyncedCount))
       } else {
         log.warning(
           "unsynced records do not match the journal, replaying it",
           ["journal": "\(unsyncedCount)", "engine": "\(engine.unsyncedRecordCount)"])
-        kept = try replayJournal()
-      }
-      if !kept.isEmpty {
-        do throws(StorageError) {
-          try journal.append(kept)
-          engine.recordsRewritten(kept)
-        } catch {
-          throw SystemError("write", errno: EIO, subject: "\(journal.path): \(error.reason)")
-        }
+        try replayJournal()
       }
     } catch {
       log.error("journal cannot be recovered, stopping", ["reason": error.description])
@@ -89,7 +80,7 @@ extension Server {
     log.info(
       "journal rolled back",
       [
-        "records": "\(unsyncedCount)", "rewritten": "\(kept.count)",
+        "records": "\(unsyncedCount)",
         "pause_ms": String(
           format: "%.2f",
           Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6),
@@ -106,22 +97,11 @@ extension Server {
 
   /// The slow way back, when the engine's record of what is unsynced does
   /// not match the journal's: forget the durable state and replay the whole
-  /// file. Returns the records of rooms kept for their members that the
-  /// file no longer creates.
-  func replayJournal() throws(SystemError) -> [JournalRecord] {
-    let occupied = engine.resetDurableState()
-    var created = Set<RoomName>()
-    try journal.replayAll { record in
-      switch record {
-      case .room(let name, _), .message(_, target: .room(let name)): created.insert(name)
-      default: break
-      }
-      engine.replay(record)
-    }
+  /// file.
+  func replayJournal() throws(SystemError) {
+    engine.resetDurableState()
+    try journal.replayAll { engine.replay($0) }
     engine.finishReplay()
-    return occupied.filter { !created.contains($0.key) }.sorted { $0.key < $1.key }.map {
-      .room($0.key, created: $0.value)
-    }
   }
 
   /// Starts a background compaction when the journal has doubled; see

@@ -18,7 +18,9 @@ struct HeldLine {
 extension Server: EngineOutput {
   public func send(_ line: [UInt8], to id: ConnectionID, kind: LineKind) {
     guard let connection = connections[id], !connection.overflowed else { return }
-    if connection.pendingBytes + line.count > options.limits.outputBytesPerConnection {
+    if connection.pendingBytes + line.count > options.limits.outputBytesPerConnection,
+      id != serving
+    {
       overflow(connection)
       return
     }
@@ -119,8 +121,7 @@ extension Server: EngineOutput {
   /// state. Neutral lines leave as they were; lines showing rolled-back
   /// records are dropped; the final reply of a request that wrote them
   /// becomes `ERR <VERB> STORAGE`; a query whose list showed them is
-  /// answered again. Whatever the new answer shows of records written
-  /// since (rooms kept for their members) waits for their sync again.
+  /// answered again.
   func settleHeld(because text: String) {
     let settling = holding.sorted()
     holding.removeAll()
@@ -163,14 +164,19 @@ extension Server: EngineOutput {
       }
     }
     connection.stopWaitingForWritable()
-    if connection.pendingBytes < resumeReadingBelow { connection.resumeReading() }
-    if connection.closing && connection.held.isEmpty { finish(connection) }
+    if connection.closing && connection.held.isEmpty {
+      finish(connection)
+    } else {
+      outputDrained(connection)
+    }
   }
 
-  /// A reader too far behind: what it has not taken is dropped, it is told
-  /// why (if it ever reads again) and closed, so it never slows anyone else
-  /// nor holds memory. One that never reads again is closed after a while
-  /// without its BYE.
+  /// A reader too far behind: what it has not taken is dropped (except the
+  /// rest of a line it has begun to read, so its `BYE` starts a line), it
+  /// is told why (if it ever reads again) and closed, so it never slows
+  /// anyone else nor holds memory. One that never reads again is closed
+  /// after a while without its BYE. Only others' lines (fan-out) get here:
+  /// a connection's own replies are bounded by back-pressure instead.
   func overflow(_ connection: Connection) {
     connection.overflowed = true
     log.warning(
@@ -184,7 +190,7 @@ extension Server: EngineOutput {
     queue.async { [unowned self] in
       guard let connection = connections[id] else { return }
       engine.disconnect(id)
-      connection.output.discardAll()
+      connection.output.discardUnsent()
       connection.held.removeAll()
       connection.heldBytes = 0
       connection.overflowed = false

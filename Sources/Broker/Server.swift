@@ -72,9 +72,25 @@ public final class Server: @unchecked Sendable {
   var queuedSinceFlush = 0
   let flushAbove = 256 * 1024
 
-  /// Output above which a connection's reading is paused (back-pressure).
+  /// Output above which a connection's requests wait (back-pressure), and
+  /// below which they are served again.
   let pauseReadingAbove = 256 * 1024
   let resumeReadingBelow = 64 * 1024
+
+  /// Requests served from one connection per turn before the others get
+  /// theirs, and the reply bytes after which its turn ends early: one
+  /// flooding client costs everybody else at most one short turn.
+  let requestsPerTurn = 64
+  let replyBytesPerTurn = 64 * 1024
+  /// Connections with requests left after their turn, served round-robin,
+  /// one per turn, each turn a separate block on the queue so that timers,
+  /// accepts and other clients' input interleave.
+  var ready: [Connection] = []
+  var readyHead = 0
+  var turnScheduled = false
+  /// The connection whose requests are being handled: its own replies are
+  /// bounded by back-pressure, so the output limit is not applied to them.
+  var serving: ConnectionID?
 
   public init(
     queue: DispatchQueue, engine: Engine, journal: FileJournal, users: SystemUsers,
@@ -235,37 +251,132 @@ public final class Server: @unchecked Sendable {
 
   // MARK: - Input
 
+  /// Bytes arrived: one read, then one turn of this connection's requests.
+  /// Reading is paused whenever requests wait in the framer, so the input
+  /// buffered per connection stays at one read.
   func readable(_ connection: Connection) {
-    // A bounded number of reads per event keeps one flooding client from
-    // starving the others; the source fires again while data remains.
-    for _ in 0..<8 {
-      guard !connection.closing, connection.pendingBytes < pauseReadingAbove else { break }
-      let count = read(connection.fd, readBuffer.baseAddress, readBuffer.count)
-      if count > 0 {
-        connection.framer.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))
-        while !connection.closing, let frame = connection.framer.next() {
-          engine.receive(frame, from: connection.id)
-          // Write out a large fan-out before it outgrows the CPU caches:
-          // copying into cold buffers cost more than the extra send(2)s.
-          // At least a few KiB per connection, so each send(2) stays worth it.
-          if queuedSinceFlush > max(flushAbove, dirty.count * 4096) { flushDirty() }
-        }
-        if count < readBuffer.count { break }
-      } else if count == 0 {
-        endOfInput(connection)
-        break
-      } else if errno == EINTR {
-        continue
-      } else {
-        if errno != EAGAIN { drop(connection, reason: String(cString: strerror(errno))) }
-        break
-      }
+    guard !connection.closing, !connection.inputEnded, !connection.mayHaveRequests,
+      !connection.outputBlocked
+    else {
+      connection.pauseReading()
+      return
     }
-    if connection.pendingBytes >= pauseReadingAbove { connection.pauseReading() }
+    let count = read(connection.fd, readBuffer.baseAddress, readBuffer.count)
+    if count > 0 {
+      connection.framer.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))
+      connection.mayHaveRequests = true
+    } else if count == 0 {
+      connection.inputEnded = true
+    } else if errno == EINTR || errno == EAGAIN {
+      return
+    } else {
+      drop(connection, reason: String(cString: strerror(errno)))
+      afterEvent()
+      return
+    }
+    serve(connection)
     afterEvent()
   }
 
-  /// The client closed its writing side: answer what it sent, then close.
+  /// One turn: up to ``requestsPerTurn`` requests or ``replyBytesPerTurn``
+  /// of replies, none once the connection's own replies pass
+  /// ``pauseReadingAbove`` (no reply is built only to be thrown away).
+  /// What is left waits in the framer.
+  func serve(_ connection: Connection) {
+    serving = connection.id
+    var budget = requestsPerTurn
+    let replyLimit = connection.pendingBytes + replyBytesPerTurn
+    while budget > 0, !connection.closing, connection.mayHaveRequests,
+      connection.pendingBytes < replyLimit
+    {
+      if connection.pendingBytes >= pauseReadingAbove {
+        connection.outputBlocked = true
+        break
+      }
+      guard let frame = connection.framer.next() else {
+        connection.mayHaveRequests = false
+        break
+      }
+      engine.receive(frame, from: connection.id)
+      budget -= 1
+      // Write out a large fan-out before it outgrows the CPU caches:
+      // copying into cold buffers cost more than the extra send(2)s.
+      // At least a few KiB per connection, so each send(2) stays worth it.
+      if queuedSinceFlush > max(flushAbove, dirty.count * 4096) { flushDirty() }
+    }
+    if connection.pendingBytes >= pauseReadingAbove { connection.outputBlocked = true }
+    serving = nil
+    continueInput(connection)
+  }
+
+  /// Decides what a connection waits for next: its output to drain, its
+  /// next turn, more bytes, or (input ended and all answered) its close.
+  func continueInput(_ connection: Connection) {
+    guard !connection.closing, connections[connection.id] === connection else { return }
+    if connection.outputBlocked {
+      connection.pauseReading()
+    } else if connection.mayHaveRequests {
+      connection.pauseReading()
+      enqueueTurn(connection)
+    } else if connection.inputEnded {
+      connection.pauseReading()
+      endOfInput(connection)
+    } else {
+      connection.resumeReading()
+    }
+  }
+
+  func enqueueTurn(_ connection: Connection) {
+    guard !connection.isQueued else { return }
+    connection.isQueued = true
+    ready.append(connection)
+    scheduleTurn()
+  }
+
+  /// At most one turn waits on the queue at any time, so whatever else
+  /// arrives meanwhile (a PING, a timer) runs after at most one turn.
+  func scheduleTurn() {
+    guard !turnScheduled, readyHead < ready.count else { return }
+    turnScheduled = true
+    queue.async { [unowned self] in takeTurn() }
+  }
+
+  func takeTurn() {
+    turnScheduled = false
+    guard readyHead < ready.count else { return }
+    let connection = ready[readyHead]
+    readyHead += 1
+    if readyHead == ready.count {
+      ready.removeAll(keepingCapacity: true)
+      readyHead = 0
+    } else if readyHead >= 1024 && readyHead * 2 >= ready.count {
+      ready.removeFirst(readyHead)
+      readyHead = 0
+    }
+    connection.isQueued = false
+    if connections[connection.id] === connection && !connection.closing {
+      if connection.outputBlocked {
+        connection.pauseReading()  // flush hands it its turn once drained
+      } else {
+        serve(connection)
+      }
+    }
+    afterEvent()
+    scheduleTurn()
+  }
+
+  /// A connection's replies drained below ``resumeReadingBelow``: its
+  /// waiting requests get turns again.
+  func outputDrained(_ connection: Connection) {
+    guard connection.outputBlocked, connection.pendingBytes < resumeReadingBelow,
+      serving != connection.id
+    else { return }
+    connection.outputBlocked = false
+    continueInput(connection)
+  }
+
+  /// The client closed its writing side and every complete line was
+  /// served: answer a last line without LF, then close.
   func endOfInput(_ connection: Connection) {
     if !connection.closing, let frame = connection.framer.finish() {
       engine.receive(frame, from: connection.id)

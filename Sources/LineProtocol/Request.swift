@@ -14,7 +14,8 @@ public enum Request: Equatable, Sendable {
   /// `when` is a `<when>` or, for a series, a `<rule>`, kept as typed.
   case reschedule(MessageID, when: String)
   case edit(MessageID, text: String)
-  case rooms
+  /// `ROOMS [AFTER <room>]`: one page of rooms, after `after` if given.
+  case rooms(after: RoomName?)
   case who(RoomName)
   case ping(token: String?)
   case help

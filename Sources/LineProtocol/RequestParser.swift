@@ -69,8 +69,11 @@ public enum RequestParser {
       try words.end(verb)
       return .cancel(id)
     case .rooms:
+      guard let keyword = words.next() else { return .rooms(after: nil) }
+      guard keyword.equals(caseInsensitive: "AFTER") else { throw syntaxError(verb) }
+      let room = try roomName(verb, words.required(verb))
       try words.end(verb)
-      return .rooms
+      return .rooms(after: room)
     case .who:
       let room = try roomName(verb, words.required(verb))
       try words.end(verb)

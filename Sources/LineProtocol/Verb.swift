@@ -60,7 +60,7 @@ public enum Verb: String, CaseIterable, Sendable {
     case .cancel: "CANCEL <id>"
     case .reschedule: "RESCHEDULE <id> <when>|<rule>"
     case .edit: "EDIT <id> <text>"
-    case .rooms: "ROOMS"
+    case .rooms: "ROOMS [AFTER <room>]"
     case .who: "WHO <room>"
     case .ping: "PING [<token>]"
     case .help: "HELP"
@@ -85,7 +85,7 @@ public enum Verb: String, CaseIterable, Sendable {
     case .reschedule:
       "move a pending message to a new <when>; give a series a new <rule>, or a <when> for its next"
     case .edit: "change the text of a pending message or series"
-    case .rooms: "list rooms and how many people are in each"
+    case .rooms: "list rooms and how many people are in each, 1000 at a time"
     case .who: "list the people in a room"
     case .ping: "check that the broker answers"
     case .help: "show this list"

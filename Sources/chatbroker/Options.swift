@@ -18,6 +18,7 @@ struct Options {
                       [--history-per-conversation n] [--history-request n]
                       [--pending-per-user n] [--horizon-days n]
                       [--sessions-per-user n] [--output-limit bytes]
+                      [--max-rooms n] [--new-rooms-per-minute n]
     """
 
   static let help = """
@@ -39,6 +40,8 @@ struct Options {
       --horizon-days n     how far ahead SAYAT may schedule (default 366)
       --sessions-per-user n  connections per user (default 64)
       --output-limit bytes unsent output before a client is dropped (default 8388608)
+      --max-rooms n        rooms in all (default 10000)
+      --new-rooms-per-minute n  rooms one user may create per minute (default 60)
       -h, --help           show this help
       -V, --version        show the version
 
@@ -83,7 +86,8 @@ struct Options {
       case "--repair": options.repair = true
       case "--verbose", "-v": options.verbose = true
       case "--max-line-bytes", "--history-per-conversation", "--history-request",
-        "--pending-per-user", "--horizon-days", "--sessions-per-user", "--output-limit":
+        "--pending-per-user", "--horizon-days", "--sessions-per-user", "--output-limit",
+        "--max-rooms", "--new-rooms-per-minute":
         guard let text = next(), let number = Int(text), number > 0 else {
           return bad(argument, "a whole number from 1")
         }
@@ -104,6 +108,8 @@ struct Options {
     case "--pending-per-user": limits.pendingPerUser = number
     case "--horizon-days": limits.horizonMilliseconds = Int64(min(number, 100_000)) * 86_400_000
     case "--sessions-per-user": limits.sessionsPerUser = number
+    case "--max-rooms": limits.rooms = number
+    case "--new-rooms-per-minute": limits.newRoomsPerUserPerMinute = number
     default: limits.outputBytesPerConnection = number
     }
   }

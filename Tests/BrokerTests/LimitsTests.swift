@@ -2,8 +2,8 @@ import Dispatch
 import Foundation
 import Testing
 
-/// Limits and fairness: one client's excess never hurts the others (issue 3,
-/// PROTOCOL.md section 9).
+/// Limits and fairness: one client's excess never hurts the others
+/// (chatbroker(7), Limits).
 @Suite("Limits")
 struct LimitsTests {
   @Test("the session past --sessions-per-user gets ERR - LIMIT and is closed")
