@@ -140,7 +140,11 @@ public final class FileJournal: JournalSink {
     }
     try openForAppend()
     report.bytes = size
-    sizeAfterCompaction = size
+    // The journal found may have grown over a previous run for as long as
+    // that run lasted, with any share of it dead: over the floor, it is
+    // compacted once soon after start-up, and from then on the doubling
+    // rule follows the size of what is live, not of the file found.
+    sizeAfterCompaction = size > compactionFloor ? 0 : size
     if size == 0 {
       // A new journal starts with its header, so its format is known.
       do throws(StorageError) {
@@ -194,7 +198,8 @@ public final class FileJournal: JournalSink {
     if let failure { throw failure }
   }
 
-  /// Whether the journal has doubled since it was last compacted.
+  /// Whether the journal has doubled since it was last compacted (or was
+  /// found over the floor at start-up and not compacted since).
   public var shouldCompact: Bool {
     size > compactionFloor && size > 2 * sizeAfterCompaction
   }

@@ -76,6 +76,9 @@ final class Daemon: @unchecked Sendable {
         log.info("listening", ["socket": socket.name, "fd": "\(socket.fd)"])
       }
       engine.finishReplay()
+      // A journal that grew over the last run is compacted now, not once
+      // it has doubled again (see FileJournal.shouldCompact).
+      server.compactIfDue()
       status.changed()
       // Still on the queue: no connection can be accepted, let alone
       // answered, before systemd has been told that the broker is ready.
