@@ -32,7 +32,8 @@ public enum PrivateDirectory {
   public static func prepare(
     _ given: String, role: Role, mode: mode_t, makePrivate: Bool
   ) throws(PrivateDirectoryError) -> [String] {
-    let path = given.hasPrefix("/") ? given : currentDirectory() + "/" + given
+    let path =
+      given.hasPrefix("/") ? given : currentDirectory() + (given == "." ? "" : "/" + given)
     try create(path, mode: mode)
     guard let resolved = realpath(path, nil) else {
       throw .system(SystemError("realpath", subject: path))
