@@ -55,8 +55,8 @@ public enum PrivateDirectory {
       throw .unsafe(
         UnsafePath(
           "the \(role.rawValue) \(path) is writable by others (mode \(octal(status.st_mode))): "
-            + "anyone could replace what the broker keeps there; make it yours alone "
-            + "(chmod 700 \(path)) or use another directory\(hint(role))"))
+            + "anyone could replace what the broker keeps there; make it writable by you "
+            + "alone (chmod go-w \(path)) or use another directory\(hint(role))"))
     }
     guard makePrivate, status.st_mode & 0o077 != 0 else { return [] }
     guard chmod(real, 0o700) == 0 else { throw .system(SystemError("chmod", subject: path)) }
@@ -138,11 +138,13 @@ public enum PrivateDirectory {
   ) throws(PrivateDirectoryError) {
     let me = geteuid()
     guard status.st_uid != me && status.st_uid != 0 else { return }
+    let owners =
+      me == 0 ? "root, who runs the broker" : "\(userName(me)), who runs the broker, or root"
     throw .unsafe(
       UnsafePath(
-        "\(what) belongs to \(userName(status.st_uid)), not to \(userName(me)) (who runs "
-          + "the broker) or root, so they could read or replace what the broker keeps there; "
-          + "remove it (as its owner or root) or use another directory\(hint(role))"))
+        "\(what) belongs to \(userName(status.st_uid)), not to \(owners), so they could read "
+          + "or replace what the broker keeps there; remove it (as its owner or root) or use "
+          + "another directory\(hint(role))"))
   }
 
   private static func hint(_ role: Role) -> String {

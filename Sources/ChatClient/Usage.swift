@@ -34,9 +34,9 @@ public enum Usage {
       -s, --socket PATH  the broker's socket (default: $CHATBROKER_SOCKET,
                          else \(SocketPath.system) if it exists,
                          else $XDG_RUNTIME_DIR/chatbroker/chatbroker.sock)
-      --trust-user NAME  also believe a broker run by NAME (a login name or
-                         uid; also $CHATBROKER_TRUST_USER); by default only
-                         one run by root, you or chatbroker is
+      --trust-user NAME  also believe a broker run by NAME, a login name or
+                         uid (or those in $CHATBROKER_TRUST_USER); one run
+                         by root, you or chatbroker is always believed
       --color WHEN       auto (default: only on a terminal without NO_COLOR),
                          always or never
       -h, --help         this text; chatsh COMMAND --help for one command

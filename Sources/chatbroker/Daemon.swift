@@ -47,6 +47,8 @@ final class Daemon: @unchecked Sendable {
     // Sockets passed by systemd are checked before the state is touched, so
     // a wrong chatbroker.socket fails at once, without locking or replaying.
     let passed = passedSockets()
+    // Our own socket's directory too: refused before the journal is locked.
+    let socketPath = passed.isEmpty ? prepareSocketDirectory(environment) : nil
 
     let clock = SystemClock()
     let journal = openJournal(stateDirectory)
@@ -55,7 +57,7 @@ final class Daemon: @unchecked Sendable {
       limits: options.limits, clock: clock, users: users, journal: journal, log: log)
     replay(journal, into: engine, now: clock.now)
 
-    let sockets = passed.isEmpty ? [bindSocket(environment)] : passed
+    let sockets = socketPath.map { [bindSocket($0)] } ?? passed
     var serverOptions = Server.Options()
     serverOptions.limits = options.limits
     serverOptions.syncJournal = options.sync
@@ -176,15 +178,21 @@ final class Daemon: @unchecked Sendable {
     }
   }
 
-  /// Our own socket, when systemd passed none, in a directory of ours
-  /// that nobody else may write to (see ``PrivateDirectory``): created 0700,
-  /// or 0711 when the socket's mode lets others connect (they may reach the
-  /// socket by its name, not list or change the directory).
-  private func bindSocket(_ environment: [String: String]) -> (fd: Int32, name: String) {
+  /// The path of our own socket, when systemd passed none, after making
+  /// sure its directory is ours and nobody else may write to it (see
+  /// ``PrivateDirectory``): created 0700, or 0711 when the socket's mode
+  /// lets others connect (they may reach the socket by name, not list or
+  /// change the directory).
+  private func prepareSocketDirectory(_ environment: [String: String]) -> String {
     let path = Paths.socket(option: options.socketPath, environment: environment)
     let slash = path.lastIndex(of: "/")
     let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
     prepare(directory, role: .socket, mode: options.socketMode & 0o077 == 0 ? 0o700 : 0o711)
+    return path
+  }
+
+  /// Binds our own socket at `path` (see ``prepareSocketDirectory(_:)``).
+  private func bindSocket(_ path: String) -> (fd: Int32, name: String) {
     do {
       let fd = try UnixSocket.bind(path: path, mode: options.socketMode)
       boundSocketPath = path

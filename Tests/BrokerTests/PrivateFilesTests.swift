@@ -31,6 +31,7 @@ struct PrivateFilesTests {
     #expect(result.errors.contains("belongs to \(bob)"), "\(result.errors)")
     #expect(result.errors.contains("XDG_RUNTIME_DIR"), "\(result.errors)")
     #expect(try FileManager.default.contentsOfDirectory(atPath: trap).isEmpty)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: home).isEmpty, "no state made")
 
     // Once it is gone, her broker makes its own: hers, and nobody may write to it.
     try FileManager.default.removeItem(atPath: trap)
@@ -76,8 +77,9 @@ struct PrivateFilesTests {
     #expect(
       result.errors.contains("socket directory \(directory) is writable by others"),
       "\(result.errors)")
-    #expect(result.errors.contains("chmod 700"), "\(result.errors)")
+    #expect(result.errors.contains("chmod go-w \(directory)"), "\(result.errors)")
     #expect(access(directory + "/sock", F_OK) != 0)
+    #expect(access(broker.stateDirectory, F_OK) != 0, "refused before the journal is touched")
   }
 
   @Test("a state directory of another user, or one that others may write to, is refused")
