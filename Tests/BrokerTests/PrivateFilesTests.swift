@@ -177,4 +177,28 @@ struct PrivateFilesTests {
     try broker.start()
     #expect(broker.log.components(separatedBy: "made 0600").count == 2, "once, not per start")
   }
+
+  @Test(
+    "a socket passed by systemd is served wherever it is: its directory is systemd's",
+    .enabled(if: SystemdTests.socketActivate != nil))
+  func passedSocketDirectoryIsNotChecked() throws {
+    let run = try TestDirectory()
+    #expect(chmod(run.directory, 0o777) == 0)
+    let state = try makeShortTemporaryDirectory("cbf")
+    defer { try? FileManager.default.removeItem(atPath: state) }
+    let activator = try run.launch(
+      SystemdTests.socketActivate!,
+      ["-l", run.socket, "--fdname=chatbroker", BuiltProducts.path("chatbroker")]
+        + ["--state-dir", state + "/state", "--no-sync"])
+    defer { run.kill(activator) }
+    // The first connection starts the broker; retried until systemd-socket-
+    // activate listens (its socket file appears just before).
+    var client: LineClient?
+    try waitUntil(timeout: 10, "systemd-socket-activate to listen on \(run.socket)") {
+      if !activator.isRunning { throw TestFailure("exited early: \(run.log)") }
+      client = try? LineClient(path: run.socket, timeout: 30)
+      return client != nil
+    }
+    #expect(try client?.expect("HELLO ").hasPrefix("HELLO ") == true, "\(run.log)")
+  }
 }
