@@ -42,8 +42,10 @@ public enum Compactor {
     }
     if let failure { throw failure }
 
+    // Created afresh (O_EXCL follows no link): one left by a crash goes.
+    unlink(temporary)
     let out = try systemCall("open", subject: temporary) {
-      open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+      open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
     }
     defer { close(out) }
     var bytes: [UInt8] = []

@@ -5,6 +5,8 @@ import LineProtocol
 public enum JournalError: Error, CustomStringConvertible {
   case locked(directory: String)
   case corrupt(path: String, line: Int, reason: String)
+  /// A link, or a file of another user, where the broker keeps its own.
+  case unsafe(UnsafePath)
   case system(SystemError)
 
   public var description: String {
@@ -13,6 +15,8 @@ public enum JournalError: Error, CustomStringConvertible {
       "another chatbroker is using the state directory \(directory); stop it first, or use --state-dir"
     case .corrupt(let path, let line, let reason):
       "\(path) line \(line) cannot be read (\(reason)); start once with --repair to keep every readable record and set the damaged lines aside in a file next to the journal"
+    case .unsafe(let reason):
+      reason.description
     case .system(let error):
       error.description
     }
@@ -49,9 +53,13 @@ public final class FileJournal: JournalSink {
   public private(set) var generation = 0
   private var sizeAfterCompaction: Int64 = 0
   private let lockFD: Int32
+  /// What start-up changed to keep the journal private, to be logged.
+  public private(set) var notices: [String] = []
 
   /// Opens (creating, 0700) the state directory and locks it, so a second
-  /// broker on the same directory refuses to start.
+  /// broker on the same directory refuses to start. Nothing in the
+  /// directory is opened through a symbolic link (`O_NOFOLLOW`): a link
+  /// there is refused, so the broker never writes where it points.
   public init(directory: String, compactionFloor: Int64 = 4 << 20) throws(JournalError) {
     self.directory = directory
     self.path = directory + "/journal.jsonl"
@@ -60,8 +68,17 @@ public final class FileJournal: JournalSink {
       throw .system(SystemError("mkdir", subject: directory))
     }
     let lockPath = directory + "/chatbroker.lock"
-    let lock = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-    guard lock >= 0 else { throw .system(SystemError("open", subject: lockPath)) }
+    let lock = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
+    guard lock >= 0 else {
+      if errno == ELOOP { throw .unsafe(PrivateDirectory.linkRefused(lockPath)) }
+      throw .system(SystemError("open", subject: lockPath))
+    }
+    do throws(UnsafePath) {
+      _ = try PrivateDirectory.checkFile(lock, path: lockPath)
+    } catch {
+      close(lock)
+      throw .unsafe(error)
+    }
     if flock(lock, LOCK_EX | LOCK_NB) != 0 {
       close(lock)
       throw .locked(directory: directory)
@@ -81,6 +98,7 @@ public final class FileJournal: JournalSink {
     repair: Bool, now: Timestamp, _ apply: (JournalRecord) -> Void
   ) throws(JournalError) -> JournalLoadReport {
     var report = JournalLoadReport()
+    try checkJournalFile()
     var contents = try readFile()
     if let lastNewline = contents.lastIndex(of: UInt8(ascii: "\n")) {
       report.tornBytesDropped = contents.count - (lastNewline + 1)
@@ -115,11 +133,18 @@ public final class FileJournal: JournalSink {
       report.damagedPath = aside
       contents = kept
     } else if report.tornBytesDropped > 0 {
-      try check("truncate", path) { truncate(path, off_t(contents.count)) }
+      let out = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
+      guard out >= 0 else { throw .system(SystemError("open", subject: path)) }
+      defer { close(out) }
+      try check("ftruncate", path) { ftruncate(out, off_t(contents.count)) }
     }
     try openForAppend()
     report.bytes = size
-    sizeAfterCompaction = size
+    // The journal found may have grown over a previous run for as long as
+    // that run lasted, with any share of it dead: over the floor, it is
+    // compacted once soon after start-up, and from then on the doubling
+    // rule follows the size of what is live, not of the file found.
+    sizeAfterCompaction = size > compactionFloor ? 0 : size
     if size == 0 {
       // A new journal starts with its header, so its format is known.
       do throws(StorageError) {
@@ -173,7 +198,8 @@ public final class FileJournal: JournalSink {
     if let failure { throw failure }
   }
 
-  /// Whether the journal has doubled since it was last compacted.
+  /// Whether the journal has doubled since it was last compacted (or was
+  /// found over the floor at start-up and not compacted since).
   public var shouldCompact: Bool {
     size > compactionFloor && size > 2 * sizeAfterCompaction
   }
@@ -215,9 +241,36 @@ public final class FileJournal: JournalSink {
     }
   }
 
+  /// Refuses a journal that is a link, not a regular file, or another
+  /// user's, and makes one that others may read 0600 (it holds every
+  /// direct message), saying so in ``notices``.
+  private func checkJournalFile() throws(JournalError) {
+    let input = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+    guard input >= 0 else {
+      if errno == ENOENT { return }
+      if errno == ELOOP { throw .unsafe(PrivateDirectory.linkRefused(path)) }
+      throw .system(SystemError("open", subject: path))
+    }
+    defer { close(input) }
+    let status: stat
+    do throws(UnsafePath) {
+      status = try PrivateDirectory.checkFile(input, path: path)
+    } catch {
+      throw .unsafe(error)
+    }
+    guard status.st_mode & 0o077 != 0 else { return }
+    try check("chmod", path) { fchmod(input, 0o600) }
+    notices.append(
+      "the journal \(path) was readable by others (mode \(PrivateDirectory.octal(status.st_mode))), made 0600"
+    )
+  }
+
   private func openForAppend() throws(JournalError) {
-    let opened = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
-    guard opened >= 0 else { throw .system(SystemError("open", subject: path)) }
+    let opened = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+    guard opened >= 0 else {
+      if errno == ELOOP { throw .unsafe(PrivateDirectory.linkRefused(path)) }
+      throw .system(SystemError("open", subject: path))
+    }
     var status = stat()
     fstat(opened, &status)
     fd = opened
@@ -226,7 +279,10 @@ public final class FileJournal: JournalSink {
 
   private func writeFileDurably(_ target: String, _ bytes: [UInt8]) throws(JournalError) {
     let temporary = target + ".tmp"
-    let out = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    // One left by a crash is removed (a link itself, never its target), and
+    // the new one must be created here: O_EXCL follows no link.
+    unlink(temporary)
+    let out = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
     guard out >= 0 else { throw .system(SystemError("open", subject: temporary)) }
     defer { close(out) }
     do throws(SystemError) {
@@ -263,10 +319,12 @@ public final class FileJournal: JournalSink {
     _ source: String, from start: Int64, to end: Int64, appendingTo target: String
   ) throws(SystemError) {
     let out = try systemCall("open", subject: target) {
-      open(target, O_WRONLY | O_APPEND | O_CLOEXEC)
+      open(target, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC)
     }
     defer { close(out) }
-    let input = try systemCall("open", subject: source) { open(source, O_RDONLY | O_CLOEXEC) }
+    let input = try systemCall("open", subject: source) {
+      open(source, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+    }
     defer { close(input) }
     var offset = start
     var chunk = [UInt8](repeating: 0, count: 1 << 20)
@@ -283,7 +341,7 @@ public final class FileJournal: JournalSink {
 
   /// Reads a whole file (or its first `length` bytes).
   static func read(_ path: String, length: Int64? = nil) throws(SystemError) -> [UInt8] {
-    let input = open(path, O_RDONLY | O_CLOEXEC)
+    let input = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
     if input < 0 {
       if errno == ENOENT { return [] }
       throw SystemError("open", subject: path)

@@ -105,8 +105,9 @@ extension Server {
   }
 
   /// Starts a background compaction when the journal has doubled; see
-  /// ``Compactor``. The engine keeps serving meanwhile.
-  func compactIfDue() {
+  /// ``Compactor``. The engine keeps serving meanwhile. Also called once
+  /// at start-up, for a journal found over the floor.
+  public func compactIfDue() {
     guard journal.shouldCompact, !compacting else { return }
     compacting = true
     let started = DispatchTime.now()

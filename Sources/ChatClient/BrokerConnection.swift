@@ -1,3 +1,4 @@
+import CShims
 import Foundation
 import LineProtocol
 
@@ -13,6 +14,9 @@ public enum ConnectionError: Error, Equatable, CustomStringConvertible {
   case timeout(path: String, seconds: Int)
   /// The broker closed the connection before the expected reply.
   case closed(path: String, detail: String)
+  /// The process that answers runs as a user chatsh does not trust (see
+  /// ``BrokerTrust``); nothing was sent to it.
+  case untrusted(path: String, uid: UInt32, name: String?)
   /// A system call failed.
   case system(call: String, errno: Int32)
 
@@ -32,6 +36,14 @@ public enum ConnectionError: Error, Equatable, CustomStringConvertible {
       return "the broker at \(path) did not answer within \(seconds) seconds"
     case .closed(let path, let detail):
       return "the broker at \(path) closed the connection\(detail.isEmpty ? "" : ": " + detail)"
+    case .untrusted(let path, let uid, let name):
+      let who = name.map { "\($0) (uid \(uid))" } ?? "uid \(uid)"
+      let option = name ?? String(uid)
+      var text = "the broker at \(path) runs as \(who), not as you, root or"
+      text += " \(BrokerTrust.systemUser): it may be someone else's listener, so nothing was sent"
+      text += "\nif you trust the broker that \(who) runs, use --trust-user \(option)"
+      text += " (or CHATBROKER_TRUST_USER=\(option))"
+      return text
     case .system(let call, let code):
       return "\(call): \(errorText(code))"
     }
@@ -64,8 +76,10 @@ public final class BrokerConnection {
   /// The broker closed its side; lines still buffered can be read.
   public private(set) var readClosed = false
 
-  /// Connects to the socket at `path`.
-  public init(path: String) throws(ConnectionError) {
+  /// Connects to the socket at `path`, and checks who answers before
+  /// anything is sent: a broker run by someone `trust` does not name is
+  /// refused, so an impostor's socket never reads a line.
+  public init(path: String, trust: BrokerTrust = BrokerTrust()) throws(ConnectionError) {
     self.path = path
     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { throw .system(call: "socket", errno: errno) }
@@ -90,6 +104,12 @@ public final class BrokerConnection {
       let code = errno
       close(fd)
       throw .cannotConnect(path: path, errno: code)
+    }
+    do throws(ConnectionError) {
+      try trust.check(fd, path: path)
+    } catch {
+      close(fd)
+      throw error
     }
     let flags = fcntl(fd, F_GETFL)
     _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)

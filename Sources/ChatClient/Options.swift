@@ -28,6 +28,8 @@ public enum Command: Equatable, Sendable {
 /// A parsed command line.
 public struct Invocation: Equatable, Sendable {
   public var socket: String?
+  /// `--trust-user`, each time it is given (see ``BrokerTrust``).
+  public var trustUsers: [String] = []
   public var color: ColorMode = .auto
   public var command: Command
 }
@@ -83,6 +85,12 @@ public enum OptionParser {
         json = true
       case "-s", "--socket":
         invocation.socket = try scanner.value(for: argument)
+      case "--trust-user":
+        let value = try scanner.value(for: argument)
+        guard !value.isEmpty else {
+          throw UsageError("--trust-user needs a login name or uid", command: command)
+        }
+        invocation.trustUsers.append(value)
       case "-n", "--count":
         let value = try scanner.value(for: argument)
         guard let number = Int(value), number >= 0 else {

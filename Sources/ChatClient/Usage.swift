@@ -34,6 +34,9 @@ public enum Usage {
       -s, --socket PATH  the broker's socket (default: $CHATBROKER_SOCKET,
                          else \(SocketPath.system) if it exists,
                          else $XDG_RUNTIME_DIR/chatbroker/chatbroker.sock)
+      --trust-user NAME  also believe a broker run by NAME, a login name or
+                         uid (or those in $CHATBROKER_TRUST_USER); one run
+                         by root, you or chatbroker is always believed
       --color WHEN       auto (default: only on a terminal without NO_COLOR),
                          always or never
       -h, --help         this text; chatsh COMMAND --help for one command
@@ -42,7 +45,8 @@ public enum Usage {
     Plain output is one line per item, fields separated by TAB: for messages
     TIME TARGET USER TEXT, TIME in RFC 3339 UTC. --json prints JSON Lines.
     Exit status: 0 done, 1 the broker refused (its code and reason on
-    standard error), 64 usage error, 69 no broker answers.
+    standard error), 64 usage error, 69 no broker answers (or one run by
+    a user not trusted).
     """
 
   public static func command(_ name: String) -> String {

@@ -47,6 +47,8 @@ final class Daemon: @unchecked Sendable {
     // Sockets passed by systemd are checked before the state is touched, so
     // a wrong chatbroker.socket fails at once, without locking or replaying.
     let passed = passedSockets()
+    // Our own socket's directory too: refused before the journal is locked.
+    let socketPath = passed.isEmpty ? prepareSocketDirectory(environment) : nil
 
     let clock = SystemClock()
     let journal = openJournal(stateDirectory)
@@ -55,7 +57,7 @@ final class Daemon: @unchecked Sendable {
       limits: options.limits, clock: clock, users: users, journal: journal, log: log)
     replay(journal, into: engine, now: clock.now)
 
-    let sockets = passed.isEmpty ? [bindSocket(environment)] : passed
+    let sockets = socketPath.map { [bindSocket($0)] } ?? passed
     var serverOptions = Server.Options()
     serverOptions.limits = options.limits
     serverOptions.syncJournal = options.sync
@@ -76,6 +78,9 @@ final class Daemon: @unchecked Sendable {
         log.info("listening", ["socket": socket.name, "fd": "\(socket.fd)"])
       }
       engine.finishReplay()
+      // A journal that grew over the last run is compacted now, not once
+      // it has doubled again (see FileJournal.shouldCompact).
+      server.compactIfDue()
       status.changed()
       // Still on the queue: no connection can be accepted, let alone
       // answered, before systemd has been told that the broker is ready.
@@ -93,13 +98,34 @@ final class Daemon: @unchecked Sendable {
       "\(count(connections, "connection")), \(count(rooms, "room")), \(count(pending, "pending message"))"
   }
 
+  /// The state directory, checked (see ``PrivateDirectory``) and locked.
   private func openJournal(_ directory: String) -> FileJournal {
-    createParents(of: directory)
+    prepare(directory, role: .state, mode: 0o700)
     do {
       return try FileJournal(directory: directory)
     } catch {
-      let isLocked = if case .locked = error { true } else { false }
-      fail(error.description, status: isLocked ? ExitCode.temporaryFailure : ExitCode.cannotCreate)
+      switch error {
+      case .locked: fail(error.description, status: ExitCode.temporaryFailure)
+      case .unsafe: fail(error.description, status: ExitCode.configuration)
+      default: fail(error.description, status: ExitCode.cannotCreate)
+      }
+    }
+  }
+
+  /// Creates the directory if missing and refuses to start (78) when
+  /// another user could change what is in it; logs a mode it tightened.
+  private func prepare(_ directory: String, role: PrivateDirectory.Role, mode: mode_t) {
+    do {
+      for notice in try PrivateDirectory.prepare(
+        directory, role: role, mode: mode, makePrivate: role == .state)
+      {
+        log.notice(notice)
+      }
+    } catch {
+      switch error {
+      case .unsafe(let reason): fail("refusing to start: \(reason)", status: ExitCode.configuration)
+      case .system: fail(error.description, status: ExitCode.cannotCreate)
+      }
     }
   }
 
@@ -110,8 +136,12 @@ final class Daemon: @unchecked Sendable {
       report = try journal.load(repair: options.repair, now: now) { engine.replay($0) }
     } catch {
       if case .corrupt = error { fail(error.description, status: ExitCode.dataError) }
+      if case .unsafe = error {
+        fail("refusing to start: \(error)", status: ExitCode.configuration)
+      }
       fail(error.description, status: ExitCode.ioError)
     }
+    for notice in journal.notices { log.notice(notice) }
     if report.tornBytesDropped > 0 {
       log.warning(
         "journal ended in an incomplete record, cut off",
@@ -148,9 +178,21 @@ final class Daemon: @unchecked Sendable {
     }
   }
 
-  /// Our own socket, when systemd passed none.
-  private func bindSocket(_ environment: [String: String]) -> (fd: Int32, name: String) {
+  /// The path of our own socket, when systemd passed none, after making
+  /// sure its directory is ours and nobody else may write to it (see
+  /// ``PrivateDirectory``): created 0700, or 0711 when the socket's mode
+  /// lets others connect (they may reach the socket by name, not list or
+  /// change the directory).
+  private func prepareSocketDirectory(_ environment: [String: String]) -> String {
     let path = Paths.socket(option: options.socketPath, environment: environment)
+    let slash = path.lastIndex(of: "/")
+    let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+    prepare(directory, role: .socket, mode: options.socketMode & 0o077 == 0 ? 0o700 : 0o711)
+    return path
+  }
+
+  /// Binds our own socket at `path` (see ``prepareSocketDirectory(_:)``).
+  private func bindSocket(_ path: String) -> (fd: Int32, name: String) {
     do {
       let fd = try UnixSocket.bind(path: path, mode: options.socketMode)
       boundSocketPath = path
@@ -221,14 +263,6 @@ final class Daemon: @unchecked Sendable {
     timer.setEventHandler { Systemd.notify("WATCHDOG=1") }
     timer.resume()
     watchdog = timer
-  }
-
-  private func createParents(of directory: String) {
-    var path = ""
-    for component in directory.split(separator: "/").dropLast() {
-      path += "/" + component
-      mkdir(path, 0o755)
-    }
   }
 
   /// Ends a start-up that cannot go on. Under systemd the line is logged at

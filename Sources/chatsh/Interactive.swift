@@ -9,13 +9,13 @@ import LineProtocol
 
 /// The chat screen: connects, then runs one poll(2) loop over the terminal
 /// and the broker's socket, feeding ``ChatSession`` and drawing its model.
-func runInteractive(socketPath: String, targets: [String], environment: [String: String])
-  -> ExitStatus
-{
+func runInteractive(
+  socketPath: String, trust: BrokerTrust, targets: [String], environment: [String: String]
+) -> ExitStatus {
   let connection: BrokerConnection
   let me: String
   do {
-    connection = try BrokerConnection(path: socketPath)
+    connection = try BrokerConnection(path: socketPath, trust: trust)
     switch try connection.nextLine(timeoutSeconds: 10) {
     case .hello(_, let user, _)?:
       me = user

@@ -16,13 +16,15 @@ enum ScriptFailure: Error {
 /// The subcommands: connect, send, await every reply, print, exit.
 struct ScriptMode {
   let socketPath: String
+  let trust: BrokerTrust
   let color: Bool
   /// How long to wait for a reply before giving up on the broker.
   let replyTimeout = 30
   var out = StandardOutput()
 
-  init(socketPath: String, color: Bool) {
+  init(socketPath: String, trust: BrokerTrust, color: Bool) {
     self.socketPath = socketPath
+    self.trust = trust
     self.color = color
   }
 
@@ -97,7 +99,7 @@ struct ScriptMode {
 
   private func connect() throws(ScriptFailure) -> BrokerConnection {
     do {
-      let connection = try BrokerConnection(path: socketPath)
+      let connection = try BrokerConnection(path: socketPath, trust: trust)
       guard let first = try connection.nextLine(timeoutSeconds: replyTimeout) else {
         throw ConnectionError.closed(path: socketPath, detail: "before saying HELLO")
       }

@@ -31,6 +31,7 @@ do {
 }
 
 let socketPath = SocketPath.resolve(option: invocation.socket, environment: environment)
+let trust = BrokerTrust(options: invocation.trustUsers, environment: environment)
 
 switch invocation.command {
 case .help(let command):
@@ -43,7 +44,10 @@ case .interactive(let targets):
     writeAll(2, Usage.synopsis + "\n")
     exit(ExitStatus.usage.rawValue)
   }
-  exit(runInteractive(socketPath: socketPath, targets: targets, environment: environment).rawValue)
+  exit(
+    runInteractive(
+      socketPath: socketPath, trust: trust, targets: targets, environment: environment
+    ).rawValue)
 default:
   let noColor = !(environment["NO_COLOR"] ?? "").isEmpty
   let color: Bool
@@ -52,6 +56,6 @@ default:
   case .never: color = false
   case .auto: color = isatty(1) == 1 && !noColor
   }
-  var script = ScriptMode(socketPath: socketPath, color: color)
+  var script = ScriptMode(socketPath: socketPath, trust: trust, color: color)
   exit(script.run(invocation.command).rawValue)
 }

@@ -1,0 +1,80 @@
+import Broker
+import Foundation
+import Glibc
+
+/// Programs run as another Unix user (root only), through `setpriv` with
+/// that user's uid, gid and groups, and exactly the environment given (plus
+/// a PATH): what that user would run from their own shell.
+enum AsUser {
+  static func command(
+    _ user: String, _ arguments: [String], environment: [String: String] = [:]
+  ) -> [String] {
+    let variables = (["PATH": "/usr/bin:/bin"].merging(environment) { $1 })
+      .map { "\($0)=\($1)" }.sorted()
+    return [
+      "/usr/bin/setpriv", "--reuid=\(user)", "--regid=\(user)", "--init-groups", "/usr/bin/env",
+      "-i",
+    ] + variables + arguments
+  }
+
+  /// Runs a program as `user` to its end (killed after `timeout` seconds).
+  static func run(
+    _ user: String, _ arguments: [String], environment: [String: String] = [:],
+    timeout: Double = 10
+  ) throws -> CommandResult {
+    try runCommand(command(user, arguments, environment: environment), timeout: timeout)
+  }
+
+  static func uid(_ user: String) throws -> uid_t {
+    guard let entry = getpwnam(user) else { throw TestFailure("no user \(user)") }
+    return entry.pointee.pw_uid
+  }
+
+  /// Gives `path` to `user` (and their group), with `mode`.
+  static func give(_ path: String, to user: String, mode: mode_t) throws {
+    guard let entry = getpwnam(user) else { throw TestFailure("no user \(user)") }
+    guard chown(path, entry.pointee.pw_uid, entry.pointee.pw_gid) == 0, chmod(path, mode) == 0
+    else { throw TestFailure("chown/chmod \(path): \(String(cString: strerror(errno)))") }
+  }
+}
+
+/// A chatbroker run by a Unix user (root too) with `arguments` and
+/// `environment`, waited for until it answers on `socket`; stopped
+/// (SIGTERM, then SIGKILL) when released.
+final class UserBroker {
+  let socketPath: String
+  private let process = Process()
+
+  init(
+    user: String, arguments: [String], socket: String, environment: [String: String] = [:]
+  ) throws {
+    socketPath = socket
+    let command = AsUser.command(
+      user, [BuiltProducts.path("chatbroker")] + arguments, environment: environment)
+    process.executableURL = URL(fileURLWithPath: command[0])
+    process.arguments = Array(command.dropFirst())
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    try waitUntil(timeout: 10, "\(user)'s broker to listen on \(socket)") {
+      if !process.isRunning { throw TestFailure("\(user)'s chatbroker exited") }
+      return UnixSocket.isLive(socket)
+    }
+  }
+
+  /// On `socket`, with its state directory in `stateDirectory`.
+  convenience init(user: String, socket: String, stateDirectory: String) throws {
+    try self.init(
+      user: user,
+      arguments: ["--socket", socket, "--state-dir", stateDirectory, "--no-sync"], socket: socket)
+  }
+
+  deinit {
+    guard process.isRunning else { return }
+    kill(process.processIdentifier, SIGTERM)
+    if (try? waitUntil(timeout: 5, "the broker to stop", { !process.isRunning })) == nil {
+      kill(process.processIdentifier, SIGKILL)
+    }
+    process.waitUntilExit()
+  }
+}
