@@ -23,9 +23,10 @@ extension Engine {
         to: connection)
       return
     }
+    guard let id = takeID(.sayAt, connection: connection) else { return }
     let newRoom = newRoomRecord(for: target)
     let pending = PendingMessage(
-      id: takeID(), target: target, author: user, created: now, due: due, text: text)
+      id: id, target: target, author: user, created: now, due: due, text: text)
     let record = JournalRecord.schedule(pending)
     guard journal([newRoom, record].compactMap { $0 }, verb: .sayAt, connection: connection)
     else { return }

@@ -17,5 +17,10 @@ public struct Limits: Sendable, Equatable {
   /// Unsent output a connection may have before it is dropped.
   public var outputBytesPerConnection = 8 * 1024 * 1024
 
+  /// The largest `lineBytes` an administrator may set: a text in the
+  /// journal longer than this cannot have come from a request, so replay
+  /// treats it as damage (chatbroker(8)).
+  public static let maximumLineBytes = 1 << 20
+
   public init() {}
 }
