@@ -45,5 +45,7 @@ func checkBrokerLine(_ line: [UInt8], _ what: @autoclosure () -> String) {
 
 /// Time zones the `<when>` target picks from: UTC, one with DST, one far
 /// east with a half-hour offset, one far west.
-let fuzzTimeZones = ["UTC", "Europe/Berlin", "Asia/Kolkata", "Pacific/Kiritimati", "America/St_Johns"]
-  .map { TimeZone(identifier: $0)! }
+let fuzzTimeZones = [
+  "UTC", "Europe/Berlin", "Asia/Kolkata", "Pacific/Kiritimati", "America/St_Johns",
+]
+.map { TimeZone(identifier: $0)! }

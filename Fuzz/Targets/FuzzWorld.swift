@@ -1,6 +1,7 @@
-@testable import Broker
 import Foundation
 import LineProtocol
+
+@testable import Broker
 
 /// An engine on a fake clock, output and journal: every line it sends is
 /// checked, every record it writes must read back as itself.

@@ -1,6 +1,7 @@
-@testable import Broker
 import Foundation
 import LineProtocol
+
+@testable import Broker
 
 /// Target `journal`: arbitrary bytes read as a journal, as start-up does
 /// (torn tail cut, then JournalParser), every good record replayed into an

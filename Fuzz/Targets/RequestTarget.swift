@@ -1,6 +1,7 @@
-@testable import Broker
 import Foundation
 import LineProtocol
+
+@testable import Broker
 
 /// Target `request`: arbitrary bytes from a client, cut into lines by the
 /// framer (in pieces, as reads arrive), parsed, and handled by an engine on

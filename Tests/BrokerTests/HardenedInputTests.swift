@@ -42,7 +42,8 @@ struct HardenedInputTests {
     let author = try broker.connect()
     let other = try broker.connect()
     let reply = try author.request("SAYAT #a \(word) x")
-    #expect(reply.count == 1 && reply[0].hasPrefix("ERR SAYAT \(code) :\"\(word)\" is "), "\(reply)")
+    #expect(
+      reply.count == 1 && reply[0].hasPrefix("ERR SAYAT \(code) :\"\(word)\" is "), "\(reply)")
     #expect(!reply[0].contains("8857"), "the year is not cut to four digits")
     #expect(try author.request("PING") == ["OK PING"])
     #expect(try other.request("PING") == ["OK PING"])
@@ -151,10 +152,25 @@ struct HardenedInputTests {
     #expect(refused.errors.contains("line 3"), "\(refused.errors)")
   }
 
+  @Test("--max-line-bytes stops at 1048576, the longest text the journal accepts")
+  func lineLimitCap() throws {
+    let broker = try BrokerProcess()
+    let refused = try broker.runToExit([
+      "--socket", broker.socketPath, "--state-dir", broker.stateDirectory,
+      "--max-line-bytes", "1048577",
+    ])
+    #expect(refused.status == 64)
+    #expect(refused.errors.contains("--max-line-bytes needs a whole number from 1 to 1048576"))
+    try broker.start(["--no-sync", "--max-line-bytes", "1048576"])
+    #expect(try broker.connect().request("PING") == ["OK PING"])
+  }
+
   @Test("blank lines in the journal are skipped, and the journal keeps working")
   func blankLines() throws {
     let broker = try BrokerProcess()
-    let lines = ["", Self.header, "", Self.message("1", "one"), "   ", "\t", Self.message("2", "two"), ""]
+    let lines = [
+      "", Self.header, "", Self.message("1", "one"), "   ", "\t", Self.message("2", "two"), "",
+    ]
     try writeJournal(broker, lines)
     try broker.start()
     let client = try broker.connect()
@@ -163,6 +179,7 @@ struct HardenedInputTests {
     #expect(try broker.stop() == 0)
     #expect(broker.journal.hasPrefix(lines.joined(separator: "\n") + "\n"), "left as it was")
     try broker.start()
-    #expect(try broker.connect().dataLines("HISTORY #c").map(\.freeText) == ["one", "two", "three"])
+    #expect(
+      try broker.connect().dataLines("HISTORY #c").map(\.freeText) == ["one", "two", "three"])
   }
 }

@@ -1,7 +1,8 @@
-@testable import Broker
 import Foundation
 import LineProtocol
 import Testing
+
+@testable import Broker
 
 /// Replay holds every journal field to the rules a request is held to
 /// (chatbroker(8), "JOURNAL FORMAT"): a record that breaks one is damage,
@@ -57,7 +58,8 @@ struct JournalValidationTests {
   @Test(
     "an author, target or room that is not a name is damage",
     arguments: [
-      ("from", "-bob"), ("from", "bob smith"), ("from", ""), ("from", String(repeating: "a", count: 33)),
+      ("from", "-bob"), ("from", "bob smith"), ("from", ""),
+      ("from", String(repeating: "a", count: 33)),
       ("from", "r\\u001boot"), ("to", "#"), ("to", "ops"), ("to", "@"), ("to", "#a b"),
       ("to", "#\\u001b"),
     ])
@@ -80,7 +82,8 @@ struct JournalValidationTests {
     func header(_ next: String) -> Result<JournalRecord, JournalFormatError> {
       read("{\"type\":\"journal\",\"version\":1,\"next_id\":\"\(next)\"}")
     }
-    #expect(try header("zzzzzzzzzzzz").get() == .header(nextID: MessageID(value: MessageID.maximumValue)))
+    #expect(
+      try header("zzzzzzzzzzzz").get() == .header(nextID: MessageID(value: MessageID.maximumValue)))
     let exhausted = JournalRecord.header(nextID: MessageID(value: MessageID.maximumValue + 1))
     #expect(try header("1000000000000").get() == exhausted)
     #expect(
@@ -108,7 +111,11 @@ struct JournalValidationTests {
       ("\n" + good + "\n   \n\t\r\n" + message(id: "2", text: "\"\\u001b\"") + "\n\n").utf8)
     var seen: [(Int, Bool)] = []
     JournalParser.forEachLine(in: contents) { number, _, parsed in
-      if case .success = parsed { seen.append((number, true)) } else { seen.append((number, false)) }
+      if case .success = parsed {
+        seen.append((number, true))
+      } else {
+        seen.append((number, false))
+      }
       return true
     }
     #expect(seen.map(\.0) == [2, 5])

@@ -83,6 +83,17 @@ struct WhenRangeTests {
         == "\"+367d\" is 2027-12-02T17:55:00.000Z, more than 366 days ahead; pick an earlier time")
   }
 
+  @Test("the examples in chatbroker(7) are what the broker says")
+  func manPageExamples() throws {
+    #expect(
+      try #require(refusal("@999999999999")).text
+        == "\"@999999999999\" is more than 366 days ahead; pick an earlier time")
+    #expect(
+      try #require(refusal("2026-11-30T18:00+01:00")).text
+        == "\"2026-11-30T18:00+01:00\" is 2026-11-30T17:00:00.000Z, not in the future "
+        + "(now is 2026-11-30T17:55:00.000Z); pick a later time")
+  }
+
   @Test("BADTIME quotes the word sent, shortened when long, never a control character")
   func badTimeTexts() throws {
     #expect(try #require(refusal("25:00")).text.hasPrefix("\"25:00\" is not a time of day; use "))
@@ -139,7 +150,8 @@ struct TimestampRangeTests {
   @Test(
     "formatting any instant never traps, and shows the whole year",
     arguments: [
-      (Int64.min, "-292275055-05-16T16:47:04.192Z"), (-62_135_596_800_001, "0000-12-31T23:59:59.999Z"),
+      (Int64.min, "-292275055-05-16T16:47:04.192Z"),
+      (-62_135_596_800_001, "0000-12-31T23:59:59.999Z"),
       (-62_167_219_200_001, "-0001-12-31T23:59:59.999Z"),
       (253_402_300_800_000, "10000-01-01T00:00:00.000Z"),
       (Int64.max, "292278994-08-17T07:12:55.807Z"),
