@@ -123,6 +123,32 @@ struct JournalValidationTests {
   }
 }
 
+/// Compaction reads the journal as start-up does.
+@Suite("Compaction and blank lines")
+struct CompactionBlankLineTests {
+  @Test("compacting a journal with blank lines keeps every record and drops the blanks")
+  func compactsAroundBlankLines() throws {
+    let directory = try makeShortTemporaryDirectory("cbc")
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let message =
+      "{\"type\":\"message\",\"id\":\"1\",\"to\":\"#ops\",\"from\":\"alice\","
+      + "\"at\":\"2026-11-30T17:55:01.204Z\",\"text\":\"hello\"}"
+    let journal =
+      "\n{\"type\":\"journal\",\"version\":1,\"next_id\":\"1\"}\n \n" + message + "\n\t\n"
+    let path = directory + "/journal.jsonl"
+    try journal.write(toFile: path, atomically: false, encoding: .utf8)
+    try Compactor.writeCompacted(
+      journal: path, length: Int64(journal.utf8.count), limits: Limits(), to: path + ".compacting")
+    let compacted = try String(contentsOfFile: path + ".compacting", encoding: .utf8)
+    #expect(
+      compacted.split(separator: "\n", omittingEmptySubsequences: false) == [
+        "{\"type\":\"journal\",\"version\":1,\"next_id\":\"2\"}",
+        "{\"type\":\"room\",\"room\":\"#ops\",\"at\":\"2026-11-30T17:55:01.204Z\"}",
+        Substring(message), "",
+      ])
+  }
+}
+
 /// Message ids are bounded: replay refuses ids out of range (above), and a
 /// broker that has handed out the last id answers LIMIT, never traps.
 @Suite("Message ids run out cleanly")
