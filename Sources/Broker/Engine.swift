@@ -210,7 +210,7 @@ public final class Engine {
   /// and counting past the last one must not trap.
   func takeID(_ verb: Verb, connection: ConnectionID) -> MessageID? {
     guard nextID <= MessageID.maximumValue else {
-      log.error("message ids exhausted", ["verb": verb.rawValue])
+      log.warning("limit reached", ["limit": "message ids", "verb": verb.rawValue])
       fail(
         verb, .limit,
         "every message id has been handed out; nothing was accepted, "

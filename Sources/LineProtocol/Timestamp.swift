@@ -75,11 +75,9 @@ private func appendDigits(_ value: Int64, width: Int, to bytes: inout [UInt8]) {
   if value < 0 { bytes.append(UInt8(ascii: "-")) }
   let magnitude = value.magnitude
   var divisor: UInt64 = 1
-  var digits = 1
-  while digits < width || magnitude / divisor >= 10 {
-    divisor *= 10
-    digits += 1
-  }
+  for _ in 1..<width { divisor *= 10 }
+  // More digits than `width` only for a year past 9999.
+  while magnitude / divisor >= 10 { divisor *= 10 }
   var rest = magnitude
   while divisor > 0 {
     bytes.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest / divisor))
