@@ -31,9 +31,9 @@ public enum Compactor {
       while start < buffer.count, failure == nil {
         var end = start
         while end < buffer.count && buffer[end] != UInt8(ascii: "\n") { end += 1 }
+        let line = UnsafeBufferPointer(rebasing: buffer[start..<end])
         do throws(JournalFormatError) {
-          scratch.replay(
-            try JournalRecord(jsonLine: UnsafeBufferPointer(rebasing: buffer[start..<end])))
+          if !JournalParser.isBlank(line) { scratch.replay(try JournalRecord(jsonLine: line)) }
         } catch {
           failure = SystemError("compact", errno: EILSEQ, subject: "\(path): \(error.reason)")
         }

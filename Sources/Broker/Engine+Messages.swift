@@ -3,9 +3,11 @@ import LineProtocol
 extension Engine {
   func say(_ target: Target, text: String, connection: ConnectionID, user: String) {
     guard checkRecipient(target, verb: .say, connection: connection) else { return }
-    guard admitNewRoom(target, verb: .say, connection: connection, user: user) else { return }
+    guard admitNewRoom(target, verb: .say, connection: connection, user: user),
+      let id = takeID(.say, connection: connection)
+    else { return }
     let newRoom = newRoomRecord(for: target)
-    let message = StoredMessage(id: takeID(), time: clock.now, author: user, text: text)
+    let message = StoredMessage(id: id, time: clock.now, author: user, text: text)
     let record = JournalRecord.message(message, target: target)
     guard journal([newRoom, record].compactMap { $0 }, verb: .say, connection: connection)
     else { return }

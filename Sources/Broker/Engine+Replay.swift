@@ -50,7 +50,8 @@ extension Engine {
   }
 
   func noteTaken(_ id: MessageID) {
-    if id.value >= nextID { nextID = id.value + 1 }
+    // Replayed ids are at most MessageID.maximumValue: the +1 cannot overflow.
+    if id.value >= nextID { nextID = min(id.value, MessageID.maximumValue) + 1 }
   }
 
   func appendHistory(

@@ -15,11 +15,12 @@ extension Engine {
     }
     guard checkRecipient(target, verb: .sayAt, connection: connection),
       checkPendingLimit(.sayAt, connection: connection, user: user),
-      admitNewRoom(target, verb: .sayAt, connection: connection, user: user)
+      admitNewRoom(target, verb: .sayAt, connection: connection, user: user),
+      let id = takeID(.sayAt, connection: connection)
     else { return }
     let newRoom = newRoomRecord(for: target)
     let pending = PendingMessage(
-      id: takeID(), target: target, author: user, created: now, due: due, text: text)
+      id: id, target: target, author: user, created: now, due: due, text: text)
     let record = JournalRecord.schedule(pending)
     guard journal([newRoom, record].compactMap { $0 }, verb: .sayAt, connection: connection)
     else { return }
@@ -101,9 +102,14 @@ extension Engine {
         guard let series = scheduler.series(pending.id) else {
           return .delivery(pending.id, at: now)
         }
+        guard let id = takeFreshID() else {
+          // No id left for another occurrence: this one goes out under the
+          // series' own id, as its last.
+          log.warning("limit reached", ["limit": "message ids", "series": "\(pending.id)"])
+          return .delivery(pending.id, at: now)
+        }
         return .occurrence(
-          takeID(), series: pending.id, at: now,
-          next: series.next(afterDelivery: now, due: pending.due))
+          id, series: pending.id, at: now, next: series.next(afterDelivery: now, due: pending.due))
       }
       do {
         try journal.append(records)

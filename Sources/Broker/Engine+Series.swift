@@ -18,11 +18,12 @@ extension Engine {
     }
     guard checkRecipient(target, verb: .sayEvery, connection: connection),
       checkPendingLimit(.sayEvery, connection: connection, user: user),
-      admitNewRoom(target, verb: .sayEvery, connection: connection, user: user)
+      admitNewRoom(target, verb: .sayEvery, connection: connection, user: user),
+      let id = takeID(.sayEvery, connection: connection)
     else { return }
     let newRoom = newRoomRecord(for: target)
     let pending = PendingMessage(
-      id: takeID(), target: target, author: user, created: now, due: due, text: text)
+      id: id, target: target, author: user, created: now, due: due, text: text)
     let record = JournalRecord.series(pending, Series(rule: rule))
     guard journal([newRoom, record].compactMap { $0 }, verb: .sayEvery, connection: connection)
     else { return }

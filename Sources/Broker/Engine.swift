@@ -216,14 +216,35 @@ public final class Engine {
     }
   }
 
-  func takeID() -> MessageID {
+  /// A fresh id, or `nil` (answered `LIMIT`) once every id up to
+  /// ``MessageID/maximumValue`` has been handed out: ids are never reused,
+  /// and counting past the last one must not trap.
+  func takeID(_ verb: Verb, connection: ConnectionID) -> MessageID? {
+    guard let id = takeFreshID() else {
+      log.warning("limit reached", ["limit": "message ids", "verb": verb.rawValue])
+      fail(
+        verb, .limit,
+        "every message id has been handed out; nothing was accepted, "
+          + "and the administrator must start the broker on a new state directory",
+        to: connection)
+      return nil
+    }
+    return id
+  }
+
+  /// A fresh id, or `nil` once every id has been handed out.
+  func takeFreshID() -> MessageID? {
+    guard nextID <= MessageID.maximumValue else { return nil }
     defer { nextID += 1 }
     return MessageID(value: nextID)
   }
 
   /// `NOSUCHUSER` for `@nobody`; true when the target may be written to.
+  /// A user exists when the system knows the name, or when a session of
+  /// that name is connected right now (a `uid1234` with no passwd entry).
   func checkRecipient(_ target: Target, verb: Verb, connection: ConnectionID) -> Bool {
-    guard case .user(let name) = target, !users.userExists(name) else { return true }
+    guard case .user(let name) = target, connectionsByUser[name] == nil, !users.userExists(name)
+    else { return true }
     fail(verb, .noSuchUser, "there is no user named \"\(name)\" on this host", to: connection)
     return false
   }

@@ -124,7 +124,11 @@ public struct JournalFormatError: Error, Equatable, Sendable {
   public var reason: String
 }
 
-/// The fields of a record as read, before they are checked.
+/// The fields of a record as read, before they are checked. Every field is
+/// held to the rules a request is held to (chatbroker(7)), so that what a
+/// journal replays could have come from a request: an edited or damaged
+/// journal can never put a control character on a client's screen, an
+/// impossible id into the counter or a time RFC 3339 cannot write.
 private struct RecordFields {
   var type: String?
   var id: String?
@@ -189,20 +193,19 @@ private struct RecordFields {
       guard let version, version <= JournalRecord.formatVersion else {
         throw JournalFormatError(reason: "journal format version \(version ?? 0) is not supported")
       }
-      return .header(nextID: try messageID(nextID, "next_id"))
+      return .header(nextID: try nextMessageID())
     case "room":
-      guard let room, let name = RoomName(room) else { throw missing("room") }
+      guard let room, let name = RoomName(room) else { throw invalid("room") }
       return .room(name, created: try time(at, "at"))
     case "message":
       let message = StoredMessage(
-        id: try messageID(id, "id"), time: try time(at, "at"), author: try string(from, "from"),
-        text: try string(text, "text"))
+        id: try messageID(id, "id"), time: try time(at, "at"), author: try author(),
+        text: try checkedText())
       return .message(message, target: try target())
     case "schedule":
       let pending = PendingMessage(
-        id: try messageID(id, "id"), target: try target(), author: try string(from, "from"),
-        created: try time(created, "created"), due: try time(due, "due"),
-        text: try string(text, "text"))
+        id: try messageID(id, "id"), target: try target(), author: try author(),
+        created: try time(created, "created"), due: try time(due, "due"), text: try checkedText())
       return .schedule(pending)
     case "cancel":
       return .cancel(try messageID(id, "id"), at: try time(at, "at"))
@@ -210,11 +213,10 @@ private struct RecordFields {
       return .delivery(try messageID(id, "id"), at: try time(at, "at"))
     case "series":
       let pending = PendingMessage(
-        id: try messageID(id, "id"), target: try target(), author: try string(from, "from"),
-        created: try time(created, "created"), due: try time(due, "due"),
-        text: try string(text, "text"))
+        id: try messageID(id, "id"), target: try target(), author: try author(),
+        created: try time(created, "created"), due: try time(due, "due"), text: try checkedText())
       guard let parsedRule = try recurrence(), let done, done >= 0, done <= Int32.max else {
-        throw missing(rule == nil ? "rule" : "done")
+        throw invalid(rule == nil ? "rule" : "done")
       }
       return .series(pending, Series(rule: parsedRule, done: Int(done)))
     case "occurrence":
@@ -226,30 +228,58 @@ private struct RecordFields {
         try messageID(id, "id"), due: try time(due, "due"), rule: try recurrence(),
         at: try time(at, "at"))
     case "edit":
-      return .edit(try messageID(id, "id"), text: try string(text, "text"), at: try time(at, "at"))
+      return .edit(try messageID(id, "id"), text: try checkedText(), at: try time(at, "at"))
     default:
       throw JournalFormatError(
         reason: "unknown record type \(type.map { "\"\($0)\"" } ?? "(none)")")
     }
   }
 
-  private func missing(_ field: String) -> JournalFormatError {
+  private func invalid(_ field: String) -> JournalFormatError {
     JournalFormatError(reason: "field \"\(field)\" is missing or invalid")
   }
 
-  private func string(_ value: String?, _ field: String) throws(JournalFormatError) -> String {
-    guard let value else { throw missing(field) }
-    return value
+  /// A message's text, as `SAY` would have accepted it: not empty, no
+  /// control characters, no longer than the longest line a broker accepts.
+  private func checkedText() throws(JournalFormatError) -> String {
+    guard let text else { throw invalid("text") }
+    if text.utf8.count > Limits.maximumLineBytes {
+      throw JournalFormatError(
+        reason: "field \"text\" is longer than \(Limits.maximumLineBytes) bytes")
+    }
+    if text.utf8.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) {
+      throw JournalFormatError(reason: "field \"text\" is empty")
+    }
+    if containsControlCharacter(text) {
+      throw JournalFormatError(reason: "field \"text\" holds a control character")
+    }
+    return text
   }
 
+  private func author() throws(JournalFormatError) -> String {
+    guard let from, UserName.isValid(from) else { throw invalid("from") }
+    return from
+  }
+
+  /// An id the broker can have handed out: 1 to ``MessageID/maximumValue``.
   private func messageID(_ value: String?, _ field: String) throws(JournalFormatError) -> MessageID
   {
-    guard let value, let id = MessageID(value), id != .none else { throw missing(field) }
+    guard let value, let id = MessageID(value), id != .none, id.value >= 1 else {
+      throw invalid(field)
+    }
     return id
   }
 
+  /// `next_id` may be one past the largest id: then every id is taken.
+  private func nextMessageID() throws(JournalFormatError) -> MessageID {
+    let exhausted = MessageID(value: MessageID.maximumValue + 1)
+    if nextID == exhausted.description { return exhausted }
+    return try messageID(nextID, "next_id")
+  }
+
+  /// A time in years 1 to 9999, in the one form the journal writes.
   private func time(_ value: String?, _ field: String) throws(JournalFormatError) -> Timestamp {
-    guard let value, let time = Timestamp(rfc3339: value) else { throw missing(field) }
+    guard let value, let time = Timestamp(rfc3339: value) else { throw invalid(field) }
     return time
   }
 
@@ -264,7 +294,7 @@ private struct RecordFields {
   }
 
   private func target() throws(JournalFormatError) -> Target {
-    guard let to, let target = Target(to) else { throw missing("to") }
+    guard let to, let target = Target(to) else { throw invalid("to") }
     return target
   }
 }

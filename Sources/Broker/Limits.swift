@@ -21,5 +21,10 @@ public struct Limits: Sendable, Equatable {
   /// New rooms one user may create per minute (a burst of as many at once).
   public var newRoomsPerUserPerMinute = 60
 
+  /// The largest `lineBytes` an administrator may set: a text in the
+  /// journal longer than this cannot have come from a request, so replay
+  /// treats it as damage (chatbroker(8)).
+  public static let maximumLineBytes = 1 << 20
+
   public init() {}
 }

@@ -17,6 +17,9 @@ public enum PeerCredentials {
 /// looked up once per uid for the life of the broker.
 public final class SystemUsers: UserDirectory {
   private var names: [uid_t: String] = [:]
+  /// uids whose passwd entry has a name the protocol cannot carry: they
+  /// are known as `uid1234` even while nobody of them is connected.
+  private var unnamedEntries: Set<uid_t> = []
 
   public init() {}
 
@@ -34,13 +37,19 @@ public final class SystemUsers: UserDirectory {
       name = text
     } else {
       name = "uid\(uid)"
+      if status == 0 && result != nil { unnamedEntries.insert(uid) }
     }
     names[uid] = name
     return name
   }
 
+  /// Whether the password database knows `name`. A `uid1234` with no
+  /// passwd entry at all is nobody (chatbroker(7) NOSUCHUSER); the engine
+  /// still lets people write to such a uid while it is connected.
   public func userExists(_ name: String) -> Bool {
-    if name.hasPrefix("uid"), let uid = uid_t(name.dropFirst(3)), self.name(of: uid) == name {
+    if name.hasPrefix("uid"), let uid = uid_t(name.dropFirst(3)), self.name(of: uid) == name,
+      unnamedEntries.contains(uid)
+    {
       return true
     }
     var entry = passwd()

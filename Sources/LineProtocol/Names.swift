@@ -114,8 +114,14 @@ public struct MessageID: Hashable, Comparable, Sendable, CustomStringConvertible
 
   public static let maximumLength = 32
 
+  /// The largest id the broker ever hands out, `zzzzzzzzzzzz` (36^12 - 1):
+  /// ids are at most 12 characters, and counting up to it never overflows.
+  /// A journal holding a larger id is damaged (chatbroker(8)).
+  public static let maximumValue: UInt64 = 4_738_381_338_321_616_895
+
   /// No message ever has this id: it stands for well-formed ids that the
-  /// broker cannot have issued (upper case, or out of range).
+  /// broker cannot have issued (upper case, leading zeros, or above
+  /// ``maximumValue``).
   public static let none = MessageID(value: .max)
 
   public init(value: UInt64) {
@@ -149,7 +155,7 @@ public struct MessageID: Hashable, Comparable, Sendable, CustomStringConvertible
       if overflowA || overflowB { representable = false }
       value = sum
     }
-    self = representable && value != .max ? MessageID(value: value) : .none
+    self = representable && value <= Self.maximumValue ? MessageID(value: value) : .none
   }
 
   public var description: String {

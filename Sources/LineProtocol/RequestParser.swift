@@ -1,5 +1,7 @@
-/// Turns one framed line into a ``Request`` or the exact error of PROTOCOL.md
-/// section 7. Syntax only: it knows no users, rooms or clock.
+/// Turns one framed line into a ``Request`` or the exact error of
+/// chatbroker(7). Syntax only: it knows no users, rooms or clock. An id that
+/// no broker can have issued is the one exception it answers itself, with
+/// `NOSUCHMSG`, so the error can name the id as it was sent.
 public enum RequestParser {
   public static func parse(_ line: String) -> Result<Request, RequestError> {
     // Scan the bytes in place; `line` itself stays for copying the text out.
@@ -65,8 +67,14 @@ public enum RequestParser {
       guard let word else { return .scheduled(nil) }
       return .scheduled(try target(verb, word))
     case .cancel:
-      let id = try messageID(verb, words.required(verb))
+      let word = try words.required(verb)
+      let id = try messageID(verb, word)
       try words.end(verb)
+      guard id != .none else {
+        throw RequestError(
+          verb: verb.rawValue, code: .noSuchMessage,
+          text: "you have no pending message \(string(word))")
+      }
       return .cancel(id)
     case .rooms:
       guard let keyword = words.next() else { return .rooms(after: nil) }
@@ -113,7 +121,14 @@ public enum RequestParser {
     if let keyword = word {
       let before = keyword.equals(caseInsensitive: "BEFORE")
       guard before || keyword.equals(caseInsensitive: "AFTER") else { throw syntaxError(verb) }
-      let id = try messageID(verb, words.required(verb))
+      let idWord = try words.required(verb)
+      let id = try messageID(verb, idWord)
+      try words.end(verb)
+      guard id != .none else {
+        throw RequestError(
+          verb: verb.rawValue, code: .noSuchMessage,
+          text: "no message \(string(idWord)) in the history of \(target)")
+      }
       anchor = before ? .before(id) : .after(id)
     }
     try words.end(verb)

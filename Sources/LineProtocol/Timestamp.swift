@@ -10,6 +10,19 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     self.milliseconds = milliseconds
   }
 
+  /// `0001-01-01T00:00:00.000Z`, the first instant the protocol can show.
+  public static let earliest = Timestamp(milliseconds: -62_135_596_800_000)
+  /// `9999-12-31T23:59:59.999Z`, the last instant the protocol can show:
+  /// RFC 3339 years have four digits.
+  public static let latest = Timestamp(milliseconds: 253_402_300_799_999)
+
+  /// Whether the instant lies in years 1 to 9999, the ones RFC 3339 can
+  /// write. Every time the broker shows or stores is; anything else is a
+  /// request's mistake (chatbroker(7) `PAST`, `TOOFAR`) or journal damage.
+  public var isInCalendarRange: Bool {
+    self >= Self.earliest && self <= Self.latest
+  }
+
   public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
     lhs.milliseconds < rhs.milliseconds
   }
@@ -27,6 +40,8 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
   }
 
   /// Appends `YYYY-MM-DDTHH:MM:SS.mmmZ` (24 bytes) without allocating.
+  /// Outside ``isInCalendarRange`` the year gets as many digits as it needs
+  /// and a `-` when negative: never shown to users, but never a trap.
   public func appendRFC3339(to bytes: inout [UInt8]) {
     let (days, msOfDay) = Self.floorDivide(milliseconds, 86_400_000)
     let civil = CivilDate(daysSinceEpoch: days)
@@ -54,12 +69,18 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
   }
 }
 
+/// Appends `value` in decimal with at least `width` digits; a negative
+/// value (only a year outside 1 to 9999 can be one) gets a `-` first.
 private func appendDigits(_ value: Int64, width: Int, to bytes: inout [UInt8]) {
-  var divisor: Int64 = 1
+  if value < 0 { bytes.append(UInt8(ascii: "-")) }
+  let magnitude = value.magnitude
+  var divisor: UInt64 = 1
   for _ in 1..<width { divisor *= 10 }
-  var rest = value
+  // More digits than `width` only for a year past 9999.
+  while magnitude / divisor >= 10 { divisor *= 10 }
+  var rest = magnitude
   while divisor > 0 {
-    bytes.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest / divisor % 10))
+    bytes.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest / divisor))
     rest %= divisor
     divisor /= 10
   }

@@ -1,7 +1,7 @@
 extension Timestamp {
   /// Reads back exactly what ``description`` writes,
   /// `YYYY-MM-DDTHH:MM:SS.mmmZ`: the fast path for the journal, where every
-  /// time has that one form. `nil` for anything else.
+  /// time has that one form. `nil` for anything else, year 0 included.
   public init?<S: StringProtocol>(rfc3339 text: S) {
     let bytes = Array(text.utf8)
     guard bytes.count == 24, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
@@ -20,7 +20,7 @@ extension Timestamp {
     }
     guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
       let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-      let millisecond = number(20..<23), (1...12).contains(month),
+      let millisecond = number(20..<23), year >= 1, (1...12).contains(month),
       (1...CivilDate.daysInMonth(year: year, month: month)).contains(day), hour < 24,
       minute < 60, second < 60
     else { return nil }

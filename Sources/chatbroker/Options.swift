@@ -91,6 +91,9 @@ struct Options {
         guard let text = next(), let number = Int(text), number > 0 else {
           return bad(argument, "a whole number from 1")
         }
+        if argument == "--max-line-bytes" && number > Limits.maximumLineBytes {
+          return bad(argument, "a whole number from 1 to \(Limits.maximumLineBytes)")
+        }
         options.setLimit(argument, number)
       default:
         return .exit(message: "chatbroker: unknown option \(argument)\n\(usage)", status: 64)

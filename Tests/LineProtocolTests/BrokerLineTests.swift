@@ -143,7 +143,7 @@ func randomMessageLinesSplitBack(seed: Int) {
   for _ in 0..<500 {
     let length = Int.random(in: 1...60, using: &generator)
     let message = String((0..<length).map { _ in characters.randomElement(using: &generator)! })
-    let id = MessageID(value: UInt64.random(in: 0..<UInt64.max, using: &generator))
+    let id = MessageID(value: UInt64.random(in: 0...MessageID.maximumValue, using: &generator))
     let time = Timestamp(milliseconds: Int64.random(in: 0...4_102_444_800_000, using: &generator))
     let target = Bool.random(using: &generator) ? "#r\(length)" : "@u\(length)"
     let fields = split(

@@ -66,7 +66,8 @@ private let idValues: [UInt64] = [
   0, 1, 9, 10, 35, 36, 37, 1295, 1296, 46_655, 46_656, 1 << 32, 1 << 63, UInt64.max - 1,
 ]
 
-@Test(arguments: idValues)
+/// Ids the broker can hand out: up to ``MessageID/maximumValue``.
+@Test(arguments: idValues.filter { $0 <= MessageID.maximumValue } + [MessageID.maximumValue])
 func messageIDRoundTripsThroughBase36(_ value: UInt64) {
   let id = MessageID(value: value)
   let text = id.description
@@ -80,7 +81,7 @@ func messageIDRoundTripsThroughBase36(_ value: UInt64) {
 func randomMessageIDsRoundTrip(seed: Int) {
   var generator = SeededGenerator(seed: UInt64(seed))
   for _ in 0..<2000 {
-    let id = MessageID(value: UInt64.random(in: 0..<UInt64.max, using: &generator))
+    let id = MessageID(value: UInt64.random(in: 0...MessageID.maximumValue, using: &generator))
     #expect(MessageID(id.description) == id)
   }
 }
@@ -99,6 +100,8 @@ func randomMessageIDsRoundTrip(seed: Int) {
   "A", "Z", "8F3K4", "aBc", "00", "0a", "007", "0000000000000000000000000000000z",
   "3w5e11264sgsf",  // UInt64.max, reserved for .none itself
   "3w5e11264sgsg",  // one past UInt64.max
+  "1000000000000",  // one past zzzzzzzzzzzz, the largest id handed out
+  "1y2p0ij32e8e7",  // Int64.max
   "zzzzzzzzzzzzz", String(repeating: "z", count: 32), "1" + String(repeating: "0", count: 31),
 ])
 func messageIDWithNoPossibleMessageIsNone(_ text: String) {

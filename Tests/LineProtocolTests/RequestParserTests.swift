@@ -94,15 +94,11 @@ private let goodLines: [GoodLine] = [
     .history(.room(room("#ops")), count: 5, anchor: .before(id("8f3k2")))),
   GoodLine("HISTORY @bob After z", .history(.user("bob"), count: 50, anchor: .after(id("z")))),
   GoodLine("HISTORY @bob 3   AFTER   0", .history(.user("bob"), count: 3, anchor: .after(id("0")))),
-  GoodLine(
-    "HISTORY #ops AFTER ABC", .history(.room(room("#ops")), count: 50, anchor: .after(.none))),
   // SCHEDULED [<target>], CANCEL <id>.
   GoodLine("SCHEDULED", .scheduled(nil)),
   GoodLine("scheduled #Ops", .scheduled(.room(room("#ops")))),
   GoodLine("Scheduled @bob", .scheduled(.user("bob"))),
   GoodLine("CANCEL 8f3k3", .cancel(id("8f3k3"))),
-  GoodLine("cancel 8F3K3", .cancel(.none)),
-  GoodLine("CANCEL 007", .cancel(.none)),
   // The verbs without words.
   GoodLine("ROOMS", .rooms(after: nil)),
   GoodLine("rooms", .rooms(after: nil)),

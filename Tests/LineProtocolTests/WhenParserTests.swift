@@ -192,7 +192,7 @@ private let badWhens: [BadWhen] = [
   // Unix seconds.
   BadWhen("@", .badTime),
   BadWhen("@abc", .badTime),
-  BadWhen("@-5", .badTime),
+  BadWhen("@-5", .past),
   BadWhen("@1.2.3", .badTime),
   BadWhen("@.5", .badTime),
   BadWhen("@17981316e2", .badTime),
