@@ -12,7 +12,7 @@ final class FuzzWorld {
   }
 
   final class Output: EngineOutput {
-    func send(_ line: [UInt8], to connection: ConnectionID) {
+    func send(_ line: [UInt8], to connection: ConnectionID, kind: LineKind) {
       checkBrokerLine(line, "line to connection \(connection)")
     }
     func close(_ connection: ConnectionID) {}
