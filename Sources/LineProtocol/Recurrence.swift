@@ -151,6 +151,9 @@ public struct Recurrence: Equatable, Sendable, CustomStringConvertible {
     {
       return nil
     }
+    // The protocol and the journal write years 1 to 9999 only: a series
+    // ends with the last occurrence before year 10000.
+    guard candidate <= Timestamp.latest else { return nil }
     return candidate
   }
 

@@ -35,7 +35,16 @@ extension Recurrence {
     var zoneName = defaultZone.identifier
     if let slash = head.firstIndex(of: "/") {
       let name = String(head[head.index(after: slash)...])
-      guard let zone = TimeZone(identifier: name), !name.isEmpty else {
+      // Foundation reads a zone name as a C string: a NUL would end it early
+      // and the rest would be echoed back. Time zone database names use only
+      // these characters.
+      let isZoneName = name.utf8.allSatisfy {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0)
+          || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0)
+          || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+          || "/_+-".utf8.contains($0)
+      }
+      guard isZoneName, !name.isEmpty, let zone = TimeZone(identifier: name) else {
         throw bad(
           verb, "there is no time zone named \(quoted(name)); use a name such as Europe/Berlin")
       }

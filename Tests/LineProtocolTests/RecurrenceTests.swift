@@ -37,6 +37,9 @@ struct RecurrenceTests {
       "daily@09:00/Mars/Olympus", "monthly:32@09:00", "monthly:0@09:00", "daily@09:00,count:0",
       "daily@09:00,count:2,until:2027-01-01", "daily", "daily@09:00,until:2027-02-30",
       "daily@9", "mon,,wed@09:00", "daily@09:00,count:1000001", "every:59s",
+      // Found by tools/fuzz: Foundation read the name only up to the NUL,
+      // and the reply echoed the NULs.
+      "weekdays@09:00/Europe/Berlin\u{0}\u{0}", "daily@09:00/Europe/Berlin\u{1B}[2J",
     ])
   func refused(_ word: String) {
     #expect {
@@ -138,5 +141,14 @@ struct RecurrenceTests {
     let last = utc("2027-01-02T09:00:00Z")
     #expect(parsed.next(after: last + -3_600_000, reference: last) == last)
     #expect(parsed.next(after: last, reference: last) == nil)
+  }
+
+  @Test("a series ends with its last occurrence before the year 10000 (found by tools/fuzz)")
+  func endsBeforeYear10000() throws {
+    let rule = try Self.rule("weekdays@09:00/UTC")
+    let friday = Timestamp(rfc3339: "9999-12-31T09:00:00.000Z")!
+    #expect(rule.next(after: friday, reference: friday) == nil)
+    let earlier = Timestamp(rfc3339: "9999-12-30T09:00:00.000Z")!
+    #expect(rule.next(after: earlier, reference: earlier) == friday)
   }
 }
