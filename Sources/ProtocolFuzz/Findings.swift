@@ -1,5 +1,3 @@
-import Synchronization
-
 /// One thing the broker did that it promised not to, with how to see it
 /// again.
 public struct Finding: Sendable {
@@ -17,7 +15,7 @@ public struct Finding: Sendable {
 
 /// Findings from every thread, each kind of finding kept once with a count.
 public final class FindingLog: Sendable {
-  private let state = Mutex<[Finding]>([])
+  private let state = Locked<[Finding]>([])
 
   public init() {}
 

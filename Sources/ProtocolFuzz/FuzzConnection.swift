@@ -73,7 +73,12 @@ final class FuzzConnection {
   var hasOutput: Bool { outboxOffset < outbox.count }
 
   /// Queues request lines, each with its LF, and tells the checker.
-  func queue(_ lines: [[UInt8]], shared: SharedState, lastWithoutNewline: Bool = false) {
+  /// Floods are remembered (as suspects of a crash) by their first and last
+  /// line only, so that they do not push everything else out.
+  func queue(
+    _ lines: [[UInt8]], shared: SharedState, lastWithoutNewline: Bool = false,
+    rememberAll: Bool = true
+  ) {
     if outboxOffset > 0 && outboxOffset == outbox.count {
       outbox.removeAll(keepingCapacity: true)
       outboxOffset = 0
@@ -82,7 +87,7 @@ final class FuzzConnection {
       outbox += line
       if !(lastWithoutNewline && index == lines.count - 1) { outbox.append(0x0A) }
       checker.sent(line)
-      shared.remember(line)
+      if rememberAll || index == 0 || index == lines.count - 1 { shared.remember(line) }
     }
     shared.requestsSent.add(lines.count, ordering: .relaxed)
   }

@@ -1,3 +1,4 @@
+import Broker
 import Foundation
 import Glibc
 
@@ -22,6 +23,8 @@ public struct FuzzConfiguration: Sendable {
   /// PING's 99th percentile must stay below this.
   public var latencyLimit = 0.050
   public var maximumLineBytes = 4096
+  /// Keep the started broker's directory (logs with backtraces, journals).
+  public var keepFiles = false
   /// The kinds of misbehaving clients to use, by name (see `behaviourNames`);
   /// all when empty.
   public var behaviours: [String] = []
@@ -41,6 +44,8 @@ public struct FuzzReport: Sendable {
   public var repliesChecked = 0
   public var connectionsOpened = 0
   public var crashes = 0
+  /// The started broker's directory, when kept.
+  public var brokerDirectory: String?
   /// PING round trips of the well-behaved client, in seconds, sorted.
   public var latencies: [Double] = []
 
@@ -75,6 +80,9 @@ public struct FuzzReport: Sendable {
     lines.append(
       "PING latency over \(latencies.count) probes: p50 \(ms(latency(percentile: 0.5))), p99 \(ms(latency(percentile: 0.99))), max \(ms(latencies.last)) (p99 limit \(ms(configuration.latencyLimit)))"
     )
+    if let brokerDirectory {
+      lines.append("the broker's logs and state are kept in \(brokerDirectory)")
+    }
     if findings.isEmpty {
       lines.append("no findings: PASS")
       return lines.joined(separator: "\n")
@@ -93,12 +101,21 @@ public struct FuzzReport: Sendable {
 /// Runs the fuzzing threads and the latency probe against a broker for a
 /// bounded time, and collects what broke.
 public enum Fuzzer {
+  /// The logs of the brokers that crashed, already reported with the crash.
+  private static let crashedLogs = Locked<Set<String>>([])
+
   public static func run(_ configuration: FuzzConfiguration) throws -> FuzzReport {
     var configuration = configuration
     let owned = try configuration.brokerBinary.map {
       try OwnedBroker(binary: $0, arguments: configuration.brokerArguments)
     }
-    defer { owned?.removeFiles() }
+    defer {
+      if configuration.keepFiles {
+        owned?.kill9()
+      } else {
+        owned?.removeFiles()
+      }
+    }
     if let owned {
       try owned.start()
       configuration.socketPath = owned.socketPath
@@ -136,24 +153,36 @@ public enum Fuzzer {
       }
     }
     var crashes = 0
+    var nextLivenessCheck = 0.0
     let end = monotonicSeconds() + configuration.seconds
     while monotonicSeconds() < end {
       sleepSeconds(0.05)
       if let owned, !owned.isRunning {
         crashes += 1
         handleCrash(owned, shared: shared, configuration: configuration)
-      } else if owned == nil, shared.connectFailures.load(ordering: .relaxed) > 50,
-        !UnixSocketProbe.isLive(socketPath)
-      {
-        shared.findings.record(
-          Finding(
-            category: "crash", summary: "the broker stopped accepting connections",
-            detail: "connecting to \(socketPath) fails"))
-        break
+      } else if owned == nil, monotonicSeconds() >= nextLivenessCheck {
+        // Someone else's broker: a socket nobody accepts on means it died.
+        // What its connections saw as it died is not held against it.
+        nextLivenessCheck = monotonicSeconds() + 0.25
+        if !UnixSocket.isLive(socketPath) {
+          shared.generation.add(1, ordering: .relaxed)
+          crashes += 1
+          shared.findings.record(
+            Finding(
+              category: "crash", summary: "the broker died",
+              detail: "nobody accepts on \(socketPath) any more; see its log",
+              reproducer:
+                "chatfuzz --broker <chatbroker> --seed \(configuration.seed) finds the request"))
+          break
+        }
       }
     }
     shared.stopping.store(true, ordering: .relaxed)
     finished.wait()
+    if let owned, !owned.isRunning {
+      crashes += 1
+      handleCrash(owned, shared: shared, configuration: configuration)
+    }
     try finalChecks(owned, socketPath: socketPath, shared: shared, configuration: configuration)
 
     var report = FuzzReport(configuration: configuration, findings: [])
@@ -162,6 +191,7 @@ public enum Fuzzer {
     report.repliesChecked = shared.repliesChecked.load(ordering: .relaxed)
     report.connectionsOpened = shared.connectionsOpened.load(ordering: .relaxed)
     report.crashes = crashes
+    if configuration.keepFiles { report.brokerDirectory = owned?.directory }
     report.latencies = probe.samples.withLock { $0 }.sorted()
     if let p99 = report.latency(percentile: 0.99), p99 > configuration.latencyLimit {
       shared.findings.record(
@@ -183,29 +213,25 @@ public enum Fuzzer {
     shared.paused.store(true, ordering: .relaxed)
     shared.generation.add(1, ordering: .relaxed)
     sleepSeconds(0.1)  // the workers drop their connections
-    let alarms = LogScan.alarms(in: owned.currentLog)
-    let cause =
-      alarms.first(where: { $0.contains("Fatal error") }) ?? alarms.first
-      ?? "no trap in the log (\(owned.exitDescription))"
+    let crash = CrashOfOwnedBroker(owned)
     let suspects = shared.takeRecent()
     var finding = Finding(
-      category: "crash", summary: normalise(cause),
-      detail: "\(owned.exitDescription): \(alarms.prefix(3).joined(separator: " | "))")
+      category: "crash", summary: "\(crash.cause), the request not found", detail: crash.detail)
     do {
       try owned.start()
     } catch {
       shared.findings.record(
         Finding(
           category: "restart", summary: "the broker does not start again on its journal",
-          detail: "after \(cause): \(error)"))
+          detail: "after \(crash.cause): \(error)"))
     }
     if owned.isRunning || (try? owned.start(fresh: true)) != nil {
-      if let culprit = findCulprit(owned, suspects) {
+      if let culprit = findCulprit(owned, suspects, crash.cause, shared: shared) {
         finding.reproducer = Reproducer.shell([culprit])
-        finding.summary += " on \(crashKey(culprit))"
+        finding.summary = "\(crash.cause) on \(crashKey(culprit))"
       } else {
         finding.reproducer =
-          "no single line of the last \(suspects.count) does it alone; rerun with this seed"
+          "no single line of the last \(suspects.count) does it alone; rerun with --keep and this seed"
       }
     }
     shared.findings.record(finding)
@@ -213,9 +239,28 @@ public enum Fuzzer {
     shared.paused.store(false, ordering: .relaxed)
   }
 
+  /// Why the broker the fuzzer started died, from its log's backtrace.
+  private struct CrashOfOwnedBroker {
+    let cause: String
+    let detail: String
+
+    init(_ owned: OwnedBroker) {
+      let log = owned.currentLog
+      let died = owned.exitDescription
+      let report = CrashReport(log: log)
+      cause = report.summary ?? LogScan.alarms(in: log).first ?? "no trap in the log (\(died))"
+      detail = "\(died); \(report.frames.prefix(5).joined(separator: " < "))"
+      _ = crashedLogs.withLock { $0.insert(owned.logPaths.last ?? "") }
+    }
+  }
+
   /// Replays suspects one by one, newest first, each on its own connection
-  /// followed by a PING, until one kills the broker; restarts it after.
-  private static func findCulprit(_ owned: OwnedBroker, _ suspects: [[UInt8]]) -> [UInt8]? {
+  /// followed by a PING, until one kills the broker the same way; restarts
+  /// it after each death. A suspect that kills it another way is a finding
+  /// of its own.
+  private static func findCulprit(
+    _ owned: OwnedBroker, _ suspects: [[UInt8]], _ cause: String, shared: SharedState
+  ) -> [UInt8]? {
     let deadline = monotonicSeconds() + 60
     for suspect in suspects where monotonicSeconds() < deadline {
       guard let connection = try? ProbeConnection(path: owned.socketPath) else { break }
@@ -230,10 +275,14 @@ public enum Fuzzer {
       if answered { continue }
       let gone = monotonicSeconds() + 1
       while owned.isRunning && monotonicSeconds() < gone { sleepSeconds(0.01) }
-      if !owned.isRunning {
-        try? owned.start(fresh: true)
-        return suspect
-      }
+      guard !owned.isRunning else { continue }
+      let crash = CrashOfOwnedBroker(owned)
+      try? owned.start(fresh: true)
+      if crash.cause == cause { return suspect }
+      shared.findings.record(
+        Finding(
+          category: "crash", summary: "\(crash.cause) on \(crashKey(suspect))",
+          detail: crash.detail, reproducer: Reproducer.shell([suspect])))
     }
     return nil
   }
@@ -256,6 +305,7 @@ public enum Fuzzer {
         answered = true
       } catch {
         lastError = "\(error)"
+        if !UnixSocket.isLive(socketPath) { break }  // dead, not busy
         sleepSeconds(0.1)
       }
     }
@@ -264,7 +314,7 @@ public enum Fuzzer {
       shared.findings.record(
         Finding(
           category: "liveness", summary: "the broker does not answer after the run",
-          detail: "no HELLO and PING within 60 s: \(lastError)"))
+          detail: "no HELLO and PING: \(lastError)"))
     } else if waited > 5 {
       shared.findings.record(
         Finding(
@@ -293,10 +343,13 @@ public enum Fuzzer {
             category: "restart", summary: "the broker does not start again on its journal",
             detail: "\(error)"))
       }
-      logs += owned.logPaths.map { (try? String(contentsOfFile: $0, encoding: .utf8)) ?? "" }
+      // The logs of the runs that crashed were reported with the crash.
+      let crashed = crashedLogs.withLock { $0 }
+      logs += owned.logPaths.filter { !crashed.contains($0) }.map {
+        (try? String(contentsOfFile: $0, encoding: .utf8)) ?? ""
+      }
     }
-    let recorded = Set(shared.findings.all.filter { $0.category == "crash" }.map(\.summary))
-    for alarm in logs.flatMap(LogScan.alarms(in:)) where !recorded.contains(normalise(alarm)) {
+    for alarm in logs.flatMap(LogScan.alarms(in:)) {
       shared.findings.record(
         Finding(category: "log", summary: normalise(alarm), detail: alarm))
     }
@@ -317,19 +370,12 @@ public enum Fuzzer {
     }
   }
 
-  /// A log line without what differs per run (addresses, numbers after
-  /// "line"), so that one bug is one finding.
+  /// A log line without what differs per run (addresses), so that one bug
+  /// is one finding.
   static func normalise(_ line: String) -> String {
-    var text = line
-    if let range = text.range(of: "msg=") { text = String(text[range.lowerBound...]) }
-    return String(text.prefix(200))
-  }
-}
-
-/// Whether something answers on a socket, without the library's full
-/// connection (no greeting needed).
-enum UnixSocketProbe {
-  static func isLive(_ path: String) -> Bool {
-    (try? ProbeConnection(path: path, greetingTimeout: 2)) != nil
+    let words = line.split(separator: " ").map { word in
+      word.hasPrefix("0x") ? "0x..." : String(word)
+    }
+    return String(words.joined(separator: " ").prefix(200))
   }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The well-behaved client: one connection that sends `PING` every few
 /// milliseconds while the others misbehave, and measures how long each
@@ -9,7 +8,7 @@ final class LatencyProbe: @unchecked Sendable {
   let shared: SharedState
   let interval: Double
   /// Seconds each answered PING took.
-  let samples = Mutex<[Double]>([])
+  let samples = Locked<[Double]>([])
   /// How long a PING may go unanswered before it counts as a freeze.
   let freezeAfter = 5.0
 

@@ -119,6 +119,49 @@ public enum LogScan {
   }
 }
 
+/// What the Swift runtime's backtrace in a broker's log says about a
+/// crash: the failure, and the broker's own frames of the thread that
+/// crashed, innermost first.
+struct CrashReport {
+  var failure: String?
+  var frames: [String] = []
+
+  init(log: String) {
+    var inCrashedThread = false
+    for line in log.split(separator: "\n") {
+      if let range = line.range(of: "Swift runtime failure: ") ?? line.range(of: "Fatal error: ") {
+        failure = failure ?? line[range.upperBound...].replacingOccurrences(of: " ***", with: "")
+      } else if let range = line.range(of: "Program crashed: ") {
+        failure =
+          failure ?? line[range.upperBound...].split(separator: " at ").first.map(String.init)
+      }
+      if line.hasSuffix(" crashed:") {
+        inCrashedThread = true
+      } else if inCrashedThread && line.hasPrefix("Thread ") {
+        inCrashedThread = false
+      }
+      // "  1   0x... appendDigits(_:width:to:) + 1246 in chatbroker at /.../Timestamp.swift:62:36"
+      if inCrashedThread, let at = line.range(of: " in chatbroker at /") {
+        let head = line[..<at.lowerBound]
+        guard let address = head.range(of: " 0x") else { continue }
+        let afterAddress = head[address.upperBound...].drop { $0 != " " }.dropFirst()
+        let function = afterAddress.components(separatedBy: " + ").first ?? String(afterAddress)
+        let place = line[at.upperBound...].split(separator: "/").last ?? ""
+        let fileAndLine = place.split(separator: ":").prefix(2).joined(separator: ":")
+        if !function.hasPrefix("Swift runtime failure") {
+          frames.append("\(function) (\(fileAndLine))")
+        }
+      }
+    }
+  }
+
+  /// "arithmetic overflow in appendDigits(_:width:to:) (Timestamp.swift:62)"
+  var summary: String? {
+    guard let failure else { return nil }
+    return frames.first.map { "\(failure) in \($0)" } ?? failure
+  }
+}
+
 struct FuzzError: Error, CustomStringConvertible {
   let description: String
   init(_ description: String) { self.description = description }

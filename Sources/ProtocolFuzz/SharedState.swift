@@ -17,7 +17,7 @@ final class SharedState: Sendable {
   let repliesChecked = Atomic<Int>(0)
   let connectionsOpened = Atomic<Int>(0)
   let connectFailures = Atomic<Int>(0)
-  private let recent = Mutex<(lines: [[UInt8]], next: Int)>(([], 0))
+  private let recent = Locked<(lines: [[UInt8]], next: Int)>(([], 0))
   static let recentCapacity = 3000
 
   /// Remembers a request line as sent, keeping the latest few thousand.

@@ -88,13 +88,13 @@ final class Worker: @unchecked Sendable {
       if connection.checker.unanswered < 2000 {
         let flood = generator.flood()
         connection.lastFlood = describe(flood)
-        connection.queue(flood, shared: shared)
+        connection.queue(flood, shared: shared, rememberAll: false)
       }
     case .nonReading:
       if connection.outbox.count < 4 << 20 {
         let flood = generator.flood()
         connection.lastFlood = describe(flood)
-        connection.queue(flood, shared: shared)
+        connection.queue(flood, shared: shared, rememberAll: false)
       }
     case .halfClosing, .vanishing:
       if connection.outbox.isEmpty {
@@ -213,15 +213,14 @@ final class Worker: @unchecked Sendable {
     for slot in connections.indices {
       guard let connection = connections[slot] else { continue }
       if !connection.finished && now > connection.mustEndBy {
-        heldBack.append(
-          (
-            now, connection.generation,
-            Violation(
-              kind: "no answer and close within 15 s after a half-close",
-              detail:
-                "\(connection.checker.unanswered) requests unanswered, last flood: \(connection.lastFlood)",
-              request: connection.checker.oldestWaiting),
-            connection.behaviour.rawValue
+        // Findings about time are freezes, not broken replies: the request
+        // that waits is a victim, not a cause.
+        shared.findings.record(
+          Finding(
+            category: "freeze",
+            summary: "a reader not answered and closed within 15 s of its half-close",
+            detail:
+              "\(connection.checker.unanswered) requests unanswered (a \(connection.behaviour.rawValue) client)"
           ))
         connection.finished = true
       }

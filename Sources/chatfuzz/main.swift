@@ -9,7 +9,7 @@ import ProtocolFuzz
 let usage = """
   usage: chatfuzz (--socket path | --broker path) [--seconds n] [--connections n]
                   [--seed n] [--users name,...] [--log path] [--latency-limit ms]
-                  [--behaviours name,...]
+                  [--behaviours name,...] [--keep]
     --socket path      fuzz the broker listening on path
     --broker path      start this chatbroker (with --no-sync on a temporary
                        socket and state directory), restart it after a crash
@@ -21,6 +21,7 @@ let usage = """
     --users a,b        also connect as these Unix users (root only, setpriv)
     --log path         the broker's log, scanned for traps at the end
     --latency-limit ms the PING p99 that still passes (default 50)
+    --keep             keep the started broker's logs (with backtraces) and state
     --behaviours a,b   only these kinds of clients: \(FuzzConfiguration.behaviourNames.joined(separator: ", "))
                        (default: all)
   """
@@ -62,6 +63,7 @@ while let argument = arguments.next() {
     configuration.seed = seed
   case "--users": configuration.users = value().split(separator: ",").map(String.init)
   case "--log": configuration.logPath = value()
+  case "--keep": configuration.keepFiles = true
   case "--behaviours":
     configuration.behaviours = value().split(separator: ",").map(String.init)
     for name in configuration.behaviours where !FuzzConfiguration.behaviourNames.contains(name) {
