@@ -167,12 +167,18 @@ public enum Fuzzer {
         if !UnixSocket.isLive(socketPath) {
           shared.generation.add(1, ordering: .relaxed)
           crashes += 1
+          sleepSeconds(0.5)  // for the backtrace to reach the log
+          let log = configuration.logPath.flatMap {
+            try? String(contentsOfFile: $0, encoding: .utf8)
+          }
+          let report = CrashReport(log: log ?? "")
           shared.findings.record(
             Finding(
-              category: "crash", summary: "the broker died",
-              detail: "nobody accepts on \(socketPath) any more; see its log",
+              category: "crash", summary: "the broker died: \(report.summary ?? "see its log")",
+              detail: report.frames.prefix(5).joined(separator: " < "),
               reproducer:
                 "chatfuzz --broker <chatbroker> --seed \(configuration.seed) finds the request"))
+          if let path = configuration.logPath { _ = crashedLogs.withLock { $0.insert(path) } }
           break
         }
       }
@@ -323,7 +329,7 @@ public enum Fuzzer {
           detail: String(format: "HELLO and PING took %.1f s once the fuzzing stopped", waited)))
     }
     var logs: [String] = []
-    if let path = configuration.logPath {
+    if let path = configuration.logPath, !crashedLogs.withLock({ $0.contains(path) }) {
       logs.append((try? String(contentsOfFile: path, encoding: .utf8)) ?? "")
     }
     if let owned {

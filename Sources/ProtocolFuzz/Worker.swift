@@ -1,3 +1,4 @@
+import Broker
 import Glibc
 
 /// One thread's share of the fuzzing connections, served with `poll(2)`:
@@ -232,10 +233,14 @@ final class Worker: @unchecked Sendable {
 
   private func releaseHeldBack(olderThan age: Double) {
     let now = monotonicSeconds()
+    guard heldBack.contains(where: { now - $0.at >= age }) else { return }
     let generation = shared.generation.load(ordering: .relaxed)
+    // A broker that no longer accepts connections died: its crash is the
+    // finding, not what its connections saw as it went.
+    let alive = UnixSocket.isLive(socketPath)
     heldBack.removeAll { held in
       guard now - held.at >= age else { return false }
-      if held.generation == generation && !shared.paused.load(ordering: .relaxed) {
+      if alive && held.generation == generation && !shared.paused.load(ordering: .relaxed) {
         shared.findings.record(held.violation, behaviour: held.behaviour)
       }
       return true
