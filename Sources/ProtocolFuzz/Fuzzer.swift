@@ -101,6 +101,9 @@ public struct FuzzReport: Sendable {
 /// Runs the fuzzing threads and the latency probe against a broker for a
 /// bounded time, and collects what broke.
 public enum Fuzzer {
+  /// Seconds left for replaying suspects after crashes, in this run.
+  private static let minimizingBudget = Locked<Double>(0)
+
   /// The logs of the brokers that crashed, already reported with the crash.
   private static let crashedLogs = Locked<Set<String>>([])
 
@@ -154,6 +157,7 @@ public enum Fuzzer {
     }
     var crashes = 0
     var nextLivenessCheck = 0.0
+    minimizingBudget.withLock { $0 = min(60, max(20, configuration.seconds / 2)) }
     let end = monotonicSeconds() + configuration.seconds
     while monotonicSeconds() < end {
       sleepSeconds(0.05)
@@ -231,7 +235,17 @@ public enum Fuzzer {
           category: "restart", summary: "the broker does not start again on its journal",
           detail: "after \(crash.cause): \(error)"))
     }
-    if owned.isRunning || (try? owned.start(fresh: true)) != nil {
+    let known = shared.findings.all.first {
+      $0.category == "crash" && $0.summary.hasPrefix("\(crash.cause) on ")
+    }
+    if let known {
+      // Seen and reproduced before: count it, without searching again.
+      finding.summary = known.summary
+    } else if minimizingBudget.withLock({ $0 > 0 }),
+      owned.isRunning || (try? owned.start(fresh: true)) != nil
+    {
+      let started = monotonicSeconds()
+      defer { minimizingBudget.withLock { $0 -= monotonicSeconds() - started } }
       if let culprit = findCulprit(owned, suspects, crash.cause, shared: shared) {
         finding.reproducer = Reproducer.shell([culprit])
         finding.summary = "\(crash.cause) on \(crashKey(culprit))"
@@ -267,12 +281,12 @@ public enum Fuzzer {
   private static func findCulprit(
     _ owned: OwnedBroker, _ suspects: [[UInt8]], _ cause: String, shared: SharedState
   ) -> [UInt8]? {
-    let deadline = monotonicSeconds() + 60
+    let deadline = monotonicSeconds() + minimizingBudget.withLock { $0 }
     for suspect in suspects where monotonicSeconds() < deadline {
       guard let connection = try? ProbeConnection(path: owned.socketPath) else { break }
       try? connection.send(suspect + Array("\nPING culprit\n".utf8))
       var answered = false
-      while let line = try? connection.readLine(timeout: 3) {
+      while let line = try? connection.readLine(timeout: 2) {
         if line == Array("OK PING culprit".utf8) {
           answered = true
           break
