@@ -43,10 +43,11 @@ final class OwnedBroker: @unchecked Sendable {
     try process.run()
     try? log.close()
     self.process = process
+    reapedStatus = nil
     let deadline = monotonicSeconds() + timeout
     while monotonicSeconds() < deadline {
-      if !process.isRunning {
-        throw FuzzError("chatbroker exited with \(process.terminationStatus): \(lastLogLines())")
+      if !isRunning {
+        throw FuzzError("chatbroker ended (\(exitDescription)): \(lastLogLines())")
       }
       if let probe = try? ProbeConnection(path: socketPath), (try? probe.ping("start", 2)) != nil {
         return
@@ -56,34 +57,62 @@ final class OwnedBroker: @unchecked Sendable {
     throw FuzzError("chatbroker did not answer within \(Int(timeout)) s: \(lastLogLines())")
   }
 
-  var isRunning: Bool { process?.isRunning ?? false }
+  /// The wait status, once this fuzzer reaped the broker itself.
+  private var reapedStatus: Int32?
+
+  /// Running, and not a zombie. Foundation may miss the exit of a child
+  /// (seen with the ASan broker, while many relays exit at once), so a
+  /// zombie is reaped here, and its status kept here.
+  var isRunning: Bool {
+    guard let process, process.isRunning, reapedStatus == nil else { return false }
+    let pid = process.processIdentifier
+    let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+    let state = stat?.split(separator: ")").last?.split(separator: " ").first
+    // Gone from /proc: Foundation reaped it and is about to say so.
+    guard let state else { return false }
+    guard state == "Z" || state == "X" else { return true }
+    var status: Int32 = 0
+    if waitpid(pid, &status, WNOHANG) == pid { reapedStatus = status }
+    return false
+  }
+
+  /// The exit status, or 128 plus the signal's number; nil while running.
+  var exitStatus: Int32? {
+    guard let process, !isRunning else { return nil }
+    if let status = reapedStatus {
+      return status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + status & 0x7F
+    }
+    let deadline = monotonicSeconds() + 2
+    while process.isRunning && monotonicSeconds() < deadline { sleepSeconds(0.01) }
+    if process.isRunning { return nil }
+    return process.terminationReason == .uncaughtSignal
+      ? 128 + process.terminationStatus : process.terminationStatus
+  }
 
   var exitDescription: String {
-    guard let process, !process.isRunning else { return "running" }
-    return process.terminationReason == .uncaughtSignal
-      ? "killed by signal \(process.terminationStatus)" : "exit status \(process.terminationStatus)"
+    guard let status = exitStatus else { return isRunning ? "running" : "not started" }
+    return status > 128 ? "killed by signal \(status - 128)" : "exit status \(status)"
   }
 
   /// SIGTERM and the exit status (nil when it did not exit within
   /// `timeout`, after which it is killed).
   func stop(timeout: Double = 5) -> Int32? {
-    guard let process, process.isRunning else { return process?.terminationStatus }
+    guard let process else { return nil }
+    guard isRunning else { return exitStatus }
     kill(process.processIdentifier, SIGTERM)
     let deadline = monotonicSeconds() + timeout
-    while process.isRunning && monotonicSeconds() < deadline { sleepSeconds(0.01) }
-    if process.isRunning {
-      kill(process.processIdentifier, SIGKILL)
-      process.waitUntilExit()
+    while isRunning && monotonicSeconds() < deadline { sleepSeconds(0.01) }
+    if isRunning {
+      kill9()
       return nil
     }
-    return process.terminationStatus
+    return exitStatus
   }
 
   func kill9() {
-    if let process, process.isRunning {
-      kill(process.processIdentifier, SIGKILL)
-      process.waitUntilExit()
-    }
+    guard let process, isRunning else { return }
+    kill(process.processIdentifier, SIGKILL)
+    while isRunning { sleepSeconds(0.01) }
   }
 
   var currentLog: String {
