@@ -11,6 +11,7 @@ let package = Package(
     .executable(name: "chatbroker", targets: ["chatbroker"]),
     .executable(name: "chatsh", targets: ["chatsh"]),
     .executable(name: "chatbench", targets: ["chatbench"]),
+    .executable(name: "chatfuzz", targets: ["chatfuzz"]),
     .library(name: "LineProtocol", targets: ["LineProtocol"]),
     .library(name: "Broker", targets: ["Broker"]),
   ],
@@ -33,9 +34,14 @@ let package = Package(
     .executableTarget(
       name: "chatsh", dependencies: ["ChatClient", "LineProtocol", "CNcurses"]),
     .executableTarget(name: "chatbench", dependencies: ["Broker", "LineProtocol", "CShims"]),
+    // The protocol fuzzer: a library, so that the tests run it too.
+    .target(name: "ProtocolFuzz", dependencies: ["Broker"]),
+    .executableTarget(name: "chatfuzz", dependencies: ["ProtocolFuzz"]),
     .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol"]),
     // The integration tests start the real binaries, so they depend on them.
-    .testTarget(name: "BrokerTests", dependencies: ["Broker", "LineProtocol", "chatbroker"]),
+    .testTarget(
+      name: "BrokerTests",
+      dependencies: ["Broker", "LineProtocol", "chatbroker", "ProtocolFuzz"]),
     .testTarget(
       name: "ChatshTests", dependencies: ["ChatClient", "LineProtocol", "chatsh", "chatbroker"]),
   ]

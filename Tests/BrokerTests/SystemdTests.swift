@@ -445,6 +445,15 @@ final class TestDirectory: @unchecked Sendable {
     process.arguments = arguments
     var clean = ["PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": directory, "LANG": "C.UTF-8"]
     clean.merge(environment) { $1 }
+    // A sanitized run (tools/ci-hardening) sets the broker's sanitizer
+    // options; systemd-socket-activate passes on only what -E names.
+    for name in ["ASAN_OPTIONS", "TSAN_OPTIONS"] {
+      guard let value = ProcessInfo.processInfo.environment[name] else { continue }
+      clean[name] = value
+      if executable.hasSuffix("/systemd-socket-activate") {
+        process.arguments = ["-E", "\(name)=\(value)"] + (process.arguments ?? [])
+      }
+    }
     process.environment = clean
     // O_APPEND: several processes share the log without overwriting lines.
     let fd = open(logPath, O_WRONLY | O_APPEND | O_CLOEXEC)

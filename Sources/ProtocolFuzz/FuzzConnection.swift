@@ -1,0 +1,135 @@
+import Broker
+import Foundation
+import Glibc
+
+/// One connection of a fuzzing worker: its socket (direct, or through
+/// `setpriv ... nc -U` to speak as another Unix user), what it still has to
+/// send, what it received, and the contract checker for it.
+final class FuzzConnection {
+  let fd: Int32
+  let behaviour: Behaviour
+  let user: String?
+  let generation: Int
+  private var relay: Process?
+  var checker = ReplyChecker()
+  var outbox: [UInt8] = []
+  var outboxOffset = 0
+  var inbox: [UInt8] = []
+  /// When it stops sending new requests and winds down.
+  let windDownAt: Double
+  /// When it must have been closed by the broker, once winding down.
+  var mustEndBy = Double.infinity
+  var windingDown = false
+  var halfClosed = false
+  var sendFailed = false
+  var finished = false
+  /// The last flood it sent, to name in a finding.
+  var lastFlood = ""
+
+  init(
+    path: String, behaviour: Behaviour, user: String?, generation: Int, lifetime: Double
+  ) throws {
+    self.behaviour = behaviour
+    self.user = user
+    self.generation = generation
+    windDownAt = monotonicSeconds() + lifetime
+    if let user {
+      var pair: [Int32] = [-1, -1]
+      guard
+        socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0, &pair) == 0
+      else { throw FuzzError("socketpair: \(String(cString: strerror(errno)))") }
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+      process.arguments = [
+        "--reuid=\(user)", "--regid=\(user)", "--clear-groups", "/usr/bin/nc", "-N", "-U", path,
+      ]
+      let end = FileHandle(fileDescriptor: pair[1], closeOnDealloc: true)
+      process.standardInput = end
+      process.standardOutput = end
+      process.standardError = FileHandle.nullDevice
+      do {
+        try process.run()
+      } catch {
+        close(pair[0])
+        throw error
+      }
+      try? end.close()
+      relay = process
+      fd = pair[0]
+    } else {
+      fd = try UnixSocket.connect(to: path)
+    }
+    _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+  }
+
+  deinit {
+    close(fd)
+    if let relay, relay.isRunning {
+      kill(relay.processIdentifier, SIGKILL)
+      relay.waitUntilExit()
+    }
+  }
+
+  var hasOutput: Bool { outboxOffset < outbox.count }
+
+  /// Queues request lines, each with its LF, and tells the checker.
+  /// Floods are remembered (as suspects of a crash) by their first and last
+  /// line only, so that they do not push everything else out.
+  func queue(
+    _ lines: [[UInt8]], shared: SharedState, lastWithoutNewline: Bool = false,
+    rememberAll: Bool = true
+  ) {
+    if outboxOffset > 0 && outboxOffset == outbox.count {
+      outbox.removeAll(keepingCapacity: true)
+      outboxOffset = 0
+    }
+    for (index, line) in lines.enumerated() {
+      outbox += line
+      if !(lastWithoutNewline && index == lines.count - 1) { outbox.append(0x0A) }
+      checker.sent(line)
+      if rememberAll || index == 0 || index == lines.count - 1 { shared.remember(line) }
+    }
+    shared.requestsSent.add(lines.count, ordering: .relaxed)
+  }
+
+  /// Writes what it can without blocking; `limit` bytes at most.
+  func writeSome(limit: Int = .max) {
+    guard hasOutput, !sendFailed else { return }
+    let count = min(limit, outbox.count - outboxOffset)
+    let written = outbox[outboxOffset..<outboxOffset + count].withUnsafeBytes {
+      Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+    }
+    if written > 0 {
+      outboxOffset += written
+    } else if written < 0 && errno != EAGAIN && errno != EINTR {
+      sendFailed = true
+    }
+  }
+
+  /// Reads what is there; returns the complete lines, and whether the
+  /// stream ended.
+  func readSome(into lines: inout [[UInt8]]) -> Bool {
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    for _ in 0..<16 {
+      let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+      if count > 0 {
+        inbox += chunk[0..<count]
+        continue
+      }
+      if count < 0 && (errno == EAGAIN || errno == EINTR) { break }
+      splitLines(into: &lines)
+      return true  // end of stream, or an error such as ECONNRESET
+    }
+    splitLines(into: &lines)
+    return false
+  }
+
+  private func splitLines(into lines: inout [[UInt8]]) {
+    var start = 0
+    while let newline = inbox[start...].firstIndex(of: 0x0A) {
+      lines.append(Array(inbox[start..<newline]))
+      start = newline + 1
+    }
+    if start > 0 { inbox.removeFirst(start) }
+  }
+}

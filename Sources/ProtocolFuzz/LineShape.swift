@@ -1,0 +1,154 @@
+/// Checks one line from the broker against chatbroker(7), "Lines from the
+/// broker": a capital keyword, fixed words without control characters, and
+/// free text only after ` :`, itself free of control characters but TAB.
+public enum LineShape {
+  /// Why `line` (without its LF) is not well formed, or `nil` when it is.
+  public static func problem(_ line: [UInt8]) -> String? {
+    guard let text = String(validating: line, as: UTF8.self) else { return "not valid UTF-8" }
+    let fixed: Substring
+    let free: Substring?
+    if let colon = text.range(of: " :") {
+      fixed = text[..<colon.lowerBound]
+      free = text[colon.upperBound...]
+    } else {
+      fixed = text[...]
+      free = nil
+    }
+    if hasControl(fixed, allowTab: false) { return "a control character in the fixed words" }
+    if let free, hasControl(free, allowTab: true) { return "a control character in the text" }
+    let words = fixed.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+    if words.contains("") { return "an empty word (two spaces, or a space at an end)" }
+    return shapeProblem(words, free.map(String.init))
+  }
+
+  private static func shapeProblem(_ words: [String], _ text: String?) -> String? {
+    let keyword = words[0]
+    func fields(_ count: Int, text wanted: Bool) -> String? {
+      if words.count != count {
+        return "\(keyword) with \(words.count - 1) words, not \(count - 1)"
+      }
+      if wanted && text == nil { return "\(keyword) without its ` :text`" }
+      if !wanted && text != nil { return "\(keyword) with a ` :text` it should not have" }
+      return nil
+    }
+    switch keyword {
+    case "HELLO":
+      return fields(3, text: true) ?? check(words[2], isUser)
+    case "OK":
+      return okProblem(words, text)
+    case "ERR":
+      if let problem = fields(3, text: true) { return problem }
+      if words[1] != "-" && !ProtocolModel.verbs.contains(words[1]) {
+        return "ERR names no verb: \(words[1])"
+      }
+      return ProtocolModel.errorCodes.contains(words[2]) ? nil : "unknown error code \(words[2])"
+    case "MSG", "HIST":
+      return fields(5, text: true) ?? check(words[1], isTarget) ?? check(words[2], isID)
+        ?? check(words[3], isTime) ?? check(words[4], isUser)
+    case "JOIN", "PART", "MEMBER":
+      return fields(3, text: false) ?? check(words[1], isRoom) ?? check(words[2], isUser)
+    case "SCHED":
+      return fields(5, text: true) ?? check(words[1], isID) ?? check(words[2], isTarget)
+        ?? check(words[3], isTime) ?? check(words[4], isTime)
+    case "ROOM":
+      return fields(3, text: false) ?? check(words[1], isRoom) ?? check(words[2], isCount)
+    case "INFO", "BYE":
+      return fields(1, text: true)
+    default:
+      return "unknown keyword \(keyword.prefix(20))"
+    }
+  }
+
+  /// `OK <VERB> ...` with the words chatbroker(7) shows for each verb.
+  private static func okProblem(_ words: [String], _ text: String?) -> String? {
+    guard words.count >= 2 else { return "OK without a verb" }
+    let verb = words[1]
+    let rest = Array(words.dropFirst(2))
+    func shape(_ checks: [(String) -> Bool]) -> String? {
+      if text != nil { return "OK \(verb) with a ` :text`" }
+      if rest.count != checks.count { return "OK \(verb) with \(rest.count) words after the verb" }
+      for (word, isValid) in zip(rest, checks) where !isValid(word) {
+        return "OK \(verb): bad field \(word.prefix(40))"
+      }
+      return nil
+    }
+    switch verb {
+    case "JOIN": return shape([isRoom, isCount])
+    case "PART": return shape([isRoom])
+    case "SAY", "SAYAT": return shape([isID, isTime])
+    case "HISTORY": return shape([isTarget, isCount])
+    case "SCHEDULED", "ROOMS": return shape([isCount])
+    case "CANCEL": return shape([isID])
+    case "WHO": return shape([isRoom, isCount])
+    case "HELP", "QUIT": return shape([])
+    case "PING":
+      // The token is one word of the client's, echoed: it must not make the
+      // line look as if it had a free text.
+      if text != nil { return "OK PING whose token reads as a ` :text`" }
+      return rest.count <= 1 ? nil : "OK PING with \(rest.count) words"
+    default: return "OK names no verb: \(verb.prefix(20))"
+    }
+  }
+
+  private static func check(_ word: String, _ isValid: (String) -> Bool) -> String? {
+    isValid(word) ? nil : "bad field \(word.prefix(40))"
+  }
+
+  static func hasControl<S: StringProtocol>(_ text: S, allowTab: Bool) -> Bool {
+    text.unicodeScalars.contains { scalar in
+      let value = scalar.value
+      if value == 0x09 { return !allowTab }
+      return value < 0x20 || value == 0x7F || (value >= 0x80 && value <= 0x9F)
+    }
+  }
+
+  static func isRoom(_ word: String) -> Bool {
+    let bytes = Array(word.utf8)
+    guard bytes.count >= 2, bytes.count <= 33, bytes[0] == UInt8(ascii: "#") else { return false }
+    return bytes.dropFirst().allSatisfy { byte in
+      (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
+        || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+    }
+  }
+
+  static func isUser(_ word: String) -> Bool {
+    !word.isEmpty && word.utf8.count <= 256 && !word.hasPrefix("#") && !word.hasPrefix("@")
+      && !word.hasPrefix(":")
+  }
+
+  static func isTarget(_ word: String) -> Bool {
+    isRoom(word) || (word.hasPrefix("@") && isUser(String(word.dropFirst())))
+  }
+
+  static func isID(_ word: String) -> Bool {
+    (1...32).contains(word.utf8.count)
+      && word.utf8.allSatisfy {
+        ($0 >= 0x30 && $0 <= 0x39) || (($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7A)
+      }
+  }
+
+  static func isCount(_ word: String) -> Bool {
+    !word.isEmpty && word.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+      && (word == "0" || !word.hasPrefix("0"))
+  }
+
+  /// `YYYY-MM-DDTHH:MM:SS.mmmZ`, with months, days, hours, minutes and
+  /// seconds in their ranges.
+  static func isTime(_ word: String) -> Bool {
+    let bytes = Array(word.utf8)
+    let pattern = Array("dddd-dd-ddTdd:dd:dd.dddZ".utf8)
+    guard bytes.count == pattern.count else { return false }
+    for (byte, shape) in zip(bytes, pattern) {
+      if shape == UInt8(ascii: "d") {
+        guard byte >= 0x30 && byte <= 0x39 else { return false }
+      } else if byte != shape {
+        return false
+      }
+    }
+    func number(_ from: Int, _ count: Int) -> Int {
+      bytes[from..<from + count].reduce(0) { $0 * 10 + Int($1 - 0x30) }
+    }
+    return (1...12).contains(number(5, 2)) && (1...31).contains(number(8, 2))
+      && number(11, 2) < 24 && number(14, 2) < 60 && number(17, 2) < 60
+  }
+}

@@ -1,0 +1,197 @@
+import Foundation
+import Glibc
+
+/// A chatbroker the fuzzer starts itself (`chatfuzz --broker`), so that it
+/// can see it crash, restart it, replay single requests against it to find
+/// the one that crashed it, and check its journal replays at the end.
+final class OwnedBroker: @unchecked Sendable {
+  let binary: String
+  let directory: String
+  let socketPath: String
+  let arguments: [String]
+  private var process: Process?
+  /// Each start gets its own log, so that a log names one run of the broker.
+  private(set) var logPaths: [String] = []
+  private(set) var stateDirectory: String
+
+  init(binary: String, arguments: [String]) throws {
+    self.binary = binary
+    self.arguments = arguments
+    var template = Array("/tmp/chatfuzz-XXXXXX".utf8CString)
+    guard let made = mkdtemp(&template) else { throw FuzzError("mkdtemp failed") }
+    directory = String(cString: made)
+    // Other Unix users must reach the socket in it.
+    chmod(directory, 0o755)
+    socketPath = directory + "/sock"
+    stateDirectory = directory + "/state-1"
+  }
+
+  /// Starts the broker, on the same state directory unless `fresh`, and
+  /// waits (bounded) until it answers.
+  func start(fresh: Bool = false, timeout: Double = 15) throws {
+    if fresh { stateDirectory = directory + "/state-\(logPaths.count + 1)" }
+    let logPath = directory + "/broker-\(logPaths.count + 1).log"
+    logPaths.append(logPath)
+    _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+    let log = FileHandle(forWritingAtPath: logPath)!
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: binary)
+    process.arguments = ["--socket", socketPath, "--state-dir", stateDirectory] + arguments
+    process.standardError = log
+    process.standardOutput = log
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    try? log.close()
+    self.process = process
+    reapedStatus = nil
+    let deadline = monotonicSeconds() + timeout
+    while monotonicSeconds() < deadline {
+      if !isRunning {
+        throw FuzzError("chatbroker ended (\(exitDescription)): \(lastLogLines())")
+      }
+      if let probe = try? ProbeConnection(path: socketPath), (try? probe.ping("start", 2)) != nil {
+        return
+      }
+      sleepSeconds(0.02)
+    }
+    throw FuzzError("chatbroker did not answer within \(Int(timeout)) s: \(lastLogLines())")
+  }
+
+  /// The wait status, once this fuzzer reaped the broker itself.
+  private var reapedStatus: Int32?
+
+  /// Running, and not a zombie. Foundation may miss the exit of a child
+  /// (seen with the ASan broker, while many relays exit at once), so a
+  /// zombie is reaped here, and its status kept here.
+  var isRunning: Bool {
+    guard let process, process.isRunning, reapedStatus == nil else { return false }
+    let pid = process.processIdentifier
+    let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+    let state = stat?.split(separator: ")").last?.split(separator: " ").first
+    // Gone from /proc: Foundation reaped it and is about to say so.
+    guard let state else { return false }
+    guard state == "Z" || state == "X" else { return true }
+    var status: Int32 = 0
+    if waitpid(pid, &status, WNOHANG) == pid { reapedStatus = status }
+    return false
+  }
+
+  /// The exit status, or 128 plus the signal's number; nil while running.
+  var exitStatus: Int32? {
+    guard let process, !isRunning else { return nil }
+    if let status = reapedStatus {
+      return status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + status & 0x7F
+    }
+    let deadline = monotonicSeconds() + 2
+    while process.isRunning && monotonicSeconds() < deadline { sleepSeconds(0.01) }
+    if process.isRunning { return nil }
+    return process.terminationReason == .uncaughtSignal
+      ? 128 + process.terminationStatus : process.terminationStatus
+  }
+
+  var exitDescription: String {
+    guard let status = exitStatus else { return isRunning ? "running" : "not started" }
+    return status > 128 ? "killed by signal \(status - 128)" : "exit status \(status)"
+  }
+
+  /// SIGTERM and the exit status (nil when it did not exit within
+  /// `timeout`, after which it is killed).
+  func stop(timeout: Double = 5) -> Int32? {
+    guard let process else { return nil }
+    guard isRunning else { return exitStatus }
+    kill(process.processIdentifier, SIGTERM)
+    let deadline = monotonicSeconds() + timeout
+    while isRunning && monotonicSeconds() < deadline { sleepSeconds(0.01) }
+    if isRunning {
+      kill9()
+      return nil
+    }
+    return exitStatus
+  }
+
+  func kill9() {
+    guard let process, isRunning else { return }
+    kill(process.processIdentifier, SIGKILL)
+    while isRunning { sleepSeconds(0.01) }
+  }
+
+  var currentLog: String {
+    guard let path = logPaths.last else { return "" }
+    return (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+  }
+
+  func lastLogLines(_ count: Int = 5) -> String {
+    currentLog.split(separator: "\n").suffix(count).joined(separator: " | ")
+  }
+
+  func removeFiles() {
+    kill9()
+    try? FileManager.default.removeItem(atPath: directory)
+  }
+}
+
+/// Lines of a broker's log that tell of a crash: Swift runtime traps, fatal
+/// errors, sanitizer reports.
+public enum LogScan {
+  static let markers = [
+    "Fatal error", "fatal error", "Trace/breakpoint trap", "Illegal instruction",
+    "Segmentation fault", "AddressSanitizer", "ThreadSanitizer", "LeakSanitizer",
+    "UndefinedBehaviorSanitizer", "SUMMARY: ", "Current stack trace", "Precondition failed",
+    "Assertion failed",
+  ]
+
+  /// The lines of `log` that tell of a crash.
+  public static func alarms(in log: String) -> [String] {
+    log.split(separator: "\n").filter { line in
+      markers.contains { line.contains($0) }
+    }.map(String.init)
+  }
+}
+
+/// What the Swift runtime's backtrace in a broker's log says about a
+/// crash: the failure, and the broker's own frames of the thread that
+/// crashed, innermost first.
+struct CrashReport {
+  var failure: String?
+  var frames: [String] = []
+
+  init(log: String) {
+    var inCrashedThread = false
+    for line in log.split(separator: "\n") {
+      if let range = line.range(of: "Swift runtime failure: ") ?? line.range(of: "Fatal error: ") {
+        failure = failure ?? line[range.upperBound...].replacingOccurrences(of: " ***", with: "")
+      } else if let range = line.range(of: "Program crashed: ") {
+        failure =
+          failure ?? line[range.upperBound...].split(separator: " at ").first.map(String.init)
+      }
+      if line.hasSuffix(" crashed:") {
+        inCrashedThread = true
+      } else if inCrashedThread && line.hasPrefix("Thread ") {
+        inCrashedThread = false
+      }
+      // "  1   0x... appendDigits(_:width:to:) + 1246 in chatbroker at /.../Timestamp.swift:62:36"
+      if inCrashedThread, let at = line.range(of: " in chatbroker at /") {
+        let head = line[..<at.lowerBound]
+        guard let address = head.range(of: " 0x") else { continue }
+        let afterAddress = head[address.upperBound...].drop { $0 != " " }.dropFirst()
+        let function = afterAddress.components(separatedBy: " + ").first ?? String(afterAddress)
+        let place = line[at.upperBound...].split(separator: "/").last ?? ""
+        let fileAndLine = place.split(separator: ":").prefix(2).joined(separator: ":")
+        if !function.hasPrefix("Swift runtime failure") {
+          frames.append("\(function) (\(fileAndLine))")
+        }
+      }
+    }
+  }
+
+  /// "arithmetic overflow in appendDigits(_:width:to:) (Timestamp.swift:62)"
+  var summary: String? {
+    guard let failure else { return nil }
+    return frames.first.map { "\(failure) in \($0)" } ?? failure
+  }
+}
+
+struct FuzzError: Error, CustomStringConvertible {
+  let description: String
+  init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,53 @@
+/// What chatbroker(7) says about request lines and the broker's lines,
+/// written down independently of the broker's own parser, so that the fuzzer
+/// checks the broker against the manual rather than against itself.
+public enum ProtocolModel {
+  /// The request verbs of chatbroker(7), "Requests".
+  public static let verbs: Set<String> = [
+    "JOIN", "PART", "SAY", "SAYAT", "HISTORY", "SCHEDULED", "CANCEL", "ROOMS", "WHO", "PING",
+    "HELP", "QUIT",
+  ]
+
+  /// The error codes of chatbroker(7), "Errors".
+  public static let errorCodes: Set<String> = [
+    "UNKNOWN", "SYNTAX", "TOOLONG", "BADUTF8", "BADCHAR", "EMPTY", "BADNAME", "NOSUCHUSER",
+    "NOTJOINED", "BADTIME", "PAST", "TOOFAR", "NOSUCHMSG", "LIMIT", "STORAGE",
+  ]
+
+  /// The data lines of each multi-line reply, by the verb that asks for them.
+  public static let dataKeywords: [String: String] = [
+    "HISTORY": "HIST", "SCHEDULED": "SCHED", "ROOMS": "ROOM", "WHO": "MEMBER", "HELP": "INFO",
+  ]
+
+  /// The verb the final reply to one request line names: `nil` when the
+  /// line gets no reply at all (it is empty once a trailing CR is dropped),
+  /// `-` when it cannot be read as a request (too long, not UTF-8, unknown
+  /// verb), otherwise the verb in capitals. `line` is without its LF.
+  public static func replyVerb(for line: [UInt8], maximumLineBytes: Int) -> String? {
+    var content = line[...]
+    if content.last == UInt8(ascii: "\r") { content = content.dropLast() }
+    if content.isEmpty { return nil }
+    if content.count > maximumLineBytes { return "-" }
+    guard let text = String(validating: content, as: UTF8.self) else { return "-" }
+    // Words are separated by spaces only; letter case is ASCII's.
+    let first = text.split(separator: " ", omittingEmptySubsequences: true).first ?? ""
+    let verb = String(first).asciiUppercased
+    return verbs.contains(verb) ? verb : "-"
+  }
+
+  /// Whether `line` is a `QUIT` that ends the session (no other words).
+  static func isPlainQuit(_ line: [UInt8]) -> Bool {
+    var content = line[...]
+    if content.last == UInt8(ascii: "\r") { content = content.dropLast() }
+    let words = content.split(separator: UInt8(ascii: " "))
+    return words.count == 1 && String(decoding: words[0], as: UTF8.self).asciiUppercased == "QUIT"
+  }
+}
+
+extension String {
+  /// Upper case for ASCII letters only: `ſay` is not `SAY` to the broker.
+  var asciiUppercased: String {
+    String(
+      decoding: utf8.map { $0 >= 0x61 && $0 <= 0x7A ? $0 - 0x20 : $0 }, as: UTF8.self)
+  }
+}

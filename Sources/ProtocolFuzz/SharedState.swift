@@ -1,0 +1,46 @@
+import Synchronization
+
+/// What the fuzzer's threads share: whether to stop or pause, which
+/// generation of the broker they talk to, counters, the findings, and the
+/// latest request lines (the suspects when the broker crashes).
+final class SharedState: Sendable {
+  let findings = FindingLog()
+  let stopping = Atomic<Bool>(false)
+  /// Set while the broker is being restarted: workers drop their
+  /// connections and wait.
+  let paused = Atomic<Bool>(false)
+  /// Bumped whenever the broker crashed: what a connection of an earlier
+  /// generation saw is not judged against the contract.
+  let generation = Atomic<Int>(0)
+  let requestsSent = Atomic<Int>(0)
+  let linesReceived = Atomic<Int>(0)
+  let repliesChecked = Atomic<Int>(0)
+  let connectionsOpened = Atomic<Int>(0)
+  let connectFailures = Atomic<Int>(0)
+  private let recent = Locked<(lines: [[UInt8]], next: Int)>(([], 0))
+  static let recentCapacity = 3000
+
+  /// Remembers a request line as sent, keeping the latest few thousand.
+  func remember(_ line: [UInt8]) {
+    recent.withLock { ring in
+      if ring.lines.count < Self.recentCapacity {
+        ring.lines.append(line)
+      } else {
+        ring.lines[ring.next] = line
+      }
+      ring.next = (ring.next + 1) % Self.recentCapacity
+    }
+  }
+
+  /// The latest request lines, newest first, each once; and forgets them.
+  func takeRecent() -> [[UInt8]] {
+    recent.withLock { ring in
+      let ordered =
+        ring.lines.count < Self.recentCapacity
+        ? ring.lines : Array(ring.lines[ring.next...] + ring.lines[..<ring.next])
+      ring = ([], 0)
+      var seen = Set<[UInt8]>()
+      return ordered.reversed().filter { seen.insert($0).inserted }
+    }
+  }
+}

@@ -1,0 +1,249 @@
+import Broker
+import Glibc
+
+/// One thread's share of the fuzzing connections, served with `poll(2)`:
+/// it keeps `slots` connections open, each with a random behaviour and a
+/// short life, feeds them requests and checks every line that comes back.
+final class Worker: @unchecked Sendable {
+  let socketPath: String
+  let slots: Int
+  /// The Unix user of each slot; nil is the fuzzer's own.
+  let users: [String?]
+  let shared: SharedState
+  let behaviours: [Behaviour]
+  private var generator: RequestGenerator
+  private var connections: [FuzzConnection?]
+  /// Findings about connections that ended, held back a moment: if the
+  /// broker crashed meanwhile, the crash is the finding, not these.
+  private var heldBack: [(at: Double, generation: Int, violation: Violation, behaviour: String)] =
+    []
+
+  init(
+    socketPath: String, slots: Int, users: [String?], shared: SharedState,
+    behaviours: [Behaviour], generator: RequestGenerator
+  ) {
+    self.behaviours = behaviours
+    self.socketPath = socketPath
+    self.slots = slots
+    self.users = users
+    self.shared = shared
+    self.generator = generator
+    connections = Array(repeating: nil, count: slots)
+  }
+
+  func run() {
+    while !shared.stopping.load(ordering: .relaxed) {
+      if shared.paused.load(ordering: .relaxed) {
+        connections = Array(repeating: nil, count: slots)
+        heldBack.removeAll()
+        sleepSeconds(0.02)
+        continue
+      }
+      openMissing()
+      for connection in connections.compactMap({ $0 }) { feed(connection) }
+      pollOnce()
+      endDue()
+      releaseHeldBack(olderThan: 1.0)
+    }
+    connections = Array(repeating: nil, count: slots)
+    releaseHeldBack(olderThan: 0)
+  }
+
+  // MARK: - Opening and feeding
+
+  private func openMissing() {
+    let generation = shared.generation.load(ordering: .relaxed)
+    for slot in 0..<slots {
+      if let connection = connections[slot], connection.generation != generation {
+        connections[slot] = nil
+      }
+      guard connections[slot] == nil else { continue }
+      let behaviour = Behaviour.random(from: behaviours, using: &generator.random)
+      let lifetime = Double.random(in: 0.2...4, using: &generator.random)
+      do {
+        connections[slot] = try FuzzConnection(
+          path: socketPath, behaviour: behaviour, user: users[slot % users.count],
+          generation: generation, lifetime: lifetime)
+        shared.connectionsOpened.add(1, ordering: .relaxed)
+      } catch {
+        shared.connectFailures.add(1, ordering: .relaxed)
+        sleepSeconds(0.01)
+      }
+    }
+  }
+
+  private func feed(_ connection: FuzzConnection) {
+    let now = monotonicSeconds()
+    if !connection.windingDown && now >= connection.windDownAt {
+      windDown(connection, now: now)
+      return
+    }
+    guard !connection.windingDown, !connection.hasOutput else { return }
+    switch connection.behaviour {
+    case .chatter, .trickling:
+      if connection.checker.unanswered < 100 {
+        let count = Int.random(in: 1...20, using: &generator.random)
+        connection.queue((0..<count).map { _ in generator.line() }, shared: shared)
+      }
+    case .flooder:
+      if connection.checker.unanswered < 2000 {
+        let flood = generator.flood()
+        connection.lastFlood = describe(flood)
+        connection.queue(flood, shared: shared, rememberAll: false)
+      }
+    case .nonReading:
+      if connection.outbox.count < 4 << 20 {
+        let flood = generator.flood()
+        connection.lastFlood = describe(flood)
+        connection.queue(flood, shared: shared, rememberAll: false)
+      }
+    case .halfClosing, .vanishing:
+      if connection.outbox.isEmpty {
+        let count = Int.random(in: 1...50, using: &generator.random)
+        connection.queue((0..<count).map { _ in generator.line() }, shared: shared)
+      }
+    }
+  }
+
+  private func describe(_ flood: [[UInt8]]) -> String {
+    guard let first = flood.first else { return "nothing" }
+    return "\(flood.count) pipelined requests like \(String(decoding: first, as: UTF8.self))"
+  }
+
+  /// The end of a connection's life: readers shut down their writing side
+  /// and wait for the broker to answer everything and close; the others just
+  /// go away.
+  private func windDown(_ connection: FuzzConnection, now: Double) {
+    connection.windingDown = true
+    if connection.behaviour == .halfClosing && generator.random.chance(40) {
+      // A last line without LF still counts as a line (chatbroker(7)).
+      connection.queue([generator.line()], shared: shared, lastWithoutNewline: true)
+    }
+    if connection.behaviour.reads {
+      connection.mustEndBy = now + 15
+    } else {
+      connection.finished = true
+    }
+  }
+
+  // MARK: - I/O
+
+  private func pollOnce() {
+    let live = connections.indices.filter { connections[$0] != nil }
+    var pollers = live.map { slot -> pollfd in
+      let connection = connections[slot]!
+      var events: Int32 = 0
+      if connection.behaviour.reads { events |= Int32(POLLIN) }
+      if connection.hasOutput && !connection.sendFailed { events |= Int32(POLLOUT) }
+      return pollfd(fd: connection.fd, events: Int16(events), revents: 0)
+    }
+    let ready = poll(&pollers, nfds_t(pollers.count), 10)
+    guard ready > 0 else { return }
+    for (index, slot) in live.enumerated() where pollers[index].revents != 0 {
+      guard let connection = connections[slot] else { continue }
+      let events = Int32(pollers[index].revents)
+      if events & Int32(POLLOUT) != 0 || events & Int32(POLLERR | POLLHUP) != 0 {
+        let limit = connection.behaviour == .trickling ? Int.random(in: 1...3) : .max
+        connection.writeSome(limit: limit)
+        if connection.windingDown && !connection.hasOutput && !connection.halfClosed
+          && connection.behaviour.reads
+        {
+          shutdown(connection.fd, Int32(SHUT_WR))
+          connection.halfClosed = true
+        }
+      }
+      if connection.behaviour.reads && events & Int32(POLLIN | POLLHUP | POLLERR) != 0 {
+        read(connection)
+      }
+    }
+    // A reader winding down with nothing left to send half-closes at once.
+    for connection in connections.compactMap({ $0 })
+    where connection.windingDown && connection.behaviour.reads && !connection.halfClosed
+      && !connection.hasOutput
+    {
+      shutdown(connection.fd, Int32(SHUT_WR))
+      connection.halfClosed = true
+    }
+  }
+
+  private func read(_ connection: FuzzConnection) {
+    var lines: [[UInt8]] = []
+    let ended = connection.readSome(into: &lines)
+    shared.linesReceived.add(lines.count, ordering: .relaxed)
+    let checkedBefore = connection.checker.repliesChecked
+    for line in lines {
+      generator.learn(line)
+      for violation in connection.checker.received(line) {
+        shared.findings.record(violation, behaviour: connection.behaviour.rawValue)
+      }
+    }
+    shared.repliesChecked.add(
+      connection.checker.repliesChecked - checkedBefore, ordering: .relaxed)
+    if connection.inbox.count > 1 << 20 {
+      shared.findings.record(
+        Finding(
+          category: "contract", summary: "a line from the broker longer than 1 MiB",
+          detail: String(decoding: connection.inbox.prefix(100), as: UTF8.self)))
+      connection.inbox.removeAll()
+    }
+    if ended { streamEnded(connection) }
+  }
+
+  private func streamEnded(_ connection: FuzzConnection) {
+    connection.finished = true
+    let now = monotonicSeconds()
+    var violations = connection.checker.endOfStream(halfClosed: connection.halfClosed)
+    if let bye = connection.checker.bye, !connection.checker.quitWasAnswered {
+      // A client that reads was dropped: chatbroker(7) promises such a
+      // client is only read less often.
+      violations.append(
+        Violation(
+          kind: "a client that reads was sent BYE and dropped",
+          detail: "\(bye) after \(connection.lastFlood)",
+          request: connection.checker.oldestWaiting))
+    }
+    for violation in violations {
+      heldBack.append((now, connection.generation, violation, connection.behaviour.rawValue))
+    }
+  }
+
+  /// Closes connections that are done, and reports readers the broker
+  /// failed to close in time after they half-closed.
+  private func endDue() {
+    let now = monotonicSeconds()
+    for slot in connections.indices {
+      guard let connection = connections[slot] else { continue }
+      if !connection.finished && now > connection.mustEndBy {
+        // Findings about time are freezes, not broken replies: the request
+        // that waits is a victim, not a cause.
+        shared.findings.record(
+          Finding(
+            category: "freeze",
+            summary: "a reader not answered and closed within 15 s of its half-close",
+            detail:
+              "\(connection.checker.unanswered) requests unanswered (a \(connection.behaviour.rawValue) client)"
+          ))
+        connection.finished = true
+      }
+      if connection.finished {
+        connections[slot] = nil
+      }
+    }
+  }
+
+  private func releaseHeldBack(olderThan age: Double) {
+    let now = monotonicSeconds()
+    guard heldBack.contains(where: { now - $0.at >= age }) else { return }
+    let generation = shared.generation.load(ordering: .relaxed)
+    // A broker that no longer accepts connections died: its crash is the
+    // finding, not what its connections saw as it went.
+    let alive = UnixSocket.isLive(socketPath)
+    heldBack.removeAll { held in
+      guard now - held.at >= age else { return false }
+      if alive && held.generation == generation && !shared.paused.load(ordering: .relaxed) {
+        shared.findings.record(held.violation, behaviour: held.behaviour)
+      }
+      return true
+    }
+  }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import ProtocolFuzz
+import Testing
+
+/// The protocol fuzzer (chatfuzz) against the real broker, for a bounded
+/// time: misbehaving clients, some as other Unix users, must not crash,
+/// freeze or deceive the broker, and a well-behaved client's PING stays
+/// fast (chatbroker(7), "Limits" and "Lines from the broker").
+@Suite("Protocol fuzzing")
+struct ProtocolFuzzTests {
+  /// `CHATFUZZ_SECONDS` and `CHATFUZZ_SEED` change the run, e.g. to fuzz
+  /// longer, or with the seed of a failure seen elsewhere.
+  static var configuration: FuzzConfiguration {
+    let environment = ProcessInfo.processInfo.environment
+    var configuration = FuzzConfiguration()
+    configuration.seconds = environment["CHATFUZZ_SECONDS"].flatMap(Double.init) ?? 20
+    configuration.seed = environment["CHATFUZZ_SEED"].flatMap(UInt64.init) ?? 2026
+    configuration.connections = 16
+    return configuration
+  }
+
+  @Test(
+    "random, mutated and flooding clients, also as other Unix users, neither crash, freeze nor deceive the broker, and PING stays fast (real time)",
+    .timeLimit(.minutes(5)))
+  func fuzz() throws {
+    let broker = try BrokerProcess().start()
+    var configuration = Self.configuration
+    configuration.socketPath = broker.socketPath
+    configuration.logPath = broker.logPath
+    // Other Unix users only as root; without, every connection is ours.
+    if UnixUsers.isRoot, (try? UnixUsers.ensure()) != nil {
+      configuration.users = UnixUsers.names
+    }
+    let report = try Fuzzer.run(configuration)
+    let summary = Comment(rawValue: report.summary)
+
+    #expect(report.findings("crash").isEmpty && report.findings("log").isEmpty, summary)
+    #expect(report.findings("contract").isEmpty, summary)
+    #expect(
+      report.findings("freeze").isEmpty && report.findings("liveness").isEmpty, summary)
+    let p99 = try #require(report.latency(percentile: 0.99), "the PING probe got no answer")
+    #expect(p99 < configuration.latencyLimit, summary)
+    #expect(report.requestsSent > 1000, "the fuzzer hardly ran: \(report.summary)")
+
+    // Alive, and answering, after all that.
+    let client = try broker.connect()
+    #expect(try client.request("PING after") == ["OK PING after"])
+    #expect(broker.process?.isRunning == true)
+    #expect(LogScan.alarms(in: broker.log).isEmpty, Comment(rawValue: broker.log))
+  }
+}
