@@ -38,6 +38,8 @@ final class Connection {
   var isQueued = false
   /// Sources cancelled so far; the descriptor closes after both.
   var cancelledSources = 0
+  /// ``cancelSources()`` ran: the sources must never be suspended again.
+  var sourcesCancelled = false
 
   init(id: ConnectionID, fd: Int32, user: String, maximumLineBytes: Int, queue: DispatchQueue) {
     self.id = id
@@ -51,7 +53,7 @@ final class Connection {
   var pendingBytes: Int { output.count + heldBytes }
 
   func pauseReading() {
-    guard !readSuspended else { return }
+    guard !readSuspended, !sourcesCancelled else { return }
     readSource.suspend()
     readSuspended = true
   }
@@ -69,14 +71,18 @@ final class Connection {
   }
 
   func stopWaitingForWritable() {
-    guard !writeSuspended else { return }
+    guard !writeSuspended, !sourcesCancelled else { return }
     writeSource.suspend()
     writeSuspended = true
   }
 
   /// Cancels both sources; each must be resumed for its cancel handler to
-  /// run, and libdispatch aborts on releasing a suspended source.
+  /// run, and libdispatch aborts on releasing a suspended source, so none
+  /// is suspended again afterwards (a flush or a turn still under way may
+  /// try).
   func cancelSources() {
+    guard !sourcesCancelled else { return }
+    sourcesCancelled = true
     readSource.cancel()
     writeSource.cancel()
     if readSuspended {
