@@ -94,6 +94,13 @@ public enum RequestParser {
         throw RequestError(
           verb: verb.rawValue, code: .badChar, text: "the token contains a control character")
       }
+      // Echoed as a fixed word of OK PING, a token starting with ":" would
+      // read as free text (chatbroker(7), "Lines the broker sends").
+      if token.first == UInt8(ascii: ":") {
+        throw RequestError(
+          verb: verb.rawValue, code: .syntax,
+          text: "a PING token cannot start with \":\"; send PING or PING <token>")
+      }
       return .ping(token: string(token))
     case .help:
       try words.end(verb)

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Chatting through the real broker, as people and scripts do (issue 3).
+/// Chatting through the real broker, as people and scripts do.
 @Suite("Chat")
 struct ChatTests {
   @Test(

@@ -6,7 +6,7 @@ import Testing
 
 /// `kill -9` of a syncing broker in the middle of pipelined SAYs, SAYATs and
 /// CANCELs, many times with different timing: nothing acknowledged is lost,
-/// nothing is delivered twice (issue 5, PROTOCOL.md section 8).
+/// nothing is delivered twice (chatbroker(7), "Order and durability").
 @Suite("Crash")
 struct CrashTests {
   /// What the client was told, and what it sent without being told.

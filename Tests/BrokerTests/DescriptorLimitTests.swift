@@ -10,7 +10,7 @@ struct DescriptorLimitTests {
   @Test(
     "at the descriptor limit a newcomer gets ERR - LIMIT at once, the broker neither spins nor floods its log, and serves again once some close (real time)"
   )
-  func refusesAtTheLimit() throws {
+  func refusesAtTheLimitRealTime() throws {
     let broker = try BrokerProcess().start()
     let pid = try #require(broker.process?.processIdentifier)
     let limited = try runCommand(["/usr/bin/prlimit", "--pid", "\(pid)", "--nofile=48:48"])

@@ -15,7 +15,7 @@ struct FairnessTests {
   private static let floodBytes = 64 * 1024
 
   @Test("another user's PING p99 stays under 50 ms while one user floods HISTORY (real time)")
-  func historyFlood() throws {
+  func historyFloodRealTime() throws {
     try UnixUsers.ensure()
     let broker = try BrokerProcess().start()
     try fillBigRoom(broker)
@@ -33,7 +33,7 @@ struct FairnessTests {
   }
 
   @Test("another user's PING p99 stays under 50 ms while one user floods ROOMS (real time)")
-  func roomsFlood() throws {
+  func roomsFloodRealTime() throws {
     try UnixUsers.ensure()
     let broker = try BrokerProcess().start([
       "--no-sync", "--max-rooms", "30000", "--new-rooms-per-minute", "30000",
@@ -54,7 +54,7 @@ struct FairnessTests {
   }
 
   @Test("another user's PING p99 stays under 50 ms while one user pipelines SAYs (real time)")
-  func sayFlood() throws {
+  func sayFloodRealTime() throws {
     try UnixUsers.ensure()
     let broker = try BrokerProcess().start()
     let listeners = try (0..<5).map { _ in try broker.connect() }

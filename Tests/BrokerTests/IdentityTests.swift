@@ -1,7 +1,7 @@
 import Testing
 
 /// Who is connected comes from the kernel, and direct conversations are
-/// readable by their two parties only (issue 3). Needs real Unix users.
+/// readable by their two parties only. Needs real Unix users.
 @Suite("Identity", UnixUsers.required)
 struct IdentityTests {
   @Test("HELLO names the Unix user who connected", arguments: UnixUsers.names)

@@ -5,7 +5,8 @@ import Testing
 
 /// The journal on the real binary: state survives restarts, damage is
 /// handled as the broker says, and a full disk refuses rather than lies
-/// (issue 5). Brokers here sync (no `--no-sync`) where durability is the point.
+/// (chatbroker(8), FILES). Brokers here sync (no `--no-sync`) where
+/// durability is the point.
 @Suite("Journal")
 struct JournalTests {
   /// What a user can see of the durable state (member counts aside: nobody

@@ -22,7 +22,7 @@ struct ProtocolFuzzTests {
   @Test(
     "random, mutated and flooding clients, also as other Unix users, neither crash, freeze nor deceive the broker, and PING stays fast (real time)",
     .timeLimit(.minutes(5)))
-  func fuzz() throws {
+  func fuzzRealTime() throws {
     let broker = try BrokerProcess().start()
     var configuration = Self.configuration
     configuration.socketPath = broker.socketPath

@@ -2,27 +2,29 @@ import LineProtocol
 import Testing
 
 /// Scheduled lines on the real binary: delivered by the broker itself at the
-/// due instant, to whoever is there (issue 4).
+/// due instant, to whoever is there.
 @Suite("Scheduling")
 struct SchedulingTests {
-  @Test("a line scheduled for a room arrives at its due instant, at most 50 ms late")
-  func roomOnTime() throws {
+  @Test("a line scheduled for a room arrives at its due instant, at most 50 ms late (real time)")
+  func roomOnTimeRealTime() throws {
     let broker = try BrokerProcess().start()
     let reader = try broker.connect()
     #expect(try reader.request("JOIN #sched") == ["OK JOIN #sched 1"])
     try expectOnTime(broker: broker, reader: reader, target: "#sched", seenAs: "#sched")
   }
 
-  @Test("a direct line scheduled for another session arrives at its due instant")
-  func directToOwnSessionOnTime() throws {
+  @Test("a direct line scheduled for another session arrives at its due instant (real time)")
+  func directToOwnSessionOnTimeRealTime() throws {
     let broker = try BrokerProcess().start()
     let reader = try broker.connect()
     let user = reader.greeting.words[2]
     try expectOnTime(broker: broker, reader: reader, target: "@\(user)", seenAs: "@\(user)")
   }
 
-  @Test("a direct line scheduled for another user arrives at its due instant", UnixUsers.required)
-  func directToUserOnTime() throws {
+  @Test(
+    "a direct line scheduled for another user arrives at its due instant (real time)",
+    UnixUsers.required)
+  func directToUserOnTimeRealTime() throws {
     try UnixUsers.ensure()
     let broker = try BrokerProcess().start()
     let reader = try broker.connect(as: "cbtest1")

@@ -15,7 +15,7 @@ struct SeriesCrashTests {
 
   @Test(
     "kill -9 while series fire: each occurrence once, each series pending for tomorrow (real time)")
-  func killWhileFiring() throws {
+  func killWhileFiringRealTime() throws {
     let broker = try BrokerProcess()
     var dueByRoom: [String: Int64] = [:]
     var seen: [String: String] = [:]

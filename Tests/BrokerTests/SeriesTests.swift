@@ -34,7 +34,7 @@ struct SeriesTests {
   @Test(
     "a series missed while the broker was stopped fires once at start, then waits a day (real time)"
   )
-  func missedWhileStopped() throws {
+  func missedWhileStoppedRealTime() throws {
     let broker = try BrokerProcess().start()
     let author = try broker.connect()
     let due = (Int64(wallClockMilliseconds()) / 1000 + 2) * 1000

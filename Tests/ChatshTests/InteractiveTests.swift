@@ -124,7 +124,8 @@ func spawnAndWait(_ arguments: [String]) -> Int32 {
     try terminal.press("Enter")
   }
 
-  @Test func scheduledMessageIsListedThenDelivered() throws {
+  @Test("/at +3s is listed by /scheduled, then delivered on time (real time)")
+  func scheduledMessageIsListedThenDeliveredRealTime() throws {
     let terminal = try chatScreen("#ops")
     defer { terminal.close() }
     #expect(terminal.waitFor { $0.contains("#ops") && $0.contains("[") })

@@ -105,7 +105,7 @@ private let goodLines: [GoodLine] = [
   GoodLine("ROOMS after #Ops", .rooms(after: room("#ops"))),
   GoodLine("PING", .ping(token: nil)),
   GoodLine("ping abc123", .ping(token: "abc123")),
-  GoodLine("PING  :x:y ", .ping(token: ":x:y")),
+  GoodLine("PING  x:y ", .ping(token: "x:y")),
   GoodLine("HELP", .help),
   GoodLine("help", .help),
   GoodLine("QUIT", .quit),
@@ -166,6 +166,8 @@ private let syntaxLines: [BadLine] = [
   BadLine("ROOMS AFTER ops", "ROOMS", .badName),
   BadLine("WHO #ops #dev", "WHO", .syntax),
   BadLine("PING a b", "PING", .syntax),
+  // OK PING :x would read as free text.
+  BadLine("PING :x", "PING", .syntax),
   BadLine("HELP SAY", "HELP", .syntax),
   BadLine("QUIT now", "QUIT", .syntax),
   // HISTORY <n> is a whole number from 1.
