@@ -17,7 +17,7 @@ final class FuzzConnection {
   var inbox: [UInt8] = []
   /// When it stops sending new requests and winds down.
   let windDownAt: Double
-  /// When it must have been closed by the broker, once winding down.
+  /// Once winding down: when the broker must have sent more, or closed it.
   var mustEndBy = Double.infinity
   var windingDown = false
   var halfClosed = false
