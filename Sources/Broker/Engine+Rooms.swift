@@ -63,7 +63,7 @@ extension Engine {
   {
     guard case .room(let name) = target, rooms[name] == nil else { return true }
     guard rooms.count < limits.rooms else {
-      log.warning("limit reached", ["limit": "rooms", "user": user, "rooms": "\(rooms.count)"])
+      logLimit("rooms", user: user, [("rooms", "\(rooms.count)")])
       fail(
         verb, .limit,
         "there are already \(rooms.count) rooms, the most the broker keeps; "
@@ -74,7 +74,7 @@ extension Engine {
     let perMinute = limits.newRoomsPerUserPerMinute
     var allowance = roomAllowances[user] ?? RoomAllowance(perMinute: perMinute, now: clock.now)
     if let wait = allowance.take(perMinute: perMinute, now: clock.now) {
-      log.warning("limit reached", ["limit": "new-rooms", "user": user])
+      logLimit("new-rooms", user: user)
       fail(
         verb, .limit,
         "you may create at most \(perMinute) new rooms per minute; "

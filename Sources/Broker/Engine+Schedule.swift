@@ -35,7 +35,7 @@ extension Engine {
   func checkPendingLimit(_ verb: Verb, connection: ConnectionID, user: String) -> Bool {
     let pendingCount = scheduler.count(by: user)
     guard pendingCount >= limits.pendingPerUser else { return true }
-    log.warning("limit reached", ["limit": "pending", "user": user])
+    logLimit("pending", user: user)
     fail(
       verb, .limit,
       "you have \(pendingCount) pending messages and series, the most allowed; cancel one or wait",

@@ -48,6 +48,7 @@ public final class Engine {
   /// each user's allowance of new rooms.
   var sortedRoomNames: [RoomName]?
   var roomAllowances: [String: RoomAllowance] = [:]
+  var limitLog = LimitLog()
 
   public init(
     limits: Limits = Limits(), clock: WallClock, users: UserDirectory, journal: JournalSink,
@@ -74,8 +75,7 @@ public final class Engine {
   public func connect(_ connection: ConnectionID, user: String) -> Bool {
     let existing = connectionsByUser[user]?.count ?? 0
     guard existing < limits.sessionsPerUser else {
-      log.warning(
-        "limit reached", ["limit": "sessions", "user": user, "conn": "\(connection)"])
+      logLimit("sessions", user: user, [("conn", "\(connection)")])
       send(
         BrokerLine.error(
           verb: "-", code: .limit,

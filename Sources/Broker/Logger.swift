@@ -69,6 +69,11 @@ public struct Logger: Sendable {
   }
 
   public func log(_ level: Level, _ message: String, _ fields: KeyValuePairs<String, String>) {
+    log(level, message, fields: fields.map { ($0.key, $0.value) })
+  }
+
+  /// The same, with fields put together at run time.
+  public func log(_ level: Level, _ message: String, fields: [(key: String, value: String)]) {
     guard let sink, level.rawValue <= minimumLevel.rawValue else { return }
     var line = priorityPrefix ? "<\(level.rawValue)>" : ""
     line += "level=\(level.name) msg=\(Self.quote(message))"
