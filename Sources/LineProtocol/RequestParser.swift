@@ -94,8 +94,13 @@ public enum RequestParser {
         throw RequestError(
           verb: verb.rawValue, code: .badChar, text: "the token contains a control character")
       }
-      // Echoed as a fixed word of OK PING, a token starting with ":" would
-      // read as free text (chatbroker(7), "Lines the broker sends").
+      // Echoed as a fixed word of OK PING, a token with a TAB would split
+      // in two for awk, and one starting with ":" would read as free text
+      // (chatbroker(7), "Lines the broker sends").
+      if token.contains(UInt8(ascii: "\t")) {
+        throw RequestError(
+          verb: verb.rawValue, code: .badChar, text: "the token contains a TAB")
+      }
       if token.first == UInt8(ascii: ":") {
         throw RequestError(
           verb: verb.rawValue, code: .syntax,

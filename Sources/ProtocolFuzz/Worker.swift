@@ -148,8 +148,7 @@ final class Worker: @unchecked Sendable {
         if connection.windingDown && !connection.hasOutput && !connection.halfClosed
           && connection.behaviour.reads
         {
-          shutdown(connection.fd, Int32(SHUT_WR))
-          connection.halfClosed = true
+          halfClose(connection)
         }
       }
       if connection.behaviour.reads && events & Int32(POLLIN | POLLHUP | POLLERR) != 0 {
@@ -161,9 +160,17 @@ final class Worker: @unchecked Sendable {
     where connection.windingDown && connection.behaviour.reads && !connection.halfClosed
       && !connection.hasOutput
     {
-      shutdown(connection.fd, Int32(SHUT_WR))
-      connection.halfClosed = true
+      halfClose(connection)
     }
+  }
+
+  /// Shuts the writing side; the broker has 15 s of silence from now to
+  /// answer the rest and close (a trickling client may take longer than
+  /// that just to send what it queued before winding down).
+  private func halfClose(_ connection: FuzzConnection) {
+    shutdown(connection.fd, Int32(SHUT_WR))
+    connection.halfClosed = true
+    connection.mustEndBy = monotonicSeconds() + 15
   }
 
   private func read(_ connection: FuzzConnection) {

@@ -168,6 +168,8 @@ private let syntaxLines: [BadLine] = [
   BadLine("PING a b", "PING", .syntax),
   // OK PING :x would read as free text.
   BadLine("PING :x", "PING", .syntax),
+  // Found by chatfuzz: a TAB would split the echoed word for awk.
+  BadLine("PING a\tb", "PING", .badChar),
   BadLine("HELP SAY", "HELP", .syntax),
   BadLine("QUIT now", "QUIT", .syntax),
   // HISTORY <n> is a whole number from 1.
