@@ -171,9 +171,10 @@ public final class Server: @unchecked Sendable {
           "conn": "\(connections.count)",
         ])
     }
-    let refusal = BrokerLine.error(
-      verb: "-", code: .limit,
-      text: "the broker has no file descriptor left for another connection; try again later")
+    let refusal = LineCodec.encode(
+      .error(
+        verb: "-", code: .limit,
+        text: "the broker has no file descriptor left for another connection; try again later"))
     // Bounded, so that clients arriving without end cannot hold the queue.
     for _ in 0..<64 where reserveDescriptor >= 0 {
       Glibc.close(reserveDescriptor)
@@ -297,7 +298,7 @@ public final class Server: @unchecked Sendable {
         connection.mayHaveRequests = false
         break
       }
-      engine.receive(frame, from: connection.id)
+      receive(frame, from: connection)
       budget -= 1
       // Write out a large fan-out before it outgrows the CPU caches:
       // copying into cold buffers cost more than the extra send(2)s.
@@ -379,7 +380,7 @@ public final class Server: @unchecked Sendable {
   /// served: answer a last line without LF, then close.
   func endOfInput(_ connection: Connection) {
     if !connection.closing, let frame = connection.framer.finish() {
-      engine.receive(frame, from: connection.id)
+      receive(frame, from: connection)
     }
     if !connection.closing {
       engine.disconnect(connection.id)
