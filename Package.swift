@@ -13,9 +13,12 @@ let package = Package(
     .executable(name: "chatbench", targets: ["chatbench"]),
     .library(name: "LineProtocol", targets: ["LineProtocol"]),
     .library(name: "Broker", targets: ["Broker"]),
+    .library(name: "IRCProtocol", targets: ["IRCProtocol"]),
   ],
   targets: [
     .target(name: "LineProtocol"),
+    // The IRC message codec, numerics and capabilities: pure, like LineProtocol.
+    .target(name: "IRCProtocol"),
     .target(name: "CShims"),
     .systemLibrary(
       name: "CSystemd",
@@ -25,7 +28,7 @@ let package = Package(
     // No pkgConfig: ncursesw.pc adds -D flags that SwiftPM refuses with a
     // warning, and the module map already links the library.
     .systemLibrary(name: "CNcurses", providers: [.apt(["libncurses-dev"])]),
-    .target(name: "Broker", dependencies: ["LineProtocol", "CShims"]),
+    .target(name: "Broker", dependencies: ["LineProtocol", "IRCProtocol", "CShims"]),
     .executableTarget(name: "chatbroker", dependencies: ["Broker", "CSystemd"]),
     // chatsh's logic (options, protocol client, rendering, line editing) lives
     // in ChatClient so tests can reach it; the executable keeps the terminal.
@@ -34,8 +37,10 @@ let package = Package(
       name: "chatsh", dependencies: ["ChatClient", "LineProtocol", "CNcurses"]),
     .executableTarget(name: "chatbench", dependencies: ["Broker", "LineProtocol", "CShims"]),
     .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol"]),
+    .testTarget(name: "IRCProtocolTests", dependencies: ["IRCProtocol"]),
     // The integration tests start the real binaries, so they depend on them.
-    .testTarget(name: "BrokerTests", dependencies: ["Broker", "LineProtocol", "chatbroker"]),
+    .testTarget(
+      name: "BrokerTests", dependencies: ["Broker", "LineProtocol", "IRCProtocol", "chatbroker"]),
     .testTarget(
       name: "ChatshTests", dependencies: ["ChatClient", "LineProtocol", "chatsh", "chatbroker"]),
   ]

@@ -8,6 +8,9 @@ final class Connection {
   let fd: Int32
   let user: String
   var framer: LineFramer
+  /// Set for a client of the IRC listener: its registration, capabilities
+  /// and codec. Nil for the line protocol.
+  var irc: IRCSession?
   let readSource: DispatchSourceRead
   let writeSource: DispatchSourceWrite
 

@@ -17,6 +17,11 @@ public final class Server: @unchecked Sendable {
     public var syncJournal = true
     /// The sync call, `fdatasync`; tests put a failing disk in its place.
     public var synchronize: @Sendable (Int32) -> Int32 = { fdatasync($0) }
+    /// `--irc-backlog`: lines of a room an IRC client without chathistory
+    /// gets when it joins.
+    public var ircBacklog = 50
+    /// The name IRC clients see for the server and network: the host name.
+    public var serverName = ProcessInfo.processInfo.hostName
     public init() {}
   }
 
@@ -120,16 +125,17 @@ public final class Server: @unchecked Sendable {
 
   // MARK: - Listening
 
-  /// Serves a listening socket (bound here or passed by systemd).
-  public func listen(on fd: Int32) {
+  /// Serves a listening socket (bound here or passed by systemd) whose
+  /// clients speak `wire`.
+  public func listen(on fd: Int32, wire: WireFormat = .line) {
     let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-    source.setEventHandler { [unowned self] in accept(from: fd) }
+    source.setEventHandler { [unowned self] in accept(from: fd, wire: wire) }
     source.setCancelHandler { Glibc.close(fd) }
     listeners.append(source)
     source.resume()
   }
 
-  func accept(from listener: Int32) {
+  func accept(from listener: Int32, wire: WireFormat) {
     while !stopping && !acceptPaused {
       let fd = chat_accept_nonblocking(listener)
       if fd < 0 {
@@ -152,7 +158,7 @@ public final class Server: @unchecked Sendable {
         log.info("accepting connections again", ["refused": "\(refusedAtLimit)"])
         refusedAtLimit = 0
       }
-      open(fd)
+      open(fd, wire: wire)
     }
     afterEvent()
   }
@@ -208,7 +214,7 @@ public final class Server: @unchecked Sendable {
     for listener in listeners { listener.resume() }
   }
 
-  func open(_ fd: Int32) {
+  func open(_ fd: Int32, wire: WireFormat) {
     let user: String
     do {
       user = users.name(of: try PeerCredentials.uid(of: fd))
@@ -220,7 +226,14 @@ public final class Server: @unchecked Sendable {
     let id = ConnectionID(nextConnection)
     nextConnection += 1
     let connection = Connection(
-      id: id, fd: fd, user: user, maximumLineBytes: options.limits.lineBytes, queue: queue)
+      id: id, fd: fd, user: user,
+      maximumLineBytes: wire == .irc ? IRCSession.maximumLineBytes : options.limits.lineBytes,
+      queue: queue)
+    if wire == .irc {
+      connection.irc = IRCSession(
+        user: user, serverName: options.serverName, timeZone: engine.timeZone,
+        backlog: options.ircBacklog)
+    }
     // Handlers look the connection up by id rather than hold a weak
     // reference: a weak reference gives every retain of it the slow path.
     connection.readSource.setEventHandler { [unowned self] in

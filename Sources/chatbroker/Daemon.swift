@@ -20,6 +20,7 @@ final class Daemon: @unchecked Sendable {
   let queue = DispatchQueue(label: "chatbroker.engine")
   private var signalSources: [DispatchSourceSignal] = []
   private var boundSocketPath: String?
+  private var boundIRCSocketPath: String?
   private var watchdog: DispatchSourceTimer?
   /// Set on the queue by the first SIGTERM or SIGINT.
   private var stopping = false
@@ -55,8 +56,9 @@ final class Daemon: @unchecked Sendable {
       limits: options.limits, clock: clock, users: users, journal: journal, log: log)
     replay(journal, into: engine, now: clock.now)
 
-    let sockets = passed.isEmpty ? [bindSocket(environment)] : passed
+    let sockets = passed.isEmpty ? [bindSocket(environment)] + bindIRCSocket() : passed
     var serverOptions = Server.Options()
+    serverOptions.ircBacklog = options.ircBacklog
     serverOptions.limits = options.limits
     serverOptions.syncJournal = options.sync
     let server = Server(
@@ -72,7 +74,9 @@ final class Daemon: @unchecked Sendable {
     queue.sync {
       running = (server, journal)
       for socket in sockets {
-        server.listen(on: socket.fd)
+        // The IRC socket: bound here, or passed with FileDescriptorName=irc.
+        let isIRC = socket.name == "irc" || socket.name == boundIRCSocketPath
+        server.listen(on: socket.fd, wire: isIRC ? .irc : .line)
         log.info("listening", ["socket": socket.name, "fd": "\(socket.fd)"])
       }
       engine.finishReplay()
@@ -161,6 +165,22 @@ final class Daemon: @unchecked Sendable {
     }
   }
 
+  /// The IRC socket beside the main one (or at `--irc-socket`), unless
+  /// `--irc-socket ""` turned it off.
+  private func bindIRCSocket() -> [(fd: Int32, name: String)] {
+    guard let main = boundSocketPath, options.ircSocketPath != "" else { return [] }
+    let path =
+      options.ircSocketPath ?? (URL(fileURLWithPath: main).deletingLastPathComponent().path + "/irc.sock")
+    do {
+      let fd = try UnixSocket.bind(path: path, mode: options.socketMode)
+      boundIRCSocketPath = path
+      return [(fd, path)]
+    } catch {
+      let status = error.errno == EADDRINUSE ? ExitCode.temporaryFailure : ExitCode.cannotCreate
+      fail("cannot listen on \(path): \(error)", status: status)
+    }
+  }
+
   /// SIGTERM and SIGINT: STOPPING=1, BYE to every client, the last group
   /// commit, exit 0, all within a second. Clients get up to 800 ms to read
   /// their BYE; the rest is left for the final sync and the exit. Installed
@@ -189,6 +209,7 @@ final class Daemon: @unchecked Sendable {
         }
         server.shutdown(within: .milliseconds(800)) { [self] in
           if let path = boundSocketPath { unlink(path) }
+          if let path = boundIRCSocketPath { unlink(path) }
           // Records written while shutting down (deliveries, or a group
           // commit still in flight) are on stable storage before exit 0.
           if options.sync, let journal = running?.journal, fdatasync(journal.fd) != 0 {

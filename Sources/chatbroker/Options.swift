@@ -11,6 +11,9 @@ struct Options {
   var repair = false
   var verbose = false
   var limits = Limits()
+  /// `--irc-socket`: nil for irc.sock beside the main socket, empty for none.
+  var ircSocketPath: String?
+  var ircBacklog = 50
 
   static let usage = """
     usage: chatbroker [-hV] [--socket path] [--socket-mode mode] [--state-dir dir]
@@ -19,6 +22,7 @@ struct Options {
                       [--pending-per-user n] [--horizon-days n]
                       [--sessions-per-user n] [--output-limit bytes]
                       [--max-rooms n] [--new-rooms-per-minute n]
+                      [--irc-socket path] [--irc-backlog n]
     """
 
   static let help = """
@@ -42,6 +46,9 @@ struct Options {
       --output-limit bytes unsent output before a client is dropped (default 8388608)
       --max-rooms n        rooms in all (default 10000)
       --new-rooms-per-minute n  rooms one user may create per minute (default 60)
+      --irc-socket path    Unix socket for IRC clients (default irc.sock beside the
+                           socket; empty for none)
+      --irc-backlog n      lines of a room an IRC client gets on JOIN (default 50, 0 for none)
       -h, --help           show this help
       -V, --version        show the version
 
@@ -82,6 +89,14 @@ struct Options {
       case "--state-dir":
         guard let path = next(), !path.isEmpty else { return missing(argument) }
         options.stateDirectory = path
+      case "--irc-socket":
+        guard let path = next() else { return missing(argument) }
+        options.ircSocketPath = path
+      case "--irc-backlog":
+        guard let text = next(), let number = Int(text), number >= 0 else {
+          return bad(argument, "a whole number from 0")
+        }
+        options.ircBacklog = min(number, 1000)
       case "--no-sync": options.sync = false
       case "--repair": options.repair = true
       case "--verbose", "-v": options.verbose = true

@@ -32,8 +32,16 @@ final class RecordingOutput: EngineOutput {
 
   /// The last event object each connection got, to check what is shared.
   var lastOutgoing: [ConnectionID: Outgoing] = [:]
+  /// Connections with their own wire format (IRC): encoded as they are
+  /// sent, as the shell does, and kept here instead of in `lines`.
+  var encoders: [ConnectionID: (Outgoing) -> [UInt8]] = [:]
+  var encoded: [ConnectionID: [UInt8]] = [:]
 
   func send(_ outgoing: Outgoing, to connection: ConnectionID, kind: LineKind) {
+    if let encoder = encoders[connection] {
+      encoded[connection, default: []] += encoder(outgoing)
+      return
+    }
     events[connection, default: []].append(outgoing.event)
     lastOutgoing[connection] = outgoing
     let text = String(decoding: outgoing.line.dropLast(), as: UTF8.self)
