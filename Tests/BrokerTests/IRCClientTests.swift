@@ -1,0 +1,120 @@
+import Foundation
+import Glibc
+import Testing
+
+/// The IRC socket of a broker started by ``BrokerProcess``: irc.sock beside
+/// its main socket (chatbroker(8), `--irc-socket`).
+extension BrokerProcess {
+  var ircSocketPath: String { directory + "/irc.sock" }
+}
+
+/// A python3-irc bot (Debian's python3-irc): joins #lab, prints what it
+/// sees one line per event, answers "ping" in the room and every private
+/// message. It connects to the Unix socket given as its first argument.
+private let botScript = """
+  import socket, sys
+  import irc.client
+
+  path, nick = sys.argv[1], sys.argv[2]
+
+  def factory(address):
+      sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+      sock.connect(path)
+      return sock
+
+  def out(*words):
+      print(*words, flush=True)
+
+  def welcome(conn, event):
+      out("WELCOME", event.target)
+      conn.join("#lab")
+
+  def joined(conn, event):
+      out("JOIN", event.source.nick, event.target)
+
+  def pubmsg(conn, event):
+      out("PUBMSG", event.source.nick, event.target, event.arguments[0])
+      if event.arguments[0] == "ping":
+          conn.privmsg("#lab", "pong from " + conn.get_nickname())
+
+  def privmsg(conn, event):
+      out("PRIVMSG", event.source.nick, event.arguments[0])
+      conn.privmsg(event.source.nick, "got " + event.arguments[0])
+
+  reactor = irc.client.Reactor() if hasattr(irc.client, "Reactor") else irc.client.IRC()
+  for name, handler in [("welcome", welcome), ("join", joined), ("pubmsg", pubmsg),
+                        ("privmsg", privmsg)]:
+      reactor.add_global_handler(name, handler)
+  reactor.server().connect("broker", 0, nick, connect_factory=factory)
+  reactor.process_forever(timeout=0.2)
+  """
+
+@Suite("IRC clients on the real broker", .serialized)
+struct IRCClientTests {
+  @Test("a raw IRC client registers on irc.sock, joins, talks with a line client and survives bad UTF-8")
+  func rawClient() throws {
+    let broker = try BrokerProcess().start()
+    let irc = try LineClient(path: broker.ircSocketPath)
+    try irc.send("CAP LS 302\r\nNICK somebody\r\nUSER x 0 * :X\r\nCAP REQ :server-time message-tags\r\n")
+    _ = try irc.expect(":")  // CAP LS
+    _ = try irc.expect(":")  // CAP ACK
+    try irc.send("CAP END\r\n")
+    let user = String(cString: getpwuid(getuid())!.pointee.pw_name)
+    let welcome = try irc.expect(":")
+    #expect(welcome.contains(" 001 \(user) "), "the nick is the login name")
+    _ = try irc.expect(":\(Host.name) 422 ")
+    try irc.send("JOIN #lab\r\n")
+    #expect(try irc.expect(":").hasSuffix(" JOIN #lab\r"))
+    _ = try irc.expect(":\(Host.name) 366 ")
+
+    let line = try broker.connect()
+    _ = try line.request("JOIN #lab")
+    let said = try line.request("SAY #lab hello irc")
+    let words = said.last!.split(separator: " ")
+    let got = try irc.expect("@")
+    #expect(got == "@time=\(words[3]);msgid=\(words[2]) :\(user)!\(user)@\(Host.name) PRIVMSG #lab :hello irc\r")
+
+    try irc.sendBytes(Array("PRIVMSG #lab :caf".utf8) + [0xE9] + Array("\r\nPING :still\r\n".utf8))
+    #expect(try irc.expect(":").contains(" NOTICE \(user) :Your line was not valid UTF-8"))
+    #expect(try irc.expect(":").hasSuffix("PONG \(Host.name) :still\r"))
+    try irc.send("PRIVMSG #lab :hello line\r\n")
+    #expect(try line.expect("MSG #lab ").hasSuffix(" \(user) :hello line"))
+    try irc.send("QUIT\r\n")
+    #expect(try irc.readToEnd().last?.hasPrefix("ERROR :Closing link") == true)
+  }
+
+  @Test(
+    "a python3-irc bot, as a real Unix user, answers a line-protocol user in a room and in private",
+    UnixUsers.required,
+    .enabled(if: FileManager.default.fileExists(atPath: "/usr/lib/python3/dist-packages/irc"), "needs python3-irc"))
+  func pythonBot() throws {
+    try UnixUsers.ensure()
+    let broker = try BrokerProcess().start()
+    let script = broker.directory + "/bot.py"
+    try botScript.write(toFile: script, atomically: true, encoding: .utf8)
+    chmod(script, 0o644)
+    let bot = try LineClient(
+      running: [
+        "/usr/bin/setpriv", "--reuid=cbtest1", "--regid=cbtest1", "--clear-groups",
+        "/usr/bin/python3", script, broker.ircSocketPath, "impostor",
+      ], timeout: 20)
+    #expect(try bot.expect("WELCOME ") == "WELCOME cbtest1", "nobody takes another's nick")
+    _ = try bot.expect("JOIN cbtest1 #lab")
+
+    let person = try broker.connect(as: "cbtest2")
+    _ = try person.request("JOIN #lab")
+    _ = try bot.expect("JOIN cbtest2 #lab")
+    _ = try person.request("SAY #lab ping")
+    #expect(try bot.expect("PUBMSG ") == "PUBMSG cbtest2 #lab ping")
+    #expect(try person.expect("MSG #lab ").hasSuffix(" cbtest1 :pong from cbtest1"))
+
+    _ = try person.request("SAY @cbtest1 :are you a bot?")
+    #expect(try bot.expect("PRIVMSG ") == "PRIVMSG cbtest2 are you a bot?")
+    #expect(try person.expect("MSG @cbtest1 ").hasSuffix(" cbtest1 :got are you a bot?"))
+  }
+}
+
+/// The host name the broker gives IRC clients as its server name.
+enum Host {
+  static let name = ProcessInfo.processInfo.hostName
+}
