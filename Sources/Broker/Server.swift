@@ -232,7 +232,7 @@ public final class Server: @unchecked Sendable {
     if wire == .irc {
       connection.irc = IRCSession(
         user: user, serverName: options.serverName, timeZone: engine.timeZone,
-        backlog: options.ircBacklog)
+        backlog: options.ircBacklog, userExists: { [users] in users.userExists($0) })
     }
     // Handlers look the connection up by id rather than hold a weak
     // reference: a weak reference gives every retain of it the slow path.

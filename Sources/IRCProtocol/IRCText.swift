@@ -30,7 +30,8 @@ public enum IRCText {
   /// Room for the text of a `PRIVMSG`/`NOTICE` from `source` to `target`:
   /// 512 bytes less `:<source> <command> <target> :` and CR LF.
   public static func room(source: String, command: String, target: String) -> Int {
-    IRCMessage.maximumBytes - (1 + source.utf8.count + 1 + command.utf8.count + 1
-      + target.utf8.count + 2 + 2)
+    IRCMessage.maximumBytes
+      - (1 + source.utf8.count + 1 + command.utf8.count + 1
+        + target.utf8.count + 2 + 2)
   }
 }

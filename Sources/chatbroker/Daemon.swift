@@ -170,7 +170,8 @@ final class Daemon: @unchecked Sendable {
   private func bindIRCSocket() -> [(fd: Int32, name: String)] {
     guard let main = boundSocketPath, options.ircSocketPath != "" else { return [] }
     let path =
-      options.ircSocketPath ?? (URL(fileURLWithPath: main).deletingLastPathComponent().path + "/irc.sock")
+      options.ircSocketPath
+      ?? (URL(fileURLWithPath: main).deletingLastPathComponent().path + "/irc.sock")
     do {
       let fd = try UnixSocket.bind(path: path, mode: options.socketMode)
       boundIRCSocketPath = path

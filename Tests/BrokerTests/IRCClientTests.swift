@@ -51,11 +51,14 @@ private let botScript = """
 
 @Suite("IRC clients on the real broker", .serialized)
 struct IRCClientTests {
-  @Test("a raw IRC client registers on irc.sock, joins, talks with a line client and survives bad UTF-8")
+  @Test(
+    "a raw IRC client registers on irc.sock, joins, talks with a line client and survives bad UTF-8"
+  )
   func rawClient() throws {
     let broker = try BrokerProcess().start()
     let irc = try LineClient(path: broker.ircSocketPath)
-    try irc.send("CAP LS 302\r\nNICK somebody\r\nUSER x 0 * :X\r\nCAP REQ :server-time message-tags\r\n")
+    try irc.send(
+      "CAP LS 302\r\nNICK somebody\r\nUSER x 0 * :X\r\nCAP REQ :server-time message-tags\r\n")
     _ = try irc.expect(":")  // CAP LS
     _ = try irc.expect(":")  // CAP ACK
     try irc.send("CAP END\r\n")
@@ -72,7 +75,10 @@ struct IRCClientTests {
     let said = try line.request("SAY #lab hello irc")
     let words = said.last!.split(separator: " ")
     let got = try irc.expect("@")
-    #expect(got == "@time=\(words[3]);msgid=\(words[2]) :\(user)!\(user)@\(Host.name) PRIVMSG #lab :hello irc\r")
+    #expect(
+      got
+        == "@time=\(words[3]);msgid=\(words[2]) :\(user)!\(user)@\(Host.name) PRIVMSG #lab :hello irc\r"
+    )
 
     try irc.sendBytes(Array("PRIVMSG #lab :caf".utf8) + [0xE9] + Array("\r\nPING :still\r\n".utf8))
     #expect(try irc.expect(":").contains(" NOTICE \(user) :Your line was not valid UTF-8"))
@@ -86,7 +92,9 @@ struct IRCClientTests {
   @Test(
     "a python3-irc bot, as a real Unix user, answers a line-protocol user in a room and in private",
     UnixUsers.required,
-    .enabled(if: FileManager.default.fileExists(atPath: "/usr/lib/python3/dist-packages/irc"), "needs python3-irc"))
+    .enabled(
+      if: FileManager.default.fileExists(atPath: "/usr/lib/python3/dist-packages/irc"),
+      "needs python3-irc"))
   func pythonBot() throws {
     try UnixUsers.ensure()
     let broker = try BrokerProcess().start()

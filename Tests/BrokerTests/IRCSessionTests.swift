@@ -1,7 +1,8 @@
-@testable import Broker
 import IRCProtocol
 import LineProtocol
 import Testing
+
+@testable import Broker
 
 @Suite("IRC gateway: registration, rooms and messages on virtual time")
 struct IRCSessionTests {
@@ -9,8 +10,12 @@ struct IRCSessionTests {
   func registration() {
     let irc = IRCHarness()
     let alice = irc.open("alice")
-    #expect(irc.send(alice, "CAP LS 302").first?.hasPrefix(":host.test CAP * LS :server-time") == true)
-    #expect(irc.send(alice, "CAP REQ :server-time echo-message") == [":host.test CAP * ACK :server-time echo-message"])
+    #expect(
+      irc.send(alice, "CAP LS 302").first?.hasPrefix(":host.test CAP * LS :server-time") == true)
+    #expect(
+      irc.send(alice, "CAP REQ :server-time echo-message") == [
+        ":host.test CAP * ACK :server-time echo-message"
+      ])
     #expect(irc.send(alice, "NICK queen").isEmpty)
     #expect(irc.send(alice, "USER q 0 * :Queen").isEmpty, "registration waits for CAP END")
     let burst = irc.send(alice, "CAP END")
@@ -33,7 +38,8 @@ struct IRCSessionTests {
     #expect(irc.send(bob, "JOIN #a").first?.contains(" 451 ") == true)
     irc.send(bob, "NICK bob")
     #expect(irc.send(bob, "USER bob 0 * :Bob").first?.contains(" 001 bob ") == true)
-    #expect(irc.send(bob, "CAP REQ :server-time sasl") == [":host.test CAP bob NAK :server-time sasl"])
+    #expect(
+      irc.send(bob, "CAP REQ :server-time sasl") == [":host.test CAP bob NAK :server-time sasl"])
     #expect(irc.send(bob, "PING :abc") == [":host.test PONG host.test :abc"])
   }
 
@@ -54,12 +60,15 @@ struct IRCSessionTests {
         ":carol!carol@host.test PRIVMSG #ops :[17:52] deploy at six",
       ])
     #expect(irc.engine.output.take(carol) == ["JOIN #ops alice"])
-    #expect(irc.send(alice, "MODE #ops") == [
-      ":host.test 324 alice #ops +nt", ":host.test 329 alice #ops 0",
-    ])
-    #expect(irc.send(alice, "MODE #ops b") == [":host.test 368 alice #ops :End of channel ban list"])
+    #expect(
+      irc.send(alice, "MODE #ops") == [
+        ":host.test 324 alice #ops +nt", ":host.test 329 alice #ops 0",
+      ])
+    #expect(
+      irc.send(alice, "MODE #ops b") == [":host.test 368 alice #ops :End of channel ban list"])
     #expect(irc.send(alice, "TOPIC #ops") == [":host.test 331 alice #ops :No topic is set"])
-    #expect(irc.send(alice, "WHO #ops").suffix(1) == [":host.test 315 alice #ops :End of /WHO list"])
+    #expect(
+      irc.send(alice, "WHO #ops").suffix(1) == [":host.test 315 alice #ops :End of /WHO list"])
   }
 
   @Test("with server-time the backlog carries time tags, and msgid comes with message-tags")
@@ -109,7 +118,9 @@ struct IRCSessionTests {
     irc.send(bob, "JOIN #ops")
     _ = irc.take(alice)
     #expect(irc.send(alice, "PRIVMSG #ops :plain").isEmpty)
-    #expect(irc.take(bob) == ["@time=2026-11-30T17:00:00.000Z :alice!alice@host.test PRIVMSG #ops :plain"])
+    #expect(
+      irc.take(bob) == ["@time=2026-11-30T17:00:00.000Z :alice!alice@host.test PRIVMSG #ops :plain"]
+    )
     irc.send(bob, "PRIVMSG #ops :back")
     #expect(irc.take(alice) == [":bob!bob@host.test PRIVMSG #ops :back"])
   }
@@ -123,7 +134,11 @@ struct IRCSessionTests {
     #expect(irc.engine.output.take(bob).first?.hasSuffix(" alice :psst") == true)
     irc.engine.send(bob, "SAY @alice :what")
     #expect(irc.take(alice) == [":bob!bob@host.test PRIVMSG alice :what"])
-    #expect(irc.send(alice, "PRIVMSG nobody :x").first?.hasPrefix(":host.test 401 alice nobody :") == true)
+    #expect(
+      irc.send(alice, "PRIVMSG nobody :x").first?.hasPrefix(":host.test 401 alice nobody :") == true
+    )
+    #expect(irc.send(alice, "WHOIS bob").first == ":host.test 311 alice bob bob host.test * :bob")
+    #expect(irc.send(alice, "WHOIS nobody").first == ":host.test 401 alice nobody :No such nick")
   }
 
   @Test("texts longer than an IRC line are split at UTF-8 boundaries, each line at most 512 bytes")
@@ -168,7 +183,9 @@ struct IRCSessionTests {
     let actions = irc.session(alice).refuse(.badUTF8)
     #expect(actions.count == 1)
     guard case .reply(let bytes) = actions[0] else { return }
-    #expect(String(decoding: bytes, as: UTF8.self).hasPrefix(":host.test NOTICE alice :Your line was not valid UTF-8"))
+    #expect(
+      String(decoding: bytes, as: UTF8.self).hasPrefix(
+        ":host.test NOTICE alice :Your line was not valid UTF-8"))
     #expect(irc.send(alice, "PING x") == [":host.test PONG host.test :x"])
   }
 
@@ -179,10 +196,13 @@ struct IRCSessionTests {
     irc.send(alice, "JOIN #ops")
     let accepted = irc.send(alice, "PRIVMSG sched|bot :at 18:30 #ops standup now")
     #expect(accepted.count == 1)
-    #expect(accepted.first?.hasPrefix(":sched|bot!service@host.test NOTICE alice :SAYAT accepted: ") == true)
+    #expect(
+      accepted.first?.hasPrefix(":sched|bot!service@host.test NOTICE alice :SAYAT accepted: ")
+        == true)
     #expect(accepted.first?.hasSuffix(" is due at 2026-11-30T17:30:00.000Z") == true)
     let listed = irc.send(alice, "PRIVMSG sched|bot :list")
-    #expect(listed.count == 2 && listed[0].contains(" to #ops at 2026-11-30T17:30:00.000Z: standup now"))
+    #expect(
+      listed.count == 2 && listed[0].contains(" to #ops at 2026-11-30T17:30:00.000Z: standup now"))
     irc.engine.advance(to: "2026-11-30T17:30:00.000Z")
     #expect(irc.take(alice) == [":alice!alice@host.test PRIVMSG #ops :standup now"])
     let raw = irc.send(alice, "SAYAT #ops +10m :later")
@@ -198,7 +218,8 @@ struct IRCSessionTests {
     irc.engine.send(bob, "JOIN #ops")
     let first = okID(irc.engine.send(bob, "SAY #ops one"))
     irc.engine.send(bob, "SAY #ops two")
-    let alice = irc.connect("alice", caps: ["batch", "server-time", "message-tags", "draft/chathistory"])
+    let alice = irc.connect(
+      "alice", caps: ["batch", "server-time", "message-tags", "draft/chathistory"])
     let joined = irc.send(alice, "JOIN #ops")
     #expect(!joined.contains { $0.contains("PRIVMSG") }, "no backlog with chathistory")
     let latest = irc.send(alice, "CHATHISTORY LATEST #ops * 10")

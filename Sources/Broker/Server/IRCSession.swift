@@ -59,7 +59,14 @@ final class IRCSession {
   private var failedJoins: Set<RoomName> = []
   private var nextBatch = 1
 
-  init(user: String, serverName: String, timeZone: TimeZone, backlog: Int) {
+  /// Whether a login name exists, for WHOIS.
+  let userExists: (String) -> Bool
+
+  init(
+    user: String, serverName: String, timeZone: TimeZone, backlog: Int,
+    userExists: @escaping (String) -> Bool = { _ in true }
+  ) {
+    self.userExists = userExists
     self.user = user
     self.serverName = serverName
     self.timeZone = timeZone
@@ -130,7 +137,9 @@ final class IRCSession {
     case "LIST":
       let active = Capability.allCases.filter(capabilities.contains).map(\.rawValue)
       return [
-        reply(source: serverName, "CAP", [target, "LIST", active.joined(separator: " ")], trailing: true)
+        reply(
+          source: serverName, "CAP", [target, "LIST", active.joined(separator: " ")], trailing: true
+        )
       ]
     case "REQ":
       if !registered { negotiating = true }
@@ -227,6 +236,12 @@ final class IRCSession {
     case "WHOIS":
       if let missing = need(1) { return missing }
       let who = parameters.last!
+      guard who == nick || (UserName.isValid(who) && userExists(who)) else {
+        return [
+          numeric(.noSuchNick, [who, "No such nick"]),
+          numeric(.endOfWhois, [who, "End of /WHOIS list"]),
+        ]
+      }
       return [
         numeric(.whoisUser, [who, who, serverName, "*", who]),
         numeric(.whoisServer, [who, serverName, "chatbroker"]),
@@ -365,7 +380,11 @@ final class IRCSession {
     let subcommand = parameters[0].uppercased()
     let name = parameters[1]
     let target: Target?
-    if name.hasPrefix("#") { target = room(name).map(Target.room) } else { target = Target("@" + name) }
+    if name.hasPrefix("#") {
+      target = room(name).map(Target.room)
+    } else {
+      target = Target("@" + name)
+    }
     guard let target else { return fail("INVALID_TARGET", "No such room or nick") }
     let limit = min(max(Int(parameters[3]) ?? 50, 1), 1000)
     let reference = parameters[2]
@@ -653,7 +672,9 @@ final class IRCSession {
           scalars.removeFirst()
           digits += 1
         }
-        if digits > 0, scalars.first == ",", scalars.dropFirst().first.map({ ("0"..."9").contains($0) }) == true {
+        if digits > 0, scalars.first == ",",
+          scalars.dropFirst().first.map({ ("0"..."9").contains($0) }) == true
+        {
           scalars.removeFirst()
           var more = 0
           while more < 2, let next = scalars.first, ("0"..."9").contains(next) {

@@ -1,6 +1,7 @@
-@testable import Broker
 import Foundation
 import LineProtocol
+
+@testable import Broker
 
 /// IRC clients on an ``EngineHarness``: each has an ``IRCSession`` whose
 /// actions are carried out as the shell does, on virtual time.
@@ -19,7 +20,8 @@ final class IRCHarness {
   func open(_ user: String) -> ConnectionID {
     let id = ConnectionID(1000 + sessions.count)
     let session = IRCSession(
-      user: user, serverName: "host.test", timeZone: engine.clock.timeZone, backlog: backlog)
+      user: user, serverName: "host.test", timeZone: engine.clock.timeZone, backlog: backlog,
+      userExists: { [users = engine.users] in users.userExists($0) })
     sessions[id] = session
     engine.output.encoders[id] = { session.encode($0) }
     engine.engine.connect(id, user: user)
