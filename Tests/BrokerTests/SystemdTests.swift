@@ -26,7 +26,9 @@ struct SystemdTests {
       ["-l", run.socket, "-l", ircSocket, "--fdname=chatbroker:irc"]
         + [BuiltProducts.path("chatbroker"), "--state-dir", run.state, "--no-sync"])
     try run.waitForSocketFile(activator)
-    try waitUntil(timeout: 10, "the IRC socket") { FileManager.default.fileExists(atPath: ircSocket) }
+    try waitUntil(timeout: 10, "the IRC socket") {
+      FileManager.default.fileExists(atPath: ircSocket)
+    }
     let irc = try LineClient(path: ircSocket, timeout: 30)
     try irc.send("NICK x\r\nUSER x 0 * :x\r\n")
     #expect(try irc.expect(":").contains(" 001 "))
