@@ -120,6 +120,49 @@ struct IRCClientTests {
     #expect(try bot.expect("PRIVMSG ") == "PRIVMSG cbtest2 are you a bot?")
     #expect(try person.expect("MSG @cbtest1 ").hasSuffix(" cbtest1 :got are you a bot?"))
   }
+
+  @Test(
+    "ii, as a real Unix user, joins and posts from a shell pipe; the line user reads it",
+    UnixUsers.required,
+    .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/ii"), "needs ii"))
+  func iiPostsFromAPipe() throws {
+    try UnixUsers.ensure()
+    let broker = try BrokerProcess().start()
+    let person = try broker.connect(as: "cbtest2")
+    _ = try person.request("JOIN #lab")
+    let directory = broker.directory + "/ii"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let pw = getpwnam("cbtest3")!.pointee
+    chown(directory, pw.pw_uid, pw.pw_gid)
+    let ii = Process()
+    ii.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+    ii.arguments = [
+      "--reuid=cbtest3", "--regid=cbtest3", "--clear-groups", "/usr/bin/ii", "-s", "chat",
+      "-u", broker.ircSocketPath, "-i", directory, "-n", "someone",
+    ]
+    ii.standardOutput = FileHandle.nullDevice
+    try ii.run()
+    defer {
+      kill(ii.processIdentifier, SIGKILL)  // test threads block SIGTERM, and so would ii
+      ii.waitUntilExit()
+    }
+    let server = directory + "/chat"
+    try waitUntil(timeout: 10, "ii's in fifo") {
+      FileManager.default.fileExists(atPath: server + "/in")
+    }
+    _ = try runShell("echo '/j #lab' > '\(server)/in'")
+    _ = try person.expect("JOIN #lab cbtest3")
+    try waitUntil(timeout: 10, "ii's room fifo") {
+      FileManager.default.fileExists(atPath: server + "/#lab/in")
+    }
+    _ = try runShell("echo 'posted from a pipe' > '\(server)/#lab/in'")
+    #expect(try person.expect("MSG #lab ").hasSuffix(" cbtest3 :posted from a pipe"))
+    _ = try person.request("SAY #lab seen it")
+    try waitUntil(timeout: 10, "the answer in ii's out file") {
+      let out = (try? String(contentsOfFile: server + "/#lab/out", encoding: .utf8)) ?? ""
+      return out.contains("<cbtest2> seen it")
+    }
+  }
 }
 
 /// The host name the broker gives IRC clients as its server name.
