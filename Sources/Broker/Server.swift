@@ -216,20 +216,29 @@ public final class Server: @unchecked Sendable {
 
   func open(_ fd: Int32, wire: WireFormat) {
     let user: String
-    do {
-      user = users.name(of: try PeerCredentials.uid(of: fd))
-    } catch {
-      log.error("connection refused", ["reason": error.description])
-      Glibc.close(fd)
-      return
+    if wire == .ircOverTCP {
+      guard let uid = LoopbackTCP.ownerUID(of: fd) else {
+        log.error("connection refused", ["reason": "the TCP peer's owner is not in /proc/net/tcp"])
+        Glibc.close(fd)
+        return
+      }
+      user = users.name(of: uid)
+    } else {
+      do {
+        user = users.name(of: try PeerCredentials.uid(of: fd))
+      } catch {
+        log.error("connection refused", ["reason": error.description])
+        Glibc.close(fd)
+        return
+      }
     }
     let id = ConnectionID(nextConnection)
     nextConnection += 1
     let connection = Connection(
       id: id, fd: fd, user: user,
-      maximumLineBytes: wire == .irc ? IRCSession.maximumLineBytes : options.limits.lineBytes,
+      maximumLineBytes: wire.isIRC ? IRCSession.maximumLineBytes : options.limits.lineBytes,
       queue: queue)
-    if wire == .irc {
+    if wire.isIRC {
       connection.irc = IRCSession(
         user: user, serverName: options.serverName, timeZone: engine.timeZone,
         backlog: options.ircBacklog, userExists: { [users] in users.userExists($0) })

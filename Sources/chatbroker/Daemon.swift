@@ -57,6 +57,7 @@ final class Daemon: @unchecked Sendable {
     replay(journal, into: engine, now: clock.now)
 
     let sockets = passed.isEmpty ? [bindSocket(environment)] + bindIRCSocket() : passed
+    let ircTCP = listenIRCOverTCP()
     var serverOptions = Server.Options()
     serverOptions.ircBacklog = options.ircBacklog
     serverOptions.limits = options.limits
@@ -78,6 +79,10 @@ final class Daemon: @unchecked Sendable {
         let isIRC = socket.name == "irc" || socket.name == boundIRCSocketPath
         server.listen(on: socket.fd, wire: isIRC ? .irc : .line)
         log.info("listening", ["socket": socket.name, "fd": "\(socket.fd)"])
+      }
+      if let tcp = ircTCP {
+        server.listen(on: tcp, wire: .ircOverTCP)
+        log.info("listening", ["irc_tcp": "\(options.ircListenText)", "fd": "\(tcp)"])
       }
       engine.finishReplay()
       status.changed()
@@ -179,6 +184,17 @@ final class Daemon: @unchecked Sendable {
     } catch {
       let status = error.errno == EADDRINUSE ? ExitCode.temporaryFailure : ExitCode.cannotCreate
       fail("cannot listen on \(path): \(error)", status: status)
+    }
+  }
+
+  /// `--irc-listen`: the loopback TCP listener for IRC.
+  private func listenIRCOverTCP() -> Int32? {
+    guard let listen = options.ircListen else { return nil }
+    do {
+      return try LoopbackTCP.listen(address: listen.address, port: listen.port)
+    } catch {
+      let status = error.errno == EADDRINUSE ? ExitCode.temporaryFailure : ExitCode.cannotCreate
+      fail("cannot listen on \(options.ircListenText): \(error)", status: status)
     }
   }
 

@@ -163,9 +163,59 @@ struct IRCClientTests {
       return out.contains("<cbtest2> seen it")
     }
   }
+
+  @Test(
+    "over the loopback TCP listener, the nick is the Unix user the kernel lists as the peer's owner",
+    UnixUsers.required)
+  func loopbackTCP() throws {
+    try UnixUsers.ensure()
+    let port = freeLoopbackPort()
+    let broker = try BrokerProcess().start(["--no-sync", "--irc-listen", "127.0.0.1:\(port)"])
+    try broker.waitForLog("irc_tcp=127.0.0.1:\(port)")
+    let irc = try LineClient(
+      running: [
+        "/usr/bin/setpriv", "--reuid=cbtest1", "--regid=cbtest1", "--clear-groups",
+        "/usr/bin/nc", "-N", "127.0.0.1", String(port),
+      ])
+    try irc.send("NICK root\r\nUSER root 0 * :root\r\n")
+    #expect(try irc.expect(":").contains(" 001 cbtest1 :"), "the kernel, not NICK, names the user")
+    try irc.send("JOIN #tcp\r\n")
+    #expect(try irc.expect(":cbtest1!").hasSuffix(" JOIN #tcp\r"))
+  }
+
+  @Test(
+    "--irc-listen refuses an address that is not loopback, with status 64",
+    arguments: [
+      "0.0.0.0:6667", "10.1.2.3:6667", "127.0.0.1:0", "localhost", "127.0.0.1:70000",
+    ])
+  func refusesNonLoopback(address: String) throws {
+    let broker = try BrokerProcess()
+    let result = try broker.runToExit([
+      "--state-dir", broker.stateDirectory, "--irc-listen", address,
+    ])
+    #expect(result.status == 64)
+    #expect(result.errors.contains("--irc-listen needs a loopback address"))
+  }
 }
 
 /// The host name the broker gives IRC clients as its server name.
 enum Host {
   static let name = ProcessInfo.processInfo.hostName
+}
+
+/// A TCP port on 127.0.0.1 that was free a moment ago.
+func freeLoopbackPort() -> UInt16 {
+  let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+  defer { close(fd) }
+  var address = sockaddr_in()
+  address.sin_family = sa_family_t(AF_INET)
+  address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+  var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+  withUnsafeMutablePointer(to: &address) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+      _ = bind(fd, $0, length)
+      _ = getsockname(fd, $0, &length)
+    }
+  }
+  return UInt16(bigEndian: address.sin_port)
 }

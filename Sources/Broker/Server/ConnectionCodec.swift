@@ -7,6 +7,10 @@ public enum WireFormat: Sendable {
   case line
   /// IRC (chatbroker(7), "IRC").
   case irc
+  /// IRC on the loopback TCP listener: the owner comes from /proc/net/tcp.
+  case ircOverTCP
+
+  var isIRC: Bool { self != .line }
 }
 
 /// The wire format of a connection: how its input becomes requests for the
