@@ -184,6 +184,50 @@ struct IRCClientTests {
   }
 
   @Test(
+    "WeeChat (weechat-headless) over the loopback TCP listener is the Unix user the kernel names, and talks both ways (real time)",
+    UnixUsers.required,
+    .enabled(
+      if: FileManager.default.fileExists(atPath: "/usr/bin/weechat-headless"),
+      "needs weechat-headless"))
+  func weechatOverTCP() throws {
+    try UnixUsers.ensure()
+    let port = freeLoopbackPort()
+    let broker = try BrokerProcess().start(["--no-sync", "--irc-listen", "127.0.0.1:\(port)"])
+    let person = try broker.connect(as: "cbtest3")
+    _ = try person.request("JOIN #lab")
+    let home = broker.directory + "/weechat"
+    try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+    let pw = getpwnam("cbtest2")!.pointee
+    chown(home, pw.pw_uid, pw.pw_gid)
+    let weechat = Process()
+    weechat.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+    weechat.arguments = [
+      "--reuid=cbtest2", "--regid=cbtest2", "--clear-groups", "/usr/bin/weechat-headless",
+      "--dir", home, "-r",
+      "/set logger.file.flush_delay 0; /set plugins.var.fifo.fifo on; "
+        + "/server add chat 127.0.0.1/\(port) -notls -nicks=someone -autojoin=#lab; /connect chat; "
+        // weechat-headless has no fifo plugin: the line is typed in 3 s.
+        + "/wait 3 /msg -server chat #lab hello from weechat",
+    ]
+    weechat.standardOutput = FileHandle.nullDevice
+    weechat.standardError = FileHandle.nullDevice
+    try weechat.run()
+    defer {
+      kill(weechat.processIdentifier, SIGKILL)  // test threads block SIGTERM, and so would it
+      weechat.waitUntilExit()
+    }
+    _ = try person.expect("JOIN #lab cbtest2", timeout: 20)
+    #expect(try person.expect("MSG #lab ", timeout: 20).hasSuffix(" cbtest2 :hello from weechat"))
+    _ = try person.request("SAY #lab hello weechat")
+    try waitUntil(timeout: 10, "the answer in WeeChat's log of #lab") {
+      let log =
+        (try? String(contentsOfFile: home + "/logs/irc.chat.#lab.weechatlog", encoding: .utf8))
+        ?? ""
+      return log.contains("cbtest3\thello weechat")
+    }
+  }
+
+  @Test(
     "--irc-listen refuses an address that is not loopback, with status 64",
     arguments: [
       "0.0.0.0:6667", "10.1.2.3:6667", "127.0.0.1:0", "localhost", "127.0.0.1:70000",
