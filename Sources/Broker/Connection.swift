@@ -10,7 +10,7 @@ final class Connection {
   var framer: LineFramer
   /// Set for a client of the IRC listener: its registration, capabilities
   /// and codec. Nil for the line protocol.
-  var irc: IRCSession?
+  let irc: IRCSession?
   let readSource: DispatchSourceRead
   let writeSource: DispatchSourceWrite
 
@@ -42,7 +42,11 @@ final class Connection {
   /// Sources cancelled so far; the descriptor closes after both.
   var cancelledSources = 0
 
-  init(id: ConnectionID, fd: Int32, user: String, maximumLineBytes: Int, queue: DispatchQueue) {
+  init(
+    id: ConnectionID, fd: Int32, user: String, maximumLineBytes: Int, queue: DispatchQueue,
+    irc: IRCSession? = nil
+  ) {
+    self.irc = irc
     self.id = id
     self.fd = fd
     self.user = user

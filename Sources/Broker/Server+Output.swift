@@ -18,10 +18,16 @@ struct HeldLine {
 extension Server: EngineOutput {
   public func send(_ outgoing: Outgoing, to id: ConnectionID, kind: LineKind) {
     guard let connection = connections[id], !connection.overflowed else { return }
-    enqueue(connection.encode(outgoing), to: connection, kind: kind)
+    if let irc = connection.irc {
+      enqueue(irc.encode(outgoing), to: connection, kind: kind)
+    } else {
+      // Borrowed straight from the shared event: no retain per recipient.
+      enqueue(outgoing.line, to: connection, kind: kind)
+    }
   }
 
   /// Queues bytes already encoded in the connection's wire format.
+  @inline(__always)
   func enqueue(_ line: [UInt8], to connection: Connection, kind: LineKind) {
     let id = connection.id
     if connection.pendingBytes + line.count > options.limits.outputBytesPerConnection,

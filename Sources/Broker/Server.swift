@@ -234,15 +234,15 @@ public final class Server: @unchecked Sendable {
     }
     let id = ConnectionID(nextConnection)
     nextConnection += 1
+    let irc =
+      wire.isIRC
+      ? IRCSession(
+        user: user, serverName: options.serverName, timeZone: engine.timeZone,
+        backlog: options.ircBacklog, userExists: { [users] in users.userExists($0) }) : nil
     let connection = Connection(
       id: id, fd: fd, user: user,
       maximumLineBytes: wire.isIRC ? IRCSession.maximumLineBytes : options.limits.lineBytes,
-      queue: queue)
-    if wire.isIRC {
-      connection.irc = IRCSession(
-        user: user, serverName: options.serverName, timeZone: engine.timeZone,
-        backlog: options.ircBacklog, userExists: { [users] in users.userExists($0) })
-    }
+      queue: queue, irc: irc)
     // Handlers look the connection up by id rather than hold a weak
     // reference: a weak reference gives every retain of it the slow path.
     connection.readSource.setEventHandler { [unowned self] in
