@@ -31,18 +31,27 @@ private final class IrssiTerminal {
     ])
   }
 
+  /// The screen as text. Spawned without Foundation's Process, and polled
+  /// slowly: many Process.run calls from one test would race the others'.
   var screen: String {
-    (try? runCommand([
-      "/usr/bin/tmux", "-L", server, "-f", "/dev/null", "capture-pane", "-p", "-t", "0",
-    ]))?
-    .output ?? ""
+    let file = "/tmp/\(server).screen"
+    defer { unlink(file) }
+    spawnWithSignals([
+      "/bin/sh", "-c",
+      "/usr/bin/tmux -L \(server) -f /dev/null capture-pane -p -t 0 > \(file) 2>/dev/null",
+    ])
+    return (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
   }
 
   /// Waits (bounded) until the screen shows `text`.
   func waitFor(_ text: String, timeout: Double = 15) throws {
-    try waitUntil(timeout: timeout, "irssi to show \"\(text)\"; the screen was:\n\(screen)") {
-      screen.contains(text)
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+      if screen.contains(text) { return }
+      usleep(100_000)
     }
+    throw TestFailure(
+      "timed out after \(timeout) s waiting for irssi to show \"\(text)\":\n\(screen)")
   }
 }
 
