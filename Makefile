@@ -37,7 +37,7 @@ BIN_PATH ?=
 
 INSTALL ?= install
 BINARIES = chatbroker chatsh
-UNITS = chatbroker.socket chatbroker.service
+UNITS = chatbroker.socket chatbroker-irc.socket chatbroker.service
 MANPAGES = $(wildcard man/*.1 man/*.7 man/*.8)
 
 .PHONY: all build install uninstall test lint clean
@@ -81,7 +81,7 @@ install:
 	  $(INSTALL) -m 644 completions/_chatsh "$(DESTDIR)$(ZSHCOMPLETIONDIR)/_chatsh"; \
 	fi
 	@echo "installed under $(DESTDIR)$(PREFIX); to start the broker on the first connection:"
-	@echo "  systemctl daemon-reload && systemctl enable --now chatbroker.socket"
+	@echo "  systemctl daemon-reload && systemctl enable --now chatbroker.socket chatbroker-irc.socket"
 
 uninstall:
 	rm -f $(foreach name,$(BINARIES),"$(DESTDIR)$(BINDIR)/$(name)")

@@ -14,9 +14,12 @@ let package = Package(
     .executable(name: "chatfuzz", targets: ["chatfuzz"]),
     .library(name: "LineProtocol", targets: ["LineProtocol"]),
     .library(name: "Broker", targets: ["Broker"]),
+    .library(name: "IRCProtocol", targets: ["IRCProtocol"]),
   ],
   targets: [
     .target(name: "LineProtocol"),
+    // The IRC message codec, numerics and capabilities: pure, like LineProtocol.
+    .target(name: "IRCProtocol"),
     .target(name: "CShims"),
     .systemLibrary(
       name: "CSystemd",
@@ -26,7 +29,7 @@ let package = Package(
     // No pkgConfig: ncursesw.pc adds -D flags that SwiftPM refuses with a
     // warning, and the module map already links the library.
     .systemLibrary(name: "CNcurses", providers: [.apt(["libncurses-dev"])]),
-    .target(name: "Broker", dependencies: ["LineProtocol", "CShims"]),
+    .target(name: "Broker", dependencies: ["LineProtocol", "IRCProtocol", "CShims"]),
     .executableTarget(name: "chatbroker", dependencies: ["Broker", "CSystemd"]),
     // chatsh's logic (options, protocol client, rendering, line editing) lives
     // in ChatClient so tests can reach it; the executable keeps the terminal.
@@ -38,10 +41,11 @@ let package = Package(
     .target(name: "ProtocolFuzz", dependencies: ["Broker"]),
     .executableTarget(name: "chatfuzz", dependencies: ["ProtocolFuzz"]),
     .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol"]),
+    .testTarget(name: "IRCProtocolTests", dependencies: ["IRCProtocol"]),
     // The integration tests start the real binaries, so they depend on them.
     .testTarget(
       name: "BrokerTests",
-      dependencies: ["Broker", "LineProtocol", "chatbroker", "ProtocolFuzz"]),
+      dependencies: ["Broker", "LineProtocol", "IRCProtocol", "chatbroker", "ProtocolFuzz"]),
     .testTarget(
       name: "ChatshTests", dependencies: ["ChatClient", "LineProtocol", "chatsh", "chatbroker"]),
   ]

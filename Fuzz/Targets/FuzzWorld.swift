@@ -12,8 +12,8 @@ final class FuzzWorld {
   }
 
   final class Output: EngineOutput {
-    func send(_ line: [UInt8], to connection: ConnectionID, kind: LineKind) {
-      checkBrokerLine(line, "line to connection \(connection)")
+    func send(_ outgoing: Outgoing, to connection: ConnectionID, kind: LineKind) {
+      checkBrokerLine(outgoing.line, "line to connection \(connection)")
     }
     func close(_ connection: ConnectionID) {}
     func armTimer(at due: Timestamp?) {}
@@ -40,6 +40,14 @@ final class FuzzWorld {
     limits.pendingPerUser = 20
     engine = Engine(limits: limits, clock: clock, users: Users(), journal: Journal())
     engine.output = output
+  }
+
+  /// A framed line, read by the line protocol's codec as the shell does.
+  func receive(_ frame: Frame, from connection: ConnectionID) {
+    switch LineCodec.request(from: frame, maximumLineBytes: engine.limits.lineBytes) {
+    case .success(let request): engine.receive(request, from: connection)
+    case .failure(let error): engine.refuse(error, from: connection)
+    }
   }
 
   @discardableResult

@@ -46,9 +46,9 @@ public func fuzzJournal(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
   for (index, conversation) in conversations.sorted().prefix(8).enumerated() {
     for user in authors.sorted().prefix(4) {
       let connection = world.connect(user)
-      world.engine.receive(.line("HISTORY \(conversation) 1000"), from: connection)
-      world.engine.receive(.line("SCHEDULED"), from: connection)
-      if index == 0 { world.engine.receive(.line("SAY \(conversation) hello"), from: connection) }
+      world.receive(.line("HISTORY \(conversation) 1000"), from: connection)
+      world.receive(.line("SCHEDULED"), from: connection)
+      if index == 0 { world.receive(.line("SAY \(conversation) hello"), from: connection) }
       world.engine.disconnect(connection)
     }
   }

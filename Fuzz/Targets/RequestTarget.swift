@@ -32,7 +32,7 @@ public func fuzzRequest(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
         checkBrokerLine(error.line, "error for \(line.debugDescription)")
       }
     }
-    world.engine.receive(frame, from: alice)
+    world.receive(frame, from: alice)
     world.clock.now = world.clock.now + 1
   }
   world.clock.now = world.clock.now + 400 * 86_400_000

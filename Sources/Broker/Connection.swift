@@ -8,6 +8,9 @@ final class Connection {
   let fd: Int32
   let user: String
   var framer: LineFramer
+  /// Set for a client of the IRC listener: its registration, capabilities
+  /// and codec. Nil for the line protocol.
+  let irc: IRCSession?
   let readSource: DispatchSourceRead
   let writeSource: DispatchSourceWrite
 
@@ -41,7 +44,11 @@ final class Connection {
   /// ``cancelSources()`` ran: the sources must never be suspended again.
   var sourcesCancelled = false
 
-  init(id: ConnectionID, fd: Int32, user: String, maximumLineBytes: Int, queue: DispatchQueue) {
+  init(
+    id: ConnectionID, fd: Int32, user: String, maximumLineBytes: Int, queue: DispatchQueue,
+    irc: IRCSession? = nil
+  ) {
+    self.irc = irc
     self.id = id
     self.fd = fd
     self.user = user

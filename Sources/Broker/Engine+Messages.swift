@@ -14,7 +14,7 @@ extension Engine {
     if let newRoom { applyNewRoom(newRoom) }
     apply(record)
     send(
-      BrokerLine.ok(.say, id: message.id, time: message.time), to: connection,
+      .accepted(.say, id: message.id, time: message.time), to: connection,
       kind: .outcome(.say))
     fanOut(message, in: ConversationKey(target: target, author: user), except: connection)
   }
@@ -25,17 +25,18 @@ extension Engine {
   func fanOut(_ message: StoredMessage, in conversation: ConversationKey, except: ConnectionID?) {
     switch conversation {
     case .room(let name):
-      let line = BrokerLine.message(
-        target: name.description, id: message.id, time: message.time, user: message.author,
-        text: message.text)
+      let line = Outgoing(
+        .message(
+          target: .room(name), id: message.id, time: message.time, user: message.author,
+          text: message.text))
       broadcast(line, in: name, except: except, kind: .revealing)
     case .direct(let first, let second):
       for party in first == second ? [first] : [first, second] {
         guard let connections = connectionsByUser[party], let output else { continue }
-        let seen = conversation.target(seenBy: party).description
-        let line = BrokerLine.message(
-          target: seen, id: message.id, time: message.time, user: message.author,
-          text: message.text)
+        let line = Outgoing(
+          .message(
+            target: conversation.target(seenBy: party), id: message.id, time: message.time,
+            user: message.author, text: message.text))
         for connection in connections where connection != except {
           output.send(line, to: connection, kind: .revealing)
         }
@@ -66,19 +67,20 @@ extension Engine {
         range = messages.range(startAfter: sequence, count: limit)
       }
     }
-    let shown = target.description
     let kinds = listKinds(
       answering: .history(target, count: count, anchor: anchor),
       showsUnsynced: showsUnsynced(range, of: conversation))
     for sequence in range {
       guard let message = messages?[sequence] else { continue }
       send(
-        BrokerLine.history(
-          target: shown, id: message.id, time: message.time, user: message.author,
+        .history(
+          target: target, id: message.id, time: message.time, user: message.author,
           text: message.text),
         to: connection, kind: kinds.item)
     }
-    send(BrokerLine.ok(.history, shown, String(range.count)), to: connection, kind: kinds.end)
+    send(
+      .ok(.history, fields: [target.description, String(range.count)]), to: connection,
+      kind: kinds.end)
   }
 
 }

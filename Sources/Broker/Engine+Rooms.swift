@@ -10,13 +10,13 @@ extension Engine {
       sessions[connection]?.rooms.insert(name)
       let firstSession = rooms[name]?.sessionsByUser[user] == nil
       if firstSession {
-        broadcast(BrokerLine.join(room: name, user: user), in: name)
+        broadcast(Outgoing(.joined(room: name, user: user)), in: name)
       }
       rooms[name]?.connections.insert(connection)
       rooms[name]?.sessionsByUser[user, default: 0] += 1
     }
     let members = rooms[name]?.sessionsByUser.count ?? 0
-    send(BrokerLine.ok(.join, name.description, String(members)), to: connection)
+    send(.ok(.join, fields: [name.description, String(members)]), to: connection)
   }
 
   func part(_ name: RoomName, connection: ConnectionID, user: String) {
@@ -26,7 +26,7 @@ extension Engine {
     }
     sessions[connection]?.rooms.remove(name)
     leave(name, connection: connection, user: user)
-    send(BrokerLine.ok(.part, name.description), to: connection)
+    send(.ok(.part, fields: [name.description]), to: connection)
   }
 
   /// Takes a connection out of a room; `PART` to the others when it was the
@@ -37,7 +37,7 @@ extension Engine {
     let remaining = (rooms[name]?.sessionsByUser[user] ?? 1) - 1
     rooms[name]?.sessionsByUser[user] = remaining > 0 ? remaining : nil
     if remaining == 0 {
-      broadcast(BrokerLine.part(room: name, user: user), in: name)
+      broadcast(Outgoing(.parted(room: name, user: user)), in: name)
     }
     forgetIfUnused(name)
   }
@@ -134,9 +134,10 @@ extension Engine {
 
   // MARK: - Listing
 
-  /// Sends one encoded line to every connection in a room, except one.
+  /// Sends one event to every connection in a room, except one; each wire
+  /// format encodes it once.
   func broadcast(
-    _ line: [UInt8], in name: RoomName, except excluded: ConnectionID? = nil,
+    _ line: Outgoing, in name: RoomName, except excluded: ConnectionID? = nil,
     kind: LineKind = .neutral
   ) {
     guard let connections = rooms[name]?.connections, let output else { return }
@@ -163,21 +164,21 @@ extension Engine {
     let kinds = listKinds(answering: .rooms(after: after), showsUnsynced: roomsShowUnsynced)
     for name in names[start..<end] {
       send(
-        BrokerLine.room(name, members: rooms[name]?.sessionsByUser.count ?? 0), to: connection,
+        .room(name, members: rooms[name]?.sessionsByUser.count ?? 0), to: connection,
         kind: kinds.item)
     }
     let count = String(end - start)
     send(
-      end < names.endIndex ? BrokerLine.ok(.rooms, count, "MORE") : BrokerLine.ok(.rooms, count),
+      end < names.endIndex ? .ok(.rooms, fields: [count, "MORE"]) : .ok(.rooms, fields: [count]),
       to: connection, kind: kinds.end)
   }
 
   func who(_ name: RoomName, connection: ConnectionID) {
     let members = (rooms[name]?.sessionsByUser.keys).map { $0.sorted() } ?? []
     for member in members {
-      send(BrokerLine.member(room: name, user: member), to: connection)
+      send(.member(room: name, user: member), to: connection)
     }
-    send(BrokerLine.ok(.who, name.description, String(members.count)), to: connection)
+    send(.ok(.who, fields: [name.description, String(members.count)]), to: connection)
   }
 }
 

@@ -10,7 +10,7 @@ extension Engine {
       due = try WhenParser.resolve(
         when, now: now, timeZone: clock.timeZone, horizonMilliseconds: limits.horizonMilliseconds)
     } catch {
-      send(error.line, to: connection)
+      send(error.event, to: connection)
       return
     }
     guard checkRecipient(target, verb: .sayAt, connection: connection),
@@ -26,7 +26,7 @@ extension Engine {
     else { return }
     if let newRoom { applyNewRoom(newRoom) }
     apply(record)
-    send(BrokerLine.ok(.sayAt, id: pending.id, time: due), to: connection, kind: .outcome(.sayAt))
+    send(.accepted(.sayAt, id: pending.id, time: due), to: connection, kind: .outcome(.sayAt))
     rearmTimer()
   }
 
@@ -53,7 +53,7 @@ extension Engine {
       send(scheduledLine(pending, seenBy: user), to: connection, kind: kinds.item)
       count += 1
     }
-    send(BrokerLine.ok(.scheduled, String(count)), to: connection, kind: kinds.end)
+    send(.ok(.scheduled, fields: [String(count)]), to: connection, kind: kinds.end)
   }
 
   func cancel(_ id: MessageID, connection: ConnectionID, user: String) {
@@ -76,7 +76,7 @@ extension Engine {
     let record = JournalRecord.cancel(id, at: clock.now)
     guard journal([record], verb: .cancel, connection: connection) else { return }
     apply(record)
-    send(BrokerLine.ok(.cancel, id.description), to: connection, kind: .outcome(.cancel))
+    send(.ok(.cancel, fields: [id.description]), to: connection, kind: .outcome(.cancel))
     rearmTimer()
   }
 

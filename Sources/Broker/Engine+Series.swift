@@ -13,7 +13,7 @@ extension Engine {
       rule = try Recurrence.parse(word, defaultZone: clock.timeZone, verb: .sayEvery)
       due = try firstOccurrence(of: rule, now: now, verb: .sayEvery)
     } catch {
-      send(error.line, to: connection)
+      send(error.event, to: connection)
       return
     }
     guard checkRecipient(target, verb: .sayEvery, connection: connection),
@@ -30,7 +30,7 @@ extension Engine {
     if let newRoom { applyNewRoom(newRoom) }
     apply(record)
     send(
-      BrokerLine.ok(.sayEvery, pending.id.description, due.description, rule.description),
+      .ok(.sayEvery, fields: [pending.id.description, due.description, rule.description]),
       to: connection, kind: .outcome(.sayEvery))
     rearmTimer()
   }
@@ -60,7 +60,7 @@ extension Engine {
           horizonMilliseconds: limits.horizonMilliseconds, verb: .reschedule)
       }
     } catch {
-      send(error.line, to: connection)
+      send(error.event, to: connection)
       return
     }
     let record = JournalRecord.reschedule(pending.id, due: due, rule: newRule, at: now)
@@ -135,19 +135,19 @@ extension Engine {
     _ id: MessageID, verb: Verb, connection: ConnectionID, user: String
   ) {
     guard let pending = scheduler[id] else { return }
-    let line = scheduledLine(pending, seenBy: user)
+    let line = Outgoing(scheduledLine(pending, seenBy: user))
     send(line, to: connection, kind: .revealing)
-    send(BrokerLine.ok(verb, id: id, time: pending.due), to: connection, kind: .outcome(verb))
+    send(.accepted(verb, id: id, time: pending.due), to: connection, kind: .outcome(verb))
     for other in (connectionsByUser[user] ?? []).sorted() where other != connection {
       send(line, to: other, kind: .revealing)
     }
   }
 
   /// `SCHED <id> <target> <due> <created> [<rule>] :<text>`
-  func scheduledLine(_ pending: PendingMessage, seenBy user: String) -> [UInt8] {
+  func scheduledLine(_ pending: PendingMessage, seenBy user: String) -> BrokerEvent {
     let shown = ConversationKey(target: pending.target, author: user).target(seenBy: user)
-    return BrokerLine.scheduled(
-      id: pending.id, target: shown.description, due: pending.due, created: pending.created,
+    return .scheduled(
+      id: pending.id, target: shown, due: pending.due, created: pending.created,
       rule: scheduler.series(pending.id)?.rule.description, text: pending.text)
   }
 

@@ -77,7 +77,7 @@ public final class Engine {
     guard existing < limits.sessionsPerUser else {
       logLimit("sessions", user: user, [("conn", "\(connection)")])
       send(
-        BrokerLine.error(
+        .error(
           verb: "-", code: .limit,
           text: "\(user) already has \(existing) sessions, the most allowed; close one first"),
         to: connection)
@@ -87,36 +87,25 @@ public final class Engine {
     sessions[connection] = Session(user: user)
     connectionsByUser[user, default: []].insert(connection)
     send(
-      BrokerLine.hello(
+      .hello(
         version: chatbrokerVersion, user: user,
         text: "welcome \(user), type HELP for commands"),
       to: connection)
     return true
   }
 
-  /// One framed input line (or framing error) from a connection.
-  public func receive(_ frame: Frame, from connection: ConnectionID) {
+  /// One request from a connection, already decoded by its wire format's
+  /// codec: the engine never sees bytes.
+  public func receive(_ request: Request, from connection: ConnectionID) {
     guard let session = sessions[connection] else { return }
-    switch frame {
-    case .tooLong:
-      send(
-        BrokerLine.error(
-          verb: "-", code: .tooLong,
-          text: "the line is longer than \(limits.lineBytes) bytes and was discarded"),
-        to: connection)
-    case .badUTF8:
-      send(
-        BrokerLine.error(
-          verb: "-", code: .badUTF8, text: "the line is not valid UTF-8 and was discarded"),
-        to: connection)
-    case .line(let line):
-      switch RequestParser.parse(line) {
-      case .success(let request):
-        handle(request, from: connection, user: session.user)
-      case .failure(let error):
-        send(error.line, to: connection)
-      }
-    }
+    handle(request, from: connection, user: session.user)
+  }
+
+  /// A request the connection's codec could not read: its error is
+  /// answered in order with the connection's other replies.
+  public func refuse(_ error: RequestError, from connection: ConnectionID) {
+    guard sessions[connection] != nil else { return }
+    send(error.event, to: connection)
   }
 
   /// The connection is gone (or its client finished): it leaves its rooms.
@@ -133,7 +122,7 @@ public final class Engine {
 
   /// The broker is stopping: `BYE` to everyone, then close.
   public func shutdown(reason: String = "the broker is shutting down") {
-    let bye = BrokerLine.bye(reason)
+    let bye = Outgoing(.bye(reason))
     for connection in sessions.keys.sorted() {
       send(bye, to: connection)
       output?.close(connection)
@@ -167,37 +156,42 @@ public final class Engine {
     case .rooms(let after): listRooms(after: after, connection: connection)
     case .who(let room): who(room, connection: connection)
     case .ping(let token):
-      send(BrokerLine.ok(.ping, words: token.map { [$0] } ?? []), to: connection)
+      send(.ok(.ping, fields: token.map { [$0] } ?? []), to: connection)
     case .help: help(connection: connection)
     case .quit:
-      send(BrokerLine.ok(.quit), to: connection)
-      send(BrokerLine.bye("bye \(user)"), to: connection)
+      send(.ok(.quit, fields: []), to: connection)
+      send(.bye("bye \(user)"), to: connection)
       disconnect(connection)
       output?.close(connection)
     }
   }
 
-  private static let helpLines: [[UInt8]] =
-    Verb.allCases.map { verb in
-      BrokerLine.info("\(verb.syntax)  \(verb.summary)")
+  private static let helpLines: [BrokerEvent] =
+    VerbTable.rows.map { row in
+      .info("\(row.syntax)  \(row.summary)")
     } + [
-      BrokerLine.info("<target> is #room or @user; text may start with : as in IRC"),
-      BrokerLine.info("see chatbroker(7) for the whole protocol"),
+      .info("<target> is #room or @user; text may start with : as in IRC"),
+      .info("see chatbroker(7) for the whole protocol"),
     ]
 
   private func help(connection: ConnectionID) {
     for line in Self.helpLines { send(line, to: connection) }
-    send(BrokerLine.ok(.help), to: connection)
+    send(.ok(.help, fields: []), to: connection)
   }
 
   // MARK: - Helpers shared by the handlers
 
-  func send(_ line: [UInt8], to connection: ConnectionID, kind: LineKind = .neutral) {
-    output?.send(line, to: connection, kind: kind)
+  func send(_ event: BrokerEvent, to connection: ConnectionID, kind: LineKind = .neutral) {
+    output?.send(Outgoing(event), to: connection, kind: kind)
+  }
+
+  /// Sends one event to several connections, encoded once per wire format.
+  func send(_ outgoing: Outgoing, to connection: ConnectionID, kind: LineKind = .neutral) {
+    output?.send(outgoing, to: connection, kind: kind)
   }
 
   func fail(_ verb: Verb, _ code: ErrorCode, _ text: String, to connection: ConnectionID) {
-    send(BrokerLine.error(verb: verb.rawValue, code: code, text: text), to: connection)
+    send(.error(verb: verb.rawValue, code: code, text: text), to: connection)
   }
 
   /// Appends records to the journal; on failure answers `STORAGE` and

@@ -26,10 +26,11 @@ public protocol WallClock: AnyObject {
 /// Where the engine's effects go. The I/O shell implements it with sockets
 /// and a Dispatch timer; tests implement it with arrays.
 public protocol EngineOutput: AnyObject {
-  /// Queues a finished line for a connection, in order. What `kind` says it
-  /// shows decides whether it waits for a sync, and what becomes of it when
-  /// that sync fails.
-  func send(_ line: [UInt8], to connection: ConnectionID, kind: LineKind)
+  /// Queues an event for a connection, in order, to be encoded by the
+  /// connection's wire format (once per format when the same ``Outgoing``
+  /// goes to many). What `kind` says it shows decides whether it waits for
+  /// a sync, and what becomes of it when that sync fails.
+  func send(_ outgoing: Outgoing, to connection: ConnectionID, kind: LineKind)
   /// The engine has forgotten this connection: flush what was sent, then close.
   func close(_ connection: ConnectionID)
   /// Fire ``Engine/timerFired()`` when the wall clock reaches `due`, or never
@@ -38,9 +39,9 @@ public protocol EngineOutput: AnyObject {
 }
 
 extension EngineOutput {
-  /// Queues a line that shows nothing unsynced (``LineKind/neutral``).
-  public func send(_ line: [UInt8], to connection: ConnectionID) {
-    send(line, to: connection, kind: .neutral)
+  /// Queues an event that shows nothing unsynced (``LineKind/neutral``).
+  public func send(_ event: BrokerEvent, to connection: ConnectionID) {
+    send(Outgoing(event), to: connection, kind: .neutral)
   }
 }
 

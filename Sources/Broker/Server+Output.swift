@@ -16,8 +16,20 @@ struct HeldLine {
 /// every later line of the connection behind them), flushed with one
 /// send(2) per connection; closes; the one schedule timer.
 extension Server: EngineOutput {
-  public func send(_ line: [UInt8], to id: ConnectionID, kind: LineKind) {
+  public func send(_ outgoing: Outgoing, to id: ConnectionID, kind: LineKind) {
     guard let connection = connections[id], !connection.overflowed else { return }
+    if let irc = connection.irc {
+      enqueue(irc.encode(outgoing), to: connection, kind: kind)
+    } else {
+      // Borrowed straight from the shared event: no retain per recipient.
+      enqueue(outgoing.line, to: connection, kind: kind)
+    }
+  }
+
+  /// Queues bytes already encoded in the connection's wire format.
+  @inline(__always)
+  func enqueue(_ line: [UInt8], to connection: Connection, kind: LineKind) {
+    let id = connection.id
     if connection.pendingBytes + line.count > options.limits.outputBytesPerConnection,
       id != serving
     {
@@ -133,11 +145,11 @@ extension Server: EngineOutput {
       for line in held {
         switch line.kind {
         case .neutral:
-          send(line.line, to: id, kind: .neutral)
+          enqueue(line.line, to: connection, kind: .neutral)
         case .revealing:
           continue
         case .outcome(let verb):
-          send(BrokerLine.error(verb: verb.rawValue, code: .storage, text: text), to: id)
+          send(.error(verb: verb.rawValue, code: .storage, text: text), to: id)
         case .answer(let request):
           engine.answerAgain(request, for: id)
         }
@@ -194,7 +206,7 @@ extension Server: EngineOutput {
       connection.held.removeAll()
       connection.heldBytes = 0
       connection.overflowed = false
-      send(BrokerLine.bye("you fell too far behind; reconnect and read HISTORY"), to: id)
+      send(.bye("you fell too far behind; reconnect and read HISTORY"), to: id)
       close(id)
       afterEvent()
       queue.asyncAfter(deadline: .now() + .seconds(10)) { [unowned self] in

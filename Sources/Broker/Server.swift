@@ -17,6 +17,11 @@ public final class Server: @unchecked Sendable {
     public var syncJournal = true
     /// The sync call, `fdatasync`; tests put a failing disk in its place.
     public var synchronize: @Sendable (Int32) -> Int32 = { fdatasync($0) }
+    /// `--irc-backlog`: lines of a room an IRC client without chathistory
+    /// gets when it joins.
+    public var ircBacklog = 50
+    /// The name IRC clients see for the server and network: the host name.
+    public var serverName = ProcessInfo.processInfo.hostName
     public init() {}
   }
 
@@ -120,16 +125,17 @@ public final class Server: @unchecked Sendable {
 
   // MARK: - Listening
 
-  /// Serves a listening socket (bound here or passed by systemd).
-  public func listen(on fd: Int32) {
+  /// Serves a listening socket (bound here or passed by systemd) whose
+  /// clients speak `wire`.
+  public func listen(on fd: Int32, wire: WireFormat = .line) {
     let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-    source.setEventHandler { [unowned self] in accept(from: fd) }
+    source.setEventHandler { [unowned self] in accept(from: fd, wire: wire) }
     source.setCancelHandler { Glibc.close(fd) }
     listeners.append(source)
     source.resume()
   }
 
-  func accept(from listener: Int32) {
+  func accept(from listener: Int32, wire: WireFormat) {
     while !stopping && !acceptPaused {
       let fd = chat_accept_nonblocking(listener)
       if fd < 0 {
@@ -152,7 +158,7 @@ public final class Server: @unchecked Sendable {
         log.info("accepting connections again", ["refused": "\(refusedAtLimit)"])
         refusedAtLimit = 0
       }
-      open(fd)
+      open(fd, wire: wire)
     }
     afterEvent()
   }
@@ -171,9 +177,10 @@ public final class Server: @unchecked Sendable {
           "conn": "\(connections.count)",
         ])
     }
-    let refusal = BrokerLine.error(
-      verb: "-", code: .limit,
-      text: "the broker has no file descriptor left for another connection; try again later")
+    let refusal = LineCodec.encode(
+      .error(
+        verb: "-", code: .limit,
+        text: "the broker has no file descriptor left for another connection; try again later"))
     // Bounded, so that clients arriving without end cannot hold the queue.
     for _ in 0..<64 where reserveDescriptor >= 0 {
       Glibc.close(reserveDescriptor)
@@ -207,19 +214,35 @@ public final class Server: @unchecked Sendable {
     for listener in listeners { listener.resume() }
   }
 
-  func open(_ fd: Int32) {
+  func open(_ fd: Int32, wire: WireFormat) {
     let user: String
-    do {
-      user = users.name(of: try PeerCredentials.uid(of: fd))
-    } catch {
-      log.error("connection refused", ["reason": error.description])
-      Glibc.close(fd)
-      return
+    if wire == .ircOverTCP {
+      guard let uid = LoopbackTCP.ownerUID(of: fd) else {
+        log.error("connection refused", ["reason": "the TCP peer's owner is not in /proc/net/tcp"])
+        Glibc.close(fd)
+        return
+      }
+      user = users.name(of: uid)
+    } else {
+      do {
+        user = users.name(of: try PeerCredentials.uid(of: fd))
+      } catch {
+        log.error("connection refused", ["reason": error.description])
+        Glibc.close(fd)
+        return
+      }
     }
     let id = ConnectionID(nextConnection)
     nextConnection += 1
+    let irc =
+      wire.isIRC
+      ? IRCSession(
+        user: user, serverName: options.serverName, timeZone: engine.timeZone,
+        backlog: options.ircBacklog, userExists: { [users] in users.userExists($0) }) : nil
     let connection = Connection(
-      id: id, fd: fd, user: user, maximumLineBytes: options.limits.lineBytes, queue: queue)
+      id: id, fd: fd, user: user,
+      maximumLineBytes: wire.isIRC ? IRCSession.maximumLineBytes : options.limits.lineBytes,
+      queue: queue, irc: irc)
     // Handlers look the connection up by id rather than hold a weak
     // reference: a weak reference gives every retain of it the slow path.
     connection.readSource.setEventHandler { [unowned self] in
@@ -297,7 +320,7 @@ public final class Server: @unchecked Sendable {
         connection.mayHaveRequests = false
         break
       }
-      engine.receive(frame, from: connection.id)
+      receive(frame, from: connection)
       budget -= 1
       // Write out a large fan-out before it outgrows the CPU caches:
       // copying into cold buffers cost more than the extra send(2)s.
@@ -379,7 +402,7 @@ public final class Server: @unchecked Sendable {
   /// served: answer a last line without LF, then close.
   func endOfInput(_ connection: Connection) {
     if !connection.closing, let frame = connection.framer.finish() {
-      engine.receive(frame, from: connection.id)
+      receive(frame, from: connection)
     }
     if !connection.closing {
       engine.disconnect(connection.id)

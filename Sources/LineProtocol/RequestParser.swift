@@ -31,6 +31,7 @@ public enum RequestParser {
   private static func parse(_ verb: Verb, _ words: inout WordScanner) throws(RequestError)
     -> Request
   {
+    try checkCounts(verb.spec, words)
     switch verb {
     case .join:
       let room = try roomName(verb, words.required(verb))
@@ -113,6 +114,20 @@ public enum RequestParser {
     case .quit:
       try words.end(verb)
       return .quit
+    }
+  }
+
+  /// Checks the words against the verb's row of ``VerbTable`` before any
+  /// is read: too few, too many, or no text where the verb takes one.
+  private static func checkCounts(_ spec: VerbSpec, _ words: WordScanner) throws(RequestError) {
+    var probe = words
+    var count = 0
+    while count < spec.words.upperBound, probe.next() != nil { count += 1 }
+    if count < spec.words.lowerBound { throw syntaxError(spec.verb) }
+    if spec.takesText {
+      _ = try probe.text(spec.verb)
+    } else {
+      try probe.end(spec.verb)
     }
   }
 

@@ -47,49 +47,96 @@ public enum Verb: String, CaseIterable, Sendable {
     }
   }
 
-  /// The syntax shown by `HELP` and in `SYNTAX` errors.
-  public var syntax: String {
+  /// Where the verb stands in `allCases`, and in ``VerbTable/rows``.
+  var position: Int {
     switch self {
-    case .join: "JOIN <room>"
-    case .part: "PART <room>"
-    case .say: "SAY <target> <text>"
-    case .sayAt: "SAYAT <target> <when> <text>"
-    case .sayEvery: "SAYEVERY <target> <rule> <text>"
-    case .history: "HISTORY <target> [<n>] [BEFORE <id> | AFTER <id>]"
-    case .scheduled: "SCHEDULED [<target>]"
-    case .cancel: "CANCEL <id>"
-    case .reschedule: "RESCHEDULE <id> <when>|<rule>"
-    case .edit: "EDIT <id> <text>"
-    case .rooms: "ROOMS [AFTER <room>]"
-    case .who: "WHO <room>"
-    case .ping: "PING [<token>]"
-    case .help: "HELP"
-    case .quit: "QUIT"
+    case .join: 0
+    case .part: 1
+    case .say: 2
+    case .sayAt: 3
+    case .sayEvery: 4
+    case .history: 5
+    case .scheduled: 6
+    case .cancel: 7
+    case .reschedule: 8
+    case .edit: 9
+    case .rooms: 10
+    case .who: 11
+    case .ping: 12
+    case .help: 13
+    case .quit: 14
     }
   }
 
+  /// This verb's row of ``VerbTable``.
+  public var spec: VerbSpec { VerbTable.row(self) }
+
+  /// The syntax shown by `HELP` and in `SYNTAX` errors.
+  public var syntax: String { spec.syntax }
+
   /// One line of `HELP`: what the verb is for.
-  public var summary: String {
-    switch self {
-    case .join: "join a room (created if needed) and receive its messages"
-    case .part: "leave a room"
-    case .say: "send text to a #room or to @user"
-    case .sayAt:
-      "send text later; <when> is 18:00, +10m, +1h30m, @1798131600 or 2026-12-24T18:00Z"
-    case .history: "show delivered messages, oldest first (default 50, at most 1000)"
-    case .sayEvery:
+  public var summary: String { spec.summary }
+}
+
+/// One row of the command table: what the parser checks before it reads
+/// the words, and what `HELP` shows.
+public struct VerbSpec: Sendable {
+  public let verb: Verb
+  /// How many words follow the verb, free text not counted.
+  public let words: ClosedRange<Int>
+  /// Whether free text follows the words (after one space, `:` optional).
+  public let takesText: Bool
+  public let syntax: String
+  public let summary: String
+}
+
+/// The command table, one row per verb, in the order `HELP` lists them.
+public enum VerbTable {
+  public static let rows: [VerbSpec] = [
+    row(.join, 1...1, "JOIN <room>", "join a room (created if needed) and receive its messages"),
+    row(.part, 1...1, "PART <room>", "leave a room"),
+    row(.say, 1...1, text: true, "SAY <target> <text>", "send text to a #room or to @user"),
+    row(
+      .sayAt, 2...2, text: true, "SAYAT <target> <when> <text>",
+      "send text later; <when> is 18:00, +10m, +1h30m, @1798131600 or 2026-12-24T18:00Z"),
+    row(
+      .sayEvery, 2...2, text: true, "SAYEVERY <target> <rule> <text>",
       "send text repeatedly; <rule> is daily@09:00, weekdays@09:00/Europe/Berlin, "
         + "mon,wed@18:00, monthly:31@09:00 or every:15m, optionally ,until:2027-03-01 or ,count:10"
-    case .scheduled: "list your pending scheduled messages and series"
-    case .cancel: "cancel one of your pending scheduled messages, or end a series"
-    case .reschedule:
+    ),
+    row(
+      .history, 1...4, "HISTORY <target> [<n>] [BEFORE <id> | AFTER <id>]",
+      "show delivered messages, oldest first (default 50, at most 1000)"),
+    row(
+      .scheduled, 0...1, "SCHEDULED [<target>]", "list your pending scheduled messages and series"),
+    row(
+      .cancel, 1...1, "CANCEL <id>",
+      "cancel one of your pending scheduled messages, or end a series"),
+    row(
+      .reschedule, 2...2, "RESCHEDULE <id> <when>|<rule>",
       "move a pending message to a new <when>; give a series a new <rule>, or a <when> for its next"
-    case .edit: "change the text of a pending message or series"
-    case .rooms: "list rooms and how many people are in each, 1000 at a time"
-    case .who: "list the people in a room"
-    case .ping: "check that the broker answers"
-    case .help: "show this list"
-    case .quit: "close the connection"
-    }
+    ),
+    row(
+      .edit, 1...1, text: true, "EDIT <id> <text>", "change the text of a pending message or series"
+    ),
+    row(
+      .rooms, 0...2, "ROOMS [AFTER <room>]",
+      "list rooms and how many people are in each, 1000 at a time"),
+    row(.who, 1...1, "WHO <room>", "list the people in a room"),
+    row(.ping, 0...1, "PING [<token>]", "check that the broker answers"),
+    row(.help, 0...0, "HELP", "show this list"),
+    row(.quit, 0...0, "QUIT", "close the connection"),
+  ]
+
+  /// The row of `verb`: the table lists the verbs in `allCases` order (a
+  /// test checks it), so the row is found by the verb's position, without
+  /// building `allCases` for every request.
+  public static func row(_ verb: Verb) -> VerbSpec { rows[verb.position] }
+
+  private static func row(
+    _ verb: Verb, _ words: ClosedRange<Int>, text: Bool = false, _ syntax: String,
+    _ summary: String
+  ) -> VerbSpec {
+    VerbSpec(verb: verb, words: words, takesText: text, syntax: syntax, summary: summary)
   }
 }

@@ -20,6 +20,7 @@ final class Daemon: @unchecked Sendable {
   let queue = DispatchQueue(label: "chatbroker.engine")
   private var signalSources: [DispatchSourceSignal] = []
   private var boundSocketPath: String?
+  private var boundIRCSocketPath: String?
   private var watchdog: DispatchSourceTimer?
   /// Set on the queue by the first SIGTERM or SIGINT.
   private var stopping = false
@@ -57,8 +58,10 @@ final class Daemon: @unchecked Sendable {
       limits: options.limits, clock: clock, users: users, journal: journal, log: log)
     replay(journal, into: engine, now: clock.now)
 
-    let sockets = socketPath.map { [bindSocket($0)] } ?? passed
+    let sockets = socketPath.map { [bindSocket($0)] + bindIRCSocket() } ?? passed
+    let ircTCP = listenIRCOverTCP()
     var serverOptions = Server.Options()
+    serverOptions.ircBacklog = options.ircBacklog
     serverOptions.limits = options.limits
     serverOptions.syncJournal = options.sync
     let server = Server(
@@ -74,8 +77,14 @@ final class Daemon: @unchecked Sendable {
     queue.sync {
       running = (server, journal)
       for socket in sockets {
-        server.listen(on: socket.fd)
+        // The IRC socket: bound here, or passed with FileDescriptorName=irc.
+        let isIRC = socket.name == "irc" || socket.name == boundIRCSocketPath
+        server.listen(on: socket.fd, wire: isIRC ? .irc : .line)
         log.info("listening", ["socket": socket.name, "fd": "\(socket.fd)"])
+      }
+      if let tcp = ircTCP {
+        server.listen(on: tcp, wire: .ircOverTCP)
+        log.info("listening", ["irc_tcp": "\(options.ircListenText)", "fd": "\(tcp)"])
       }
       engine.finishReplay()
       // A journal that grew over the last run is compacted now, not once
@@ -185,10 +194,14 @@ final class Daemon: @unchecked Sendable {
   /// change the directory).
   private func prepareSocketDirectory(_ environment: [String: String]) -> String {
     let path = Paths.socket(option: options.socketPath, environment: environment)
+    prepareDirectory(ofSocket: path)
+    return path
+  }
+
+  private func prepareDirectory(ofSocket path: String) {
     let slash = path.lastIndex(of: "/")
     let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
     prepare(directory, role: .socket, mode: options.socketMode & 0o077 == 0 ? 0o700 : 0o711)
-    return path
   }
 
   /// Binds our own socket at `path` (see ``prepareSocketDirectory(_:)``).
@@ -200,6 +213,37 @@ final class Daemon: @unchecked Sendable {
     } catch {
       let status = error.errno == EADDRINUSE ? ExitCode.temporaryFailure : ExitCode.cannotCreate
       fail("cannot listen on \(path): \(error)", status: status)
+    }
+  }
+
+  /// The IRC socket beside the main one (or at `--irc-socket`), unless
+  /// `--irc-socket ""` turned it off.
+  private func bindIRCSocket() -> [(fd: Int32, name: String)] {
+    guard let main = boundSocketPath, options.ircSocketPath != "" else { return [] }
+    let path =
+      options.ircSocketPath
+      ?? (URL(fileURLWithPath: main).deletingLastPathComponent().path + "/irc.sock")
+    // Beside the main socket its directory is checked already; elsewhere
+    // it must pass the same checks.
+    if options.ircSocketPath != nil { prepareDirectory(ofSocket: path) }
+    do {
+      let fd = try UnixSocket.bind(path: path, mode: options.socketMode)
+      boundIRCSocketPath = path
+      return [(fd, path)]
+    } catch {
+      let status = error.errno == EADDRINUSE ? ExitCode.temporaryFailure : ExitCode.cannotCreate
+      fail("cannot listen on \(path): \(error)", status: status)
+    }
+  }
+
+  /// `--irc-listen`: the loopback TCP listener for IRC.
+  private func listenIRCOverTCP() -> Int32? {
+    guard let listen = options.ircListen else { return nil }
+    do {
+      return try LoopbackTCP.listen(address: listen.address, port: listen.port)
+    } catch {
+      let status = error.errno == EADDRINUSE ? ExitCode.temporaryFailure : ExitCode.cannotCreate
+      fail("cannot listen on \(options.ircListenText): \(error)", status: status)
     }
   }
 
@@ -231,6 +275,7 @@ final class Daemon: @unchecked Sendable {
         }
         server.shutdown(within: .milliseconds(800)) { [self] in
           if let path = boundSocketPath { unlink(path) }
+          if let path = boundIRCSocketPath { unlink(path) }
           // Records written while shutting down (deliveries, or a group
           // commit still in flight) are on stable storage before exit 0.
           if options.sync, let journal = running?.journal, fdatasync(journal.fd) != 0 {

@@ -11,6 +11,11 @@ struct Options {
   var repair = false
   var verbose = false
   var limits = Limits()
+  /// `--irc-socket`: nil for irc.sock beside the main socket, empty for none.
+  var ircSocketPath: String?
+  var ircBacklog = 50
+  /// `--irc-listen`: a loopback address and port for IRC over TCP.
+  var ircListen: (address: in_addr, port: UInt16)?
 
   static let usage = """
     usage: chatbroker [-hV] [--socket path] [--socket-mode mode] [--state-dir dir]
@@ -19,6 +24,7 @@ struct Options {
                       [--pending-per-user n] [--horizon-days n]
                       [--sessions-per-user n] [--output-limit bytes]
                       [--max-rooms n] [--new-rooms-per-minute n]
+                      [--irc-socket path] [--irc-listen address:port] [--irc-backlog n]
     """
 
   static let help = """
@@ -42,6 +48,11 @@ struct Options {
       --output-limit bytes unsent output before a client is dropped (default 8388608)
       --max-rooms n        rooms in all (default 10000)
       --new-rooms-per-minute n  rooms one user may create per minute (default 60)
+      --irc-socket path    Unix socket for IRC clients (default irc.sock beside the
+                           socket; empty for none)
+      --irc-listen address:port  also IRC over TCP, on a loopback address only
+                           (127.0.0.1:6667); the owner is read from /proc/net/tcp
+      --irc-backlog n      lines of a room an IRC client gets on JOIN (default 50, 0 for none)
       -h, --help           show this help
       -V, --version        show the version
 
@@ -82,6 +93,19 @@ struct Options {
       case "--state-dir":
         guard let path = next(), !path.isEmpty else { return missing(argument) }
         options.stateDirectory = path
+      case "--irc-socket":
+        guard let path = next() else { return missing(argument) }
+        options.ircSocketPath = path
+      case "--irc-listen":
+        guard let text = next(), let listen = LoopbackTCP.parse(text) else {
+          return bad(argument, "a loopback address and port such as 127.0.0.1:6667")
+        }
+        options.ircListen = listen
+      case "--irc-backlog":
+        guard let text = next(), let number = Int(text), number >= 0 else {
+          return bad(argument, "a whole number from 0")
+        }
+        options.ircBacklog = min(number, 1000)
       case "--no-sync": options.sync = false
       case "--repair": options.repair = true
       case "--verbose", "-v": options.verbose = true
@@ -123,5 +147,16 @@ struct Options {
 
   private static func bad(_ option: String, _ expected: String) -> Outcome {
     .exit(message: "chatbroker: \(option) needs \(expected)\n\(usage)", status: 64)
+  }
+}
+
+extension Options {
+  /// `--irc-listen` as typed back: `127.0.0.1:6667`.
+  var ircListenText: String {
+    guard var listen = ircListen else { return "" }
+    var buffer = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+    inet_ntop(AF_INET, &listen.address, &buffer, socklen_t(buffer.count))
+    let text = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+    return String(decoding: text, as: UTF8.self) + ":\(listen.port)"
   }
 }

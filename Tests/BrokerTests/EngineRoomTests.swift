@@ -94,8 +94,8 @@ struct EngineRoomTests {
   func framingErrors() {
     let harness = EngineHarness()
     let alice = harness.connect("alice")
-    harness.engine.receive(.tooLong, from: alice)
-    harness.engine.receive(.badUTF8, from: alice)
+    harness.feed(.tooLong, from: alice)
+    harness.feed(.badUTF8, from: alice)
     let lines = harness.output.take(alice)
     #expect(
       lines.map { $0.split(separator: " ").prefix(3).joined(separator: " ") } == [

@@ -16,6 +16,31 @@ struct SystemdTests {
   // MARK: - Socket activation
 
   @Test(
+    "socket-activated with a second socket named irc, IRC clients are served on it",
+    .enabled(if: socketActivate != nil))
+  func ircSocketActivation() throws {
+    let run = try TestDirectory()
+    let ircSocket = run.path("irc.sock")
+    let activator = try run.launch(
+      Self.socketActivate!,
+      ["-l", run.socket, "-l", ircSocket, "--fdname=chatbroker:irc"]
+        + [BuiltProducts.path("chatbroker"), "--state-dir", run.state, "--no-sync"])
+    try run.waitForSocketFile(activator)
+    try waitUntil(timeout: 10, "the IRC socket") {
+      FileManager.default.fileExists(atPath: ircSocket)
+    }
+    let irc = try LineClient(path: ircSocket, timeout: 30)
+    try irc.send("NICK x\r\nUSER x 0 * :x\r\n")
+    #expect(try irc.expect(":").contains(" 001 "))
+    let line = try LineClient(path: run.socket)
+    _ = try line.expect("HELLO ")
+    #expect(run.log.contains("msg=listening socket=irc fd=4"))
+    kill(activator.processIdentifier, SIGTERM)
+    #expect(try irc.readToEnd().last?.hasPrefix("ERROR :Closing link") == true)
+    try waitUntil(timeout: 5, "the broker to exit") { !activator.isRunning }
+  }
+
+  @Test(
     "socket-activated, the broker serves the passed socket, the client that started it first",
     .enabled(if: socketActivate != nil))
   func socketActivation() throws {
@@ -98,8 +123,9 @@ struct SystemdTests {
   }
 
   @Test(
-    "SIGTERM: STOPPING=1, BYE to every client, exit 0 within a second, even with a stuck client")
-  func stoppingOnSIGTERM() throws {
+    "SIGTERM: STOPPING=1, BYE to every client, exit 0 within a second, even with a stuck client (real time)"
+  )
+  func stoppingOnSIGTERMRealTime() throws {
     let run = try TestDirectory()
     let notify = try NotifySocket(path: run.path("notify"))
     let broker = try run.launch(
@@ -305,13 +331,19 @@ struct SystemdTests {
     ).write(toFile: units + "/chatbroker.service", atomically: true, encoding: .utf8)
     try FileManager.default.copyItem(
       atPath: Repository.path("systemd/chatbroker.socket"), toPath: units + "/chatbroker.socket")
+    try FileManager.default.copyItem(
+      atPath: Repository.path("systemd/chatbroker-irc.socket"),
+      toPath: units + "/chatbroker-irc.socket")
     try "[Socket]\nSocketGroup=chat\nSocketMode=0660\n".write(
       toFile: units + "/chatbroker.socket.d/group.conf", atomically: true, encoding: .utf8)
 
     // --man=no: the man pages are checked once installed, not here.
     let result = try Tool.run(
       Self.analyze!,
-      ["verify", "--man=no", units + "/chatbroker.socket", units + "/chatbroker.service"])
+      [
+        "verify", "--man=no", units + "/chatbroker.socket", units + "/chatbroker-irc.socket",
+        units + "/chatbroker.service",
+      ])
     #expect(result.status == 0)
     #expect(result.output == "", "systemd-analyze verify said: \(result.output)")
   }
@@ -331,7 +363,7 @@ struct SystemdTests {
     #expect(service.contains("\nExecStart=\(prefix)/bin/chatbroker\n"))
     var expected = [
       "bin/chatbroker", "bin/chatsh", "lib/systemd/system/chatbroker.socket",
-      "lib/systemd/system/chatbroker.service",
+      "lib/systemd/system/chatbroker-irc.socket", "lib/systemd/system/chatbroker.service",
     ]
     for page in try FileManager.default.contentsOfDirectory(atPath: Repository.path("man")) {
       guard let section = page.split(separator: ".").last, "178".contains(section) else { continue }
@@ -346,6 +378,7 @@ struct SystemdTests {
         analyze,
         [
           "verify", "--man=no", prefix + "/lib/systemd/system/chatbroker.socket",
+          prefix + "/lib/systemd/system/chatbroker-irc.socket",
           prefix + "/lib/systemd/system/chatbroker.service",
         ])
       #expect(verify.status == 0 && verify.output == "", "\(verify.output)")

@@ -59,3 +59,25 @@ private final class TemporaryFile {
     return String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
   }
 }
+
+/// Runs a program to its end with posix_spawn and an empty signal mask, for
+/// programs that leave a daemon behind (tmux): test threads block signals,
+/// and a tmux server inheriting that mask would never see SIGCHLD nor end
+/// on kill-server (ChatshTests' Tmux does the same). Returns the wait status.
+@discardableResult
+func spawnWithSignals(_ arguments: [String]) -> Int32 {
+  var argv = arguments.map { strdup($0) } + [nil]
+  defer { for pointer in argv { free(pointer) } }
+  var attributes = posix_spawnattr_t()
+  posix_spawnattr_init(&attributes)
+  defer { posix_spawnattr_destroy(&attributes) }
+  var noSignals = sigset_t()
+  sigemptyset(&noSignals)
+  posix_spawnattr_setsigmask(&attributes, &noSignals)
+  posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+  var pid: pid_t = 0
+  var status: Int32 = -1
+  guard posix_spawn(&pid, arguments[0], nil, &attributes, &argv, environ) == 0 else { return -1 }
+  waitpid(pid, &status, 0)
+  return status
+}

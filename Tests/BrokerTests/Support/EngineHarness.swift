@@ -27,8 +27,24 @@ final class RecordingOutput: EngineOutput {
   /// What each line shows of the journal, by its text, latest first wins.
   var kinds: [String: LineKind] = [:]
 
-  func send(_ line: [UInt8], to connection: ConnectionID, kind: LineKind) {
-    let text = String(decoding: line.dropLast(), as: UTF8.self)
+  /// The events themselves, per connection, for tests of other codecs.
+  var events: [ConnectionID: [BrokerEvent]] = [:]
+
+  /// The last event object each connection got, to check what is shared.
+  var lastOutgoing: [ConnectionID: Outgoing] = [:]
+  /// Connections with their own wire format (IRC): encoded as they are
+  /// sent, as the shell does, and kept here instead of in `lines`.
+  var encoders: [ConnectionID: (Outgoing) -> [UInt8]] = [:]
+  var encoded: [ConnectionID: [UInt8]] = [:]
+
+  func send(_ outgoing: Outgoing, to connection: ConnectionID, kind: LineKind) {
+    if let encoder = encoders[connection] {
+      encoded[connection, default: []] += encoder(outgoing)
+      return
+    }
+    events[connection, default: []].append(outgoing.event)
+    lastOutgoing[connection] = outgoing
+    let text = String(decoding: outgoing.line.dropLast(), as: UTF8.self)
     lines[connection, default: []].append(text)
     kinds[text] = kind
   }
@@ -96,11 +112,20 @@ final class EngineHarness {
     return id
   }
 
-  /// Sends one request line; returns the lines the same connection got.
+  /// Sends one request line, decoded by the line protocol's codec as the
+  /// shell does; returns the lines the same connection got.
   @discardableResult
   func send(_ connection: ConnectionID, _ line: String) -> [String] {
-    engine.receive(.line(line), from: connection)
+    feed(.line(line), from: connection)
     return output.take(connection)
+  }
+
+  /// One framed input (a line or a framing error) through the line codec.
+  func feed(_ frame: Frame, from connection: ConnectionID) {
+    switch LineCodec.request(from: frame, maximumLineBytes: engine.limits.lineBytes) {
+    case .success(let request): engine.receive(request, from: connection)
+    case .failure(let error): engine.refuse(error, from: connection)
+    }
   }
 
   /// Moves the clock and fires the timer as the shell would when armed.

@@ -1,0 +1,74 @@
+import Foundation
+import LineProtocol
+
+/// What a listener's clients speak.
+public enum WireFormat: Sendable {
+  /// chatbroker(7)'s line protocol.
+  case line
+  /// IRC (chatbroker(7), "IRC").
+  case irc
+  /// IRC on the loopback TCP listener: the owner comes from /proc/net/tcp.
+  case ircOverTCP
+
+  var isIRC: Bool { self != .line }
+}
+
+/// The wire format of a connection: how its input becomes requests for the
+/// engine and how the engine's events become its bytes. The engine speaks
+/// values only; this is where bytes begin.
+extension Connection {
+  /// The event in this connection's wire format, encoded once per format
+  /// (and per IRC capability set) and shared by every connection that
+  /// speaks it.
+  func encode(_ outgoing: Outgoing) -> [UInt8] {
+    if let irc { return irc.encode(outgoing) }
+    return outgoing.line
+  }
+}
+
+extension Engine {
+  /// The zone local clock times are read in, for IRC's `[17:52]` prefixes.
+  var timeZone: TimeZone { clock.timeZone }
+}
+
+extension IRCSession {
+  /// IRC lines are 512 bytes, plus up to 4096 of tags from the client.
+  static let maximumLineBytes = 512 + 4096
+}
+
+extension Server {
+  /// One framed input line: decoded by the connection's codec and handed
+  /// to the engine as a request, or answered with the codec's error.
+  func receive(_ frame: Frame, from connection: Connection) {
+    if let irc = connection.irc {
+      let actions: [IRCSession.Action]
+      if case .line(let line) = frame {
+        actions = irc.receive(line) {
+          IRCSession.Counts(connections: connections.count, rooms: engine.roomCount)
+        }
+      } else {
+        actions = irc.refuse(frame)
+      }
+      perform(actions, for: connection)
+      return
+    }
+    switch LineCodec.request(from: frame, maximumLineBytes: options.limits.lineBytes) {
+    case .success(let request): engine.receive(request, from: connection.id)
+    case .failure(let error): engine.refuse(error, from: connection.id)
+    }
+  }
+
+  private func perform(_ actions: [IRCSession.Action], for connection: Connection) {
+    for action in actions {
+      guard !connection.closing else { return }
+      switch action {
+      case .reply(let bytes): enqueue(bytes, to: connection, kind: .neutral)
+      case .request(let request): engine.receive(request, from: connection.id)
+      case .registered: break
+      case .close:
+        engine.disconnect(connection.id)
+        close(connection.id)
+      }
+    }
+  }
+}

@@ -1,0 +1,698 @@
+import Foundation
+import IRCProtocol
+import LineProtocol
+
+/// One IRC client's side of the broker (chatbroker(7), "IRC"): its
+/// registration and capabilities, the requests its commands become, and
+/// how the engine's events read as IRC lines. No sockets: the shell feeds
+/// it lines and sends what it returns, so tests drive it with strings.
+///
+/// Identity is the Unix user, as on the line protocol: the nick is always
+/// the login name, whatever NICK asked for.
+final class IRCSession {
+  /// What one line of input asks of the shell, in order.
+  enum Action: Equatable {
+    /// Bytes for this connection that need nothing from the engine.
+    case reply([UInt8])
+    /// A request for the engine, answered in order with events.
+    case request(Request)
+    /// Registration is complete: the welcome burst was sent.
+    case registered
+    /// Flush, then close.
+    case close
+  }
+
+  /// What the shell tells the welcome burst (LUSERS).
+  struct Counts {
+    var connections = 0
+    var rooms = 0
+  }
+
+  /// The service nick for scheduling: `|` can be in an IRC nick but never
+  /// in a login name, so no user can take it (chatbroker(7), "IRC").
+  static let serviceNick = "sched|bot"
+
+  let user: String
+  let serverName: String
+  let timeZone: TimeZone
+  /// How many lines of a room a client without chathistory gets on JOIN.
+  let backlog: Int
+  private(set) var capabilities = CapabilitySet()
+  private(set) var registered = false
+  private var negotiating = false
+  private var gotNick = false
+  private var gotUser = false
+
+  /// What the next replies of each verb answer, oldest first: the engine
+  /// answers each connection's requests in order.
+  private enum WhoPurpose { case names, who }
+  private enum HistoryPurpose {
+    case backlog
+    case chathistory(batch: String)
+  }
+  private var whoPurposes: [WhoPurpose] = []
+  private var historyPurposes: [HistoryPurpose] = []
+  private var pendingSays: [(command: String, target: String, text: String)] = []
+  private var scheduleFromService: [Bool] = []
+  private var members: [String] = []
+  /// Rooms whose JOIN failed: the names and backlog asked with it are not shown.
+  private var failedJoins: Set<RoomName> = []
+  private var nextBatch = 1
+
+  /// Whether a login name exists, for WHOIS.
+  let userExists: (String) -> Bool
+
+  init(
+    user: String, serverName: String, timeZone: TimeZone, backlog: Int,
+    userExists: @escaping (String) -> Bool = { _ in true }
+  ) {
+    self.userExists = userExists
+    self.user = user
+    self.serverName = serverName
+    self.timeZone = timeZone
+    self.backlog = backlog
+  }
+
+  var nick: String { user }
+  var mask: String { "\(user)!\(user)@\(serverName)" }
+
+  /// The variant of the shared encodings this client reads: clients with
+  /// the same capabilities get the same bytes for a room's events.
+  var encodingVariant: Int { 1 + Int(capabilities.bits) }
+
+  // MARK: - Input
+
+  /// One line from the client, already framed and valid UTF-8.
+  func receive(_ line: String, counts: () -> Counts) -> [Action] {
+    guard let message = IRCMessage(parsing: line) else { return [] }
+    let parameters = message.parameters
+    switch message.command {
+    case "CAP": return capability(parameters, counts: counts)
+    case "NICK":
+      guard let wanted = parameters.first, !wanted.isEmpty else {
+        return [numeric(.noNicknameGiven, ["No nickname given"])]
+      }
+      if registered {
+        if wanted == nick { return [] }
+        return [
+          numeric(
+            .nicknameInUse,
+            [wanted, "Your nick is your login name, \(nick), and cannot be changed"])
+        ]
+      }
+      gotNick = true
+      return completeRegistration(counts: counts)
+    case "USER":
+      if registered { return [numeric(.alreadyRegistered, ["You may not reregister"])] }
+      gotUser = true
+      return completeRegistration(counts: counts)
+    case "PASS": return []
+    case "PING":
+      return [reply(source: serverName, "PONG", [serverName, parameters.first ?? ""])]
+    case "PONG": return []
+    case "QUIT": return registered ? [.request(.quit)] : [.close]
+    default:
+      guard registered else { return [numeric(.notRegistered, ["You have not registered"])] }
+      return command(message)
+    }
+  }
+
+  /// A line that is not valid UTF-8 or too long: told, not disconnected.
+  func refuse(_ frame: Frame) -> [Action] {
+    let text =
+      frame == .tooLong
+      ? "Input line was too long and was discarded"
+      : "Your line was not valid UTF-8 and was discarded; set your client to UTF-8"
+    return [reply(source: serverName, "NOTICE", [registered ? nick : "*", text])]
+  }
+
+  private func capability(_ parameters: [String], counts: () -> Counts) -> [Action] {
+    let sub = parameters.first?.uppercased() ?? ""
+    let target = registered ? nick : "*"
+    switch sub {
+    case "LS":
+      if !registered { negotiating = true }
+      let offered = Capability.allCases.map(\.rawValue).joined(separator: " ")
+      return [reply(source: serverName, "CAP", [target, "LS", offered], trailing: true)]
+    case "LIST":
+      let active = Capability.allCases.filter(capabilities.contains).map(\.rawValue)
+      return [
+        reply(
+          source: serverName, "CAP", [target, "LIST", active.joined(separator: " ")], trailing: true
+        )
+      ]
+    case "REQ":
+      if !registered { negotiating = true }
+      let asked = (parameters.dropFirst().first ?? "").split(separator: " ")
+      var changed = capabilities
+      for name in asked {
+        let removing = name.hasPrefix("-")
+        guard let capability = Capability(rawValue: String(removing ? name.dropFirst() : name))
+        else {
+          return [
+            reply(
+              source: serverName, "CAP", [target, "NAK", asked.joined(separator: " ")],
+              trailing: true)
+          ]
+        }
+        if removing { changed.remove(capability) } else { changed.insert(capability) }
+      }
+      capabilities = changed
+      return [
+        reply(
+          source: serverName, "CAP", [target, "ACK", asked.joined(separator: " ")], trailing: true)
+      ]
+    case "END":
+      negotiating = false
+      return completeRegistration(counts: counts)
+    default:
+      return [numeric(.unknownCommand, ["CAP \(sub)", "Unknown CAP subcommand"])]
+    }
+  }
+
+  /// 001 to 005, LUSERS and the MOTD once NICK, USER and (when CAP was
+  /// used) CAP END have come.
+  private func completeRegistration(counts: () -> Counts) -> [Action] {
+    guard !registered, gotNick, gotUser, !negotiating else { return [] }
+    registered = true
+    let counts = counts()
+    var tokens = [
+      "CHANTYPES=#", "CASEMAPPING=ascii", "NETWORK=\(serverName)", "PREFIX=", "CHANMODES=,,,",
+      "CHANNELLEN=\(RoomName.maximumLength + 1)", "NICKLEN=\(UserName.maximumLength)",
+      "SAFELIST",
+    ]
+    tokens.append("CHATHISTORY=1000")
+    var actions: [Action] = [
+      numeric(.welcome, ["Welcome to chatbroker on \(serverName), \(nick)"]),
+      numeric(.yourHost, ["Your host is \(serverName), running chatbroker \(chatbrokerVersion)"]),
+      numeric(.created, ["This server speaks chatbroker(7) and IRC"]),
+      numeric(.myInfo, [serverName, "chatbroker-\(chatbrokerVersion)", "i", "nt"]),
+      numeric(.iSupport, tokens + ["are supported by this server"]),
+      numeric(
+        .luserClient,
+        ["There are \(counts.connections) connections and 0 invisible on 1 server"]),
+      numeric(.luserChannels, [String(counts.rooms), "rooms formed"]),
+      numeric(.luserMe, ["I have \(counts.connections) clients and 0 servers"]),
+      numeric(.noMotd, ["MOTD File is missing"]),
+    ]
+    actions.append(.registered)
+    return actions
+  }
+
+  // MARK: - Commands after registration
+
+  private func command(_ message: IRCMessage) -> [Action] {
+    let parameters = message.parameters
+    func need(_ count: Int) -> [Action]? {
+      parameters.count < count
+        ? [numeric(.needMoreParameters, [message.command, "Not enough parameters"])] : nil
+    }
+    switch message.command {
+    case "JOIN":
+      if let missing = need(1) { return missing }
+      return parameters[0].split(separator: ",").flatMap { join(String($0)) }
+    case "PART":
+      if let missing = need(1) { return missing }
+      return parameters[0].split(separator: ",").flatMap { name -> [Action] in
+        guard let room = room(String(name)) else { return [noSuchChannel(String(name))] }
+        return [.request(.part(room))]
+      }
+    case "NAMES":
+      if let missing = need(1) { return missing }
+      guard let room = room(parameters[0]) else { return [noSuchChannel(parameters[0])] }
+      whoPurposes.append(.names)
+      return [.request(.who(room))]
+    case "WHO":
+      if let missing = need(1) { return missing }
+      guard let room = room(parameters[0]) else {
+        // WHO <nick>: only oneself is known without asking the engine.
+        var actions: [Action] = []
+        if parameters[0] == nick { actions.append(whoLine(room: "*", member: nick)) }
+        actions.append(numeric(.endOfWho, [parameters[0], "End of /WHO list"]))
+        return actions
+      }
+      whoPurposes.append(.who)
+      return [.request(.who(room))]
+    case "WHOIS":
+      if let missing = need(1) { return missing }
+      let who = parameters.last!
+      guard who == nick || (UserName.isValid(who) && userExists(who)) else {
+        return [
+          numeric(.noSuchNick, [who, "No such nick"]),
+          numeric(.endOfWhois, [who, "End of /WHOIS list"]),
+        ]
+      }
+      return [
+        numeric(.whoisUser, [who, who, serverName, "*", who]),
+        numeric(.whoisServer, [who, serverName, "chatbroker"]),
+        numeric(.endOfWhois, [who, "End of /WHOIS list"]),
+      ]
+    case "LIST":
+      return [numeric(.listStart, ["Channel", "Users  Name"]), .request(.rooms(after: nil))]
+    case "TOPIC":
+      if let missing = need(1) { return missing }
+      if parameters.count > 1 {
+        return [
+          numeric(.chanOPrivsNeeded, [parameters[0], "Rooms have no topics on chatbroker"])
+        ]
+      }
+      return [numeric(.noTopic, [parameters[0], "No topic is set"])]
+    case "MODE":
+      if let missing = need(1) { return missing }
+      let target = parameters[0]
+      guard target.hasPrefix("#") else {
+        if target == nick { return [numeric(.userModeIs, ["+i"])] }
+        return [numeric(.usersDontMatch, ["Cannot view modes of other users"])]
+      }
+      if parameters.count > 1 {
+        if parameters[1].contains("b") {
+          return [numeric(.endOfBanList, [target, "End of channel ban list"])]
+        }
+        return [numeric(.chanOPrivsNeeded, [target, "Rooms have no modes on chatbroker"])]
+      }
+      return [
+        numeric(.channelModeIs, [target, "+nt"], trailing: false),
+        numeric(.creationTime, [target, "0"], trailing: false),
+      ]
+    case "PRIVMSG", "NOTICE":
+      if parameters.count < 2 {
+        return [numeric(.needMoreParameters, [message.command, "Not enough parameters"])]
+      }
+      return parameters[0].split(separator: ",").flatMap {
+        privmsg(message.command, to: String($0), text: parameters[1])
+      }
+    case "SAYAT":
+      if let missing = need(3) { return missing }
+      return schedule(target: parameters[0], when: parameters[1], text: parameters[2])
+    case "CHATHISTORY":
+      return chathistory(parameters)
+    case "USERHOST", "ISON", "AWAY", "LUSERS", "MOTD":
+      if message.command == "MOTD" { return [numeric(.noMotd, ["MOTD File is missing"])] }
+      return []
+    default:
+      return [numeric(.unknownCommand, [message.command, "Unknown command"])]
+    }
+  }
+
+  private func join(_ name: String) -> [Action] {
+    guard let room = room(name) else { return [noSuchChannel(name)] }
+    var actions: [Action] = [.request(.join(room)), .request(.who(room))]
+    whoPurposes.append(.names)
+    if !capabilities.contains(.chathistory) && backlog > 0 {
+      historyPurposes.append(.backlog)
+      actions.append(.request(.history(.room(room), count: backlog, anchor: nil)))
+    }
+    return actions
+  }
+
+  private func privmsg(_ command: String, to target: String, text raw: String) -> [Action] {
+    if target.caseInsensitiveCompare(Self.serviceNick) == .orderedSame {
+      return service(raw)
+    }
+    let text = Self.plainText(raw)
+    guard !text.allSatisfy({ $0 == " " }) else { return [] }
+    if containsControlCharacter(text) {
+      return [
+        reply(
+          source: serverName, "NOTICE",
+          [nick, "\(target): the text contains a control character and was not sent"])
+      ]
+    }
+    let brokerTarget: Target
+    if target.hasPrefix("#") {
+      guard let room = room(target) else { return [noSuchChannel(target)] }
+      brokerTarget = .room(room)
+    } else {
+      guard let user = Target("@" + target) else {
+        return [numeric(.noSuchNick, [target, "No such nick"])]
+      }
+      brokerTarget = user
+    }
+    pendingSays.append((command, target, text))
+    return [.request(.say(brokerTarget, text: text))]
+  }
+
+  /// What the service nick understands: `at <when> <target> <text>`,
+  /// `list`, `cancel <id>`, `help`.
+  private func service(_ text: String) -> [Action] {
+    let words = text.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: true)
+    switch words.first?.lowercased() {
+    case "at" where words.count == 4:
+      return schedule(target: String(words[2]), when: String(words[1]), text: String(words[3]))
+    case "list":
+      scheduleFromService.append(true)
+      return [.request(.scheduled(nil))]
+    case "cancel" where words.count == 2:
+      guard let id = MessageID(words[1]) else {
+        return [serviceNotice("\(words[1]) is not a message id")]
+      }
+      return [.request(.cancel(id))]
+    default:
+      return [
+        "at <when> <#room|nick> <text>  send text later; <when> is 18:00, +10m, "
+          + "@1798131600 or 2026-12-24T18:00Z",
+        "list  your pending scheduled messages",
+        "cancel <id>  cancel one of them",
+        "help  this list",
+      ].map(serviceNotice)
+    }
+  }
+
+  private func schedule(target: String, when: String, text raw: String) -> [Action] {
+    let text = Self.plainText(raw)
+    let brokerTarget = target.hasPrefix("#") ? room(target).map(Target.room) : Target("@" + target)
+    guard let brokerTarget else { return [serviceNotice("\(target) is not a room or a nick")] }
+    guard !text.isEmpty, !containsControlCharacter(text) else {
+      return [serviceNotice("the text is empty or holds a control character")]
+    }
+    return [.request(.sayAt(brokerTarget, when: when, text: text))]
+  }
+
+  /// `CHATHISTORY LATEST|BEFORE|AFTER <target> <msgid=id|*> <limit>`.
+  private func chathistory(_ parameters: [String]) -> [Action] {
+    func fail(_ code: String, _ text: String) -> [Action] {
+      [reply(source: serverName, "FAIL", ["CHATHISTORY", code] + parameters.prefix(2) + [text])]
+    }
+    guard capabilities.contains(.chathistory) else {
+      return [numeric(.unknownCommand, ["CHATHISTORY", "Negotiate draft/chathistory first"])]
+    }
+    guard parameters.count >= 4 else { return fail("NEED_MORE_PARAMS", "Missing parameters") }
+    let subcommand = parameters[0].uppercased()
+    let name = parameters[1]
+    let target: Target?
+    if name.hasPrefix("#") {
+      target = room(name).map(Target.room)
+    } else {
+      target = Target("@" + name)
+    }
+    guard let target else { return fail("INVALID_TARGET", "No such room or nick") }
+    let limit = min(max(Int(parameters[3]) ?? 50, 1), 1000)
+    let reference = parameters[2]
+    var anchor: HistoryAnchor?
+    if reference != "*" {
+      guard reference.hasPrefix("msgid="), let id = MessageID(reference.dropFirst(6)) else {
+        return fail("INVALID_PARAMS", "Only msgid= references are supported")
+      }
+      switch subcommand {
+      case "BEFORE": anchor = .before(id)
+      case "AFTER": anchor = .after(id)
+      case "LATEST": anchor = .after(id)
+      default: return fail("INVALID_PARAMS", "Supported: LATEST, BEFORE, AFTER")
+      }
+    } else if subcommand != "LATEST" {
+      return fail("INVALID_PARAMS", "BEFORE and AFTER need a msgid= reference")
+    }
+    let batch = "h\(nextBatch)"
+    nextBatch += 1
+    historyPurposes.append(.chathistory(batch: batch))
+    return [
+      reply(source: serverName, "BATCH", ["+\(batch)", "chathistory", name], trailing: false),
+      .request(.history(target, count: limit, anchor: anchor)),
+    ]
+  }
+
+  // MARK: - Output
+
+  /// The event as this client's IRC lines (possibly none). Room events are
+  /// encoded once per capability set and shared; the rest are for this
+  /// client alone.
+  func encode(_ outgoing: Outgoing) -> [UInt8] {
+    switch outgoing.event {
+    case .message(.room, _, _, _, _), .joined, .parted:
+      return outgoing.encoded(variant: encodingVariant) { encode($0) }
+    default:
+      return encode(outgoing.event)
+    }
+  }
+
+  func encode(_ event: BrokerEvent) -> [UInt8] {
+    switch event {
+    case .hello: return []
+    case .message(let target, let id, let time, let author, let text):
+      return privmsgLines(
+        from: author, to: shown(target, author: author), text: text,
+        tags: tags(id: id, time: time))
+    case .joined(let room, let who):
+      return IRCMessage(source: "\(who)!\(who)@\(serverName)", "JOIN", [room.description])
+        .encoded()
+    case .parted(let room, let who):
+      return IRCMessage(source: "\(who)!\(who)@\(serverName)", "PART", [room.description])
+        .encoded()
+    case .accepted(.say, let id, let time):
+      guard !pendingSays.isEmpty else { return [] }
+      let said = pendingSays.removeFirst()
+      guard capabilities.contains(.echoMessage) else { return [] }
+      return privmsgLines(
+        from: nick, to: said.target, text: said.text, tags: tags(id: id, time: time),
+        command: said.command)
+    case .accepted(let verb, let id, let time):
+      return serviceNotice("\(verb.rawValue) accepted: \(id) is due at \(time)").bytes
+    case .ok(let verb, let fields):
+      return ok(verb, fields)
+    case .error(let verb, let code, let text):
+      return error(verb, code, text)
+    case .history(let target, let id, let time, let author, let text):
+      let purpose = historyPurposes.first ?? .backlog
+      if case .room(let room) = target, failedJoins.contains(room) { return [] }
+      var lineTags = tags(id: id, time: time)
+      var shownText = text
+      switch purpose {
+      case .backlog:
+        if !capabilities.contains(.serverTime) { shownText = "[\(clock(time))] " + text }
+      case .chathistory(let batch):
+        if capabilities.contains(.batch) { lineTags.insert(IRCTag("batch", batch), at: 0) }
+      }
+      return privmsgLines(
+        from: author, to: shown(target, author: author), text: shownText, tags: lineTags)
+    case .scheduled(let id, let target, let due, _, let rule, let text):
+      let when = rule.map { "\(due) (\($0))" } ?? due.description
+      return serviceNotice("\(id) to \(shown(target, author: nick)) at \(when): \(text)").bytes
+    case .room(let room, let count):
+      return numeric(.list, [room.description, String(count), ""]).bytes
+    case .member(_, let who):
+      members.append(who)
+      return []
+    case .info(let text):
+      return reply(source: serverName, "NOTICE", [nick, text]).bytes
+    case .bye(let text):
+      return IRCMessage("ERROR", ["Closing link: \(text)"]).encoded(trailing: true)
+    }
+  }
+
+  private func ok(_ verb: Verb, _ fields: [String]) -> [UInt8] {
+    switch verb {
+    case .join:
+      return IRCMessage(source: mask, "JOIN", [fields.first ?? ""]).encoded()
+    case .part:
+      return IRCMessage(source: mask, "PART", [fields.first ?? ""]).encoded()
+    case .who:
+      let room = fields.first ?? "*"
+      let listed = members
+      members = []
+      let purpose = whoPurposes.isEmpty ? .who : whoPurposes.removeFirst()
+      if let name = RoomName(room), failedJoins.contains(name) {
+        if capabilities.contains(.chathistory) || backlog == 0 { failedJoins.remove(name) }
+        return []
+      }
+      switch purpose {
+      case .names:
+        var bytes: [UInt8] = []
+        var line: [String] = []
+        for member in listed {
+          line.append(member)
+          if line.joined(separator: " ").utf8.count > 400 {
+            bytes += numeric(.namesReply, ["=", room, line.joined(separator: " ")]).bytes
+            line = []
+          }
+        }
+        if !line.isEmpty {
+          bytes += numeric(.namesReply, ["=", room, line.joined(separator: " ")]).bytes
+        }
+        return bytes + numeric(.endOfNames, [room, "End of /NAMES list"]).bytes
+      case .who:
+        return listed.flatMap { whoLine(room: room, member: $0).bytes }
+          + numeric(.endOfWho, [room, "End of /WHO list"]).bytes
+      }
+    case .history:
+      let purpose = historyPurposes.isEmpty ? .backlog : historyPurposes.removeFirst()
+      if let name = fields.first.flatMap(RoomName.init), failedJoins.contains(name) {
+        failedJoins.remove(name)
+        return []
+      }
+      if case .chathistory(let batch) = purpose {
+        return IRCMessage(source: serverName, "BATCH", ["-\(batch)"]).encoded()
+      }
+      return []
+    case .rooms:
+      return numeric(.listEnd, ["End of /LIST"]).bytes
+    case .scheduled:
+      let count = fields.first ?? "0"
+      return serviceNotice("\(count) pending").bytes
+    case .cancel:
+      return serviceNotice("cancelled \(fields.first ?? "")").bytes
+    default:
+      return []
+    }
+  }
+
+  private func error(_ verb: String, _ code: ErrorCode, _ text: String) -> [UInt8] {
+    switch Verb(rawValue: verb) {
+    case .join:
+      if let room = text.split(separator: " ").compactMap({ RoomName($0) }).first {
+        failedJoins.insert(room)
+      } else if !whoPurposes.isEmpty {
+        // The names asked with this JOIN are not shown: there is no room.
+      }
+      return reply(source: serverName, "NOTICE", [nick, "JOIN refused: \(text)"]).bytes
+    case .part:
+      return reply(source: serverName, "NOTICE", [nick, "PART refused: \(text)"]).bytes
+    case .say:
+      let said = pendingSays.isEmpty ? nil : pendingSays.removeFirst()
+      let target = said?.target ?? "*"
+      if code == .noSuchUser { return numeric(.noSuchNick, [target, text]).bytes }
+      return numeric(.cannotSendToChannel, [target, text]).bytes
+    case .history:
+      let purpose = historyPurposes.isEmpty ? .backlog : historyPurposes.removeFirst()
+      if case .chathistory(let batch) = purpose {
+        return IRCMessage(source: serverName, "BATCH", ["-\(batch)"]).encoded()
+          + reply(source: serverName, "FAIL", ["CHATHISTORY", "MESSAGE_ERROR", text]).bytes
+      }
+      return []
+    case .who:
+      if !whoPurposes.isEmpty { whoPurposes.removeFirst() }
+      members = []
+      return reply(source: serverName, "NOTICE", [nick, text]).bytes
+    case .sayAt, .scheduled, .cancel:
+      return serviceNotice("\(verb) \(code.rawValue): \(text)").bytes
+    default:
+      if verb == "-" && code == .limit {
+        return IRCMessage("ERROR", ["Closing link: \(text)"]).encoded(trailing: true)
+      }
+      return reply(source: serverName, "NOTICE", [nick, "\(verb) \(code.rawValue): \(text)"])
+        .bytes
+    }
+  }
+
+  // MARK: - Helpers
+
+  /// Room names are case-insensitive on IRC (CASEMAPPING=ascii) and
+  /// lower-case on chatbroker.
+  private func room(_ name: String) -> RoomName? {
+    RoomName(name.lowercased())
+  }
+
+  private func noSuchChannel(_ name: String) -> Action {
+    numeric(
+      .noSuchChannel,
+      [name, "Not a room name: use # then 1 to 32 of a-z 0-9 . _ - (chatbroker(7))"])
+  }
+
+  /// The IRC target of a broker target: the room, or for a direct message
+  /// the recipient (this client, when someone else wrote it).
+  private func shown(_ target: Target, author: String) -> String {
+    switch target {
+    case .room(let room): room.description
+    case .user(let other): author == nick ? other : nick
+    }
+  }
+
+  private func tags(id: MessageID, time: Timestamp) -> [IRCTag] {
+    var tags: [IRCTag] = []
+    if capabilities.sendsTime { tags.append(IRCTag("time", time.description)) }
+    if capabilities.sendsMsgid { tags.append(IRCTag("msgid", id.description)) }
+    return tags
+  }
+
+  /// `PRIVMSG` lines, the text split to fit 512 bytes; only the first
+  /// piece carries the msgid, as each line is one message to a client.
+  private func privmsgLines(
+    from author: String, to target: String, text: String, tags: [IRCTag],
+    command: String = "PRIVMSG"
+  ) -> [UInt8] {
+    let source = "\(author)!\(author)@\(serverName)"
+    let room = IRCText.room(source: source, command: command, target: target)
+    var bytes: [UInt8] = []
+    for (index, piece) in IRCText.split(text, maximumBytes: room).enumerated() {
+      let pieceTags = index == 0 ? tags : tags.filter { $0.key != "msgid" }
+      bytes += IRCMessage(tags: pieceTags, source: source, command, [target, piece])
+        .encoded(trailing: true)
+    }
+    return bytes
+  }
+
+  private func whoLine(room: String, member: String) -> Action {
+    numeric(.whoReply, [room, member, serverName, serverName, member, "H", "0 \(member)"])
+  }
+
+  private func numeric(_ numeric: Numeric, _ parameters: [String], trailing: Bool = true)
+    -> Action
+  {
+    reply(
+      source: serverName, numeric.rawValue, [registered ? nick : "*"] + parameters,
+      trailing: trailing)
+  }
+
+  private func reply(
+    source: String, _ command: String, _ parameters: [String], trailing: Bool = true
+  ) -> Action {
+    .reply(IRCMessage(source: source, command, parameters).encoded(trailing: trailing))
+  }
+
+  private func serviceNotice(_ text: String) -> Action {
+    reply(source: "\(Self.serviceNick)!service@\(serverName)", "NOTICE", [nick, text])
+  }
+
+  private func clock(_ time: Timestamp) -> String {
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = timeZone
+    let date = Date(timeIntervalSince1970: Double(time.milliseconds) / 1000)
+    let parts = calendar.dateComponents([.hour, .minute], from: date)
+    return String(format: "%02d:%02d", parts.hour ?? 0, parts.minute ?? 0)
+  }
+
+  /// IRC formatting (bold, colours, reset...) taken out, and a CTCP ACTION
+  /// written as `/me`: chatbroker texts hold no control characters.
+  static func plainText(_ text: String) -> String {
+    var text = Substring(text)
+    var action = false
+    if text.hasPrefix("\u{01}ACTION ") {
+      action = true
+      text = text.dropFirst(8)
+      if text.hasSuffix("\u{01}") { text = text.dropLast() }
+    }
+    var result = ""
+    var scalars = text.unicodeScalars[...]
+    while let scalar = scalars.popFirst() {
+      switch scalar.value {
+      case 0x02, 0x0F, 0x11, 0x16, 0x1D, 0x1E, 0x1F: continue
+      case 0x03:
+        // ^C, then up to two digits, optionally a comma and two more.
+        var digits = 0
+        while digits < 2, let next = scalars.first, ("0"..."9").contains(next) {
+          scalars.removeFirst()
+          digits += 1
+        }
+        if digits > 0, scalars.first == ",",
+          scalars.dropFirst().first.map({ ("0"..."9").contains($0) }) == true
+        {
+          scalars.removeFirst()
+          var more = 0
+          while more < 2, let next = scalars.first, ("0"..."9").contains(next) {
+            scalars.removeFirst()
+            more += 1
+          }
+        }
+      default: result.unicodeScalars.append(scalar)
+      }
+    }
+    return action ? "/me " + result : result
+  }
+}
+
+extension IRCSession.Action {
+  /// The bytes of a reply, for building longer answers out of several.
+  var bytes: [UInt8] {
+    if case .reply(let bytes) = self { return bytes }
+    return []
+  }
+}

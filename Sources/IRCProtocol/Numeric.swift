@@ -1,0 +1,76 @@
+/// The numeric replies the broker's IRC side sends (modern.ircdocs.horse),
+/// named as the documents name them.
+public enum Numeric: String, Sendable {
+  case welcome = "001"
+  case yourHost = "002"
+  case created = "003"
+  case myInfo = "004"
+  case iSupport = "005"
+  case userModeIs = "221"
+  case luserClient = "251"
+  case luserChannels = "254"
+  case luserMe = "255"
+  case whoisUser = "311"
+  case whoisServer = "312"
+  case endOfWho = "315"
+  case endOfWhois = "318"
+  case listStart = "321"
+  case list = "322"
+  case listEnd = "323"
+  case channelModeIs = "324"
+  case creationTime = "329"
+  case noTopic = "331"
+  case topic = "332"
+  case topicWhoTime = "333"
+  case whoReply = "352"
+  case namesReply = "353"
+  case endOfNames = "366"
+  case endOfBanList = "368"
+  case motdStart = "375"
+  case motd = "372"
+  case endOfMotd = "376"
+  case noMotd = "422"
+  case noSuchNick = "401"
+  case noSuchChannel = "403"
+  case cannotSendToChannel = "404"
+  case unknownCommand = "421"
+  case noNicknameGiven = "431"
+  case erroneousNickname = "432"
+  case nicknameInUse = "433"
+  case notOnChannel = "442"
+  case notRegistered = "451"
+  case needMoreParameters = "461"
+  case alreadyRegistered = "462"
+  case chanOPrivsNeeded = "482"
+  case unknownMode = "472"
+  case usersDontMatch = "502"
+}
+
+/// The IRCv3 capabilities the broker offers, by their names in `CAP LS`.
+public enum Capability: String, CaseIterable, Sendable {
+  case serverTime = "server-time"
+  case messageTags = "message-tags"
+  case echoMessage = "echo-message"
+  case batch = "batch"
+  case chathistory = "draft/chathistory"
+
+  /// This capability's bit in a ``CapabilitySet``.
+  var bit: UInt8 { UInt8(1) << UInt8(Capability.allCases.firstIndex(of: self)!) }
+}
+
+/// The capabilities a client negotiated, as bits: small enough to key the
+/// cache of encoded lines (clients with the same set share the bytes).
+public struct CapabilitySet: Equatable, Hashable, Sendable {
+  public private(set) var bits: UInt8 = 0
+
+  public init() {}
+
+  public func contains(_ capability: Capability) -> Bool { bits & capability.bit != 0 }
+  public mutating func insert(_ capability: Capability) { bits |= capability.bit }
+  public mutating func remove(_ capability: Capability) { bits &= ~capability.bit }
+
+  /// `time` comes with server-time; `msgid` (the chatbroker message id)
+  /// with message-tags, as the IRCv3 msgid specification says.
+  public var sendsTime: Bool { contains(.serverTime) }
+  public var sendsMsgid: Bool { contains(.messageTags) }
+}

@@ -1,0 +1,41 @@
+/// Everything the broker tells a client, as a value: the engine produces
+/// these and never sees bytes; each wire format has a codec that turns them
+/// into its lines (``LineCodec`` for chatbroker(7)'s line protocol, the IRC
+/// codec for IRC clients).
+public enum BrokerEvent: Equatable, Sendable {
+  /// The greeting: `HELLO <version> <user> :<text>`.
+  case hello(version: String, user: String, text: String)
+  /// The final reply of a request that went well: `OK <VERB> <fields>`.
+  case ok(Verb, fields: [String])
+  /// `OK SAY <id> <time>` and `OK SAYAT <id> <due>`: kept as values, as
+  /// this reply goes out for every message.
+  case accepted(Verb, id: MessageID, time: Timestamp)
+  /// `ERR <verb> <code> :<text>`; `verb` is `-` when no request was read.
+  case error(verb: String, code: ErrorCode, text: String)
+  /// A delivered message, as `recipient` sees its conversation: `target`
+  /// is the room, or for a direct message the other party.
+  case message(target: Target, id: MessageID, time: Timestamp, user: String, text: String)
+  /// A line of a `HISTORY` reply.
+  case history(target: Target, id: MessageID, time: Timestamp, user: String, text: String)
+  /// A line of a `SCHEDULED` reply; `rule` for a series (since 1.1).
+  case scheduled(
+    id: MessageID, target: Target, due: Timestamp, created: Timestamp, rule: String?,
+    text: String)
+  /// Someone's first session joined a room.
+  case joined(room: RoomName, user: String)
+  /// Someone's last session left a room.
+  case parted(room: RoomName, user: String)
+  /// A line of a `ROOMS` reply.
+  case room(RoomName, members: Int)
+  /// A line of a `WHO` reply.
+  case member(room: RoomName, user: String)
+  /// Free text for people: `HELP` lines.
+  case info(String)
+  /// The last line before the broker closes the connection.
+  case bye(String)
+}
+
+extension RequestError {
+  /// The error as the event that answers it.
+  public var event: BrokerEvent { .error(verb: verb, code: code, text: text) }
+}

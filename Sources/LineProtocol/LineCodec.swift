@@ -1,0 +1,111 @@
+/// The line protocol's codec (chatbroker(7)): a ``BrokerEvent`` becomes the
+/// bytes of one broker line, LF included, and a broker line becomes the
+/// event again. Decoding exists for clients and for the round-trip tests
+/// that keep both directions honest.
+public enum LineCodec {
+  public static func encode(_ event: BrokerEvent) -> [UInt8] {
+    switch event {
+    case .hello(let version, let user, let text):
+      BrokerLine.hello(version: version, user: user, text: text)
+    case .ok(let verb, let fields): BrokerLine.ok(verb, words: fields)
+    case .accepted(let verb, let id, let time): BrokerLine.ok(verb, id: id, time: time)
+    case .error(let verb, let code, let text): BrokerLine.error(verb: verb, code: code, text: text)
+    case .message(let target, let id, let time, let user, let text):
+      BrokerLine.message(
+        target: target.description, id: id, time: time, user: user, text: text)
+    case .history(let target, let id, let time, let user, let text):
+      BrokerLine.history(
+        target: target.description, id: id, time: time, user: user, text: text)
+    case .scheduled(let id, let target, let due, let created, let rule, let text):
+      BrokerLine.scheduled(
+        id: id, target: target.description, due: due, created: created, rule: rule, text: text)
+    case .joined(let room, let user): BrokerLine.join(room: room, user: user)
+    case .parted(let room, let user): BrokerLine.part(room: room, user: user)
+    case .room(let room, let members): BrokerLine.room(room, members: members)
+    case .member(let room, let user): BrokerLine.member(room: room, user: user)
+    case .info(let text): BrokerLine.info(text)
+    case .bye(let text): BrokerLine.bye(text)
+    }
+  }
+
+  /// Reads one broker line (with or without its LF) back into an event;
+  /// nil when it is not a line the broker sends.
+  public static func decode(_ line: String) -> BrokerEvent? {
+    var line = Substring(line)
+    if line.last == "\n" { line.removeLast() }
+    var text: String?
+    var head = line
+    if let separator = line.range(of: " :") {
+      head = line[..<separator.lowerBound]
+      text = String(line[separator.upperBound...])
+    }
+    let words = head.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+    guard let kind = words.first else { return nil }
+    let rest = Array(words.dropFirst())
+    switch (kind, rest.count, text) {
+    case ("HELLO", 2, let text?):
+      return .hello(version: rest[0], user: rest[1], text: text)
+    case ("OK", 1..., nil):
+      guard let verb = Verb(rawValue: rest[0]) else { return nil }
+      let fields = Array(rest.dropFirst())
+      if verb == .say || verb == .sayAt, fields.count == 2, let id = MessageID(fields[0]),
+        let time = Timestamp(rfc3339: fields[1])
+      {
+        return .accepted(verb, id: id, time: time)
+      }
+      return .ok(verb, fields: fields)
+    case ("ERR", 2, let text?):
+      guard let code = ErrorCode(rawValue: rest[1]) else { return nil }
+      return .error(verb: rest[0], code: code, text: text)
+    case ("MSG", 4, let text?), ("HIST", 4, let text?):
+      guard let target = Target(rest[0]), let id = MessageID(rest[1]),
+        let time = Timestamp(rfc3339: rest[2])
+      else { return nil }
+      return kind == "MSG"
+        ? .message(target: target, id: id, time: time, user: rest[3], text: text)
+        : .history(target: target, id: id, time: time, user: rest[3], text: text)
+    case ("SCHED", 4...5, let text?):
+      guard let id = MessageID(rest[0]), let target = Target(rest[1]),
+        let due = Timestamp(rfc3339: rest[2]), let created = Timestamp(rfc3339: rest[3])
+      else { return nil }
+      return .scheduled(
+        id: id, target: target, due: due, created: created, rule: rest.count == 5 ? rest[4] : nil,
+        text: text)
+    case ("JOIN", 2, nil), ("PART", 2, nil), ("MEMBER", 2, nil):
+      guard let room = RoomName(rest[0]) else { return nil }
+      switch kind {
+      case "JOIN": return .joined(room: room, user: rest[1])
+      case "PART": return .parted(room: room, user: rest[1])
+      default: return .member(room: room, user: rest[1])
+      }
+    case ("ROOM", 2, nil):
+      guard let room = RoomName(rest[0]), let members = Int(rest[1]) else { return nil }
+      return .room(room, members: members)
+    case ("INFO", 0, let text?): return .info(text)
+    case ("BYE", 0, let text?): return .bye(text)
+    default: return nil
+    }
+  }
+}
+
+extension LineCodec {
+  /// One framed input line as a request, or the error that answers it
+  /// (chatbroker(7), "Errors"): a line too long or not UTF-8 is discarded
+  /// with `ERR -`, anything else goes to ``RequestParser``.
+  public static func request(from frame: Frame, maximumLineBytes: Int) -> Result<
+    Request, RequestError
+  > {
+    switch frame {
+    case .tooLong:
+      .failure(
+        RequestError(
+          verb: "-", code: .tooLong,
+          text: "the line is longer than \(maximumLineBytes) bytes and was discarded"))
+    case .badUTF8:
+      .failure(
+        RequestError(
+          verb: "-", code: .badUTF8, text: "the line is not valid UTF-8 and was discarded"))
+    case .line(let line): RequestParser.parse(line)
+    }
+  }
+}

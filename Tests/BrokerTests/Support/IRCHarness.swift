@@ -1,0 +1,70 @@
+import Foundation
+import LineProtocol
+
+@testable import Broker
+
+/// IRC clients on an ``EngineHarness``: each has an ``IRCSession`` whose
+/// actions are carried out as the shell does, on virtual time.
+final class IRCHarness {
+  let engine: EngineHarness
+  private var sessions: [ConnectionID: IRCSession] = [:]
+
+  init(_ engine: EngineHarness = EngineHarness(), backlog: Int = 50) {
+    self.engine = engine
+    self.backlog = backlog
+  }
+
+  let backlog: Int
+
+  /// Connects `user` over IRC without registering.
+  func open(_ user: String) -> ConnectionID {
+    let id = ConnectionID(1000 + sessions.count)
+    let session = IRCSession(
+      user: user, serverName: "host.test", timeZone: engine.clock.timeZone, backlog: backlog,
+      userExists: { [users = engine.users] in users.userExists($0) })
+    sessions[id] = session
+    engine.output.encoders[id] = { session.encode($0) }
+    engine.engine.connect(id, user: user)
+    return id
+  }
+
+  /// Connects and registers, with these capabilities, and drops the burst.
+  func connect(_ user: String, caps: [String] = []) -> ConnectionID {
+    let id = open(user)
+    if !caps.isEmpty {
+      send(id, "CAP LS 302")
+      send(id, "CAP REQ :" + caps.joined(separator: " "))
+    }
+    send(id, "NICK \(user)")
+    send(id, "USER \(user) 0 * :\(user)")
+    if !caps.isEmpty { send(id, "CAP END") }
+    _ = take(id)
+    return id
+  }
+
+  func session(_ id: ConnectionID) -> IRCSession { sessions[id]! }
+
+  /// Feeds one line; returns every IRC line the connection has got since.
+  @discardableResult
+  func send(_ id: ConnectionID, _ line: String) -> [String] {
+    let actions = sessions[id]!.receive(line) { IRCSession.Counts(connections: 1, rooms: 0) }
+    for action in actions {
+      switch action {
+      case .reply(let bytes): engine.output.encoded[id, default: []] += bytes
+      case .request(let request): engine.engine.receive(request, from: id)
+      case .registered: break
+      case .close: engine.engine.disconnect(id)
+      }
+    }
+    return take(id)
+  }
+
+  /// The IRC lines the connection got, without their CR LF.
+  func take(_ id: ConnectionID) -> [String] {
+    let bytes = engine.output.encoded[id] ?? []
+    engine.output.encoded[id] = []
+    return String(decoding: bytes, as: UTF8.self).components(separatedBy: "\r\n").filter {
+      !$0.isEmpty
+    }
+  }
+}
