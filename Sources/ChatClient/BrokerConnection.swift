@@ -130,7 +130,7 @@ public final class BrokerConnection {
   public var pendingOutput: Int { outbox.count - outboxStart }
 
   /// Half-closes the connection once everything queued is written: the
-  /// broker then answers what it has and closes (PROTOCOL.md section 1).
+  /// broker then answers what it has and closes (chatbroker(7), "Transport and framing").
   public func shutdownWriteWhenFlushed() {
     writeShutdownRequested = true
     flushIfPossible()

@@ -35,7 +35,7 @@ public struct ScheduledMessage: Equatable, Sendable {
   public var rule: String? = nil
 }
 
-/// One line from the broker (PROTOCOL.md section 4), split into its words.
+/// One line from the broker (chatbroker(7), "Lines from the broker"), split into its words.
 public enum ServerLine: Equatable, Sendable {
   case hello(version: String, user: String, text: String)
   case ok(verb: String, words: [String])

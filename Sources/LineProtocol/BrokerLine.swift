@@ -1,4 +1,4 @@
-/// Encoders for every line the broker sends (PROTOCOL.md section 4). Each
+/// Encoders for every line the broker sends (chatbroker(7), "Lines from the broker"). Each
 /// returns the finished bytes, LF included, so a line fanned out to many
 /// connections is encoded once and shared (arrays are copy-on-write).
 ///

@@ -1,4 +1,4 @@
-/// The error codes of PROTOCOL.md section 7. Scripts rely on these words, so
+/// The error codes of chatbroker(7), "Errors". Scripts rely on these words, so
 /// they are user interface: never rename one.
 public enum ErrorCode: String, Sendable, CaseIterable {
   case unknown = "UNKNOWN"

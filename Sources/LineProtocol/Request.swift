@@ -1,5 +1,5 @@
-/// A request a client may send, already checked for syntax (PROTOCOL.md
-/// section 5). Whether it can be carried out is the broker's business.
+/// A request a client may send, already checked for syntax (chatbroker(7),
+/// "Requests"). Whether it can be carried out is the broker's business.
 public enum Request: Equatable, Sendable {
   case join(RoomName)
   case part(RoomName)

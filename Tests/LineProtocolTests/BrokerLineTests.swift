@@ -5,7 +5,7 @@ private func text(_ line: [UInt8]) -> String {
   String(decoding: line, as: UTF8.self)
 }
 
-/// A broker line split the way PROTOCOL.md tells scripts to: the LF ends it,
+/// A broker line split the way chatbroker(7) tells scripts to: the LF ends it,
 /// the fixed words come before the first ` :`, the free text after it.
 private func split(_ line: [UInt8]) -> (words: [String], text: String?) {
   var string = text(line)
