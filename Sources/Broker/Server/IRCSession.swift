@@ -368,7 +368,10 @@ final class IRCSession {
     return [.request(.sayAt(brokerTarget, when: when, text: text))]
   }
 
-  /// `CHATHISTORY LATEST|BEFORE|AFTER <target> <msgid=id|*> <limit>`.
+  /// `CHATHISTORY LATEST|BEFORE|AFTER|AROUND <target> <reference> <limit>`
+  /// and `CHATHISTORY BETWEEN <target> <reference> <reference> <limit>`; a
+  /// reference is `msgid=<id>` or `timestamp=<server-time>`, and LATEST
+  /// also takes `*` (chatbroker(7), "IRC").
   private func chathistory(_ parameters: [String]) -> [Action] {
     func fail(_ code: String, _ text: String) -> [Action] {
       [reply(source: serverName, "FAIL", ["CHATHISTORY", code] + parameters.prefix(2) + [text])]
@@ -376,39 +379,59 @@ final class IRCSession {
     guard capabilities.contains(.chathistory) else {
       return [numeric(.unknownCommand, ["CHATHISTORY", "Negotiate draft/chathistory first"])]
     }
-    guard parameters.count >= 4 else { return fail("NEED_MORE_PARAMS", "Missing parameters") }
-    let subcommand = parameters[0].uppercased()
-    let name = parameters[1]
-    let target: Target?
-    if name.hasPrefix("#") {
-      target = room(name).map(Target.room)
-    } else {
-      target = Target("@" + name)
+    let subcommand = parameters.first?.uppercased() ?? ""
+    let needed = subcommand == "BETWEEN" ? 5 : 4
+    guard ["LATEST", "BEFORE", "AFTER", "AROUND", "BETWEEN"].contains(subcommand) else {
+      return fail("INVALID_PARAMS", "Supported: LATEST, BEFORE, AFTER, AROUND, BETWEEN")
     }
+    guard parameters.count >= needed else {
+      return fail("NEED_MORE_PARAMS", "Missing parameters")
+    }
+    let name = parameters[1]
+    let target = name.hasPrefix("#") ? room(name).map(Target.room) : Target("@" + name)
     guard let target else { return fail("INVALID_TARGET", "No such room or nick") }
-    let limit = min(max(Int(parameters[3]) ?? 50, 1), 1000)
-    let reference = parameters[2]
-    var anchor: HistoryAnchor?
-    if reference != "*" {
-      guard reference.hasPrefix("msgid="), let id = MessageID(reference.dropFirst(6)) else {
-        return fail("INVALID_PARAMS", "Only msgid= references are supported")
+    guard let limit = Int(parameters[needed - 1]), limit >= 1 else {
+      return fail("INVALID_PARAMS", "The limit must be a number from 1 to 1000")
+    }
+    var points: [HistoryPoint] = []
+    for reference in parameters[2..<(needed - 1)] {
+      if reference == "*" && subcommand == "LATEST" { continue }
+      guard let point = Self.historyPoint(reference) else {
+        return fail(
+          "INVALID_PARAMS",
+          "\(reference) is not a reference: use msgid=<id> or timestamp=<YYYY-MM-DDThh:mm:ss.sssZ>"
+            + (subcommand == "LATEST" ? " or *" : ""))
       }
-      switch subcommand {
-      case "BEFORE": anchor = .before(id)
-      case "AFTER": anchor = .after(id)
-      case "LATEST": anchor = .after(id)
-      default: return fail("INVALID_PARAMS", "Supported: LATEST, BEFORE, AFTER")
-      }
-    } else if subcommand != "LATEST" {
-      return fail("INVALID_PARAMS", "BEFORE and AFTER need a msgid= reference")
+      points.append(point)
+    }
+    let anchor: HistoryAnchor?
+    switch (subcommand, points.first) {
+    case ("LATEST", nil): anchor = nil
+    case ("LATEST", let point?): anchor = .latestAfter(point)
+    case ("BEFORE", let point?): anchor = .beforePoint(point)
+    case ("AFTER", let point?): anchor = .afterPoint(point)
+    case ("AROUND", let point?): anchor = .around(point)
+    case (_, let point?): anchor = .between(point, points[1])
+    default: anchor = nil
     }
     let batch = "h\(nextBatch)"
     nextBatch += 1
     historyPurposes.append(.chathistory(batch: batch))
     return [
       reply(source: serverName, "BATCH", ["+\(batch)", "chathistory", name], trailing: false),
-      .request(.history(target, count: limit, anchor: anchor)),
+      .request(.history(target, count: min(limit, 1000), anchor: anchor)),
     ]
+  }
+
+  /// `msgid=<id>` or `timestamp=<time>` in server-time's form.
+  private static func historyPoint(_ reference: String) -> HistoryPoint? {
+    if reference.hasPrefix("msgid=") {
+      return MessageID(reference.dropFirst(6)).map(HistoryPoint.message)
+    }
+    if reference.hasPrefix("timestamp=") {
+      return Timestamp(rfc3339: reference.dropFirst(10)).map(HistoryPoint.time)
+    }
+    return nil
   }
 
   // MARK: - Output
