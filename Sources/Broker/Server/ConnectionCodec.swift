@@ -44,7 +44,9 @@ extension Server {
       let actions: [IRCSession.Action]
       if case .line(let line) = frame {
         actions = irc.receive(line) {
-          IRCSession.Counts(connections: connections.count, rooms: engine.roomCount)
+          IRCSession.Counts(
+            connections: connections.count, rooms: engine.roomCount,
+            roomCreated: engine.roomCreated)
         }
       } else {
         actions = irc.refuse(frame)

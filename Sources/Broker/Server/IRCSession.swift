@@ -22,10 +22,12 @@ final class IRCSession {
     case close
   }
 
-  /// What the shell tells the welcome burst (LUSERS).
+  /// What the shell tells the session of the engine's state: counts for
+  /// the welcome burst (LUSERS), a room's creation time for `MODE` (329).
   struct Counts {
     var connections = 0
     var rooms = 0
+    var roomCreated: (RoomName) -> Timestamp? = { _ in nil }
   }
 
   /// The service nick for scheduling: `|` can be in an IRC nick but never
@@ -113,7 +115,7 @@ final class IRCSession {
     case "QUIT": return registered ? [.request(.quit)] : [.close]
     default:
       guard registered else { return [numeric(.notRegistered, ["You have not registered"])] }
-      return command(message)
+      return command(message, counts: counts)
     }
   }
 
@@ -201,7 +203,7 @@ final class IRCSession {
 
   // MARK: - Commands after registration
 
-  private func command(_ message: IRCMessage) -> [Action] {
+  private func command(_ message: IRCMessage, counts: () -> Counts) -> [Action] {
     let parameters = message.parameters
     func need(_ count: Int) -> [Action]? {
       parameters.count < count
@@ -270,9 +272,10 @@ final class IRCSession {
         }
         return [numeric(.chanOPrivsNeeded, [target, "Rooms have no modes on chatbroker"])]
       }
+      let created = room(target).flatMap { counts().roomCreated($0) }?.milliseconds ?? 0
       return [
         numeric(.channelModeIs, [target, "+nt"], trailing: false),
-        numeric(.creationTime, [target, "0"], trailing: false),
+        numeric(.creationTime, [target, String(created / 1000)], trailing: false),
       ]
     case "PRIVMSG", "NOTICE":
       if parameters.count < 2 {
