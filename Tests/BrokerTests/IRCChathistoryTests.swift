@@ -100,10 +100,81 @@ struct IRCChathistoryTests {
     }
   }
 
+  @Test("a client without batch gets the same lines without BATCH and without batch tags")
+  func withoutBatch() {
+    let (irc, _, ids, _) = Self.sixLines()
+    let carol = irc.connect("carol", caps: ["draft/chathistory"])
+    irc.send(carol, "JOIN #ops")
+    #expect(
+      irc.send(carol, "CHATHISTORY BEFORE #ops msgid=\(ids[2]) 5") == [
+        ":bob!bob@host.test PRIVMSG #ops :m1", ":bob!bob@host.test PRIVMSG #ops :m2",
+      ])
+    let hour = "timestamp=2026-11-30T17:00:00.000Z timestamp=2026-11-30T18:00:00.000Z"
+    #expect(
+      irc.send(carol, "CHATHISTORY TARGETS \(hour) 5") == [
+        ":host.test CHATHISTORY TARGETS #ops 2026-11-30T17:06:00.000Z"
+      ])
+  }
+
   @Test("a limit above the advertised CHATHISTORY=1000 is answered, not refused")
   func limitAboveMaximum() {
     let (irc, alice, _, _) = Self.sixLines()
     let lines = irc.send(alice, "CHATHISTORY LATEST #ops * 5000")
     #expect(lines.count == 8)
+  }
+
+  @Test(
+    "TARGETS lists the rooms the user is in and their direct conversations active in the window")
+  func targets() {
+    let (irc, alice, _, bob) = Self.sixLines()
+    irc.engine.clock.set("2026-11-30T17:07:00.000Z")
+    irc.engine.send(bob, "SAY @alice psst")
+    irc.engine.clock.set("2026-11-30T17:08:00.000Z")
+    irc.engine.send(bob, "JOIN #dev")
+    irc.engine.send(bob, "SAY #dev alice is not here")
+    _ = irc.take(alice)
+    let hour = "timestamp=2026-11-30T17:00:00.000Z timestamp=2026-11-30T18:00:00.000Z"
+    let all = [
+      ":host.test BATCH +h1 draft/chathistory-targets",
+      "@batch=h1 :host.test CHATHISTORY TARGETS #ops 2026-11-30T17:06:00.000Z",
+      "@batch=h1 :host.test CHATHISTORY TARGETS bob 2026-11-30T17:07:00.000Z",
+      ":host.test BATCH -h1",
+    ]
+    #expect(irc.send(alice, "CHATHISTORY TARGETS \(hour) 10") == all)
+    let reversed = "timestamp=2026-11-30T18:00:00.000Z timestamp=2026-11-30T17:00:00.000Z"
+    #expect(
+      irc.send(alice, "CHATHISTORY TARGETS \(reversed) 10")
+        == all.map { $0.replacing("h1", with: "h2") })
+    #expect(
+      irc.send(alice, "CHATHISTORY TARGETS \(hour) 1") == [
+        ":host.test BATCH +h3 draft/chathistory-targets",
+        "@batch=h3 :host.test CHATHISTORY TARGETS #ops 2026-11-30T17:06:00.000Z",
+        ":host.test BATCH -h3",
+      ])
+    let early = "timestamp=2026-11-30T17:00:00.000Z timestamp=2026-11-30T17:03:00.000Z"
+    #expect(
+      irc.send(alice, "CHATHISTORY TARGETS \(early) 10") == [
+        ":host.test BATCH +h4 draft/chathistory-targets",
+        "@batch=h4 :host.test CHATHISTORY TARGETS #ops 2026-11-30T17:02:00.000Z",
+        ":host.test BATCH -h4",
+      ], "both times are exclusive")
+  }
+
+  @Test(
+    "TARGETS refuses anything but two timestamps and a limit",
+    arguments: [
+      ("TARGETS msgid={1} timestamp=2026-11-30T18:00:00.000Z 10", "INVALID_PARAMS TARGETS"),
+      ("TARGETS * timestamp=2026-11-30T18:00:00.000Z 10", "INVALID_PARAMS TARGETS"),
+      (
+        "TARGETS timestamp=2026-11-30T17:00:00.000Z timestamp=2026-11-30T18:00:00.000Z 0",
+        "INVALID_PARAMS TARGETS"
+      ),
+      ("TARGETS timestamp=2026-11-30T17:00:00.000Z 10", "NEED_MORE_PARAMS TARGETS"),
+    ])
+  func targetsRefused(command: String, failure: String) {
+    let (irc, alice, ids, _) = Self.sixLines()
+    let lines = irc.send(alice, "CHATHISTORY " + Self.filled(command, ids))
+    #expect(lines.count == 1)
+    #expect(lines.first?.hasPrefix(":host.test FAIL CHATHISTORY \(failure) ") == true)
   }
 }

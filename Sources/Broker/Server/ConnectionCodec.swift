@@ -46,7 +46,8 @@ extension Server {
         actions = irc.receive(line) {
           IRCSession.Counts(
             connections: connections.count, rooms: engine.roomCount,
-            roomCreated: engine.roomCreated)
+            roomCreated: engine.roomCreated,
+            activeConversations: engine.activeConversations)
         }
       } else {
         actions = irc.refuse(frame)

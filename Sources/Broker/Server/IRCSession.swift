@@ -23,11 +23,15 @@ final class IRCSession {
   }
 
   /// What the shell tells the session of the engine's state: counts for
-  /// the welcome burst (LUSERS), a room's creation time for `MODE` (329).
+  /// the welcome burst (LUSERS), a room's creation time for `MODE` (329),
+  /// a user's active conversations for `CHATHISTORY TARGETS`.
   struct Counts {
     var connections = 0
     var rooms = 0
     var roomCreated: (RoomName) -> Timestamp? = { _ in nil }
+    var activeConversations:
+      (_ user: String, _ after: Timestamp, _ before: Timestamp, _ limit: Int) ->
+        [ConversationActivity] = { _, _, _, _ in [] }
   }
 
   /// The service nick for scheduling: `|` can be in an IRC nick but never
@@ -288,6 +292,9 @@ final class IRCSession {
       if let missing = need(3) { return missing }
       return schedule(target: parameters[0], when: parameters[1], text: parameters[2])
     case "CHATHISTORY":
+      if parameters.first?.uppercased() == "TARGETS" && capabilities.contains(.chathistory) {
+        return chathistoryTargets(parameters, counts: counts)
+      }
       return chathistory(parameters)
     case "USERHOST", "ISON", "AWAY", "LUSERS", "MOTD":
       if message.command == "MOTD" { return [numeric(.noMotd, ["MOTD File is missing"])] }
@@ -385,7 +392,7 @@ final class IRCSession {
     let subcommand = parameters.first?.uppercased() ?? ""
     let needed = subcommand == "BETWEEN" ? 5 : 4
     guard ["LATEST", "BEFORE", "AFTER", "AROUND", "BETWEEN"].contains(subcommand) else {
-      return fail("INVALID_PARAMS", "Supported: LATEST, BEFORE, AFTER, AROUND, BETWEEN")
+      return fail("INVALID_PARAMS", "Supported: LATEST, BEFORE, AFTER, AROUND, BETWEEN, TARGETS")
     }
     guard parameters.count >= needed else {
       return fail("NEED_MORE_PARAMS", "Missing parameters")
@@ -421,9 +428,51 @@ final class IRCSession {
     nextBatch += 1
     historyPurposes.append(.chathistory(batch: batch))
     return [
-      reply(source: serverName, "BATCH", ["+\(batch)", "chathistory", name], trailing: false),
+      .reply(batchLine(["+\(batch)", "chathistory", name])),
       .request(.history(target, count: min(limit, 1000), anchor: anchor)),
     ]
+  }
+
+  /// `CHATHISTORY TARGETS <timestamp=time> <timestamp=time> <limit>`: the
+  /// conversations with a message between the two times, each with its
+  /// newest one's time, in a `draft/chathistory-targets` batch.
+  private func chathistoryTargets(_ parameters: [String], counts: () -> Counts) -> [Action] {
+    func fail(_ code: String, _ text: String) -> [Action] {
+      [reply(source: serverName, "FAIL", ["CHATHISTORY", code] + parameters.prefix(2) + [text])]
+    }
+    guard parameters.count >= 4 else { return fail("NEED_MORE_PARAMS", "Missing parameters") }
+    var times: [Timestamp] = []
+    for reference in parameters[1...2] {
+      guard case .time(let time) = Self.historyPoint(reference) else {
+        return fail(
+          "INVALID_PARAMS",
+          "\(reference) is not a time: use timestamp=<YYYY-MM-DDThh:mm:ss.sssZ>")
+      }
+      times.append(time)
+    }
+    guard let limit = Int(parameters[3]), limit >= 1 else {
+      return fail("INVALID_PARAMS", "The limit must be a number from 1 to 1000")
+    }
+    let active = counts().activeConversations(
+      user, times.min()!, times.max()!, min(limit, 1000))
+    let batch = "h\(nextBatch)"
+    nextBatch += 1
+    let tags = capabilities.contains(.batch) ? [IRCTag("batch", batch)] : []
+    var bytes = batchLine(["+\(batch)", "draft/chathistory-targets"])
+    for conversation in active {
+      bytes += IRCMessage(
+        tags: tags, source: serverName, "CHATHISTORY",
+        ["TARGETS", shown(conversation.target, author: nick), conversation.latest.description]
+      ).encoded()
+    }
+    bytes += batchLine(["-\(batch)"])
+    return [.reply(bytes)]
+  }
+
+  /// A `BATCH` start or end, for a client that negotiated `batch` only.
+  private func batchLine(_ parameters: [String]) -> [UInt8] {
+    guard capabilities.contains(.batch) else { return [] }
+    return IRCMessage(source: serverName, "BATCH", parameters).encoded()
   }
 
   /// `msgid=<id>` or `timestamp=<time>` in server-time's form.
@@ -546,7 +595,7 @@ final class IRCSession {
         return []
       }
       if case .chathistory(let batch) = purpose {
-        return IRCMessage(source: serverName, "BATCH", ["-\(batch)"]).encoded()
+        return batchLine(["-\(batch)"])
       }
       return []
     case .rooms:
@@ -580,7 +629,7 @@ final class IRCSession {
     case .history:
       let purpose = historyPurposes.isEmpty ? .backlog : historyPurposes.removeFirst()
       if case .chathistory(let batch) = purpose {
-        return IRCMessage(source: serverName, "BATCH", ["-\(batch)"]).encoded()
+        return batchLine(["-\(batch)"])
           + reply(source: serverName, "FAIL", ["CHATHISTORY", "MESSAGE_ERROR", text]).bytes
       }
       return []

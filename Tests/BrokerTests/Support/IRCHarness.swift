@@ -48,7 +48,9 @@ final class IRCHarness {
   @discardableResult
   func send(_ id: ConnectionID, _ line: String) -> [String] {
     let actions = sessions[id]!.receive(line) {
-      IRCSession.Counts(connections: 1, rooms: 0, roomCreated: self.engine.engine.roomCreated)
+      IRCSession.Counts(
+        connections: 1, rooms: 0, roomCreated: self.engine.engine.roomCreated,
+        activeConversations: self.engine.engine.activeConversations)
     }
     for action in actions {
       switch action {
