@@ -49,29 +49,21 @@ extension Engine {
   ) {
     let limit = min(max(count, 1), limits.historyRequest)
     let conversation = ConversationKey(target: target, author: user)
-    let messages = histories[conversation]
-    var range = 0..<0
-    switch anchor {
-    case nil:
-      if let messages { range = messages.range(endBefore: messages.endSequence, count: limit) }
-    case .before(let id), .after(let id):
-      guard let messages, let sequence = messages.sequence(of: id) else {
-        fail(
-          .history, .noSuchMessage, "no message \(id) in the history of \(target)",
-          to: connection)
-        return
-      }
-      if case .before = anchor {
-        range = messages.range(endBefore: sequence, count: limit)
-      } else {
-        range = messages.range(startAfter: sequence, count: limit)
-      }
+    let messages = histories[conversation] ?? History(capacity: 1)
+    let range: Range<Int>
+    switch messages.range(anchor, count: limit) {
+    case .success(let found): range = found
+    case .failure(let missing):
+      fail(
+        .history, .noSuchMessage, "no message \(missing.id) in the history of \(target)",
+        to: connection)
+      return
     }
     let kinds = listKinds(
       answering: .history(target, count: count, anchor: anchor),
       showsUnsynced: showsUnsynced(range, of: conversation))
     for sequence in range {
-      guard let message = messages?[sequence] else { continue }
+      let message = messages[sequence]
       send(
         .history(
           target: target, id: message.id, time: message.time, user: message.author,

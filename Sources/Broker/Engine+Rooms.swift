@@ -29,6 +29,12 @@ extension Engine {
     send(.ok(.part, fields: [name.description]), to: connection)
   }
 
+  /// When the room was created, `nil` for a room that does not exist: for
+  /// the IRC gateway's `MODE` (chatbroker(7), "IRC").
+  public func roomCreated(_ name: RoomName) -> Timestamp? {
+    rooms[name]?.created
+  }
+
   /// Takes a connection out of a room; `PART` to the others when it was the
   /// user's last session there. A room left empty, without history and
   /// without pending lines is forgotten.

@@ -63,13 +63,83 @@ struct History: Sendable {
   }
 
   /// Messages oldest first, for `HISTORY`: the latest `count` before
-  /// `endBefore` (exclusive), or the first `count` after `startAfter`.
+  /// `endBefore` (exclusive).
   func range(endBefore end: Int, count: Int) -> Range<Int> {
     max(firstSequence, end - count)..<end
   }
 
-  func range(startAfter start: Int, count: Int) -> Range<Int> {
-    (start + 1)..<min(endSequence, start + 1 + count)
+  /// A message id this history does not hold.
+  struct MissingMessage: Error {
+    let id: MessageID
+  }
+
+  /// The sequence numbers `HISTORY` (or the IRC gateway's `CHATHISTORY`)
+  /// answers for `anchor`, oldest first, at most `count`.
+  func range(_ anchor: HistoryAnchor?, count: Int) -> Result<Range<Int>, MissingMessage> {
+    Result { () throws(MissingMessage) in try bounds(anchor, count: count) }
+  }
+
+  private func bounds(_ anchor: HistoryAnchor?, count: Int) throws(MissingMessage) -> Range<Int> {
+    switch anchor {
+    case nil:
+      return range(endBefore: endSequence, count: count)
+    case .before(let id):
+      return range(endBefore: try start(of: .message(id)), count: count)
+    case .beforePoint(let point):
+      return range(endBefore: try start(of: point), count: count)
+    case .after(let id):
+      return firstAfter(try end(of: .message(id)), count: count)
+    case .afterPoint(let point):
+      return firstAfter(try end(of: point), count: count)
+    case .latestAfter(let point):
+      let lower = try end(of: point)
+      return max(lower, endSequence - count)..<endSequence
+    case .around(let point):
+      let lower = max(firstSequence, try start(of: point) - count / 2)
+      return lower..<min(endSequence, lower + count)
+    case .between(let from, let to):
+      let (fromStart, toStart) = (try start(of: from), try start(of: to))
+      if fromStart <= toStart {
+        let lower = try end(of: from)
+        return lower..<max(lower, min(toStart, lower + count))
+      }
+      let lower = try end(of: to)
+      return max(lower, fromStart - count)..<max(lower, fromStart)
+    }
+  }
+
+  /// The first `count` from sequence `lower` on.
+  private func firstAfter(_ lower: Int, count: Int) -> Range<Int> {
+    lower..<max(lower, min(endSequence, lower + count))
+  }
+
+  /// The sequence number of the first message at or after `point`.
+  private func start(of point: HistoryPoint) throws(MissingMessage) -> Int {
+    switch point {
+    case .message(let id):
+      guard let sequence = sequence(of: id) else { throw MissingMessage(id: id) }
+      return sequence
+    case .time(let time):
+      return firstSequence(where: { $0.time >= time })
+    }
+  }
+
+  /// The sequence number of the first message after `point`.
+  private func end(of point: HistoryPoint) throws(MissingMessage) -> Int {
+    switch point {
+    case .message(let id):
+      guard let sequence = sequence(of: id) else { throw MissingMessage(id: id) }
+      return sequence + 1
+    case .time(let time):
+      return firstSequence(where: { $0.time > time })
+    }
+  }
+
+  /// The first message that passes `isPast`, or the end. A scan, not a
+  /// binary search: a late scheduled delivery can be older than the one
+  /// before it.
+  private func firstSequence(where isPast: (StoredMessage) -> Bool) -> Int {
+    (firstSequence..<endSequence).first { isPast(self[$0]) } ?? endSequence
   }
 
   /// All kept messages, oldest first (for compaction).

@@ -42,8 +42,28 @@ public enum Request: Equatable, Sendable {
   }
 }
 
-/// Where `HISTORY` starts reading; both anchors are exclusive.
+/// Where `HISTORY` starts reading; every reference is exclusive. `HISTORY`
+/// writes only `before` and `after`; the others are the IRC gateway's
+/// `CHATHISTORY` (chatbroker(7), "IRC"), asked as values.
 public enum HistoryAnchor: Equatable, Sendable {
   case before(MessageID)
   case after(MessageID)
+  /// The latest messages before a message or a time.
+  case beforePoint(HistoryPoint)
+  /// The first messages after a message or a time.
+  case afterPoint(HistoryPoint)
+  /// The latest messages, only those after the point.
+  case latestAfter(HistoryPoint)
+  /// Half the count before the point, the rest from it on (a message
+  /// point is included).
+  case around(HistoryPoint)
+  /// The messages strictly between two points, counted from the first:
+  /// the oldest if it is the earlier, the latest if it is the later.
+  case between(HistoryPoint, HistoryPoint)
+}
+
+/// A place in a conversation's history: one of its messages, or a time.
+public enum HistoryPoint: Equatable, Sendable {
+  case message(MessageID)
+  case time(Timestamp)
 }

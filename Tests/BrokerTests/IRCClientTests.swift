@@ -69,6 +69,12 @@ struct IRCClientTests {
     try irc.send("JOIN #lab\r\n")
     #expect(try irc.expect(":").hasSuffix(" JOIN #lab\r"))
     _ = try irc.expect(":\(Host.name) 366 ")
+    try irc.send("MODE #lab\r\n")
+    _ = try irc.expect(":\(Host.name) 324 ")
+    let created = try irc.expect(":\(Host.name) 329 ").split(separator: " ").last ?? ""
+    let seconds = Int(created.dropLast()) ?? 0
+    let now = Int(time(nil))
+    #expect((now - 60...now).contains(seconds), "329 is when #lab was created: \(created)")
 
     let line = try broker.connect()
     _ = try line.request("JOIN #lab")

@@ -47,6 +47,7 @@ struct IRCSessionTests {
   func joinWithBacklog() {
     let irc = IRCHarness()
     let carol = irc.engine.connect("carol")
+    irc.engine.clock.set("2026-11-30T16:50:00.000Z")
     irc.engine.send(carol, "JOIN #ops")
     irc.engine.clock.set("2026-11-30T16:52:00.000Z")
     irc.engine.send(carol, "SAY #ops deploy at six")
@@ -62,8 +63,9 @@ struct IRCSessionTests {
     #expect(irc.engine.output.take(carol) == ["JOIN #ops alice"])
     #expect(
       irc.send(alice, "MODE #ops") == [
-        ":host.test 324 alice #ops +nt", ":host.test 329 alice #ops 0",
-      ])
+        ":host.test 324 alice #ops +nt", ":host.test 329 alice #ops 1796057400",
+      ], "329 is the room's creation time, in seconds since the epoch")
+    #expect(irc.send(alice, "MODE #nowhere").last == ":host.test 329 alice #nowhere 0")
     #expect(
       irc.send(alice, "MODE #ops b") == [":host.test 368 alice #ops :End of channel ban list"])
     #expect(irc.send(alice, "TOPIC #ops") == [":host.test 331 alice #ops :No topic is set"])

@@ -44,7 +44,10 @@ extension Server {
       let actions: [IRCSession.Action]
       if case .line(let line) = frame {
         actions = irc.receive(line) {
-          IRCSession.Counts(connections: connections.count, rooms: engine.roomCount)
+          IRCSession.Counts(
+            connections: connections.count, rooms: engine.roomCount,
+            roomCreated: engine.roomCreated,
+            activeConversations: engine.activeConversations)
         }
       } else {
         actions = irc.refuse(frame)

@@ -22,10 +22,16 @@ final class IRCSession {
     case close
   }
 
-  /// What the shell tells the welcome burst (LUSERS).
+  /// What the shell tells the session of the engine's state: counts for
+  /// the welcome burst (LUSERS), a room's creation time for `MODE` (329),
+  /// a user's active conversations for `CHATHISTORY TARGETS`.
   struct Counts {
     var connections = 0
     var rooms = 0
+    var roomCreated: (RoomName) -> Timestamp? = { _ in nil }
+    var activeConversations:
+      (_ user: String, _ after: Timestamp, _ before: Timestamp, _ limit: Int) ->
+        [ConversationActivity] = { _, _, _, _ in [] }
   }
 
   /// The service nick for scheduling: `|` can be in an IRC nick but never
@@ -113,7 +119,7 @@ final class IRCSession {
     case "QUIT": return registered ? [.request(.quit)] : [.close]
     default:
       guard registered else { return [numeric(.notRegistered, ["You have not registered"])] }
-      return command(message)
+      return command(message, counts: counts)
     }
   }
 
@@ -201,7 +207,7 @@ final class IRCSession {
 
   // MARK: - Commands after registration
 
-  private func command(_ message: IRCMessage) -> [Action] {
+  private func command(_ message: IRCMessage, counts: () -> Counts) -> [Action] {
     let parameters = message.parameters
     func need(_ count: Int) -> [Action]? {
       parameters.count < count
@@ -270,9 +276,10 @@ final class IRCSession {
         }
         return [numeric(.chanOPrivsNeeded, [target, "Rooms have no modes on chatbroker"])]
       }
+      let created = room(target).flatMap { counts().roomCreated($0) }?.milliseconds ?? 0
       return [
         numeric(.channelModeIs, [target, "+nt"], trailing: false),
-        numeric(.creationTime, [target, "0"], trailing: false),
+        numeric(.creationTime, [target, String(created / 1000)], trailing: false),
       ]
     case "PRIVMSG", "NOTICE":
       if parameters.count < 2 {
@@ -285,6 +292,9 @@ final class IRCSession {
       if let missing = need(3) { return missing }
       return schedule(target: parameters[0], when: parameters[1], text: parameters[2])
     case "CHATHISTORY":
+      if parameters.first?.uppercased() == "TARGETS" && capabilities.contains(.chathistory) {
+        return chathistoryTargets(parameters, counts: counts)
+      }
       return chathistory(parameters)
     case "USERHOST", "ISON", "AWAY", "LUSERS", "MOTD":
       if message.command == "MOTD" { return [numeric(.noMotd, ["MOTD File is missing"])] }
@@ -368,7 +378,10 @@ final class IRCSession {
     return [.request(.sayAt(brokerTarget, when: when, text: text))]
   }
 
-  /// `CHATHISTORY LATEST|BEFORE|AFTER <target> <msgid=id|*> <limit>`.
+  /// `CHATHISTORY LATEST|BEFORE|AFTER|AROUND <target> <reference> <limit>`
+  /// and `CHATHISTORY BETWEEN <target> <reference> <reference> <limit>`; a
+  /// reference is `msgid=<id>` or `timestamp=<server-time>`, and LATEST
+  /// also takes `*` (chatbroker(7), "IRC").
   private func chathistory(_ parameters: [String]) -> [Action] {
     func fail(_ code: String, _ text: String) -> [Action] {
       [reply(source: serverName, "FAIL", ["CHATHISTORY", code] + parameters.prefix(2) + [text])]
@@ -376,39 +389,101 @@ final class IRCSession {
     guard capabilities.contains(.chathistory) else {
       return [numeric(.unknownCommand, ["CHATHISTORY", "Negotiate draft/chathistory first"])]
     }
-    guard parameters.count >= 4 else { return fail("NEED_MORE_PARAMS", "Missing parameters") }
-    let subcommand = parameters[0].uppercased()
-    let name = parameters[1]
-    let target: Target?
-    if name.hasPrefix("#") {
-      target = room(name).map(Target.room)
-    } else {
-      target = Target("@" + name)
+    let subcommand = parameters.first?.uppercased() ?? ""
+    let needed = subcommand == "BETWEEN" ? 5 : 4
+    guard ["LATEST", "BEFORE", "AFTER", "AROUND", "BETWEEN"].contains(subcommand) else {
+      return fail("INVALID_PARAMS", "Supported: LATEST, BEFORE, AFTER, AROUND, BETWEEN, TARGETS")
     }
+    guard parameters.count >= needed else {
+      return fail("NEED_MORE_PARAMS", "Missing parameters")
+    }
+    let name = parameters[1]
+    let target = name.hasPrefix("#") ? room(name).map(Target.room) : Target("@" + name)
     guard let target else { return fail("INVALID_TARGET", "No such room or nick") }
-    let limit = min(max(Int(parameters[3]) ?? 50, 1), 1000)
-    let reference = parameters[2]
-    var anchor: HistoryAnchor?
-    if reference != "*" {
-      guard reference.hasPrefix("msgid="), let id = MessageID(reference.dropFirst(6)) else {
-        return fail("INVALID_PARAMS", "Only msgid= references are supported")
+    guard let limit = Int(parameters[needed - 1]), limit >= 1 else {
+      return fail("INVALID_PARAMS", "The limit must be a number from 1 to 1000")
+    }
+    var points: [HistoryPoint] = []
+    for reference in parameters[2..<(needed - 1)] {
+      if reference == "*" && subcommand == "LATEST" { continue }
+      guard let point = Self.historyPoint(reference) else {
+        return fail(
+          "INVALID_PARAMS",
+          "\(reference) is not a reference: use msgid=<id> or timestamp=<YYYY-MM-DDThh:mm:ss.sssZ>"
+            + (subcommand == "LATEST" ? " or *" : ""))
       }
-      switch subcommand {
-      case "BEFORE": anchor = .before(id)
-      case "AFTER": anchor = .after(id)
-      case "LATEST": anchor = .after(id)
-      default: return fail("INVALID_PARAMS", "Supported: LATEST, BEFORE, AFTER")
-      }
-    } else if subcommand != "LATEST" {
-      return fail("INVALID_PARAMS", "BEFORE and AFTER need a msgid= reference")
+      points.append(point)
+    }
+    let anchor: HistoryAnchor?
+    switch (subcommand, points.first) {
+    case ("LATEST", nil): anchor = nil
+    case ("LATEST", let point?): anchor = .latestAfter(point)
+    case ("BEFORE", let point?): anchor = .beforePoint(point)
+    case ("AFTER", let point?): anchor = .afterPoint(point)
+    case ("AROUND", let point?): anchor = .around(point)
+    case (_, let point?): anchor = .between(point, points[1])
+    default: anchor = nil
     }
     let batch = "h\(nextBatch)"
     nextBatch += 1
     historyPurposes.append(.chathistory(batch: batch))
     return [
-      reply(source: serverName, "BATCH", ["+\(batch)", "chathistory", name], trailing: false),
-      .request(.history(target, count: limit, anchor: anchor)),
+      .reply(batchLine(["+\(batch)", "chathistory", name])),
+      .request(.history(target, count: min(limit, 1000), anchor: anchor)),
     ]
+  }
+
+  /// `CHATHISTORY TARGETS <timestamp=time> <timestamp=time> <limit>`: the
+  /// conversations with a message between the two times, each with its
+  /// newest one's time, in a `draft/chathistory-targets` batch.
+  private func chathistoryTargets(_ parameters: [String], counts: () -> Counts) -> [Action] {
+    func fail(_ code: String, _ text: String) -> [Action] {
+      [reply(source: serverName, "FAIL", ["CHATHISTORY", code] + parameters.prefix(2) + [text])]
+    }
+    guard parameters.count >= 4 else { return fail("NEED_MORE_PARAMS", "Missing parameters") }
+    var times: [Timestamp] = []
+    for reference in parameters[1...2] {
+      guard case .time(let time) = Self.historyPoint(reference) else {
+        return fail(
+          "INVALID_PARAMS",
+          "\(reference) is not a time: use timestamp=<YYYY-MM-DDThh:mm:ss.sssZ>")
+      }
+      times.append(time)
+    }
+    guard let limit = Int(parameters[3]), limit >= 1 else {
+      return fail("INVALID_PARAMS", "The limit must be a number from 1 to 1000")
+    }
+    let active = counts().activeConversations(
+      user, times.min()!, times.max()!, min(limit, 1000))
+    let batch = "h\(nextBatch)"
+    nextBatch += 1
+    let tags = capabilities.contains(.batch) ? [IRCTag("batch", batch)] : []
+    var bytes = batchLine(["+\(batch)", "draft/chathistory-targets"])
+    for conversation in active {
+      bytes += IRCMessage(
+        tags: tags, source: serverName, "CHATHISTORY",
+        ["TARGETS", shown(conversation.target, author: nick), conversation.latest.description]
+      ).encoded()
+    }
+    bytes += batchLine(["-\(batch)"])
+    return [.reply(bytes)]
+  }
+
+  /// A `BATCH` start or end, for a client that negotiated `batch` only.
+  private func batchLine(_ parameters: [String]) -> [UInt8] {
+    guard capabilities.contains(.batch) else { return [] }
+    return IRCMessage(source: serverName, "BATCH", parameters).encoded()
+  }
+
+  /// `msgid=<id>` or `timestamp=<time>` in server-time's form.
+  private static func historyPoint(_ reference: String) -> HistoryPoint? {
+    if reference.hasPrefix("msgid=") {
+      return MessageID(reference.dropFirst(6)).map(HistoryPoint.message)
+    }
+    if reference.hasPrefix("timestamp=") {
+      return Timestamp(rfc3339: reference.dropFirst(10)).map(HistoryPoint.time)
+    }
+    return nil
   }
 
   // MARK: - Output
@@ -520,7 +595,7 @@ final class IRCSession {
         return []
       }
       if case .chathistory(let batch) = purpose {
-        return IRCMessage(source: serverName, "BATCH", ["-\(batch)"]).encoded()
+        return batchLine(["-\(batch)"])
       }
       return []
     case .rooms:
@@ -554,7 +629,7 @@ final class IRCSession {
     case .history:
       let purpose = historyPurposes.isEmpty ? .backlog : historyPurposes.removeFirst()
       if case .chathistory(let batch) = purpose {
-        return IRCMessage(source: serverName, "BATCH", ["-\(batch)"]).encoded()
+        return batchLine(["-\(batch)"])
           + reply(source: serverName, "FAIL", ["CHATHISTORY", "MESSAGE_ERROR", text]).bytes
       }
       return []

@@ -47,7 +47,11 @@ final class IRCHarness {
   /// Feeds one line; returns every IRC line the connection has got since.
   @discardableResult
   func send(_ id: ConnectionID, _ line: String) -> [String] {
-    let actions = sessions[id]!.receive(line) { IRCSession.Counts(connections: 1, rooms: 0) }
+    let actions = sessions[id]!.receive(line) {
+      IRCSession.Counts(
+        connections: 1, rooms: 0, roomCreated: self.engine.engine.roomCreated,
+        activeConversations: self.engine.engine.activeConversations)
+    }
     for action in actions {
       switch action {
       case .reply(let bytes): engine.output.encoded[id, default: []] += bytes
