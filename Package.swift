@@ -21,6 +21,9 @@ let package = Package(
     // The IRC message codec, numerics and capabilities: pure, like LineProtocol.
     .target(name: "IRCProtocol"),
     .target(name: "CShims"),
+    // What the programs and tests share below the protocol: running other
+    // programs (and, in time, descriptors and system calls).
+    .target(name: "Posix", dependencies: ["CShims"]),
     .systemLibrary(
       name: "CSystemd",
       pkgConfig: "libsystemd",
@@ -38,15 +41,18 @@ let package = Package(
       name: "chatsh", dependencies: ["ChatClient", "LineProtocol", "CNcurses"]),
     .executableTarget(name: "chatbench", dependencies: ["Broker", "LineProtocol", "CShims"]),
     // The protocol fuzzer: a library, so that the tests run it too.
-    .target(name: "ProtocolFuzz", dependencies: ["Broker"]),
+    .target(name: "ProtocolFuzz", dependencies: ["Broker", "Posix"]),
     .executableTarget(name: "chatfuzz", dependencies: ["ProtocolFuzz"]),
     .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol"]),
     .testTarget(name: "IRCProtocolTests", dependencies: ["IRCProtocol"]),
     // The integration tests start the real binaries, so they depend on them.
     .testTarget(
       name: "BrokerTests",
-      dependencies: ["Broker", "LineProtocol", "IRCProtocol", "chatbroker", "ProtocolFuzz"]),
+      dependencies: [
+        "Broker", "LineProtocol", "IRCProtocol", "chatbroker", "ProtocolFuzz", "Posix",
+      ]),
     .testTarget(
-      name: "ChatshTests", dependencies: ["ChatClient", "LineProtocol", "chatsh", "chatbroker"]),
+      name: "ChatshTests",
+      dependencies: ["ChatClient", "LineProtocol", "chatsh", "chatbroker", "Posix"]),
   ]
 )

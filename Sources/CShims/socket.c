@@ -1,5 +1,5 @@
 // struct ucred and accept4 are only visible with _GNU_SOURCE, which Swift's Glibc module
-// does not define: this is the one reason this C target exists.
+// does not define.
 #define _GNU_SOURCE
 #include <stddef.h>
 #include <sys/socket.h>

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Posix
 import Testing
 
 /// The IRC socket of a broker started by ``BrokerProcess``: irc.sock beside
@@ -140,16 +141,13 @@ struct IRCClientTests {
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     let pw = getpwnam("cbtest3")!.pointee
     chown(directory, pw.pw_uid, pw.pw_gid)
-    let ii = Process()
-    ii.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-    ii.arguments = [
-      "--reuid=cbtest3", "--regid=cbtest3", "--clear-groups", "/usr/bin/ii", "-s", "chat",
-      "-u", broker.ircSocketPath, "-i", directory, "-n", "someone",
-    ]
-    ii.standardOutput = FileHandle.nullDevice
-    try ii.run()
+    let ii = try ChildProcess(
+      [
+        "/usr/bin/setpriv", "--reuid=cbtest3", "--regid=cbtest3", "--clear-groups",
+        "/usr/bin/ii", "-s", "chat", "-u", broker.ircSocketPath, "-i", directory, "-n", "someone",
+      ], standardOutput: .null)
     defer {
-      kill(ii.processIdentifier, SIGKILL)  // test threads block SIGTERM, and so would ii
+      ii.signal(SIGKILL)
       ii.waitUntilExit()
     }
     let server = directory + "/chat"
@@ -205,21 +203,18 @@ struct IRCClientTests {
     try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
     let pw = getpwnam("cbtest2")!.pointee
     chown(home, pw.pw_uid, pw.pw_gid)
-    let weechat = Process()
-    weechat.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-    weechat.arguments = [
-      "--reuid=cbtest2", "--regid=cbtest2", "--clear-groups", "/usr/bin/weechat-headless",
-      "--dir", home, "-r",
-      "/set logger.file.flush_delay 0; /set plugins.var.fifo.fifo on; "
-        + "/server add chat 127.0.0.1/\(port) -notls -nicks=someone -autojoin=#lab; /connect chat; "
-        // weechat-headless has no fifo plugin: the line is typed in 3 s.
-        + "/wait 3 /msg -server chat #lab hello from weechat",
-    ]
-    weechat.standardOutput = FileHandle.nullDevice
-    weechat.standardError = FileHandle.nullDevice
-    try weechat.run()
+    let weechat = try ChildProcess(
+      [
+        "/usr/bin/setpriv", "--reuid=cbtest2", "--regid=cbtest2", "--clear-groups",
+        "/usr/bin/weechat-headless",
+        "--dir", home, "-r",
+        "/set logger.file.flush_delay 0; /set plugins.var.fifo.fifo on; "
+          + "/server add chat 127.0.0.1/\(port) -notls -nicks=someone -autojoin=#lab; /connect chat; "
+          // weechat-headless has no fifo plugin: the line is typed in 3 s.
+          + "/wait 3 /msg -server chat #lab hello from weechat",
+      ], standardOutput: .null, standardError: .null)
     defer {
-      kill(weechat.processIdentifier, SIGKILL)  // test threads block SIGTERM, and so would it
+      weechat.signal(SIGKILL)
       weechat.waitUntilExit()
     }
     _ = try person.expect("JOIN #lab cbtest2", timeout: 20)

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Posix
 import Testing
 
 /// Debian's irssi in a detached tmux session on a private tmux server, run
@@ -8,7 +9,7 @@ private final class IrssiTerminal {
   let server = "cb-irssi-\(getpid())-\(UUID().uuidString.prefix(8))"
 
   init(user: String, home: String) throws {
-    let status = spawnWithSignals([
+    let status = ChildProcess.run([
       "/usr/bin/tmux", "-L", server, "-f", "/dev/null", "new-session", "-d", "-x", "160", "-y",
       "50",
       "exec /usr/bin/setpriv --reuid=\(user) --regid=\(user) --clear-groups /usr/bin/env "
@@ -18,15 +19,15 @@ private final class IrssiTerminal {
   }
 
   deinit {
-    spawnWithSignals(["/usr/bin/tmux", "-L", server, "-f", "/dev/null", "kill-server"])
+    ChildProcess.run(["/usr/bin/tmux", "-L", server, "-f", "/dev/null", "kill-server"])
   }
 
   /// Types a line and presses Enter.
   func enter(_ text: String) throws {
-    spawnWithSignals([
+    ChildProcess.run([
       "/usr/bin/tmux", "-L", server, "-f", "/dev/null", "send-keys", "-t", "0", "-l", text,
     ])
-    spawnWithSignals([
+    ChildProcess.run([
       "/usr/bin/tmux", "-L", server, "-f", "/dev/null", "send-keys", "-t", "0", "Enter",
     ])
   }
@@ -36,7 +37,7 @@ private final class IrssiTerminal {
   var screen: String {
     let file = "/tmp/\(server).screen"
     defer { unlink(file) }
-    spawnWithSignals([
+    ChildProcess.run([
       "/bin/sh", "-c",
       "/usr/bin/tmux -L \(server) -f /dev/null capture-pane -p -t 0 > \(file) 2>/dev/null",
     ])

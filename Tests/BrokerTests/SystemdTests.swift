@@ -2,6 +2,7 @@ import Broker
 import Foundation
 import Glibc
 import LineProtocol
+import Posix
 import Testing
 
 /// chatbroker under systemd's protocols, without systemd: sockets passed by
@@ -25,17 +26,15 @@ struct SystemdTests {
       Self.socketActivate!,
       ["-l", run.socket, "-l", ircSocket, "--fdname=chatbroker:irc"]
         + [BuiltProducts.path("chatbroker"), "--state-dir", run.state, "--no-sync"])
-    try run.waitForSocketFile(activator)
-    try waitUntil(timeout: 10, "the IRC socket") {
-      FileManager.default.fileExists(atPath: ircSocket)
-    }
+    try run.waitForListener(activator)
+    try run.waitForListener(activator, on: ircSocket)
     let irc = try LineClient(path: ircSocket, timeout: 30)
     try irc.send("NICK x\r\nUSER x 0 * :x\r\n")
     #expect(try irc.expect(":").contains(" 001 "))
     let line = try LineClient(path: run.socket)
     _ = try line.expect("HELLO ")
     #expect(run.log.contains("msg=listening socket=irc fd=4"))
-    kill(activator.processIdentifier, SIGTERM)
+    activator.signal(SIGTERM)
     #expect(try irc.readToEnd().last?.hasPrefix("ERROR :Closing link") == true)
     try waitUntil(timeout: 5, "the broker to exit") { !activator.isRunning }
   }
@@ -49,7 +48,7 @@ struct SystemdTests {
       Self.socketActivate!,
       ["-l", run.socket, "--fdname=chatbroker", BuiltProducts.path("chatbroker")]
         + ["--state-dir", run.state, "--no-sync"])
-    try run.waitForSocketFile(activator)
+    try run.waitForListener(activator)
     // systemd-socket-activate execs the broker on the first connection, so
     // this client connects while no broker process exists yet.
     #expect(try Tool.executableName(of: activator.processIdentifier) != "chatbroker")
@@ -64,7 +63,7 @@ struct SystemdTests {
     #expect(try second.expect("MSG #ops").hasSuffix(":passed socket works"))
     #expect(run.log.contains("msg=listening socket=chatbroker fd=3"))
 
-    kill(activator.processIdentifier, SIGTERM)
+    activator.signal(SIGTERM)
     #expect(try first.expect("BYE ").hasPrefix("BYE :"))
     try waitUntil(timeout: 5, "the broker to exit") { !activator.isRunning }
     #expect(activator.terminationStatus == 0)
@@ -85,7 +84,7 @@ struct SystemdTests {
       ["-l", run.socket, "--fdname=chatbroker", "-E", "NOTIFY_SOCKET=\(notify.path)"]
         + [BuiltProducts.path("chatbroker"), "--state-dir", run.state, "--no-sync"])
     defer { run.kill(activator) }
-    try run.waitForSocketFile(activator)
+    try run.waitForListener(activator)
 
     // Connected before the broker exists; answered only once it is ready.
     // Watch both sockets: when READY=1 comes, the replay must be logged;
@@ -150,7 +149,7 @@ struct SystemdTests {
     _ = notify.drain()
 
     let started = Date()
-    kill(broker.processIdentifier, SIGTERM)
+    broker.signal(SIGTERM)
     try waitUntil(timeout: 5, "the broker to exit") { !broker.isRunning }
     let elapsed = Date().timeIntervalSince(started)
     #expect(broker.terminationStatus == 0)
@@ -213,7 +212,10 @@ struct SystemdTests {
     case .unixDatagram:
       let activator = try run.launch(
         Self.socketActivate!, ["--datagram", "-l", run.socket, "--fdname=chatbroker"] + broker)
-      try run.waitForSocketFile(activator)
+      // A datagram socket never listens: bound (its file there) is ready.
+      try waitUntil(timeout: 10, "\(run.socket) to appear") {
+        FileManager.default.fileExists(atPath: run.socket)
+      }
       try Tool.sendDatagram("wake up", to: run.socket)
       try waitUntil(timeout: 30, "the broker to exit") { !activator.isRunning }
       status = activator.terminationStatus
@@ -265,7 +267,7 @@ struct SystemdTests {
       environment: ["JOURNAL_STREAM": try run.logStreamID()])
     try waitUntil(timeout: 30, "the second broker to exit") { !second.isRunning }
     #expect(second.terminationStatus == 75)
-    kill(first.processIdentifier, SIGTERM)
+    first.signal(SIGTERM)
     try waitUntil(timeout: 5, "the broker to exit") { !first.isRunning }
 
     let lines = run.log.split(separator: "\n")
@@ -288,10 +290,9 @@ struct SystemdTests {
     defer { run.kill(broker) }
     // "starting" is logged before the replay begins.
     try waitUntil(timeout: 10, "the broker to start") { run.log.contains("msg=starting") }
-    kill(broker.processIdentifier, SIGTERM)
+    broker.signal(SIGTERM)
     try waitUntil(timeout: 5, "the broker to exit") { !broker.isRunning }
-    #expect(broker.terminationReason == .exit, "it exits, not killed by the signal")
-    #expect(broker.terminationStatus == 0)
+    #expect(broker.termination == .exited(0), "it exits, not killed by the signal")
     #expect(notify.drain().contains { $0.hasPrefix("STOPPING=1") })
   }
 
@@ -306,7 +307,7 @@ struct SystemdTests {
     try waitUntil(timeout: 30, "the broker to listen") {
       (try? LineClient(path: run.socket)) != nil
     }
-    kill(broker.processIdentifier, SIGTERM)
+    broker.signal(SIGTERM)
     try waitUntil(timeout: 5, "the broker to exit") { !broker.isRunning }
     #expect(run.log.hasPrefix("level=info msg=starting "))
     #expect(!run.log.contains("<6>"))
@@ -472,10 +473,8 @@ final class TestDirectory: @unchecked Sendable {
   /// small clean environment (so nothing of the test's own leaks in).
   func launch(
     _ executable: String, _ arguments: [String], environment: [String: String] = [:]
-  ) throws -> Process {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
+  ) throws -> ChildProcess {
+    var arguments = arguments
     var clean = ["PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": directory, "LANG": "C.UTF-8"]
     clean.merge(environment) { $1 }
     // A sanitized run (tools/ci-hardening) sets the broker's sanitizer
@@ -484,31 +483,31 @@ final class TestDirectory: @unchecked Sendable {
       guard let value = ProcessInfo.processInfo.environment[name] else { continue }
       clean[name] = value
       if executable.hasSuffix("/systemd-socket-activate") {
-        process.arguments = ["-E", "\(name)=\(value)"] + (process.arguments ?? [])
+        arguments = ["-E", "\(name)=\(value)"] + arguments
       }
     }
-    process.environment = clean
     // O_APPEND: several processes share the log without overwriting lines.
-    let fd = open(logPath, O_WRONLY | O_APPEND | O_CLOEXEC)
-    guard fd >= 0 else { throw TestFailure("open \(logPath)") }
-    let log = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-    process.standardOutput = log
-    process.standardError = log
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    return process
+    let log = open(logPath, O_WRONLY | O_APPEND | O_CLOEXEC)
+    guard log >= 0 else { throw TestFailure("open \(logPath)") }
+    defer { close(log) }
+    return try ChildProcess(
+      [executable] + arguments, environment: clean, standardOutput: .descriptor(log),
+      standardError: .descriptor(log))
   }
 
-  func kill(_ process: Process) {
-    guard process.isRunning else { return }
-    Glibc.kill(process.processIdentifier, SIGKILL)
+  func kill(_ process: ChildProcess) {
+    process.signal(SIGKILL)
     process.waitUntilExit()
   }
 
-  func waitForSocketFile(_ process: Process) throws {
-    try waitUntil(timeout: 10, "\(socket) to appear") {
+  /// Waits until `path` (the main socket by default) is listening: its file
+  /// appears at bind(2), a moment before listen(2), and a client that
+  /// connects in between is refused.
+  func waitForListener(_ process: ChildProcess, on path: String? = nil) throws {
+    let path = path ?? socket
+    try waitUntil(timeout: 10, "\(path) to listen") {
       if !process.isRunning { throw TestFailure("exited early: \(log)") }
-      return FileManager.default.fileExists(atPath: socket)
+      return Tool.isListening(path)
     }
   }
 
@@ -657,17 +656,20 @@ enum Tool {
   static func run(_ executable: String, _ arguments: [String]) throws -> (
     status: Int32, output: String
   ) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    let result = try runCommand([executable] + arguments, timeout: 60, errorsInOutput: true)
+    return (result.status, result.output)
+  }
+
+  /// Whether a Unix socket at `path` is listening, from /proc/net/unix
+  /// (flag __SO_ACCEPTCON), without connecting to it.
+  static func isListening(_ path: String) -> Bool {
+    guard let table = try? String(contentsOfFile: "/proc/net/unix", encoding: .utf8) else {
+      return false
+    }
+    return table.split(separator: "\n").contains { row in
+      let columns = row.split(separator: " ")
+      return columns.count >= 8 && columns[7] == path && columns[3] == "00010000"
+    }
   }
 
   /// Whether `fd` has something to read right now.

@@ -1,4 +1,5 @@
 import Foundation
+import Posix
 import Testing
 
 #if canImport(Glibc)
@@ -50,31 +51,29 @@ func run(
   _ path: String, _ arguments: [String], input: String = "", environment: [String: String] = [:],
   timeout: Double = 30
 ) throws -> Run {
-  let process = Process()
-  process.executableURL = URL(fileURLWithPath: path)
-  process.arguments = arguments
   var env = ProcessInfo.processInfo.environment
   env["NO_COLOR"] = "1"
   for (key, value) in environment { env[key] = value }
-  process.environment = env
   let stdin = Pipe()
   let stdout = Pipe()
   let stderr = Pipe()
-  process.standardInput = stdin
-  process.standardOutput = stdout
-  process.standardError = stderr
-  let done = DispatchSemaphore(value: 0)
-  process.terminationHandler = { _ in done.signal() }
-  try process.run()
+  let process = try ChildProcess(
+    [path] + arguments, environment: env,
+    standardInput: .descriptor(stdin.fileHandleForReading.fileDescriptor),
+    standardOutput: .descriptor(stdout.fileHandleForWriting.fileDescriptor),
+    standardError: .descriptor(stderr.fileHandleForWriting.fileDescriptor))
+  // The child has its own copies: closed here, its end of output is theirs.
+  try stdin.fileHandleForReading.close()
+  try stdout.fileHandleForWriting.close()
+  try stderr.fileHandleForWriting.close()
   let outData = Collector(stdout.fileHandleForReading)
   let errData = Collector(stderr.fileHandleForReading)
   DispatchQueue.global().async {
     try? stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8))
     try? stdin.fileHandleForWriting.close()
   }
-  if done.wait(timeout: .now() + timeout) == .timedOut {
-    process.terminate()
-    done.wait()
+  if !process.waitUntilExit(timeout: timeout) {
+    stop(process)
     Issue.record("\(path) \(arguments) did not finish within \(timeout) s")
   }
   return Run(status: process.terminationStatus, out: outData.text(), err: errData.text())
@@ -117,22 +116,18 @@ final class Collector: @unchecked Sendable {
 final class BrokerFixture {
   let directory: String
   let socket: String
-  let process = Process()
+  let process: ChildProcess
 
   init() throws {
     var template = Array("/tmp/chatsh-test-XXXXXX".utf8CString)
     guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
     directory = String(cString: made)
     socket = directory + "/sock"
-    process.executableURL = URL(fileURLWithPath: Binaries.chatbroker)
-    process.arguments = [
-      "--socket", socket, "--state-dir", directory + "/state", "--no-sync",
-    ]
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle(forWritingAtPath: "/dev/null")
     try FileManager.default.createDirectory(
       atPath: directory + "/state", withIntermediateDirectories: true)
-    try process.run()
+    process = try ChildProcess(
+      [Binaries.chatbroker, "--socket", socket, "--state-dir", directory + "/state", "--no-sync"],
+      standardOutput: .null, standardError: .null)
     let up = eventually { canConnect(socket) }
     if !up { Issue.record("chatbroker did not come up on \(socket)") }
   }
@@ -151,14 +146,10 @@ final class BrokerFixture {
   }
 }
 
-/// Ends a child: SIGTERM, and SIGKILL if it is still there after 5 s (a
-/// child started from a Dispatch thread may have SIGTERM blocked).
-func stop(_ process: Process) {
-  guard process.isRunning else { return }
-  kill(process.processIdentifier, SIGTERM)
-  if !eventually(within: 5, { !process.isRunning }) {
-    kill(process.processIdentifier, SIGKILL)
-  }
+/// Ends a child: SIGTERM, and SIGKILL if it is still there after 5 s.
+func stop(_ process: ChildProcess) {
+  process.signal(SIGTERM)
+  if !process.waitUntilExit(timeout: 5) { process.signal(SIGKILL) }
   process.waitUntilExit()
 }
 

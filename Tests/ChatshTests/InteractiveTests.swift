@@ -1,4 +1,5 @@
 import Foundation
+import Posix
 import Testing
 
 #if canImport(Glibc)
@@ -13,7 +14,7 @@ final class Tmux {
   init(_ command: [String], width: Int = 100, height: Int = 30) throws {
     let line = command.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
       .joined(separator: " ")
-    let status = spawnAndWait([
+    let status = ChildProcess.run([
       "/usr/bin/tmux", "-L", server, "-f", "/dev/null", "new-session", "-d", "-x", String(width),
       "-y", String(height), "exec " + line,
     ])
@@ -26,7 +27,7 @@ final class Tmux {
 
   /// Ends the tmux server and the chatsh in it.
   func close() {
-    spawnAndWait(["/usr/bin/tmux", "-L", server, "-f", "/dev/null", "kill-server"])
+    ChildProcess.run(["/usr/bin/tmux", "-L", server, "-f", "/dev/null", "kill-server"])
   }
 
   @discardableResult
@@ -58,29 +59,6 @@ final class Tmux {
   func waitFor(within seconds: Double = 10, _ condition: (String) -> Bool) -> Bool {
     eventually(within: seconds) { condition(screen()) }
   }
-}
-
-/// Runs a program to its end with posix_spawn and waitpid, not Process: a
-/// tmux server stays behind with descriptors Foundation's Process watches,
-/// and Process would wait for it too.
-@discardableResult
-func spawnAndWait(_ arguments: [String]) -> Int32 {
-  var argv = arguments.map { strdup($0) } + [nil]
-  defer { for pointer in argv { free(pointer) } }
-  var pid: pid_t = 0
-  var status: Int32 = -1
-  // Test threads block signals; the tmux server must not inherit that mask
-  // (it would never see SIGCHLD, nor end on kill-server).
-  var attributes = posix_spawnattr_t()
-  posix_spawnattr_init(&attributes)
-  defer { posix_spawnattr_destroy(&attributes) }
-  var noSignals = sigset_t()
-  sigemptyset(&noSignals)
-  posix_spawnattr_setsigmask(&attributes, &noSignals)
-  posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-  guard posix_spawn(&pid, arguments[0], nil, &attributes, &argv, environ) == 0 else { return -1 }
-  waitpid(pid, &status, 0)
-  return status
 }
 
 @Suite(.serialized) struct InteractiveTests {

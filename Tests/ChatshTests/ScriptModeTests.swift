@@ -1,4 +1,5 @@
 import Foundation
+import Posix
 import Testing
 
 /// The real chatsh against the real chatbroker.
@@ -83,12 +84,11 @@ import Testing
   @Test func tailFollowsAndPrintsJSON() throws {
     let broker = try BrokerFixture()
     _ = try broker.chatsh("say", "#ops", "before")
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: Binaries.chatsh)
-    process.arguments = ["--socket", broker.socket, "tail", "-n", "1", "--json", "#ops"]
     let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
+    let process = try ChildProcess(
+      [Binaries.chatsh, "--socket", broker.socket, "tail", "-n", "1", "--json", "#ops"],
+      standardOutput: .descriptor(pipe.fileHandleForWriting.fileDescriptor))
+    try pipe.fileHandleForWriting.close()
     defer { stop(process) }
     let output = Collector(pipe.fileHandleForReading)
     #expect(eventually { output.current.contains("before") })

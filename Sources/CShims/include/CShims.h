@@ -12,6 +12,15 @@ int chat_peer_uid(int fd, uid_t *uid, pid_t *pid);
 /// accept4(2) with SOCK_NONBLOCK | SOCK_CLOEXEC; accept4 also needs
 /// _GNU_SOURCE.
 int chat_accept_nonblocking(int fd);
+/// posix_spawn(3) of `path` for tests and tools that run other programs:
+/// `input`, `output` and `error` (each -1 to inherit) become descriptors 0, 1
+/// and 2, every other descriptor is closed in the child (so no pipe end or
+/// socket leaks into a daemon the child leaves behind), the child starts with
+/// no signal blocked and default dispositions (test threads block signals),
+/// in a process group of its own, in `directory` unless it is NULL.
+/// Returns 0, or the error number.
+int chat_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[],
+               const char *directory, int input, int output, int error);
 /// wcwidth(3): the terminal columns a character takes (-1: unprintable).
 int chat_wcwidth(unsigned int character);
 

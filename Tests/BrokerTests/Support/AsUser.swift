@@ -1,6 +1,7 @@
 import Broker
 import Foundation
 import Glibc
+import Posix
 
 /// Programs run as another Unix user (root only), through `setpriv` with
 /// that user's uid, gid and groups, and exactly the environment given (plus
@@ -43,7 +44,7 @@ enum AsUser {
 /// (SIGTERM, then SIGKILL) when released.
 final class UserBroker {
   let socketPath: String
-  private let process = Process()
+  private let process: ChildProcess
 
   init(
     user: String, arguments: [String], socket: String, environment: [String: String] = [:]
@@ -51,11 +52,8 @@ final class UserBroker {
     socketPath = socket
     let command = AsUser.command(
       user, [BuiltProducts.path("chatbroker")] + arguments, environment: environment)
-    process.executableURL = URL(fileURLWithPath: command[0])
-    process.arguments = Array(command.dropFirst())
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
+    let process = try ChildProcess(command, standardOutput: .null, standardError: .null)
+    self.process = process
     try waitUntil(timeout: 10, "\(user)'s broker to listen on \(socket)") {
       if !process.isRunning { throw TestFailure("\(user)'s chatbroker exited") }
       return UnixSocket.isLive(socket)
@@ -70,11 +68,8 @@ final class UserBroker {
   }
 
   deinit {
-    guard process.isRunning else { return }
-    kill(process.processIdentifier, SIGTERM)
-    if (try? waitUntil(timeout: 5, "the broker to stop", { !process.isRunning })) == nil {
-      kill(process.processIdentifier, SIGKILL)
-    }
+    process.signal(SIGTERM)
+    if !process.waitUntilExit(timeout: 5) { process.signal(SIGKILL) }
     process.waitUntilExit()
   }
 }

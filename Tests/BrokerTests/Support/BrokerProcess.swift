@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Posix
 
 /// A real `chatbroker` on a temporary socket and state directory, for
 /// integration tests. Stopped (SIGTERM, then SIGKILL) when released.
@@ -8,7 +9,7 @@ final class BrokerProcess: @unchecked Sendable {
   let socketPath: String
   let stateDirectory: String
   let logPath: String
-  private(set) var process: Process?
+  private(set) var process: ChildProcess?
 
   /// Makes a fresh temporary directory (short path: sockets allow 107 bytes).
   init() throws {
@@ -19,27 +20,21 @@ final class BrokerProcess: @unchecked Sendable {
   }
 
   deinit {
-    if let process, process.isRunning {
-      kill(process.processIdentifier, SIGKILL)
-      process.waitUntilExit()
-    }
+    process?.signal(SIGKILL)
+    process?.waitUntilExit()
     try? FileManager.default.removeItem(atPath: directory)
   }
 
   /// Starts the broker and waits (bounded) until it accepts connections.
   @discardableResult
   func start(_ extraArguments: [String] = ["--no-sync"], timeout: Double = 10) throws -> Self {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: BuiltProducts.path("chatbroker"))
-    process.arguments = ["--socket", socketPath, "--state-dir", stateDirectory] + extraArguments
-    if !FileManager.default.fileExists(atPath: logPath) {
-      _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-    }
-    let log = FileHandle(forWritingAtPath: logPath)!
-    log.seekToEndOfFile()
-    process.standardError = log
-    process.standardOutput = log
-    try process.run()
+    let log = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+    guard log >= 0 else { throw TestFailure("cannot open \(logPath)") }
+    defer { close(log) }
+    let process = try ChildProcess(
+      [BuiltProducts.path("chatbroker"), "--socket", socketPath, "--state-dir", stateDirectory]
+        + extraArguments,
+      standardOutput: .descriptor(log), standardError: .descriptor(log))
     self.process = process
     try waitUntil(timeout: timeout, "the broker to listen on \(socketPath)") {
       if !process.isRunning { throw TestFailure("chatbroker exited: \(self.log)") }
@@ -57,7 +52,7 @@ final class BrokerProcess: @unchecked Sendable {
   @discardableResult
   func stop(signal number: Int32 = SIGTERM, timeout: Double = 10) throws -> Int32 {
     guard let process else { return 0 }
-    kill(process.processIdentifier, number)
+    process.signal(number)
     try waitUntil(timeout: timeout, "chatbroker to exit") { !process.isRunning }
     self.process = nil
     return process.terminationStatus

@@ -1,6 +1,7 @@
 import Broker
 import Foundation
 import Glibc
+import Posix
 
 /// A protocol client for tests: writes lines and reads lines with a bounded
 /// wait, over a real Unix socket. One thread may send while another reads.
@@ -9,7 +10,7 @@ final class LineClient: @unchecked Sendable {
   let timeout: Double
   private var buffer: [UInt8] = []
   /// The program that made the connection, when another one did.
-  private var child: Process?
+  private var child: ChildProcess?
   /// The `HELLO` line, once ``BrokerProcess/connect(as:timeout:)`` read it.
   var greeting = ""
 
@@ -30,23 +31,15 @@ final class LineClient: @unchecked Sendable {
     guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0, &pair) == 0
     else { throw TestFailure("socketpair: \(String(cString: strerror(errno)))") }
     self.init(fd: pair[0], timeout: timeout)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: arguments[0])
-    process.arguments = Array(arguments.dropFirst())
-    let end = FileHandle(fileDescriptor: pair[1], closeOnDealloc: true)
-    process.standardInput = end
-    process.standardOutput = end
-    try process.run()
-    try end.close()
-    child = process
+    defer { close(pair[1]) }
+    child = try ChildProcess(
+      arguments, standardInput: .descriptor(pair[1]), standardOutput: .descriptor(pair[1]))
   }
 
   deinit {
     close(fd)
-    if let child, child.isRunning {
-      kill(child.processIdentifier, SIGKILL)
-      child.waitUntilExit()
-    }
+    child?.signal(SIGKILL)
+    child?.waitUntilExit()
   }
 
   func send(_ text: String) throws {
