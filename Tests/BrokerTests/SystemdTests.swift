@@ -500,14 +500,14 @@ final class TestDirectory: @unchecked Sendable {
     process.waitUntilExit()
   }
 
-  /// Waits until `path` (the main socket by default) is listening: its file
-  /// appears at bind(2), a moment before listen(2), and a client that
-  /// connects in between is refused.
+  /// Waits until systemd-socket-activate says it listens on `path` (the
+  /// main socket by default). Its file appears at bind(2), a moment before
+  /// listen(2), and a client that connects in between is refused.
   func waitForListener(_ process: ChildProcess, on path: String? = nil) throws {
     let path = path ?? socket
     try waitUntil(timeout: 10, "\(path) to listen") {
       if !process.isRunning { throw TestFailure("exited early: \(log)") }
-      return Tool.isListening(path)
+      return log.contains("Listening on \(path) as ")
     }
   }
 
@@ -658,18 +658,6 @@ enum Tool {
   ) {
     let result = try runCommand([executable] + arguments, timeout: 60, errorsInOutput: true)
     return (result.status, result.output)
-  }
-
-  /// Whether a Unix socket at `path` is listening, from /proc/net/unix
-  /// (flag __SO_ACCEPTCON), without connecting to it.
-  static func isListening(_ path: String) -> Bool {
-    guard let table = try? String(contentsOfFile: "/proc/net/unix", encoding: .utf8) else {
-      return false
-    }
-    return table.split(separator: "\n").contains { row in
-      let columns = row.split(separator: " ")
-      return columns.count >= 8 && columns[7] == path && columns[3] == "00010000"
-    }
   }
 
   /// Whether `fd` has something to read right now.

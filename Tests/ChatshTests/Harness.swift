@@ -27,10 +27,13 @@ enum Binaries {
   static var chatbroker: String { directory.appendingPathComponent("chatbroker").path }
 }
 
-/// Polls `condition` every 20 ms until it holds or `seconds` pass.
+/// Polls `condition` every 20 ms until it holds or `seconds` pass, times
+/// `CHATBROKER_TEST_TIME_SCALE` (1 unless set; tools/ci-hardening sets it
+/// for the sanitized builds, which run several times slower).
 @discardableResult
 func eventually(within seconds: Double = 10, _ condition: () throws -> Bool) rethrows -> Bool {
-  let deadline = Date().addingTimeInterval(seconds)
+  let scale = ProcessInfo.processInfo.environment["CHATBROKER_TEST_TIME_SCALE"].flatMap(Double.init)
+  let deadline = Date().addingTimeInterval(seconds * max(1, scale ?? 1))
   while Date() < deadline {
     if try condition() { return true }
     usleep(20_000)

@@ -73,7 +73,10 @@ final class LineClient: @unchecked Sendable {
   /// stream ends inside a line: the broker always ends its lines, so a cut
   /// one is never taken for a whole reply.
   func readLine(timeout: Double? = nil) throws -> String? {
-    let deadline = Date().addingTimeInterval(timeout ?? self.timeout)
+    try readLine(before: Date().addingTimeInterval((timeout ?? self.timeout) * testTimeScale))
+  }
+
+  private func readLine(before deadline: Date) throws -> String? {
     while true {
       if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
         let line = String(decoding: buffer[..<newline], as: UTF8.self)
@@ -103,14 +106,14 @@ final class LineClient: @unchecked Sendable {
   /// stream ends or the time runs out first.
   @discardableResult
   func expect(_ prefix: String, timeout: Double? = nil) throws -> String {
-    let deadline = Date().addingTimeInterval(timeout ?? self.timeout)
+    let deadline = Date().addingTimeInterval((timeout ?? self.timeout) * testTimeScale)
     var skipped: [String] = []
     while true {
       let remaining = deadline.timeIntervalSinceNow
       guard remaining > 0 else {
         throw TestFailure("no \"\(prefix)\" line in time; got \(skipped)")
       }
-      guard let line = try readLine(timeout: remaining) else {
+      guard let line = try readLine(before: deadline) else {
         throw TestFailure("the stream ended before a \"\(prefix)\" line; got \(skipped)")
       }
       if line.hasPrefix(prefix) { return line }
