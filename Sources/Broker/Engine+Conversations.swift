@@ -56,27 +56,41 @@ extension Engine {
     }
   }
 
+  /// Whether anyone counts this conversation's messages: a direct
+  /// conversation always, a room once it is someone's.
+  func hasHolders(_ conversation: ConversationKey) -> Bool {
+    guard case .room(let name) = conversation else { return true }
+    return holdersByRoom[name] != nil
+  }
+
   /// A message entered (`delta` 1) or left (`delta` -1) a conversation's
   /// history at `sequence`: each holder's counts change when it is after
-  /// their marker and not their own.
+  /// their marker and not their own. Runs for every delivered message, so
+  /// it walks the holders in place and reads the text for mentions at most
+  /// once.
   func countMessage(
     _ message: StoredMessage, at sequence: Int, in conversation: ConversationKey, by delta: Int
   ) {
-    let holders = holders(of: conversation)
-    guard holders.contains(where: { $0 != message.author }) else { return }
-    var mentioned: Set<Substring>?
-    for user in holders where user != message.author {
-      guard unreadByUser[user]?[conversation] != nil else { continue }
-      if let marker = readMarkers[user]?[conversation], sequence <= marker.sequence { continue }
-      let mentions: Bool
-      if case .direct = conversation {
-        mentions = true
-      } else {
-        if mentioned == nil { mentioned = Mentions.names(in: message.text) }
-        mentions = mentioned?.contains(Substring(user)) == true
-      }
+    func adjust(_ user: String, mentions: () -> Bool) {
+      guard user != message.author, unreadByUser[user]?[conversation] != nil else { return }
+      if let marker = readMarkers[user]?[conversation], sequence <= marker.sequence { return }
+      let mentioned = mentions()
       unreadByUser[user]?[conversation]?.unread += delta
-      if mentions { unreadByUser[user]?[conversation]?.mentions += delta }
+      if mentioned { unreadByUser[user]?[conversation]?.mentions += delta }
+    }
+    switch conversation {
+    case .room(let name):
+      guard let holders = holdersByRoom[name] else { return }
+      var names: Set<Substring>?
+      for user in holders {
+        adjust(user) {
+          if names == nil { names = Mentions.names(in: message.text) }
+          return names?.contains(Substring(user)) == true
+        }
+      }
+    case .direct(let first, let second):
+      adjust(first) { true }
+      if second != first { adjust(second) { true } }
     }
   }
 

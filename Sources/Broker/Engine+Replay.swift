@@ -82,11 +82,14 @@ extension Engine {
       histories[conversation] = History(capacity: limits.historyPerConversation)
       addDirectConversation(conversation)
     }
-    let oldest = histories[conversation]?.firstSequence ?? 0
     let evicted = histories[conversation]?.append(message)
-    if let evicted { countMessage(evicted, at: oldest, in: conversation, by: -1) }
-    let sequence = (histories[conversation]?.endSequence ?? 1) - 1
-    countMessage(message, at: sequence, in: conversation, by: 1)
+    if hasHolders(conversation), let history = histories[conversation] {
+      // An eviction moved the first sequence up by one, past the evicted.
+      if let evicted {
+        countMessage(evicted, at: history.firstSequence - 1, in: conversation, by: -1)
+      }
+      countMessage(message, at: history.endSequence - 1, in: conversation, by: 1)
+    }
     return (evicted, newHistory)
   }
 

@@ -305,6 +305,25 @@ struct EngineConversationTests {
     replayed.engine.finishReplay()
     #expect(conversations(replayed, replayed.connect("bob")) == before)
   }
+
+  @Test("messages dropped from a full history stop counting, and come back with a rollback")
+  func evictionAndRollback() {
+    var limits = Limits()
+    limits.historyPerConversation = 2
+    let chat = EngineHarness(limits: limits)
+    chat.engine.trackUnsyncedRecords()
+    let bob = chat.connect("bob")
+    let carol = chat.connect("carol")
+    chat.send(bob, "JOIN #a")
+    chat.send(carol, "SAY #a @bob one")
+    chat.send(carol, "SAY #a two")
+    chat.engine.recordsSynced(chat.engine.unsyncedRecordCount)
+    #expect(conversations(chat, bob).first?.hasSuffix(" - 2 1") == true)
+    chat.send(carol, "SAY #a three")
+    #expect(conversations(chat, bob).first?.hasSuffix(" - 2 0") == true, "the mention was dropped")
+    chat.engine.rollBack(chat.engine.unsyncedRecordCount)
+    #expect(conversations(chat, bob).first?.hasSuffix(" - 2 1") == true)
+  }
 }
 
 /// `CONVERSATIONS` asked on a connection, without the events it got before.
