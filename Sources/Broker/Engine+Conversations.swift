@@ -10,6 +10,9 @@ struct ReadMarker: Equatable {
   var sequence: Int
   /// When it was set, for the journal.
   var time: Timestamp
+  /// When its message was delivered, for IRC's `MARKREAD`; nil when the
+  /// message was no longer kept as the marker was replayed.
+  var delivered: Timestamp?
 }
 
 /// What is new for one user in one conversation (chatbroker(7), "Your

@@ -162,6 +162,9 @@ public final class Engine {
     case .conversations: listConversations(connection: connection, user: user)
     case .markRead(let target, let id):
       markRead(target, id: id, connection: connection, user: user)
+    case .markReadAt(let target, let time):
+      markRead(target, at: time, connection: connection, user: user)
+    case .readMarker(let target): showReadMarker(target, connection: connection, user: user)
     case .scheduled(let target): listScheduled(target, connection: connection, user: user)
     case .cancel(let id): cancel(id, connection: connection, user: user)
     case .sayEvery(let target, let rule, let text):
