@@ -3,9 +3,9 @@ import LineProtocol
 extension Engine {
   /// `MARKREAD <target> <id>`: the user's read position in the target
   /// moves to a delivered message of it, forward only (chatbroker(7),
-  /// "Read markers"). A move is journaled and shown to the user's other
-  /// sessions; an older id is no error, and the reply names the marker
-  /// that stays.
+  /// "Your rooms and read markers"). A move is journaled and shown to the
+  /// user's other sessions; an older id is no error, and the reply names
+  /// the marker that stays.
   func markRead(_ target: Target, id: MessageID, connection: ConnectionID, user: String) {
     guard checkRecipient(target, verb: .markRead, connection: connection) else { return }
     let conversation = ConversationKey(target: target, author: user)
@@ -77,12 +77,10 @@ extension Engine {
     return readMarkers[user]?[conversation]
   }
 
-  /// Sets (or, rolling back, restores) a marker, and counts the
-  /// conversation afresh from it.
+  /// Sets (or, rolling back, restores) a marker.
   func setMarker(_ marker: ReadMarker?, of user: String, in conversation: ConversationKey) {
     readMarkers[user, default: [:]][conversation] = marker
     if readMarkers[user]?.isEmpty == true { readMarkers[user] = nil }
-    recount(conversation, for: user)
   }
 
   /// The marker a `read` record sets: at its message's place in the

@@ -82,15 +82,7 @@ extension Engine {
       histories[conversation] = History(capacity: limits.historyPerConversation)
       addDirectConversation(conversation)
     }
-    let evicted = histories[conversation]?.append(message)
-    if hasHolders(conversation), let history = histories[conversation] {
-      // An eviction moved the first sequence up by one, past the evicted.
-      if let evicted {
-        countMessage(evicted, at: history.firstSequence - 1, in: conversation, by: -1)
-      }
-      countMessage(message, at: history.endSequence - 1, in: conversation, by: 1)
-    }
-    return (evicted, newHistory)
+    return (histories[conversation]?.append(message), newHistory)
   }
 
   /// Start-up: one record of the journal, in order.
@@ -107,7 +99,7 @@ extension Engine {
     roomsByUser.removeAll()
     holdersByRoom.removeAll()
     readMarkers.removeAll()
-    unreadByUser.removeAll()
+    conversationsByUser.removeAll()
     scheduler = Scheduler()
     rooms = rooms.filter { !$0.value.connections.isEmpty }
     resetRoomBookkeeping()

@@ -54,7 +54,7 @@ extension RequestError {
 }
 
 /// One conversation of a user's as a `CONV` line carries it (chatbroker(7),
-/// "Your conversations", since 1.2): the target as the user sees it, its
+/// "Your rooms and read markers", since 1.2): the target as the user sees it, its
 /// newest delivered message, the user's read position, and how many
 /// messages after it are someone else's and how many of those are for
 /// the user.

@@ -4,7 +4,7 @@ import LineProtocol
 import Testing
 
 /// Catching up after being away, against the real binary (as two Unix users)
-/// (chatbroker(7), "Your rooms", "Read markers", "Your conversations").
+/// (chatbroker(7), "Your rooms and read markers").
 @Suite("Catch-up: CONVERSATIONS and MARKREAD on the real binary")
 struct CatchUpTests {
   @Test(

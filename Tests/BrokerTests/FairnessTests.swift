@@ -145,7 +145,7 @@ struct FairnessTests {
       })
 
     // The first user parts them and leaves (joined rooms stay a user's
-    // until parted, chatbroker(7) "Your rooms"): the rooms only joined are
+    // until parted, chatbroker(7) "Your rooms and read markers"): the rooms only joined are
     // forgotten, those with a message stay, and there is room for new ones.
     let parted = try maker.pipeline((0..<30).map { "PART #made\($0)" })
     #expect(parted.allSatisfy { $0.first?.hasPrefix("OK PART ") == true })

@@ -384,7 +384,7 @@ final class IRCSession {
   }
 
   /// `MARKREAD <target> [timestamp=<time>]` of IRCv3 `draft/read-marker`:
-  /// moves the user's read marker (chatbroker(7), "Read markers") to the
+  /// moves the user's read marker (chatbroker(7), "Your rooms and read markers") to the
   /// newest message delivered at or before the time, or asks where it
   /// stands; answered with `MARKREAD <target> timestamp=<time>|*`.
   private func markRead(_ parameters: [String]) -> [Action] {
