@@ -40,6 +40,32 @@ public final class Conversation {
     entries.insert(contentsOf: fresh.map(Entry.message), at: 0)
   }
 
+  /// The newest message here, the anchor for fetching what was missed
+  /// while disconnected (`HISTORY ... AFTER`).
+  public var newestMessageID: String? {
+    for entry in entries.reversed() {
+      if case .message(let message) = entry { return message.id }
+    }
+    return nil
+  }
+
+  /// Messages fetched after a reconnect: each new one goes in time order
+  /// among what is already here (after older lines, before live ones that
+  /// arrived first), never twice. Returns the ones that were new.
+  @discardableResult
+  public func merge(_ messages: [ChatMessage]) -> [ChatMessage] {
+    var fresh: [ChatMessage] = []
+    for message in messages where messageIDs.insert(message.id).inserted {
+      var index = entries.endIndex
+      while index > entries.startIndex, entries[index - 1].time > message.time {
+        index -= 1
+      }
+      entries.insert(.message(message), at: index)
+      fresh.append(message)
+    }
+    return fresh
+  }
+
   public func notice(_ text: String, time: Timestamp, isError: Bool = false) {
     entries.append(.notice(text, time: time, isError: isError))
   }
@@ -115,6 +141,17 @@ public final class ChatModel {
       if mentionsMe { conversation.mentioned = true }
     }
     return mentionsMe
+  }
+
+  /// Messages fetched after a reconnect count as unread where they are
+  /// not shown, like live ones (never my own).
+  public func counted(_ messages: [ChatMessage], in conversation: Conversation) {
+    guard conversation !== current else { return }
+    for message in messages where message.user != me {
+      knownUsers.insert(message.user)
+      conversation.unread += 1
+      if StyledText.mentions(message.text, me: me) { conversation.mentioned = true }
+    }
   }
 
   /// Conversations in the order Alt-1..9 reach them, with unread counts.

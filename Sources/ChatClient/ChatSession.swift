@@ -10,6 +10,8 @@ enum PendingRequest: Equatable {
   case sayAt(target: String, text: String)
   case sayEvery(target: String, text: String)
   case history(target: String, shown: Bool)
+  /// `HISTORY target 1000 AFTER id` after a reconnect: what was missed.
+  case missed(target: String)
   case who(room: String, shown: Bool)
   case rooms
   case scheduled(shown: Bool)
@@ -42,8 +44,18 @@ public final class ChatSession {
   public var conversationsChanged: ([String]) -> Void = { _ in }
   public private(set) var quitRequested = false
   public private(set) var connected = true
+  /// What the status line says while disconnected (`reconnecting in 3s`),
+  /// set by the terminal layer, which does the reconnecting.
+  public var reconnectStatus: String?
   private var pending: [PendingRequest] = []
   private var replyData: [ServerLine] = []
+  /// Lines typed, or sent and not acknowledged, when the connection was
+  /// lost; sent after the reconnect unless the missed history shows them.
+  private var unsent: [(target: String, text: String, inFlight: Bool)] = []
+  /// `HISTORY ... AFTER` requests of a reconnect not answered yet, and my
+  /// own texts they brought, per conversation.
+  private var missedRequests = 0
+  private var missedMine: [String: [String]] = [:]
 
   public static let historyCount = 50
 
@@ -108,7 +120,13 @@ public final class ChatSession {
 
   private func request(_ line: String, _ kind: PendingRequest) {
     guard connected else {
-      error("not connected to the broker; /quit and start chatsh again")
+      if case .say(let target, let text) = kind {
+        unsent.append((target, text, false))
+        (model.find(target) ?? model.current).notice(
+          "not connected: “\(short(text))” is sent once the broker is back", time: now())
+      } else {
+        error("not connected to the broker (\(reconnectStatus ?? "reconnecting")); try again then")
+      }
       return
     }
     pending.append(kind)
@@ -316,9 +334,10 @@ public final class ChatSession {
       conversation.members.remove(user)
       conversation.notice("\(user) left", time: now())
     case .bye(let text):
-      connected = false
-      error("the broker closed the connection: \(text). /quit and start chatsh again")
-    case .hello, .unknown:
+      notice("the broker closed the connection: \(text)")
+    case .hello:
+      if !connected { resume() }
+    case .unknown:
       break
     case .sched(let item) where pending.first?.takesScheduledLines != true:
       // Changed in another session of mine.
@@ -337,11 +356,67 @@ public final class ChatSession {
     }
   }
 
-  /// The connection ended without BYE.
+  /// The connection ended. Requests waiting for a reply are dropped (the
+  /// next connection's replies must not be taken for theirs); messages
+  /// among them are kept, to be sent again unless the broker has them.
   public func connectionLost() {
     guard connected else { return }
     connected = false
-    error("lost the connection to the broker. /quit and start chatsh again")
+    for case .say(let target, let text) in pending {
+      unsent.append((target, text, true))
+    }
+    pending = []
+    replyData = []
+    missedRequests = 0
+    missedMine = [:]
+    error("lost the connection to the broker; reconnecting")
+  }
+
+  /// A new connection said HELLO: join the rooms again, fetch what was
+  /// missed in every open conversation (chatbroker(7), `HISTORY ... AFTER`),
+  /// then send what could not be sent.
+  private func resume() {
+    connected = true
+    notice("reconnected")
+    for conversation in model.conversations {
+      let name = conversation.name
+      if conversation.isRoom {
+        request("JOIN " + name, .join(name))
+        request("WHO " + name, .who(room: name, shown: false))
+      }
+      if let newest = conversation.newestMessageID {
+        requestMissed(name, after: newest)
+      } else {
+        request("HISTORY \(name) \(Self.historyCount)", .history(target: name, shown: false))
+      }
+    }
+    request("SCHEDULED", .scheduled(shown: false))
+    if missedRequests == 0 { sendUnsent() }
+  }
+
+  private func requestMissed(_ target: String, after id: String) {
+    missedRequests += 1
+    request("HISTORY \(target) 1000 AFTER \(id)", .missed(target: target))
+  }
+
+  /// Sends the lines kept while disconnected, in order; one that was in
+  /// flight and shows up in the missed history was delivered, and is not
+  /// sent twice.
+  private func sendUnsent() {
+    let lines = unsent
+    unsent = []
+    for line in lines {
+      if line.inFlight, let index = missedMine[line.target]?.firstIndex(of: line.text) {
+        missedMine[line.target]?.remove(at: index)
+        continue
+      }
+      request("SAY \(line.target) :\(line.text)", .say(target: line.target, text: line.text))
+    }
+    missedMine = [:]
+  }
+
+  private func short(_ text: String) -> Substring {
+    text.count > 40 ? text.prefix(40) + "…" : Substring(text)
   }
 
   private func finish(_ request: PendingRequest, _ reply: ServerLine, _ data: [ServerLine]) {
@@ -378,6 +453,21 @@ public final class ChatSession {
       guard let conversation = model.find(target) else { return }
       conversation.prepend(history: messages)
       if shown && messages.isEmpty { conversation.notice("no earlier messages", time: time) }
+    case .missed(let target):
+      let messages = data.compactMap { line -> ChatMessage? in
+        if case .hist(let message) = line { return message }
+        return nil
+      }
+      if let conversation = model.find(target) {
+        let fresh = conversation.merge(messages)
+        model.counted(fresh, in: conversation)
+      }
+      missedMine[target, default: []] += messages.filter { $0.user == model.me }.map(\.text)
+      if messages.count == 1000, let last = messages.last {
+        requestMissed(target, after: last.id)
+      }
+      missedRequests -= 1
+      if missedRequests == 0 { sendUnsent() }
     case .who(let room, let shown):
       let users = data.compactMap { line -> String? in
         if case .member(_, let user) = line { return user }
@@ -447,6 +537,10 @@ public final class ChatSession {
     case .sayEvery(let target, _):
       (model.find(target) ?? model.current).notice(
         "no series started in \(target): \(text)", time: now(), isError: true)
+    case .missed(let target):
+      missedRequests -= 1
+      error("could not fetch what was missed in \(target): \(text)")
+      if missedRequests == 0 { sendUnsent() }
     default:
       error(text)
     }

@@ -14,11 +14,17 @@ public struct LineEditor: Equatable, Sendable {
 
   public var text: String { String(characters) }
 
+  /// Inserts at the cursor. Keys arrive one code point at a time, so what
+  /// joins the character before the cursor (a zero-width joiner and the
+  /// emoji after it, a combining mark, a variation selector) becomes part
+  /// of that character, as it is drawn.
   public mutating func insert(_ text: String) {
-    for character in text where !(character.asciiValue.map { $0 < 0x20 || $0 == 0x7F } ?? false) {
-      characters.insert(character, at: cursor)
-      cursor += 1
-    }
+    let kept = text.filter { !($0.asciiValue.map { $0 < 0x20 || $0 == 0x7F } ?? false) }
+    guard !kept.isEmpty else { return }
+    let before = Array(String(characters[..<cursor]) + kept)
+    let after = characters[cursor...]
+    characters = before + after
+    cursor = before.count
   }
 
   public mutating func moveLeft() { cursor = max(cursor - 1, 0) }

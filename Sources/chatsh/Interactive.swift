@@ -7,16 +7,22 @@ import LineProtocol
   import Glibc
 #endif
 
+/// Seconds to wait before each attempt to reconnect, the last repeated.
+let reconnectDelays = [1, 2, 3, 5, 10, 20, 30]
+
 /// The chat screen: connects, then runs one poll(2) loop over the terminal
 /// and the broker's socket, feeding ``ChatSession`` and drawing its model.
+/// When the connection is lost it reconnects with backoff (the status line
+/// says `reconnecting in 3s`); typed input and the open conversations stay.
 func runInteractive(
-  socketPath: String, trust: BrokerTrust, targets: [String], environment: [String: String]
+  socketPath: String, trust: BrokerTrust, targets: [String], environment: [String: String],
+  localeNote: String?
 ) -> ExitStatus {
-  let connection: BrokerConnection
+  var connection: BrokerConnection?
   let me: String
   do {
-    connection = try BrokerConnection(path: socketPath, trust: trust)
-    switch try connection.nextLine(timeoutSeconds: 10) {
+    let first = try BrokerConnection(path: socketPath, trust: trust)
+    switch try first.nextLine(timeoutSeconds: 10) {
     case .hello(_, let user, _)?:
       me = user
     case .err(_, let code, let text)?:
@@ -26,6 +32,7 @@ func runInteractive(
       complain(ConnectionError.closed(path: socketPath, detail: "it did not say HELLO").description)
       return .unavailable
     }
+    connection = first
   } catch {
     complain(error.description)
     return .unavailable
@@ -40,31 +47,63 @@ func runInteractive(
   let screen = Screen()
   defer { screen.end() }
   var editor = LineEditor()
-  session.send = { connection.send($0) }
+  session.send = { connection?.send($0) }
   session.bell = { screen.bell() }
   session.conversationsChanged = { store.save($0) }
   session.start(targets: opening)
-  connection.flushIfPossible()
+  if let localeNote { model.current.notice(localeNote, time: session.now()) }
+  connection?.flushIfPossible()
 
+  var attempts = 0
+  var retryAt = Date.distantFuture
   var lastDrawnMinute: Int64 = -1
+  var lastStatus: String?
   var dirty = true
   while !session.quitRequested {
+    if connection == nil && Date() >= retryAt {
+      if let next = try? BrokerConnection(path: socketPath, trust: trust) {
+        connection = next
+        retryAt = .distantFuture
+      } else {
+        attempts += 1
+        retryAt = Date().addingTimeInterval(
+          Double(reconnectDelays[min(attempts, reconnectDelays.count - 1)]))
+      }
+    }
+    session.reconnectStatus =
+      connection == nil
+      ? "reconnecting in \(max(Int(retryAt.timeIntervalSinceNow.rounded(.up)), 0))s" : nil
+    if session.reconnectStatus != lastStatus {
+      lastStatus = session.reconnectStatus
+      dirty = true
+    }
     if dirty || session.now().milliseconds / 60_000 != lastDrawnMinute {
       draw(screen: screen, session: session, editor: editor)
       lastDrawnMinute = session.now().milliseconds / 60_000
       dirty = false
     }
-    do {
-      _ = try connection.wait(extra: [0], timeoutMilliseconds: 1000)
-    } catch {
-      session.connectionLost()
+    var lost = false
+    if let current = connection {
+      do {
+        _ = try current.wait(extra: [0], timeoutMilliseconds: 250)
+      } catch {
+        lost = true
+      }
+      while let line = current.bufferedLine() {
+        if case .hello = line { attempts = 0 }
+        session.handle(line)
+        dirty = true
+      }
+      if current.readClosed { lost = true }
+    } else {
+      var terminal = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+      _ = poll(&terminal, 1, 250)
     }
-    while let line = connection.bufferedLine() {
-      session.handle(line)
-      dirty = true
-    }
-    if connection.readClosed && session.connected {
+    if lost {
+      connection = nil
       session.connectionLost()
+      retryAt = Date().addingTimeInterval(
+        Double(reconnectDelays[min(attempts, reconnectDelays.count - 1)]))
       dirty = true
     }
     while let key = screen.readKey() {
@@ -73,7 +112,7 @@ func runInteractive(
         return .success
       }
     }
-    connection.flushIfPossible()
+    connection?.flushIfPossible()
   }
   return .success
 }
@@ -151,7 +190,9 @@ private func draw(screen: Screen, session: ChatSession, editor: LineEditor) {
   let others = model.otherUnread.map { "\($0.name) \($0.unread)\($0.mentioned ? "!" : "")" }
   var right = others.joined(separator: " · ")
   if current.scroll > 0 { right = "↓ PgDn" + (right.isEmpty ? "" : "  " + right) }
-  if !session.connected { right = "disconnected  " + right }
+  if !session.connected {
+    right = (session.reconnectStatus ?? "connecting") + "  " + right
+  }
   right += " "
   let rightWidth = TextWidth.of(right)
   let leftShown = TextWidth.prefix(sanitized(left), fitting: max(width - rightWidth - 1, 1))
