@@ -33,7 +33,8 @@ public enum BuildOutput {
   /// and the short ones (`ESC` intermediates final, as `ESC ( B`); the
   /// C1 forms (U+009B CSI, U+009D OSC, ...) likewise.
   static func stripEscapes(_ text: String) -> String {
-    guard text.unicodeScalars.contains(where: { $0 == "\u{1B}" || (0x80...0x9F).contains($0.value) })
+    guard
+      text.unicodeScalars.contains(where: { $0 == "\u{1B}" || (0x80...0x9F).contains($0.value) })
     else { return text }
     var result = String.UnicodeScalarView()
     let scalars = Array(text.unicodeScalars)

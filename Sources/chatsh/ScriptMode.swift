@@ -250,5 +250,4 @@ struct ScriptMode {
     for line in printed { out.line(line) }
   }
 
-
 }

@@ -117,24 +117,45 @@ final class Collector: @unchecked Sendable {
 final class BrokerFixture {
   let directory: String
   let socket: String
-  let process = Process()
+  private(set) var process = Process()
 
   init() throws {
     var template = Array("/tmp/chatsh-test-XXXXXX".utf8CString)
     guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
     directory = String(cString: made)
     socket = directory + "/sock"
+    try FileManager.default.createDirectory(
+      atPath: directory + "/state", withIntermediateDirectories: true)
+    try start()
+  }
+
+  private func start() throws {
+    process = Process()
     process.executableURL = URL(fileURLWithPath: Binaries.chatbroker)
     process.arguments = [
       "--socket", socket, "--state-dir", directory + "/state", "--no-sync",
     ]
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-    try FileManager.default.createDirectory(
-      atPath: directory + "/state", withIntermediateDirectories: true)
     try process.run()
     let up = eventually { canConnect(socket) }
     if !up { Issue.record("chatbroker did not come up on \(socket)") }
+  }
+
+  /// Stops the broker (SIGTERM: it says BYE and closes every connection),
+  /// keeps it down for `down` seconds, and starts it again on the same
+  /// socket and state directory, as a restart or an upgrade does.
+  /// `crash`: SIGKILL instead, so requests read and journaled may never
+  /// have been answered.
+  func restart(down: Double = 0, crash: Bool = false) throws {
+    if crash {
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+      unlink(socket)
+    }
+    stop(process)
+    if down > 0 { usleep(UInt32(down * 1_000_000)) }
+    try start()
   }
 
   deinit {
@@ -176,5 +197,48 @@ func canConnect(_ path: String) -> Bool {
     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
       connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
     }
+  }
+}
+
+/// A program left running: its standard input written at the test's pace,
+/// its output read as it comes. Stopped (and killed if need be) on deinit.
+final class Running {
+  let process = Process()
+  private let input = Pipe()
+  let out: Collector
+  let err: Collector
+
+  init(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    var env = ProcessInfo.processInfo.environment
+    env["NO_COLOR"] = "1"
+    for (key, value) in environment { env[key] = value }
+    process.environment = env
+    let stdout = Pipe()
+    let stderr = Pipe()
+    process.standardInput = input
+    process.standardOutput = stdout
+    process.standardError = stderr
+    try process.run()
+    out = Collector(stdout.fileHandleForReading)
+    err = Collector(stderr.fileHandleForReading)
+  }
+
+  deinit {
+    stop(process)
+  }
+
+  func write(_ text: String) {
+    try? input.fileHandleForWriting.write(contentsOf: Data(text.utf8))
+  }
+
+  func closeInput() {
+    try? input.fileHandleForWriting.close()
+  }
+
+  /// The exit status, or nil if it did not end within `seconds`.
+  func waitForExit(within seconds: Double) -> Int32? {
+    eventually(within: seconds) { !process.isRunning } ? process.terminationStatus : nil
   }
 }
