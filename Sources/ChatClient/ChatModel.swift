@@ -10,6 +10,17 @@ public final class Conversation {
   public var mentioned = false
   /// Rows scrolled back from the bottom (PageUp), 0 = following.
   public var scroll = 0
+  /// Entries added at the bottom since the screen last drew this
+  /// conversation: while scrolled back, the view moves up by their rows,
+  /// so it stays still.
+  public var appendedSinceDraw = 0
+  /// Messages that arrived while scrolled back (`3 new ↓`).
+  public var newBelow = 0
+  /// Whether the oldest loaded row is in view (PageUp then loads more),
+  /// a request for older messages is out, and none are left.
+  public var atTop = false
+  public var loadingOlder = false
+  public var reachedStart = false
 
   public init(name: String) {
     self.name = name
@@ -30,6 +41,7 @@ public final class Conversation {
   public func append(_ message: ChatMessage) -> Bool {
     guard messageIDs.insert(message.id).inserted else { return false }
     entries.append(.message(message))
+    arrived(1)
     return true
   }
 
@@ -63,11 +75,18 @@ public final class Conversation {
       entries.insert(.message(message), at: index)
       fresh.append(message)
     }
+    arrived(fresh.count)
     return fresh
   }
 
   public func notice(_ text: String, time: Timestamp, isError: Bool = false) {
     entries.append(.notice(text, time: time, isError: isError))
+    appendedSinceDraw += 1
+  }
+
+  private func arrived(_ count: Int) {
+    appendedSinceDraw += count
+    if scroll > 0 { newBelow += count }
   }
 }
 

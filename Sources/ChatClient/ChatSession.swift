@@ -10,10 +10,13 @@ enum PendingRequest: Equatable {
   case sayAt(target: String, text: String)
   case sayEvery(target: String, text: String)
   case history(target: String, shown: Bool)
+  /// PageUp past the oldest line: `HISTORY target 50 BEFORE id`.
+  case older(target: String)
   /// `HISTORY target 1000 AFTER id` after a reconnect: what was missed.
   case missed(target: String)
   case who(room: String, shown: Bool)
-  case rooms
+  /// `shown: false`: only to learn every room's name, for Tab.
+  case rooms(shown: Bool)
   case scheduled(shown: Bool)
   case cancel(String)
   case reschedule(String)
@@ -56,6 +59,8 @@ public final class ChatSession {
   /// own texts they brought, per conversation.
   private var missedRequests = 0
   private var missedMine: [String: [String]] = [:]
+  /// Direct conversations `/msg` opens once its message is delivered.
+  private var openOnDelivery: Set<String> = []
 
   public static let historyCount = 50
 
@@ -92,6 +97,7 @@ public final class ChatSession {
     for target in targets { open(target, show: false) }
     if let first = targets.first { _ = model.switchTo(Target(first)?.description ?? first) }
     request("SCHEDULED", .scheduled(shown: false))
+    request("ROOMS", .rooms(shown: false))
     if targets.isEmpty {
       model.home.notice(
         "Welcome to chatsh, \(model.me). Join a room with /join #general, "
@@ -131,6 +137,20 @@ public final class ChatSession {
     }
     pending.append(kind)
     send(line)
+  }
+
+  /// PageUp past the oldest loaded line of the conversation shown: loads
+  /// the 50 messages before it (once at a time, until there are no more).
+  public func loadOlder() {
+    let conversation = model.current
+    guard model.currentIndex != nil, connected, !conversation.loadingOlder,
+      !conversation.reachedStart
+    else { return }
+    conversation.loadingOlder = true
+    let anchor = conversation.oldestMessageID.map { " BEFORE " + $0 } ?? ""
+    request(
+      "HISTORY \(conversation.name) \(Self.historyCount)\(anchor)",
+      .older(target: conversation.name))
   }
 
   // MARK: - Input
@@ -194,8 +214,15 @@ public final class ChatSession {
       guard parts.count == 2, let target = Target(parts[0]) else {
         return usage("/msg @user text (or /msg #room text)")
       }
-      open(target.description, show: true)
-      say(String(parts[1]), to: target.description)
+      let name = target.description
+      if case .user = target, model.find(name) == nil {
+        // Opened once the broker takes the message: a user that does not
+        // exist gets an error here, not a dead conversation.
+        openOnDelivery.insert(name)
+      } else {
+        open(name, show: true)
+      }
+      say(String(parts[1]), to: name)
     case "/at", "/later":
       let parts = rest.split(separator: " ", maxSplits: 1)
       guard parts.count == 2 else {
@@ -241,7 +268,7 @@ public final class ChatSession {
       guard RoomName(room) != nil else { return usage("/who #room") }
       request("WHO " + room, .who(room: RoomName(room)!.description, shown: true))
     case "/rooms", "/list":
-      request("ROOMS", .rooms)
+      request("ROOMS", .rooms(shown: true))
     case "/help", "/h", "/?":
       let width = Self.commands.map { $0.syntax.count }.max() ?? 0
       let lines = Self.commands.map {
@@ -434,6 +461,7 @@ public final class ChatSession {
       conversationsChanged(model.conversations.map(\.name))
     case .say(let target, let text):
       guard words.count >= 2, let sent = parseTimestamp(words[1]) else { return }
+      if openOnDelivery.remove(target) != nil { open(target, show: true) }
       model.open(target).append(
         ChatMessage(
           target: target, id: words[0], timeText: words[1], time: sent, user: model.me,
@@ -453,6 +481,15 @@ public final class ChatSession {
       guard let conversation = model.find(target) else { return }
       conversation.prepend(history: messages)
       if shown && messages.isEmpty { conversation.notice("no earlier messages", time: time) }
+    case .older(let target):
+      let messages = data.compactMap { line -> ChatMessage? in
+        if case .hist(let message) = line { return message }
+        return nil
+      }
+      guard let conversation = model.find(target) else { return }
+      conversation.loadingOlder = false
+      conversation.prepend(history: messages)
+      if messages.count < Self.historyCount { conversation.reachedStart = true }
     case .missed(let target):
       let messages = data.compactMap { line -> ChatMessage? in
         if case .hist(let message) = line { return message }
@@ -480,11 +517,19 @@ public final class ChatSession {
           users.isEmpty
             ? "nobody is in \(room)" : "in \(room): " + users.joined(separator: ", "))
       }
-    case .rooms:
+    case .rooms(let shown):
       var lines: [String] = []
+      var last: String?
       for case .room(let name, let members) in data {
         model.knownRooms.insert(name)
+        last = name
         lines.append("\(name)  \(members) \(members == 1 ? "person" : "people")")
+      }
+      if !shown {
+        if words.last == "MORE", let last {
+          self.request("ROOMS AFTER " + last, .rooms(shown: false))
+        }
+        return
       }
       notice(
         lines.isEmpty
@@ -525,6 +570,7 @@ public final class ChatSession {
       conversationsChanged(model.conversations.map(\.name))
       error("could not join \(room): \(text)")
     case .say(let target, let message), .sayAt(let target, let message):
+      openOnDelivery.remove(target)
       let short = message.count > 40 ? message.prefix(40) + "…" : Substring(message)
       (model.find(target) ?? model.current).notice(
         "not sent to \(target): “\(short)”: \(text)", time: now(), isError: true)
@@ -537,6 +583,9 @@ public final class ChatSession {
     case .sayEvery(let target, _):
       (model.find(target) ?? model.current).notice(
         "no series started in \(target): \(text)", time: now(), isError: true)
+    case .older(let target):
+      model.find(target)?.loadingOlder = false
+      error(text)
     case .missed(let target):
       missedRequests -= 1
       error("could not fetch what was missed in \(target): \(text)")

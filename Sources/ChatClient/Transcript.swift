@@ -60,12 +60,17 @@ public struct TranscriptRenderer {
       case .message(let message):
         let newRun =
           message.user != lastSender || message.time.milliseconds - lastTime > runGap
+        // Within a run, a message in another minute than the one above
+        // shows its clock time (the header shows the run's first).
+        let stamp =
+          !newRun && message.time.milliseconds / 60_000 != lastTime / 60_000
+          ? clock.local(message.time).clock : nil
         lastSender = message.user
         lastTime = message.time.milliseconds
         if message.user == me {
-          rows += own(message, header: newRun)
+          rows += own(message, header: newRun, stamp: stamp)
         } else {
-          rows += others(message, header: newRun)
+          rows += others(message, header: newRun, stamp: stamp)
         }
       }
     }
@@ -83,7 +88,7 @@ public struct TranscriptRenderer {
     return Row([Segment(" ", .plain), Segment(line, .separator)])
   }
 
-  private func others(_ message: ChatMessage, header: Bool) -> [Row] {
+  private func others(_ message: ChatMessage, header: Bool, stamp: String?) -> [Row] {
     var rows: [Row] = []
     let color = Style.user(UserStyle.colorIndex(for: message.user))
     if header {
@@ -98,13 +103,16 @@ public struct TranscriptRenderer {
     }
     let text = StyledText.highlighted(message.text, me: me, base: .plain)
     let pad = String(repeating: " ", count: Self.indent)
-    for line in text.wrapped(width: width - Self.indent - 1) {
-      rows.append(Row([Segment(pad, .plain)] + StyledText.segments(line)))
+    for (index, line) in text.wrapped(width: width - Self.indent - 1).enumerated() {
+      let left =
+        index == 0 && stamp != nil
+        ? [Segment(" " + stamp!, .dim), Segment(" ", .plain)] : [Segment(pad, .plain)]
+      rows.append(Row(left + StyledText.segments(line)))
     }
     return rows
   }
 
-  private func own(_ message: ChatMessage, header: Bool) -> [Row] {
+  private func own(_ message: ChatMessage, header: Bool, stamp: String?) -> [Row] {
     var rows: [Row] = []
     let right = max(width - 1, 1)
     if header {
@@ -113,9 +121,14 @@ public struct TranscriptRenderer {
     }
     let text = StyledText.highlighted(message.text, me: me, base: .own)
     let maximum = max(min(right - Self.indent, right * 3 / 4), 10)
-    for line in text.wrapped(width: maximum) {
-      let lineWidth = line.reduce(0) { $0 + TextWidth.of($1.0) }
-      rows.append(aligned(StyledText.segments(line), width: lineWidth, right: right))
+    for (index, line) in text.wrapped(width: maximum).enumerated() {
+      var segments = StyledText.segments(line)
+      var lineWidth = line.reduce(0) { $0 + TextWidth.of($1.0) }
+      if index == 0, let stamp {
+        segments.insert(Segment(stamp + "  ", .dim), at: 0)
+        lineWidth += TextWidth.of(stamp) + 2
+      }
+      rows.append(aligned(segments, width: lineWidth, right: right))
     }
     return rows
   }

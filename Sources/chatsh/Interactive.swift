@@ -123,6 +123,7 @@ private func handle(_ key: Key, editor: inout LineEditor, session: ChatSession, 
 {
   let model = session.model
   let page = max(screen.height - 3, 1)
+  if key != .control(9) { editor.endCompletion() }
   switch key {
   case .character(let character):
     editor.insert(String(character))
@@ -149,12 +150,14 @@ private func handle(_ key: Key, editor: inout LineEditor, session: ChatSession, 
   case .control(9):
     let (word, isFirst) = editor.wordBeforeCursor
     let beforeCursor = String(editor.characters[..<editor.cursor])
-    let matches = editor.complete(
-      from: session.completions(for: word, isFirst: isFirst, line: beforeCursor))
-    if matches.count > 1 {
-      model.current.notice(matches.joined(separator: "  "), time: session.now())
+    editor.complete(
+      from: session.completions(for: word, isFirst: isFirst, line: beforeCursor), nameFirst: true)
+  case .function(KEY_PPAGE):
+    if model.current.atTop {
+      session.loadOlder()
+    } else {
+      model.current.scroll += page
     }
-  case .function(KEY_PPAGE): model.current.scroll += page
   case .function(KEY_NPAGE): model.current.scroll = max(model.current.scroll - page, 0)
   case .alt(let character):
     if let digit = character.wholeNumberValue, digit >= 1 {
@@ -184,12 +187,18 @@ private func draw(screen: Screen, session: ChatSession, editor: LineEditor) {
   // Status: the conversation and who is in it; unread counts of the others.
   let current = model.current
   var left = " " + current.name
-  if current.isRoom && !current.members.isEmpty {
+  if !editor.completionCandidates.isEmpty {
+    // Tab offered several: they are shown here, Tab again cycles.
+    left = " Tab: " + editor.completionCandidates.joined(separator: "  ")
+  } else if current.isRoom && !current.members.isEmpty {
     left += " · " + current.members.sorted().joined(separator: " ")
   }
   let others = model.otherUnread.map { "\($0.name) \($0.unread)\($0.mentioned ? "!" : "")" }
   var right = others.joined(separator: " · ")
-  if current.scroll > 0 { right = "↓ PgDn" + (right.isEmpty ? "" : "  " + right) }
+  if current.scroll > 0 {
+    let below = current.newBelow > 0 ? "\(current.newBelow) new ↓" : "↓ PgDn"
+    right = below + (right.isEmpty ? "" : "  " + right)
+  }
   if !session.connected {
     right = (session.reconnectStatus ?? "connecting") + "  " + right
   }
@@ -208,7 +217,16 @@ private func draw(screen: Screen, session: ChatSession, editor: LineEditor) {
     me: model.me, width: width, now: now, clock: session.clock)
   let rows = renderer.render(current.entries)
   let area = height - 2
+  if current.scroll > 0 && current.appendedSinceDraw > 0 {
+    // Scrolled back: what arrived below moves the view up by its rows, so
+    // what is shown stays where it was.
+    let before = renderer.render(Array(current.entries.dropLast(current.appendedSinceDraw)))
+    current.scroll += rows.count - before.count
+  }
+  current.appendedSinceDraw = 0
   current.scroll = min(current.scroll, max(rows.count - area, 0))
+  current.atTop = current.scroll >= rows.count - area
+  if current.scroll == 0 { current.newBelow = 0 }
   let end = rows.count - current.scroll
   let start = max(end - area, 0)
   for (offset, row) in rows[start..<end].enumerated() {

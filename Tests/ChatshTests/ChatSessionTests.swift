@@ -33,14 +33,14 @@ import Testing
     harness.session.start(targets: ["#Ops", "@bob"])
     #expect(
       harness.sent == [
-        "JOIN #ops", "WHO #ops", "HISTORY #ops 50", "HISTORY @bob 50", "SCHEDULED",
+        "JOIN #ops", "WHO #ops", "HISTORY #ops 50", "HISTORY @bob 50", "SCHEDULED", "ROOMS",
       ])
     harness.feed(
       "OK JOIN #ops 2", "MEMBER #ops alice", "MEMBER #ops bob", "OK WHO #ops 2",
       "MSG #ops 9 2026-11-30T18:00:05.000Z bob :live one",
       "HIST #ops 7 2026-11-30T17:00:00.000Z bob :older",
       "HIST #ops 9 2026-11-30T18:00:05.000Z bob :live one", "OK HISTORY #ops 2",
-      "OK HISTORY @bob 0", "OK SCHEDULED 0")
+      "OK HISTORY @bob 0", "OK SCHEDULED 0", "OK ROOMS 0")
     let ops = harness.session.model.find("#ops")!
     #expect(ops.members == ["alice", "bob"])
     #expect(ops.entries.count == 2)
@@ -50,7 +50,8 @@ import Testing
   @Test func sayAddsOwnMessageOnOK() {
     let harness = Harness()
     harness.session.start(targets: ["#ops"])
-    harness.feed("OK JOIN #ops 1", "OK WHO #ops 0", "OK HISTORY #ops 0", "OK SCHEDULED 0")
+    harness.feed(
+      "OK JOIN #ops 1", "OK WHO #ops 0", "OK HISTORY #ops 0", "OK SCHEDULED 0", "OK ROOMS 0")
     harness.session.submit("hello :)")
     harness.session.submit("//slash")
     #expect(harness.sent.suffix(2) == ["SAY #ops :hello :)", "SAY #ops :/slash"])
@@ -78,7 +79,7 @@ import Testing
   @Test func scheduledTableAndPendingCount() {
     let harness = Harness()
     harness.session.start(targets: [])
-    harness.feed("OK SCHEDULED 0")
+    harness.feed("OK SCHEDULED 0", "OK ROOMS 0")
     harness.session.submit("/scheduled")
     harness.feed(
       "SCHED x1 #ops 2026-11-30T19:00:00.000Z 2026-11-30T17:00:00.000Z :deploy now",

@@ -72,6 +72,23 @@ private func message(_ user: String, _ text: String, at time: Timestamp, id: Str
     #expect(rows[8] == "      thanks")
   }
 
+  @Test("a message in another minute than the one above shows its clock time")
+  func clockTimeWhenTheMinuteChanges() {
+    let renderer = TranscriptRenderer(me: "alice", width: 40, now: monday18 + 600_000, clock: utc)
+    let rows = renderer.render([
+      .message(message("bob", "one", at: monday18)),
+      .message(message("bob", "same minute", at: monday18 + 20_000)),
+      .message(message("bob", "two minutes on", at: monday18 + 125_000)),
+      .message(message("alice", "mine", at: monday18 + 130_000)),
+      .message(message("alice", "mine later", at: monday18 + 190_000)),
+    ]).map(\.text)
+    #expect(rows[2] == "      one")
+    #expect(rows[3] == "      same minute")
+    #expect(rows[4] == " 18:02 two minutes on")
+    #expect(rows[6].hasSuffix("mine") && !rows[6].contains("18:"))
+    #expect(rows[7].hasSuffix("18:03  mine later"))
+  }
+
   @Test func mentionsAndLinksAreHighlighted() {
     let renderer = TranscriptRenderer(me: "alice", width: 60, now: monday18, clock: utc)
     let rows = renderer.render([

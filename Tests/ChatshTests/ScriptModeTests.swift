@@ -134,3 +134,41 @@ import Testing
     #expect(notTerminal.status == 64)
   }
 }
+
+/// chatsh(1): what script mode prints and sends, for scripts to rely on.
+@Suite struct ScriptOutputTests {
+  @Test("a TAB, a backslash and a long line keep history's four TAB-separated fields")
+  func tabsAndBackslashesAreEscaped() throws {
+    let broker = try BrokerFixture()
+    #expect(try broker.chatsh("say", "#ops", "a\tb \\ c").status == 0)
+    let history = try broker.chatsh("history", "#ops")
+    let fields = history.out.split(separator: "\n").first?.split(separator: "\t") ?? []
+    #expect(fields.count == 4)
+    #expect(fields.last == "a\\tb \\\\ c")
+  }
+
+  @Test("build output: escapes, carriage-return progress and BEL are cleaned; a long line is split")
+  func buildOutputIsCleaned() throws {
+    let broker = try BrokerFixture()
+    let long = String(repeating: "é", count: 3000)  // 6000 bytes
+    let input =
+      "\u{1B}]0;make: building\u{7}\u{1B}[1mstep\u{1B}[0m 1\n"
+      + " 10%\r 50%\r100%\n" + "ding\u{7}\n" + long + "\n"
+    let said = try broker.chatsh("say", "#b", input: input)
+    #expect(said.status == 0, "\(said.err)")
+    let texts = try broker.chatsh("history", "--json", "#b").out.split(separator: "\n").map {
+      (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String])?["text"] ?? ""
+    }
+    #expect(texts.prefix(3) == ["step 1", "100%", "ding"])
+    #expect(texts.count == 5)
+    #expect(texts.dropFirst(3).joined() == long)
+    #expect(texts.allSatisfy { !$0.contains("\u{FFFD}") })
+  }
+
+  @Test("text given as arguments is cleaned the same way")
+  func argumentsAreCleaned() throws {
+    let broker = try BrokerFixture()
+    #expect(try broker.chatsh("say", "#b", "\u{1B}[31mred\u{1B}[0m alert\u{7}").status == 0)
+    #expect(try broker.chatsh("history", "#b").out.hasSuffix("\tred alert\n"))
+  }
+}
