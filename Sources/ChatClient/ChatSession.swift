@@ -230,6 +230,20 @@ public final class ChatSession {
       }
       var when = String(parts[0])
       if name == "/later" && !when.hasPrefix("+") { when = "+" + when }
+      if name == "/at" {
+        // A local date and a clock time: tomorrow 09:00, mon 09:00, 2026-12-24 18:00.
+        let more = parts[1].split(separator: " ", maxSplits: 1)
+        do {
+          if more.count == 2,
+            let due = try LocalDateWhen.resolve(
+              day: when, time: String(more[0]), now: now(), clock: clock)
+          {
+            return schedule(String(more[1]), due: due)
+          }
+        } catch {
+          return self.error(error.text)
+        }
+      }
       schedule(String(parts[1]), when: when)
     case "/every":
       let parts = rest.split(separator: " ", maxSplits: 1)
@@ -287,14 +301,18 @@ public final class ChatSession {
   }
 
   private func schedule(_ text: String, when: String) {
-    guard model.currentIndex != nil else {
-      return error("join a room first; scheduled messages go to the conversation shown")
-    }
     let due: Timestamp
     do {
       due = try WhenParser.resolve(when, now: now(), timeZone: clock.timeZone)
     } catch {
-      return self.error(error.text)
+      return self.error(localTimes(error.text))
+    }
+    schedule(text, due: due)
+  }
+
+  private func schedule(_ text: String, due: Timestamp) {
+    guard model.currentIndex != nil else {
+      return error("join a room first; scheduled messages go to the conversation shown")
     }
     let target = model.current.name
     request("SAYAT \(target) \(due) :\(text)", .sayAt(target: target, text: text))
@@ -310,7 +328,7 @@ public final class ChatSession {
     do {
       full = try Recurrence.parse(rule, defaultZone: clock.timeZone, verb: .sayEvery).description
     } catch {
-      return self.error(error.text)
+      return self.error(localTimes(error.text))
     }
     let target = model.current.name
     request("SAYEVERY \(target) \(full) :\(text)", .sayEvery(target: target, text: text))
@@ -336,6 +354,27 @@ public final class ChatSession {
   }
 
   private func usage(_ text: String) { error("usage: " + text) }
+
+  /// An error text with every RFC 3339 UTC time in it shown on the user's
+  /// clock, like the rest of the screen.
+  func localTimes(_ text: String) -> String {
+    guard text.contains("Z") else { return text }
+    var words: [String] = []
+    for word in text.split(separator: " ", omittingEmptySubsequences: false) {
+      var core = Substring(word)
+      var tail = ""
+      while let last = core.last, ".,;:)".contains(last) {
+        tail = String(last) + tail
+        core = core.dropLast()
+      }
+      if let time = parseTimestamp(String(core)) {
+        words.append(clock.shortDateTime(time, now: now()) + tail)
+      } else {
+        words.append(String(word))
+      }
+    }
+    return words.joined(separator: " ")
+  }
 
   private func error(_ text: String) {
     model.current.notice(text, time: now(), isError: true)
@@ -563,7 +602,8 @@ public final class ChatSession {
     }
   }
 
-  private func failed(_ request: PendingRequest, code: String, text: String) {
+  private func failed(_ request: PendingRequest, code: String, text broker: String) {
+    let text = localTimes(broker)
     switch request {
     case .join(let room):
       model.close(room)

@@ -97,7 +97,9 @@ public struct TranscriptRenderer {
           Segment(" ", .plain),
           Segment("(\(UserStyle.initials(for: message.user)))", color),
           Segment(" ", .plain),
-          Segment(sanitized(message.user), color),
+          Segment(
+            UserStyle.displayName(for: message.user).map { "\($0) (\(message.user))" }
+              ?? sanitized(message.user), color),
           Segment(" · " + clock.relative(message.time, now: now), .dim),
         ]))
     }

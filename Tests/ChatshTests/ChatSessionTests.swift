@@ -76,6 +76,93 @@ import Testing
     #expect(harness.sent.last == "SAYAT #ops 2026-11-30T18:10:00.000Z :tea")
   }
 
+  @Test("/at takes local dates: tomorrow 09:00, a weekday, YYYY-MM-DD HH:MM, in the user's zone")
+  func atTakesLocalDates() {
+    // Monday 2026-11-30 19:00 in Berlin (18:00Z).
+    let harness = Harness(timeZone: "Europe/Berlin")
+    harness.session.start(targets: ["#ops"])
+    harness.feed(
+      "OK JOIN #ops 1", "OK WHO #ops 0", "OK HISTORY #ops 0", "OK SCHEDULED 0", "OK ROOMS 0")
+    harness.session.submit("/at tomorrow 09:00 stand-up")
+    #expect(harness.sent.last == "SAYAT #ops 2026-12-01T08:00:00.000Z :stand-up")
+    harness.session.submit("/at 2026-12-24 18:00 party")
+    #expect(harness.sent.last == "SAYAT #ops 2026-12-24T17:00:00.000Z :party")
+    harness.session.submit("/at mon 09:00 week starts")
+    #expect(harness.sent.last == "SAYAT #ops 2026-12-07T08:00:00.000Z :week starts")
+    harness.session.submit("/at Monday 20:00 still today")
+    #expect(harness.sent.last == "SAYAT #ops 2026-11-30T19:00:00.000Z :still today")
+    let before = harness.sent.count
+    harness.session.submit("/at today 10:00 too late")
+    harness.session.submit("/at tomorrow noon x")
+    #expect(harness.sent.count == before)
+    let notices = harness.session.model.find("#ops")!.entries.compactMap { entry -> String? in
+      if case .notice(let text, _, true) = entry { return text }
+      return nil
+    }
+    #expect(notices.contains { $0.contains("in the past") && $0.contains("19:00") })
+    #expect(notices.contains { $0.contains("comes a time such as 09:00") })
+  }
+
+  @Test("a broker error's UTC times are shown on the user's clock")
+  func errorTimesAreLocal() {
+    let harness = Harness(timeZone: "Europe/Berlin")
+    #expect(
+      harness.session.localTimes("due 2026-11-30T20:00:00.000Z is taken.")
+        == "due 21:00 is taken.")
+  }
+
+  @Test("/msg to a user that does not exist reports the error and opens nothing")
+  func msgToNoSuchUserOpensNothing() {
+    let harness = Harness()
+    harness.session.start(targets: ["#ops"])
+    harness.feed(
+      "OK JOIN #ops 1", "OK WHO #ops 0", "OK HISTORY #ops 0", "OK SCHEDULED 0", "OK ROOMS 0")
+    harness.session.submit("/msg @nosuchuser hello")
+    #expect(harness.sent.last == "SAY @nosuchuser :hello")
+    harness.feed("ERR SAY NOSUCHUSER :there is no user nosuchuser")
+    #expect(harness.session.model.find("@nosuchuser") == nil)
+    #expect(harness.session.model.current.name == "#ops")
+    harness.session.submit("/msg @bob hi")
+    harness.feed("OK SAY b1 2026-11-30T18:00:01.000Z")
+    #expect(harness.session.model.current.name == "@bob")
+    #expect(harness.sent.last == "HISTORY @bob 50")
+  }
+
+  @Test(
+    "after a reconnect: rejoin, fetch what was missed after the newest id, resend only what did not arrive"
+  )
+  func reconnectFetchesMissedAndResends() {
+    let harness = Harness()
+    harness.session.start(targets: ["#ops"])
+    harness.feed(
+      "OK JOIN #ops 1", "OK WHO #ops 0",
+      "HIST #ops 5 2026-11-30T17:00:00.000Z bob :old", "OK HISTORY #ops 1",
+      "OK SCHEDULED 0", "OK ROOMS 0")
+    harness.session.submit("arrived before the crash")
+    harness.session.submit("never arrived")
+    harness.session.connectionLost()
+    harness.session.submit("typed while away")
+    harness.sent = []
+    harness.feed("HELLO 1.1.0 alice :welcome")
+    #expect(
+      harness.sent == [
+        "JOIN #ops", "WHO #ops", "HISTORY #ops 1000 AFTER 5", "SCHEDULED",
+      ])
+    // A reply of the old connection must not be taken for the new JOIN's:
+    // the new one's replies come in order.
+    harness.feed(
+      "OK JOIN #ops 2", "OK WHO #ops 0",
+      "MSG #ops 9 2026-11-30T18:00:09.000Z bob :live",
+      "HIST #ops 6 2026-11-30T17:59:00.000Z alice :arrived before the crash",
+      "HIST #ops 7 2026-11-30T17:59:30.000Z bob :missed", "OK HISTORY #ops 2")
+    #expect(harness.sent.suffix(2) == ["SAY #ops :never arrived", "SAY #ops :typed while away"])
+    let texts = harness.session.model.find("#ops")!.entries.compactMap { entry -> String? in
+      if case .message(let message) = entry { return message.text }
+      return nil
+    }
+    #expect(texts == ["old", "arrived before the crash", "missed", "live"])
+  }
+
   @Test func scheduledTableAndPendingCount() {
     let harness = Harness()
     harness.session.start(targets: [])

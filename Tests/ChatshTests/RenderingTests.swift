@@ -125,6 +125,15 @@ private func message(_ user: String, _ text: String, at time: Timestamp, id: Str
     }
   }
 
+  @Test("initials come from a full name when the password database has one")
+  func initialsFromFullNames() {
+    #expect(UserStyle.initials(of: "Carol Cooper") == "CC")
+    #expect(UserStyle.initials(of: "Carol Ann Cooper") == "CC")
+    #expect(UserStyle.initials(of: "cbcarol") == "CB")
+    #expect(UserStyle.displayName(for: "root") == nil)  // GECOS "root" says nothing more
+    #expect(UserStyle.displayName(for: "no-such-user-here") == nil)
+  }
+
   @Test func initialsAndColours() {
     #expect(UserStyle.initials(for: "bob") == "BO")
     #expect(UserStyle.initials(for: "john.doe") == "JD")
