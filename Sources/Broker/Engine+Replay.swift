@@ -46,6 +46,26 @@ extension Engine {
       return .delivery(pending, evicted: evicted, newHistory: newHistory)
     case .series, .occurrence, .reschedule, .edit:
       return applySeriesOrChange(record)
+    case .member(let user, let room, let time):
+      guard !isHolder(user, of: room) else { return .nothing }
+      var newRoom: RoomName?
+      if rooms[room] == nil {
+        addRoom(room, created: time)
+        newRoom = room
+      }
+      addHolder(user, of: room, since: time)
+      return .member(user, room, newRoom: newRoom)
+    case .leave(let user, let room, _):
+      guard let since = roomsByUser[user]?[room] else { return .nothing }
+      let created = rooms[room]?.created
+      removeHolder(user, of: room)
+      forgetIfUnused(room)
+      return .leave(user, room, since: since, forgotten: rooms[room] == nil ? created : nil)
+    case .read(let user, let target, let id, let time):
+      let conversation = ConversationKey(target: target, author: user)
+      let before = readMarkers[user]?[conversation]
+      setMarker(marker(for: id, in: conversation, at: time), of: user, in: conversation)
+      return .read(user, conversation, before: before)
     }
   }
 
@@ -60,8 +80,17 @@ extension Engine {
     let newHistory = histories[conversation] == nil
     if newHistory {
       histories[conversation] = History(capacity: limits.historyPerConversation)
+      addDirectConversation(conversation)
     }
-    return (histories[conversation]?.append(message), newHistory)
+    let evicted = histories[conversation]?.append(message)
+    if hasHolders(conversation), let history = histories[conversation] {
+      // An eviction moved the first sequence up by one, past the evicted.
+      if let evicted {
+        countMessage(evicted, at: history.firstSequence - 1, in: conversation, by: -1)
+      }
+      countMessage(message, at: history.endSequence - 1, in: conversation, by: 1)
+    }
+    return (evicted, newHistory)
   }
 
   /// Start-up: one record of the journal, in order.
@@ -75,6 +104,10 @@ extension Engine {
   /// reused.
   public func resetDurableState() {
     histories.removeAll()
+    roomsByUser.removeAll()
+    holdersByRoom.removeAll()
+    readMarkers.removeAll()
+    unreadByUser.removeAll()
     scheduler = Scheduler()
     rooms = rooms.filter { !$0.value.connections.isEmpty }
     resetRoomBookkeeping()
@@ -96,7 +129,8 @@ extension Engine {
     EngineSnapshot(
       nextID: MessageID(value: nextID),
       rooms: rooms.filter { !isUnused($0.key) }.mapValues(\.created),
-      histories: histories, pending: scheduler.all, series: scheduler.allSeries)
+      histories: histories, pending: scheduler.all, series: scheduler.allSeries,
+      roomsByUser: roomsByUser, readMarkers: readMarkers)
   }
 }
 
@@ -108,10 +142,14 @@ public struct EngineSnapshot: Sendable {
   let pending: [PendingMessage]
   /// Which of `pending` are series, with their rules.
   let series: [MessageID: Series]
+  /// Since 1.2: each user's rooms, and read markers.
+  let roomsByUser: [String: [RoomName: Timestamp]]
+  let readMarkers: [String: [ConversationKey: ReadMarker]]
 
   /// Calls `body` with every record of a journal that replays to this state:
   /// the header, rooms, each conversation's history oldest first, and the
-  /// pending messages and series.
+  /// pending messages and series, then each user's rooms and read markers
+  /// (after the messages they point into).
   public func forEachRecord(_ body: (JournalRecord) throws -> Void) rethrows {
     try body(.header(nextID: nextID))
     for (name, created) in rooms.sorted(by: { $0.key < $1.key }) {
@@ -128,6 +166,18 @@ public struct EngineSnapshot: Sendable {
         try body(.series(pending, series))
       } else {
         try body(.schedule(pending))
+      }
+    }
+    for (user, rooms) in roomsByUser.sorted(by: { $0.key < $1.key }) {
+      for (room, since) in rooms.sorted(by: { $0.key < $1.key }) {
+        try body(.member(user: user, room: room, at: since))
+      }
+    }
+    for (user, markers) in readMarkers.sorted(by: { $0.key < $1.key }) {
+      let targets = markers.map { (target: $0.key.target(seenBy: user), marker: $0.value) }
+      for (target, marker) in targets.sorted(by: { $0.target.description < $1.target.description })
+      {
+        try body(.read(user: user, target: target, id: marker.id, at: marker.time))
       }
     }
   }

@@ -20,6 +20,13 @@ struct UnsyncedRecords {
     case pendingChange(
       MessageID, author: String, before: PendingMessage?, beforeSeries: Series?,
       delivered: (ConversationKey, evicted: StoredMessage?, newHistory: Bool)?, ended: Bool)
+    /// A room became the user's; perhaps the room was created with it.
+    case member(String, RoomName, newRoom: RoomName?)
+    /// A room stopped being the user's (theirs since `since`); `forgotten`
+    /// is the creation time of the room when that left it unused.
+    case leave(String, RoomName, since: Timestamp, forgotten: Timestamp?)
+    /// A read marker moved; `before` is where it was.
+    case read(String, ConversationKey, before: ReadMarker?)
   }
 
   /// Off for an engine alone (tests, compaction's scratch copy) and with
@@ -72,10 +79,12 @@ struct UnsyncedRecords {
 
   private mutating func tally(_ undo: Undo, _ delta: Int) {
     switch undo {
-    case .nothing:
+    case .nothing, .leave, .read:
       break
     case .room:
       rooms += delta
+    case .member(_, _, let newRoom):
+      if newRoom != nil { rooms += delta }
     case .message(let conversation, _, _, let newRoom):
       tally(conversation, delta)
       if newRoom != nil { rooms += delta }
@@ -149,6 +158,14 @@ extension Engine {
         if ended { scheduler.forgetEnded(id) }
         scheduler.remove(id)
         if let before { scheduler.insert(before, series: beforeSeries) }
+      case .member(let user, let room, let newRoom):
+        removeHolder(user, of: room)
+        if let newRoom { forgetIfUnused(newRoom) }
+      case .leave(let user, let room, let since, let forgotten):
+        if let forgotten, rooms[room] == nil { addRoom(room, created: forgotten) }
+        addHolder(user, of: room, since: since)
+      case .read(let user, let conversation, let before):
+        setMarker(before, of: user, in: conversation)
       }
     }
     rearmTimer()
@@ -157,8 +174,17 @@ extension Engine {
   private func undoHistory(
     _ conversation: ConversationKey, evicted: StoredMessage?, newHistory: Bool
   ) {
+    if let history = histories[conversation], let newest = history.newest {
+      countMessage(newest, at: history.endSequence - 1, in: conversation, by: -1)
+    }
     histories[conversation]?.removeNewest(restoring: evicted)
-    if newHistory && histories[conversation]?.count == 0 { histories[conversation] = nil }
+    if let evicted, let history = histories[conversation] {
+      countMessage(evicted, at: history.firstSequence, in: conversation, by: 1)
+    }
+    if newHistory && histories[conversation]?.count == 0 {
+      histories[conversation] = nil
+      removeDirectConversation(conversation)
+    }
   }
 
   /// A query whose reply showed state that a failed sync then rolled back
@@ -173,6 +199,8 @@ extension Engine {
       listScheduled(target, connection: connection, user: user)
     case .rooms(let after):
       listRooms(after: after, connection: connection)
+    case .conversations:
+      listConversations(connection: connection, user: user)
     default:
       break
     }

@@ -4,6 +4,8 @@ extension Engine {
   /// The most `ROOM` lines one `ROOMS` reply holds; see chatbroker(7).
   public static let roomsPerReply = 1000
 
+  /// `JOIN`: the session joins, and the room becomes one of the user's
+  /// rooms (journaled with the room's creation, in one append).
   func join(_ name: RoomName, connection: ConnectionID, user: String) {
     guard ensureRoom(name, verb: .join, connection: connection, user: user) else { return }
     if sessions[connection]?.rooms.contains(name) == false {
@@ -19,13 +21,31 @@ extension Engine {
     send(.ok(.join, fields: [name.description, String(members)]), to: connection)
   }
 
+  /// `PART`: the session leaves; when none of the user's sessions is left
+  /// in the room, it stops being one of the user's rooms (journaled). A
+  /// session that is not in the room may PART it too when none of the
+  /// user's sessions is: that only drops it from the user's rooms
+  /// (chatbroker(7), "Your rooms").
   func part(_ name: RoomName, connection: ConnectionID, user: String) {
-    guard sessions[connection]?.rooms.contains(name) == true else {
-      fail(.part, .notJoined, "you have not joined \(name)", to: connection)
+    let inRoom = sessions[connection]?.rooms.contains(name) == true
+    let sessionsInRoom = rooms[name]?.sessionsByUser[user] ?? 0
+    guard inRoom || (sessionsInRoom == 0 && isHolder(user, of: name)) else {
+      let elsewhere = sessionsInRoom > 0 ? "; another session of yours has" : ""
+      fail(.part, .notJoined, "you have not joined \(name)\(elsewhere)", to: connection)
       return
     }
-    sessions[connection]?.rooms.remove(name)
-    leave(name, connection: connection, user: user)
+    let lastSession = sessionsInRoom <= 1
+    let record: JournalRecord? =
+      lastSession && isHolder(user, of: name)
+      ? .leave(user: user, room: name, at: clock.now) : nil
+    if let record {
+      guard journal([record], verb: .part, connection: connection) else { return }
+    }
+    if inRoom {
+      sessions[connection]?.rooms.remove(name)
+      leave(name, connection: connection, user: user)
+    }
+    if let record { apply(record) }
     send(.ok(.part, fields: [name.description]), to: connection)
   }
 
@@ -49,14 +69,20 @@ extension Engine {
   }
 
   /// Creates the room (with its journal record) when it does not exist yet
-  /// and the limits allow it.
+  /// and the limits allow it; and makes it one of the user's rooms (with
+  /// its `member` record) when it is not yet.
   func ensureRoom(_ name: RoomName, verb: Verb, connection: ConnectionID, user: String) -> Bool {
     guard admitNewRoom(.room(name), verb: verb, connection: connection, user: user) else {
       return false
     }
-    guard let record = newRoomRecord(for: .room(name)) else { return true }
-    guard journal([record], verb: verb, connection: connection) else { return false }
-    applyNewRoom(record)
+    let newRoom = newRoomRecord(for: .room(name))
+    let member: JournalRecord? =
+      isHolder(user, of: name) ? nil : .member(user: user, room: name, at: clock.now)
+    let records = [newRoom, member].compactMap { $0 }
+    guard !records.isEmpty else { return true }
+    guard journal(records, verb: verb, connection: connection) else { return false }
+    if let newRoom { applyNewRoom(newRoom) }
+    if let member { apply(member) }
     return true
   }
 
@@ -112,12 +138,13 @@ extension Engine {
     sortedRoomNames = nil
   }
 
-  /// A room nobody is in, that never had a message and has no line pending
-  /// keeps nothing worth keeping: it is forgotten, so that rooms made and
+  /// A room nobody is in, that never had a message, has no line pending
+  /// and is nobody's room (chatbroker(7), "Your rooms") keeps nothing
+  /// worth keeping: it is forgotten, so that rooms made and
   /// left do not pile up (and compaction does not write them).
   func isUnused(_ name: RoomName) -> Bool {
     rooms[name]?.connections.isEmpty == true && histories[.room(name)] == nil
-      && !scheduler.hasPending(in: name)
+      && !scheduler.hasPending(in: name) && holdersByRoom[name] == nil
   }
 
   func forgetIfUnused(_ name: RoomName) {

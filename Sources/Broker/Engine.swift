@@ -49,6 +49,19 @@ public final class Engine {
   var sortedRoomNames: [RoomName]?
   var roomAllowances: [String: RoomAllowance] = [:]
   var limitLog = LimitLog()
+  /// Each user's rooms, with when each became theirs: they stay the user's
+  /// across disconnects and restarts until a PART leaves none of the
+  /// user's sessions in them (chatbroker(7), "Your rooms"). Journaled.
+  var roomsByUser: [String: [RoomName: Timestamp]] = [:]
+  /// The same, by room: whose room each one is.
+  var holdersByRoom: [RoomName: Set<String>] = [:]
+  /// Each user's read position per conversation. Journaled.
+  var readMarkers: [String: [ConversationKey: ReadMarker]] = [:]
+  /// Each user's conversations (their rooms, and the direct conversations
+  /// with a message) with what is unread, kept up to date as messages come
+  /// and go, so `CONVERSATIONS` costs a line per conversation, not a scan
+  /// of every history (see Engine+Conversations).
+  var unreadByUser: [String: [ConversationKey: UnreadCount]] = [:]
 
   public init(
     limits: Limits = Limits(), clock: WallClock, users: UserDirectory, journal: JournalSink,
@@ -146,6 +159,9 @@ public final class Engine {
       sayAt(target, when: when, text: text, connection: connection, user: user)
     case .history(let target, let count, let anchor):
       history(target, count: count, anchor: anchor, connection: connection, user: user)
+    case .conversations: listConversations(connection: connection, user: user)
+    case .markRead(let target, let id):
+      markRead(target, id: id, connection: connection, user: user)
     case .scheduled(let target): listScheduled(target, connection: connection, user: user)
     case .cancel(let id): cancel(id, connection: connection, user: user)
     case .sayEvery(let target, let rule, let text):

@@ -52,6 +52,11 @@ struct History: Sendable {
     }
   }
 
+  /// The newest kept message, for `CONVERSATIONS`.
+  var newest: StoredMessage? {
+    ring.isEmpty ? nil : self[endSequence - 1]
+  }
+
   func sequence(of id: MessageID) -> Int? {
     sequenceByID[id]
   }

@@ -27,6 +27,16 @@ public enum JournalRecord: Equatable, Sendable {
   case reschedule(MessageID, due: Timestamp, rule: Recurrence?, at: Timestamp)
   /// Since 1.1: a pending message or series got a new text.
   case edit(MessageID, text: String, at: Timestamp)
+  /// Since 1.2: a room became one of `user`'s rooms (a session of theirs
+  /// joined it), to stay theirs across disconnects (chatbroker(7), "Your
+  /// rooms").
+  case member(user: String, room: RoomName, at: Timestamp)
+  /// Since 1.2: a room stopped being one of `user`'s rooms (a PART left
+  /// none of their sessions in it).
+  case leave(user: String, room: RoomName, at: Timestamp)
+  /// Since 1.2: `user`'s read position in `target` (as `user` sees it:
+  /// `@bob` for alice's conversation with bob) moved to message `id`.
+  case read(user: String, target: Target, id: MessageID, at: Timestamp)
 
   public static let formatVersion: Int64 = 1
 
@@ -101,6 +111,17 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("id", id)
       json.field("at", time)
       json.field("text", text)
+    case .member(let user, let room, let time), .leave(let user, let room, let time):
+      if case .member = self { json.field("type", "member") } else { json.field("type", "leave") }
+      json.field("user", user)
+      json.field("room", room.description)
+      json.field("time", time)
+    case .read(let user, let target, let id, let time):
+      json.field("type", "read")
+      json.field("user", user)
+      json.field("target", target.description)
+      json.field("id", id)
+      json.field("time", time)
     }
     return json.finish()
   }
@@ -145,6 +166,9 @@ private struct RecordFields {
   var series: String?
   var next: String?
   var done: Int64?
+  var user: String?
+  var readTarget: String?
+  var time: String?
 
   mutating func set(_ key: UnsafeBufferPointer<UInt8>, _ value: JSONScalar) {
     switch value {
@@ -175,6 +199,12 @@ private struct RecordFields {
         series = string
       } else if key.equals("next") {
         next = string
+      } else if key.equals("user") {
+        user = string
+      } else if key.equals("target") {
+        readTarget = string
+      } else if key.equals("time") {
+        time = string
       }
     case .integer(let number):
       if key.equals("version") {
@@ -229,6 +259,15 @@ private struct RecordFields {
         at: try time(at, "at"))
     case "edit":
       return .edit(try messageID(id, "id"), text: try checkedText(), at: try time(at, "at"))
+    case "member":
+      return .member(user: try userName(), room: try roomName(), at: try time(time, "time"))
+    case "leave":
+      return .leave(user: try userName(), room: try roomName(), at: try time(time, "time"))
+    case "read":
+      guard let readTarget, let parsed = Target(readTarget) else { throw invalid("target") }
+      return .read(
+        user: try userName(), target: parsed, id: try messageID(id, "id"),
+        at: try time(time, "time"))
     default:
       throw JournalFormatError(
         reason: "unknown record type \(type.map { "\"\($0)\"" } ?? "(none)")")
@@ -254,6 +293,17 @@ private struct RecordFields {
       throw JournalFormatError(reason: "field \"text\" holds a control character")
     }
     return text
+  }
+
+  /// The user of a `member`, `leave` or `read` record: a login name.
+  private func userName() throws(JournalFormatError) -> String {
+    guard let user, UserName.isValid(user) else { throw invalid("user") }
+    return user
+  }
+
+  private func roomName() throws(JournalFormatError) -> RoomName {
+    guard let room, let name = RoomName(room) else { throw invalid("room") }
+    return name
   }
 
   private func author() throws(JournalFormatError) -> String {

@@ -29,6 +29,11 @@ public enum BrokerEvent: Equatable, Sendable {
   case room(RoomName, members: Int)
   /// A line of a `WHO` reply.
   case member(room: RoomName, user: String)
+  /// Since 1.2: a line of a `CONVERSATIONS` reply.
+  case conversation(ConversationSummary)
+  /// Since 1.2: another session of the same user moved its read position
+  /// in `target` (as this user sees it) to message `id`.
+  case markRead(target: Target, id: MessageID)
   /// Free text for people: `HELP` lines.
   case info(String)
   /// The last line before the broker closes the connection.
@@ -38,4 +43,39 @@ public enum BrokerEvent: Equatable, Sendable {
 extension RequestError {
   /// The error as the event that answers it.
   public var event: BrokerEvent { .error(verb: verb, code: code, text: text) }
+}
+
+/// One conversation of a user's as a `CONV` line carries it (chatbroker(7),
+/// "Your conversations", since 1.2): the target as the user sees it, its
+/// newest delivered message, the user's read position, and how many
+/// messages after it are someone else's and how many of those are for
+/// the user.
+public struct ConversationSummary: Equatable, Sendable {
+  public var target: Target
+  /// The newest delivered message's id and time; nil when there is none.
+  public var newest: (id: MessageID, time: Timestamp)?
+  /// The user's read marker; nil when the user has not set one.
+  public var read: MessageID?
+  /// Messages after the marker (all when there is none) not written by the user.
+  public var unread: Int
+  /// Of those, the ones that mention the user, or all of them in a direct
+  /// conversation.
+  public var mentions: Int
+
+  public init(
+    target: Target, newest: (id: MessageID, time: Timestamp)?, read: MessageID?, unread: Int,
+    mentions: Int
+  ) {
+    self.target = target
+    self.newest = newest
+    self.read = read
+    self.unread = unread
+    self.mentions = mentions
+  }
+
+  public static func == (lhs: ConversationSummary, rhs: ConversationSummary) -> Bool {
+    lhs.target == rhs.target && lhs.newest?.id == rhs.newest?.id
+      && lhs.newest?.time == rhs.newest?.time && lhs.read == rhs.read
+      && lhs.unread == rhs.unread && lhs.mentions == rhs.mentions
+  }
 }

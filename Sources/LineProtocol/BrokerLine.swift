@@ -84,6 +84,71 @@ public enum BrokerLine {
     }
   }
 
+  /// `CONV <target> <newest> <time> <read> <unread> <mentions>` (since
+  /// 1.2): a line of a `CONVERSATIONS` reply; `-` stands for a newest
+  /// message, time or read marker that does not exist.
+  public static func conversation(_ summary: ConversationSummary) -> [UInt8] {
+    build {
+      $0.word("CONV")
+      $0.word(summary.target.description)
+      if let newest = summary.newest {
+        $0.id(newest.id)
+        $0.time(newest.time)
+      } else {
+        $0.word("-")
+        $0.word("-")
+      }
+      if let read = summary.read { $0.id(read) } else { $0.word("-") }
+      $0.word(String(summary.unread))
+      $0.word(String(summary.mentions))
+    }
+  }
+
+  /// `MARKREAD <target> <id>` (since 1.2): another session of yours moved
+  /// your read position.
+  public static func markRead(target: Target, id: MessageID) -> [UInt8] {
+    build {
+      $0.word("MARKREAD")
+      $0.word(target.description)
+      $0.id(id)
+    }
+  }
+
+  // MARK: - Reading lines back (for clients)
+
+  /// Reads the words after `CONV` (six of them) back into a summary; nil
+  /// when they are not what the broker writes. For clients such as
+  /// chatsh(1): `ConversationSummary(words:)` in one place instead of a
+  /// parser per client.
+  public static func conversation<S: StringProtocol>(words: [S]) -> ConversationSummary? {
+    guard words.count == 6, let target = Target(words[0]) else { return nil }
+    var newest: (id: MessageID, time: Timestamp)?
+    if words[1] != "-" || words[2] != "-" {
+      guard let id = MessageID(words[1]), id != .none, let time = Timestamp(rfc3339: words[2])
+      else { return nil }
+      newest = (id, time)
+    }
+    var read: MessageID?
+    if words[3] != "-" {
+      guard let id = MessageID(words[3]), id != .none else { return nil }
+      read = id
+    }
+    guard let unread = Int(words[4]), unread >= 0, let mentions = Int(words[5]), mentions >= 0,
+      mentions <= unread
+    else { return nil }
+    return ConversationSummary(
+      target: target, newest: newest, read: read, unread: unread, mentions: mentions)
+  }
+
+  /// Reads the words after `MARKREAD` (two of them) back: the target and
+  /// the new read position.
+  public static func markRead<S: StringProtocol>(words: [S]) -> (target: Target, id: MessageID)? {
+    guard words.count == 2, let target = Target(words[0]), let id = MessageID(words[1]),
+      id != .none
+    else { return nil }
+    return (target, id)
+  }
+
   public static func join(room: RoomName, user: String) -> [UInt8] {
     build {
       $0.word("JOIN")

@@ -23,6 +23,8 @@ public enum LineCodec {
     case .parted(let room, let user): BrokerLine.part(room: room, user: user)
     case .room(let room, let members): BrokerLine.room(room, members: members)
     case .member(let room, let user): BrokerLine.member(room: room, user: user)
+    case .conversation(let summary): BrokerLine.conversation(summary)
+    case .markRead(let target, let id): BrokerLine.markRead(target: target, id: id)
     case .info(let text): BrokerLine.info(text)
     case .bye(let text): BrokerLine.bye(text)
     }
@@ -81,6 +83,10 @@ public enum LineCodec {
     case ("ROOM", 2, nil):
       guard let room = RoomName(rest[0]), let members = Int(rest[1]) else { return nil }
       return .room(room, members: members)
+    case ("CONV", 6, nil):
+      return BrokerLine.conversation(words: rest).map(BrokerEvent.conversation)
+    case ("MARKREAD", 2, nil):
+      return BrokerLine.markRead(words: rest).map { .markRead(target: $0.target, id: $0.id) }
     case ("INFO", 0, let text?): return .info(text)
     case ("BYE", 0, let text?): return .bye(text)
     default: return nil

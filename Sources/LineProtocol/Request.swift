@@ -9,6 +9,10 @@ public enum Request: Equatable, Sendable {
   /// `rule` is kept as typed, like `when`: the broker's zone is its default.
   case sayEvery(Target, rule: String, text: String)
   case history(Target, count: Int, anchor: HistoryAnchor?)
+  /// Since 1.2: `CONVERSATIONS`.
+  case conversations
+  /// Since 1.2: `MARKREAD <target> <id>`.
+  case markRead(Target, MessageID)
   case scheduled(Target?)
   case cancel(MessageID)
   /// `when` is a `<when>` or, for a series, a `<rule>`, kept as typed.
@@ -29,6 +33,8 @@ public enum Request: Equatable, Sendable {
     case .sayAt: .sayAt
     case .sayEvery: .sayEvery
     case .history: .history
+    case .conversations: .conversations
+    case .markRead: .markRead
     case .scheduled: .scheduled
     case .cancel: .cancel
     case .reschedule: .reschedule

@@ -62,6 +62,20 @@ public enum RequestParser {
       return .edit(id, text: try text(verb, words))
     case .history:
       return try history(&words)
+    case .conversations:
+      try words.end(verb)
+      return .conversations
+    case .markRead:
+      let target = try target(verb, words.required(verb))
+      let idWord = try words.required(verb)
+      let id = try messageID(verb, idWord)
+      try words.end(verb)
+      guard id != .none else {
+        throw RequestError(
+          verb: verb.rawValue, code: .noSuchMessage,
+          text: "no message \(string(idWord)) in the history of \(target)")
+      }
+      return .markRead(target, id)
     case .scheduled:
       let word = words.next()
       try words.end(verb)

@@ -8,6 +8,10 @@ public enum Verb: String, CaseIterable, Sendable {
   case sayAt = "SAYAT"
   case sayEvery = "SAYEVERY"
   case history = "HISTORY"
+  /// Since 1.2: your conversations, with what is new in each.
+  case conversations = "CONVERSATIONS"
+  /// Since 1.2: move your read position in a conversation.
+  case markRead = "MARKREAD"
   case scheduled = "SCHEDULED"
   case cancel = "CANCEL"
   case reschedule = "RESCHEDULE"
@@ -42,6 +46,8 @@ public enum Verb: String, CaseIterable, Sendable {
     case 7 where matches("HISTORY"): self = .history
     case 9 where matches("SCHEDULED"): self = .scheduled
     case 8 where matches("SAYEVERY"): self = .sayEvery
+    case 8 where matches("MARKREAD"): self = .markRead
+    case 13 where matches("CONVERSATIONS"): self = .conversations
     case 10 where matches("RESCHEDULE"): self = .reschedule
     default: return nil
     }
@@ -56,15 +62,17 @@ public enum Verb: String, CaseIterable, Sendable {
     case .sayAt: 3
     case .sayEvery: 4
     case .history: 5
-    case .scheduled: 6
-    case .cancel: 7
-    case .reschedule: 8
-    case .edit: 9
-    case .rooms: 10
-    case .who: 11
-    case .ping: 12
-    case .help: 13
-    case .quit: 14
+    case .conversations: 6
+    case .markRead: 7
+    case .scheduled: 8
+    case .cancel: 9
+    case .reschedule: 10
+    case .edit: 11
+    case .rooms: 12
+    case .who: 13
+    case .ping: 14
+    case .help: 15
+    case .quit: 16
     }
   }
 
@@ -107,6 +115,13 @@ public enum VerbTable {
     row(
       .history, 1...4, "HISTORY <target> [<n>] [BEFORE <id> | AFTER <id>]",
       "show delivered messages, oldest first (default 50, at most 1000)"),
+    row(
+      .conversations, 0...0, "CONVERSATIONS",
+      "list your rooms and direct conversations: newest message, your read position, "
+        + "unread and mentions"),
+    row(
+      .markRead, 2...2, "MARKREAD <target> <id>",
+      "set your read position in a #room or @user to message <id> (it only moves forward)"),
     row(
       .scheduled, 0...1, "SCHEDULED [<target>]", "list your pending scheduled messages and series"),
     row(

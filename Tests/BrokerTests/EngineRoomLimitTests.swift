@@ -31,7 +31,9 @@ struct EngineRoomLimitTests {
     #expect(harness.send(bob, "SAY #b hi").first?.hasPrefix("OK SAY ") == true)
     #expect(harness.send(bob, "SAY @alice hi").first?.hasPrefix("OK SAY ") == true)
     #expect(harness.send(bob, "ROOMS").last == "OK ROOMS 3", "nothing was created")
-    #expect(harness.journal.records.count == 3 + 2, "three rooms, two messages")
+    #expect(
+      harness.journal.records.count == 3 + 3 + 1 + 2,
+      "three rooms, each alice's, #a bob's too, two messages")
 
     // Once an unused room is forgotten, there is a place again.
     #expect(harness.send(alice, "PART #c").last == "OK PART #c")
@@ -84,6 +86,8 @@ struct EngineRoomLimitTests {
     harness.send(alice, "PART #empty")
     #expect(harness.send(alice, "ROOMS").contains("ROOM #empty 1"), "bob is still in it")
     harness.engine.disconnect(bob)
+    #expect(harness.send(alice, "ROOMS").contains("ROOM #empty 0"), "it is still bob's room")
+    harness.send(harness.connect("bob"), "PART #empty")
     for name in ["#talk", "#later"] { harness.send(alice, "PART \(name)") }
     #expect(harness.send(alice, "ROOMS") == ["ROOM #later 0", "ROOM #talk 0", "OK ROOMS 2"])
     #expect(harness.engine.roomCount == 2)
@@ -106,6 +110,8 @@ struct EngineRoomLimitTests {
     harness.send(alice, "SAY #talk hello")
     harness.send(alice, "SAYAT #later +1h soon")
     harness.send(alice, "CANCEL \(okID(harness.send(alice, "SAYAT #cancelled +1h never")))")
+    // Joined rooms stay alice's until she parts them (chatbroker(7), "Your rooms").
+    for name in ["#joined", "#talk", "#later", "#cancelled"] { harness.send(alice, "PART \(name)") }
 
     let restarted = harness.restarted()
     let viewer = restarted.connect("bob")

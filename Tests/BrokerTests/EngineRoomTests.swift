@@ -10,7 +10,7 @@ struct EngineRoomTests {
     harness.engine.connect(ConnectionID(7), user: "alice")
     #expect(
       harness.output.take(ConnectionID(7)) == [
-        "HELLO 1.1.0 alice :welcome alice, type HELP for commands"
+        "HELLO 1.2.0 alice :welcome alice, type HELP for commands"
       ])
   }
 
@@ -27,7 +27,8 @@ struct EngineRoomTests {
     #expect(harness.send(bob, "JOIN #ops") == ["OK JOIN #ops 2"])
     #expect(harness.output.take(alice) == ["JOIN #ops bob"])
     #expect(harness.output.take(aliceAgain) == ["JOIN #ops bob"])
-    #expect(harness.journal.records.count == 1, "one room record, written once")
+    #expect(
+      harness.journal.records.count == 3, "one room record, one member record per user, once each")
   }
 
   @Test("PART tells the others only when the user's last session leaves")
@@ -42,6 +43,10 @@ struct EngineRoomTests {
     #expect(harness.output.take(bob) == [])
     harness.engine.disconnect(aliceAgain)
     #expect(harness.output.take(bob) == ["PART #ops alice"])
+    // Closing a session is no PART: #ops is still one of alice's rooms, and
+    // a PART from a session not in it drops it (chatbroker(7), "Your rooms").
+    #expect(harness.send(alice, "PART #ops") == ["OK PART #ops"])
+    #expect(harness.output.take(bob) == [], "alice had left already")
     #expect(harness.send(alice, "PART #ops") == ["ERR PART NOTJOINED :you have not joined #ops"])
   }
 

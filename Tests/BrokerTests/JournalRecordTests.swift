@@ -45,6 +45,9 @@ struct JournalRecordTests {
         end: .until(year: 2027, month: 3, day: 1)),
       at: time),
     .edit(MessageID(value: 5), text: "stand-up \"now\"", at: time),
+    .member(user: "alice", room: RoomName("#ops")!, at: time),
+    .leave(user: "alice", room: RoomName("#ops")!, at: later),
+    .read(user: "alice", target: .user("bob"), id: MessageID(value: 2), at: later),
   ]
 
   @Test("every record reads back as itself", arguments: records)

@@ -9,10 +9,25 @@ private let due = Timestamp(milliseconds: 1_796_061_600_000)  // 2026-11-30T18:0
 /// writes it.
 private let examples: [(BrokerEvent, String)] = [
   (
-    .hello(version: "1.1.0", user: "alice", text: "welcome alice, type HELP for commands"),
-    "HELLO 1.1.0 alice :welcome alice, type HELP for commands"
+    .hello(version: "1.2.0", user: "alice", text: "welcome alice, type HELP for commands"),
+    "HELLO 1.2.0 alice :welcome alice, type HELP for commands"
   ),
   (.ok(.join, fields: ["#ops", "2"]), "OK JOIN #ops 2"),
+  (.ok(.markRead, fields: ["@bob", "k3"]), "OK MARKREAD @bob k3"),
+  (.ok(.conversations, fields: ["2"]), "OK CONVERSATIONS 2"),
+  (
+    .conversation(
+      ConversationSummary(
+        target: .room(ops), newest: (MessageID("k9")!, delivered), read: MessageID("k3")!,
+        unread: 4, mentions: 1)),
+    "CONV #ops k9 2026-11-30T17:56:12.031Z k3 4 1"
+  ),
+  (
+    .conversation(
+      ConversationSummary(target: .room(ops), newest: nil, read: nil, unread: 0, mentions: 0)),
+    "CONV #ops - - - 0 0"
+  ),
+  (.markRead(target: .user("carol"), id: MessageID("k9")!), "MARKREAD @carol k9"),
   (.ok(.quit, fields: []), "OK QUIT"),
   (.ok(.rooms, fields: ["1000", "MORE"]), "OK ROOMS 1000 MORE"),
   (

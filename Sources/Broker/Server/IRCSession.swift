@@ -547,6 +547,8 @@ final class IRCSession {
     case .member(_, let who):
       members.append(who)
       return []
+    case .conversation, .markRead:
+      return []
     case .info(let text):
       return reply(source: serverName, "NOTICE", [nick, text]).bytes
     case .bye(let text):
