@@ -10,6 +10,10 @@ enum PendingRequest: Equatable {
   case sayAt(target: String, text: String)
   case sayEvery(target: String, text: String)
   case history(target: String, shown: Bool)
+  /// `CONVERSATIONS` (chatbroker(7), since 1.2): my rooms and direct
+  /// conversations with their unread counts; `initial` at the start.
+  case conversations(initial: Bool)
+  case markRead(String)
   /// PageUp past the oldest line: `HISTORY target 50 BEFORE id`.
   case older(target: String)
   /// `HISTORY target 1000 AFTER id` after a reconnect: what was missed.
@@ -59,6 +63,11 @@ public final class ChatSession {
   /// own texts they brought, per conversation.
   private var missedRequests = 0
   private var missedMine: [String: [String]] = [:]
+  /// Conversations open last time, saved here: opened when the broker
+  /// cannot list mine (before 1.2), and direct ones kept open.
+  private var remembered: [String] = []
+  /// Whether the broker knows `MARKREAD` (1.2 and later).
+  private var markersSupported = true
   /// Direct conversations `/msg` opens once its message is delivered.
   private var openOnDelivery: Set<String> = []
 
@@ -91,37 +100,82 @@ public final class ChatSession {
 
   // MARK: - Start
 
-  /// Opens the conversations: rooms are joined (with members and latest
-  /// history), direct conversations just show their history.
-  public func start(targets: [String]) {
+  /// Opens the conversations named, then asks the broker for mine
+  /// (`CONVERSATIONS`): every room of mine, and each direct conversation
+  /// with unread messages or in `remembered`, with unread counts and a
+  /// `── new ──` line at my read marker. A broker older than 1.2 refuses
+  /// the request; then `remembered` (the list saved last time) is opened.
+  public func start(targets: [String], remembered: [String] = []) {
     for target in targets { open(target, show: false) }
     if let first = targets.first { _ = model.switchTo(Target(first)?.description ?? first) }
+    self.remembered = remembered
+    request("CONVERSATIONS", .conversations(initial: true))
     request("SCHEDULED", .scheduled(shown: false))
     request("ROOMS", .rooms(shown: false))
-    if targets.isEmpty {
-      model.home.notice(
-        "Welcome to chatsh, \(model.me). Join a room with /join #general, "
-          + "or talk to someone with /msg @name hello. /help lists all commands.",
-        time: now())
-    }
   }
 
-  private func open(_ name: String, show: Bool) {
+  /// The conversation shown has been seen to its bottom: moves my read
+  /// marker there (chatbroker(7), `MARKREAD`), once per newest message.
+  public func seenBottom(of conversation: Conversation) {
+    guard connected, markersSupported, conversation.historyLoaded,
+      let newest = conversation.newestMessageID, newest != conversation.readMarker,
+      newest != conversation.markRequested
+    else { return }
+    conversation.markRequested = newest
+    request("MARKREAD \(conversation.name) \(newest)", .markRead(conversation.name))
+  }
+
+  private func welcomeIfEmpty() {
+    guard model.conversations.isEmpty else { return }
+    model.home.notice(
+      "Welcome to chatsh, \(model.me). Join a room with /join #general, "
+        + "or talk to someone with /msg @name hello. /help lists all commands.",
+      time: now())
+  }
+
+  /// The reply to `CONVERSATIONS`: opens what is not open, and takes the
+  /// broker's unread counts and read markers.
+  private func took(_ summaries: [ConversationSummary], initial: Bool) {
+    for summary in summaries {
+      let name = summary.target.description
+      let existing = model.find(name)
+      guard
+        name.hasPrefix("#") || summary.unread > 0 || remembered.contains(name)
+          || existing != nil
+      else { continue }
+      let conversation =
+        existing ?? open(name, show: false, count: min(max(50, summary.unread + 10), 1000))
+      guard let conversation else { continue }
+      conversation.readMarker = summary.read?.description
+      if existing == nil && summary.unread > 0 {
+        conversation.newLineAfter = summary.read?.description ?? ""
+      }
+      if conversation !== model.current {
+        conversation.unread = summary.unread
+        conversation.mentioned = summary.mentions > 0
+      }
+    }
+    if initial { welcomeIfEmpty() }
+  }
+
+  @discardableResult
+  private func open(_ name: String, show: Bool, count: Int = historyCount) -> Conversation? {
     guard let target = Target(name) else {
       error("'\(name)' is not a room or user: use #room (a-z 0-9 . _ -) or @user")
-      return
+      return nil
     }
     let name = target.description
     let isNew = model.find(name) == nil
-    model.open(name)
+    let conversation = model.open(name)
     if show { _ = model.switchTo(name) }
-    guard isNew else { return }
+    guard isNew else { return conversation }
     if case .room = target {
       request("JOIN " + name, .join(name))
       request("WHO " + name, .who(room: name, shown: false))
     }
-    request("HISTORY \(name) \(Self.historyCount)", .history(target: name, shown: false))
+    request("HISTORY \(name) \(count)", .history(target: name, shown: false))
     conversationsChanged(model.conversations.map(\.name))
+    return conversation
   }
 
   private func request(_ line: String, _ kind: PendingRequest) {
@@ -401,6 +455,14 @@ public final class ChatSession {
       conversation.notice("\(user) left", time: now())
     case .bye(let text):
       notice("the broker closed the connection: \(text)")
+    case .markRead(let target, let id):
+      // Another session of mine has seen this far.
+      if let conversation = model.find(target) {
+        model.markerMoved(in: conversation, to: id)
+        if conversation.unread == 0 && conversation !== model.current {
+          conversation.newLineAfter = nil
+        }
+      }
     case .hello:
       if !connected { resume() }
     case .unknown:
@@ -457,6 +519,7 @@ public final class ChatSession {
       }
     }
     request("SCHEDULED", .scheduled(shown: false))
+    request("CONVERSATIONS", .conversations(initial: false))
     if missedRequests == 0 { sendUnsent() }
   }
 
@@ -519,7 +582,18 @@ public final class ChatSession {
       for message in messages { model.knownUsers.insert(message.user) }
       guard let conversation = model.find(target) else { return }
       conversation.prepend(history: messages)
+      conversation.historyLoaded = true
       if shown && messages.isEmpty { conversation.notice("no earlier messages", time: time) }
+    case .conversations(let initial):
+      took(
+        data.compactMap { line -> ConversationSummary? in
+          if case .conversation(let summary) = line { return summary }
+          return nil
+        }, initial: initial)
+    case .markRead(let target):
+      if let conversation = model.find(target), words.count >= 2 {
+        conversation.readMarker = words[1]
+      }
     case .older(let target):
       let messages = data.compactMap { line -> ChatMessage? in
         if case .hist(let message) = line { return message }
@@ -623,6 +697,15 @@ public final class ChatSession {
     case .sayEvery(let target, _):
       (model.find(target) ?? model.current).notice(
         "no series started in \(target): \(text)", time: now(), isError: true)
+    case .conversations(let initial):
+      // A broker before 1.2: the conversations open last time.
+      guard initial else { return }
+      for name in remembered { open(name, show: false) }
+      welcomeIfEmpty()
+    case .markRead:
+      // Before 1.2 there are no markers; a message gone from the history
+      // (NOSUCHMSG) is simply not marked.
+      if code == "UNKNOWN" { markersSupported = false }
     case .older(let target):
       model.find(target)?.loadingOlder = false
       error(text)

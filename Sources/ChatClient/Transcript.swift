@@ -6,6 +6,11 @@ public enum Entry: Equatable, Sendable {
   /// A line from chatsh itself: a reply shown in plain words, or an error.
   case notice(String, time: Timestamp, isError: Bool)
 
+  public var messageID: String? {
+    if case .message(let message) = self { return message.id }
+    return nil
+  }
+
   public var time: Timestamp {
     switch self {
     case .message(let message): message.time
@@ -35,8 +40,21 @@ public struct TranscriptRenderer {
     self.clock = clock
   }
 
-  public func render(_ entries: [Entry]) -> [Row] {
+  /// `newAfter`: where `── new ──` goes (see ``Conversation/newLineAfter``).
+  public func render(_ entries: [Entry], newAfter: String? = nil) -> [Row] {
     var rows: [Row] = []
+    var newLinePending = newAfter
+    if let newAfter, newAfter.isEmpty || !entries.contains(where: { $0.messageID == newAfter }) {
+      newLinePending = nil
+      if let first = entries.firstIndex(where: { $0.messageID != nil }) {
+        // Above the first message: after its day's separator.
+        var head = render(Array(entries[..<first]))
+        let rest = render(Array(entries[first...]))
+        let separatorFirst = rest.first.map { $0.segments.last?.style == .separator } ?? false
+        if separatorFirst { head.append(rest[0]) }
+        return head + [separator("new")] + rest.dropFirst(separatorFirst ? 1 : 0)
+      }
+    }
     var lastDay: Int64?
     var lastSender: String?
     var lastTime: Int64 = 0
@@ -71,6 +89,11 @@ public struct TranscriptRenderer {
           rows += own(message, header: newRun, stamp: stamp)
         } else {
           rows += others(message, header: newRun, stamp: stamp)
+        }
+        if message.id == newLinePending, entry != entries.last {
+          rows.append(separator("new"))
+          newLinePending = nil
+          lastSender = nil
         }
       }
     }

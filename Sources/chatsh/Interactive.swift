@@ -39,7 +39,6 @@ func runInteractive(
   }
 
   let store = StateStore(environment: environment)
-  let opening = targets.isEmpty ? store.load() : targets
   let model = ChatModel(me: me)
   let session = ChatSession(model: model, clock: LocalClock(timeZone: TimeZone.current)) {
     Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded()))
@@ -50,7 +49,7 @@ func runInteractive(
   session.send = { connection?.send($0) }
   session.bell = { screen.bell() }
   session.conversationsChanged = { store.save($0) }
-  session.start(targets: opening)
+  session.start(targets: targets, remembered: store.load())
   if let localeNote { model.current.notice(localeNote, time: session.now()) }
   connection?.flushIfPossible()
 
@@ -79,6 +78,9 @@ func runInteractive(
     }
     if dirty || session.now().milliseconds / 60_000 != lastDrawnMinute {
       draw(screen: screen, session: session, editor: editor)
+      if model.currentIndex != nil && model.current.scroll == 0 {
+        session.seenBottom(of: model.current)
+      }
       lastDrawnMinute = session.now().milliseconds / 60_000
       dirty = false
     }
@@ -215,12 +217,13 @@ private func draw(screen: Screen, session: ChatSession, editor: LineEditor) {
   // Transcript, bottom-aligned, scrolled back by `scroll` rows.
   let renderer = TranscriptRenderer(
     me: model.me, width: width, now: now, clock: session.clock)
-  let rows = renderer.render(current.entries)
+  let rows = renderer.render(current.entries, newAfter: current.newLineAfter)
   let area = height - 2
   if current.scroll > 0 && current.appendedSinceDraw > 0 {
     // Scrolled back: what arrived below moves the view up by its rows, so
     // what is shown stays where it was.
-    let before = renderer.render(Array(current.entries.dropLast(current.appendedSinceDraw)))
+    let before = renderer.render(
+      Array(current.entries.dropLast(current.appendedSinceDraw)), newAfter: current.newLineAfter)
     current.scroll += rows.count - before.count
   }
   current.appendedSinceDraw = 0
