@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import ChatClient
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -101,5 +103,179 @@ import Testing
     // Still joined: a message to the room arrives live.
     #expect(try broker.chatsh("say", "#ops", "live again").status == 0)
     #expect(terminal.waitFor { $0.contains("live again") })
+  }
+}
+
+/// chatsh(1): scrolling back and completing, in tmux.
+@Suite(.serialized) struct ScrollAndCompletionTests {
+  let broker: BrokerFixture
+
+  init() throws {
+    broker = try BrokerFixture()
+  }
+
+  private func chatScreen(_ target: String) throws -> Tmux {
+    try Tmux(
+      [
+        "/usr/bin/env", "LANG=C.UTF-8", "XDG_STATE_HOME=" + broker.directory + "/state-x",
+        "TZ=UTC", Binaries.chatsh, "--socket", broker.socket, target,
+      ], width: 80, height: 24)
+  }
+
+  private func transcript(_ terminal: Tmux) -> [String] {
+    Array(
+      terminal.screen().split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        .dropFirst().prefix(22))
+  }
+
+  @Test(
+    "scrolled back, the view stays still, says N new, and PageUp past the oldest line loads more")
+  func scrollStaysStillAndLoadsOlder() throws {
+    let lines = (1...60).map { "line \($0) of sixty" }
+    #expect(
+      try broker.chatsh("say", "#ops", input: lines.joined(separator: "\n") + "\n").status == 0)
+    let terminal = try chatScreen("#ops")
+    defer { terminal.close() }
+    #expect(terminal.waitFor { $0.contains("line 60 of sixty") })
+    try terminal.press("PageUp")
+    #expect(terminal.waitFor { $0.contains("↓ PgDn") })
+    let before = transcript(terminal)
+    #expect(try broker.chatsh("say", "#ops", "new one").status == 0)
+    #expect(try broker.chatsh("say", "#ops", "new two").status == 0)
+    #expect(terminal.waitFor { $0.contains("2 new ↓") }, "\(terminal.screen())")
+    #expect(transcript(terminal) == before)
+    // Up to the oldest loaded line (line 11), then past it: older ones load.
+    for _ in 0..<4 { try terminal.press("PageUp") }
+    #expect(terminal.waitFor { $0.contains("line 11 of sixty") })
+    for _ in 0..<3 {
+      try terminal.press("PageUp")
+      usleep(150_000)
+    }
+    #expect(terminal.waitFor { $0.contains("line 1 of sixty") }, "\(terminal.screen())")
+    for _ in 0..<12 { try terminal.press("PageDown") }
+    #expect(terminal.waitFor { $0.contains("new two") && !$0.contains("new ↓") })
+  }
+
+  @Test("Tab shows the candidates on the status line, Tab again cycles, every room completes")
+  func tabCompletesAndCycles() throws {
+    #expect(try broker.chatsh("say", "#deploy", "x").status == 0)
+    #expect(try broker.chatsh("say", "#dev", "y").status == 0)
+    let terminal = try chatScreen("#ops")
+    defer { terminal.close() }
+    #expect(terminal.waitFor { $0.contains("#ops") && $0.contains("[") })
+    try terminal.type("/join #de")
+    try terminal.press("Tab")
+    #expect(terminal.waitFor { $0.hasPrefix(" Tab: #deploy  #dev") }, "\(terminal.screen())")
+    #expect(terminal.lastLine.hasPrefix("> /join #de "))
+    try terminal.press("Tab")
+    #expect(terminal.waitFor { _ in terminal.lastLine.hasPrefix("> /join #deploy ") })
+    try terminal.press("Tab")
+    #expect(terminal.waitFor { _ in terminal.lastLine.hasPrefix("> /join #dev ") })
+    // Candidates never go into the conversation.
+    #expect(!transcript(terminal).contains { $0.contains("#deploy  #dev") })
+    try terminal.press("C-u")
+    #expect(terminal.waitFor { $0.hasPrefix(" #ops") })
+    guard getuid() == 0 else { return }  // a second user to complete
+    chmod(broker.directory, 0o755)
+    let other = try run(
+      "/usr/bin/setpriv",
+      [
+        "--reuid=65534", "--regid=65534", "--clear-groups", Binaries.chatsh, "--socket",
+        broker.socket, "say", "#ops", "hello",
+      ])
+    #expect(other.status == 0)
+    #expect(terminal.waitFor { $0.contains("hello") })
+    try terminal.type("nob")
+    try terminal.press("Tab")
+    #expect(terminal.waitFor { _ in terminal.lastLine.hasPrefix("> nobody: ") })
+  }
+}
+
+/// chatsh(1), catch-up: what happened while you were away, as two Unix
+/// users (root, and nobody through setpriv). Needs root.
+@Suite(.serialized) struct CatchUpScreenTests {
+  let broker: BrokerFixture
+
+  init() throws {
+    broker = try BrokerFixture()
+    chmod(broker.directory, 0o755)
+  }
+
+  private func asNobody(_ arguments: String...) throws -> Run {
+    try run(
+      "/usr/bin/setpriv",
+      [
+        "--reuid=65534", "--regid=65534", "--clear-groups", Binaries.chatsh, "--socket",
+        broker.socket,
+      ]
+        + arguments)
+  }
+
+  private func chatScreen(state: String) throws -> Tmux {
+    try Tmux(
+      [
+        "/usr/bin/env", "LANG=C.UTF-8", "XDG_STATE_HOME=" + broker.directory + "/" + state,
+        "TZ=UTC", Binaries.chatsh, "--socket", broker.socket,
+      ], width: 100, height: 24)
+  }
+
+  @Test("back after a while: my rooms reopen, unread counts, the new line, the marker moves")
+  func catchUpAsTwoUsers() throws {
+    guard getuid() == 0 else { return }
+    let me = NSUserName()
+    // I join #retro and say something, then leave chatsh.
+    let first = try Tmux(
+      [
+        "/usr/bin/env", "LANG=C.UTF-8", "XDG_STATE_HOME=" + broker.directory + "/one", "TZ=UTC",
+        Binaries.chatsh, "--socket", broker.socket, "#retro",
+      ], width: 100, height: 24)
+    #expect(first.waitFor { $0.contains("#retro") && $0.contains("[") })
+    try first.type("my own line")
+    try first.press("Enter")
+    #expect(first.waitFor { $0.contains("you · just now") })
+    try first.type("/quit")
+    try first.press("Enter")
+    first.close()
+    // While I am away: a mention in #retro, a direct message.
+    #expect(try asNobody("say", "#retro", "\(me): you fixed the build").status == 0)
+    #expect(try asNobody("say", "@\(me)", "psst, lunch?").status == 0)
+    // Back, from another state directory: the list comes from the broker.
+    let terminal = try chatScreen(state: "two")
+    defer { terminal.close() }
+    #expect(terminal.waitFor { $0.contains("you fixed the build") }, "\(terminal.screen())")
+    let screen = terminal.screen()
+    let lines = screen.split(separator: "\n").map(String.init)
+    #expect(lines.first?.hasPrefix(" #retro") == true, "\(screen)")
+    #expect(lines.first?.contains("@nobody 1!") == true, "\(screen)")
+    let mine = lines.firstIndex { $0.contains("my own line") }
+    let newLine = lines.firstIndex { $0.contains("─ new ─") }
+    let mention = lines.firstIndex { $0.contains("you fixed the build") }
+    #expect(mine != nil && newLine != nil && mention != nil)
+    if let mine, let newLine, let mention { #expect(mine < newLine && newLine < mention) }
+    // Seen: the broker has my marker at the newest message of #retro.
+    #expect(
+      eventually {
+        let listed = conversations()
+        return listed.contains { $0.hasPrefix("CONV #retro ") && $0.hasSuffix(" 0 0") }
+      }, "\(conversations())")
+    // Alt-2 shows the direct conversation; its count goes.
+    try terminal.press("M-2")
+    #expect(terminal.waitFor { $0.contains("psst, lunch?") && !$0.contains("@nobody 1!") })
+  }
+
+  /// My `CONV` lines, from a connection of my own.
+  private func conversations() -> [String] {
+    guard let connection = try? BrokerConnection(path: broker.socket) else { return [] }
+    connection.send("CONVERSATIONS")
+    var lines: [String] = []
+    while let line = try? connection.nextLine(timeoutSeconds: 5) {
+      if case .conversation(let summary) = line {
+        lines.append(
+          "CONV \(summary.target) \(summary.newest?.id.description ?? "-") "
+            + "\(summary.read?.description ?? "-") \(summary.unread) \(summary.mentions)")
+      }
+      if case .ok(let verb, _) = line, verb == "CONVERSATIONS" { break }
+    }
+    return lines
   }
 }
