@@ -172,3 +172,50 @@ import Testing
     #expect(try broker.chatsh("history", "#b").out.hasSuffix("\tred alert\n"))
   }
 }
+
+/// chatsh(1), `tail --mentions`: only what is for me. Needs root (a second
+/// user, nobody, through setpriv).
+@Suite struct TailMentionsTests {
+  @Test(
+    "tail --mentions prints direct messages and mentions of me, nothing else, never mine (real time)"
+  )
+  func onlyWhatIsForMeRealTime() throws {
+    guard getuid() == 0 else { return }
+    let broker = try BrokerFixture()
+    chmod(broker.directory, 0o755)
+    let me = NSUserName()
+    let tail = try Running(
+      Binaries.chatsh, ["--socket", broker.socket, "tail", "--mentions", "#ops"])
+    let json = try Running(
+      Binaries.chatsh, ["--socket", broker.socket, "tail", "--mentions", "--json"])
+    usleep(400_000)
+    func asNobody(_ arguments: String...) throws -> Int32 {
+      try run(
+        "/usr/bin/setpriv",
+        [
+          "--reuid=65534", "--regid=65534", "--clear-groups", Binaries.chatsh, "--socket",
+          broker.socket,
+        ] + arguments
+      ).status
+    }
+    #expect(try asNobody("say", "#ops", "nothing for anyone") == 0)
+    #expect(try asNobody("say", "#ops", "@\(me) please look") == 0)
+    #expect(try asNobody("say", "#ops", "\(me): the build is green") == 0)
+    #expect(try asNobody("say", "#other", "@\(me) in a room not followed") == 0)
+    #expect(try asNobody("say", "@\(me)", "psst") == 0)
+    #expect(try broker.chatsh("say", "#ops", "@\(me) talking to myself").status == 0)
+    #expect(try asNobody("say", "#ops", "last, for nobody") == 0)
+    #expect(eventually { tail.out.current.contains("psst") })
+    #expect(eventually { json.out.current.contains("psst") })
+    usleep(300_000)
+    let texts = tail.out.current.split(separator: "\n").map {
+      String($0.split(separator: "\t").last ?? "")
+    }
+    #expect(texts == ["@\(me) please look", "\(me): the build is green", "psst"])
+    let objects = json.out.current.split(separator: "\n").compactMap {
+      try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String]
+    }
+    #expect(objects.map { $0["text"] ?? "" } == ["psst"])
+    #expect(objects.first?["target"] == "@nobody")
+  }
+}
