@@ -66,6 +66,7 @@ public final class ChatSession {
   /// Conversations open last time, saved here: opened when the broker
   /// cannot list mine (before 1.2), and direct ones kept open.
   private var remembered: [String] = []
+  private var heldNotes: [String] = []
   /// Whether the broker knows `MARKREAD` (1.2 and later).
   private var markersSupported = true
   /// Direct conversations `/msg` opens once its message is delivered.
@@ -125,7 +126,19 @@ public final class ChatSession {
     request("MARKREAD \(conversation.name) \(newest)", .markRead(conversation.name))
   }
 
+  /// A note from chatsh itself at the start (such as the locale's): shown
+  /// in the conversation shown, once there is one.
+  public func startupNote(_ text: String) {
+    if model.currentIndex == nil {
+      heldNotes.append(text)
+    } else {
+      model.current.notice(text, time: now())
+    }
+  }
+
   private func welcomeIfEmpty() {
+    for text in heldNotes { model.current.notice(text, time: now()) }
+    heldNotes = []
     guard model.conversations.isEmpty else { return }
     model.home.notice(
       "Welcome to chatsh, \(model.me). Join a room with /join #general, "

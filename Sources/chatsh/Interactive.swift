@@ -50,7 +50,7 @@ func runInteractive(
   session.bell = { screen.bell() }
   session.conversationsChanged = { store.save($0) }
   session.start(targets: targets, remembered: store.load())
-  if let localeNote { model.current.notice(localeNote, time: session.now()) }
+  if let localeNote { session.startupNote(localeNote) }
   connection?.flushIfPossible()
 
   var attempts = 0
