@@ -109,7 +109,7 @@ extension ScriptMode {
           break
         }
       }
-      if !resyncing {
+      if !resyncing && !connection.readClosed {
         // Send what was read, keeping at most 512 lines unanswered.
         while !queue.isEmpty && inFlight.count < 512 {
           let text = queue.removeFirst()
@@ -149,9 +149,9 @@ extension ScriptMode {
           }
         }
         if replies.isEmpty { lastProgress = Date() }
-        if connection.readClosed || Date().timeIntervalSince(lastProgress) > Double(replyTimeout) {
-          lost = true
-        }
+        // Closed: the next round reads what it answered before, then
+        // reconnects. Silent for too long while answers are due: gone too.
+        if Date().timeIntervalSince(lastProgress) > Double(replyTimeout) { lost = true }
       }
       guard lost else { continue }
 

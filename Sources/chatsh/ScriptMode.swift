@@ -9,6 +9,10 @@ import LineProtocol
 /// Why a script command stopped early.
 enum ScriptFailure: Error {
   case unavailable(String)
+  /// The socket answers, but not as a broker chatsh may talk to (run by a
+  /// user it does not trust, or not ours to connect to): waiting for it
+  /// would not help. Exit status 69 too.
+  case untrusted(String)
   case refused(code: String, text: String)
   case usage(String)
 }
@@ -90,7 +94,7 @@ struct ScriptMode {
     } catch {
       out.flush()
       switch error {
-      case .unavailable(let message):
+      case .unavailable(let message), .untrusted(let message):
         complain(message)
         return .unavailable
       case .refused(let code, let text):
@@ -125,7 +129,10 @@ struct ScriptMode {
         throw ConnectionError.closed(path: socketPath, detail: "it did not say HELLO")
       }
     } catch let error as ConnectionError {
-      throw .unavailable(error.description)
+      switch error {
+      case .untrusted, .cannotConnect(_, EACCES): throw .untrusted(error.description)
+      default: throw .unavailable(error.description)
+      }
     } catch let error as ScriptFailure {
       throw error
     } catch {

@@ -111,7 +111,10 @@ extension ScriptMode {
           try subscribe(connection, first: false, out: &output)
           break
         } catch {
-          if case .refused = error { throw error }
+          switch error {
+          case .refused, .untrusted: throw error
+          default: continue
+          }
         }
       }
       complain("reconnected")
