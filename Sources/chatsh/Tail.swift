@@ -81,9 +81,61 @@ extension ScriptMode {
       out.flush()
     }
 
+    let started = Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded()))
+
+    /// With `--mentions`, direct conversations need no TARGET: their newest
+    /// ids come from `CONVERSATIONS` (since 1.2; an older broker has none
+    /// to give), and after a reconnect what arrived in each meanwhile is
+    /// fetched like the TARGETs' (only what came after tail started).
+    /// `anchors`: the newest ids known before the connection was lost.
+    func catchUpDirect(
+      _ connection: BrokerConnection, first: Bool, anchors: [String: String],
+      out: inout StandardOutput
+    ) throws(ScriptFailure) {
+      guard forMe else { return }
+      connection.send("CONVERSATIONS")
+      var direct: [ConversationSummary] = []
+      do {
+        _ = try awaitReplies(connection, replies: 1) { line in
+          if case .conversation(let summary) = line, case .user = summary.target {
+            direct.append(summary)
+          }
+        }
+      } catch {
+        guard case .refused = error else { throw error }
+        return
+      }
+      var requests: [String] = []
+      for summary in direct {
+        let target = summary.target.description
+        guard !wanted.contains(target), let latest = summary.newest else { continue }
+        if first {
+          newest[target] = latest.id.description
+        } else if let known = anchors[target] {
+          if known != latest.id.description { requests.append("HISTORY \(target) 1000 AFTER \(known)") }
+        } else {
+          requests.append("HISTORY \(target) 1000")
+        }
+      }
+      guard !requests.isEmpty else { return }
+      for request in requests { connection.send(request) }
+      var missed: [ChatMessage] = []
+      var held: [ChatMessage] = []
+      _ = try awaitReplies(connection, replies: requests.count) { line in
+        switch line {
+        case .hist(let message) where message.time >= started: missed.append(message)
+        case .msg(let message): held.append(message)
+        default: break
+        }
+      }
+      for message in missed + held { emit(message, into: &out) }
+      out.flush()
+    }
+
     var output = out
     defer { out = output }
     try subscribe(connection, first: true, out: &output)
+    try catchUpDirect(connection, first: true, anchors: [:], out: &output)
     while true {
       var lost = false
       do {
@@ -108,7 +160,9 @@ extension ScriptMode {
         attempt += 1
         do {
           (connection, me) = try connectSayingHello()
+          let anchors = newest
           try subscribe(connection, first: false, out: &output)
+          try catchUpDirect(connection, first: false, anchors: anchors, out: &output)
           break
         } catch {
           switch error {

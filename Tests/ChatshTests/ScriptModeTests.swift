@@ -219,3 +219,38 @@ import Testing
     #expect(objects.first?["target"] == "@nobody")
   }
 }
+
+extension TailMentionsTests {
+  @Test(
+    "tail --mentions without targets prints direct messages sent while the broker restarted (real time)"
+  )
+  func directMessagesAcrossRestartRealTime() throws {
+    guard getuid() == 0 else { return }
+    let broker = try BrokerFixture()
+    chmod(broker.directory, 0o755)
+    let me = NSUserName()
+    func asNobody(_ arguments: String...) throws -> Int32 {
+      try run(
+        "/usr/bin/setpriv",
+        [
+          "--reuid=65534", "--regid=65534", "--clear-groups", Binaries.chatsh, "--socket",
+          broker.socket,
+        ] + arguments
+      ).status
+    }
+    #expect(try asNobody("say", "@\(me)", "from before tail") == 0)
+    let tail = try Running(Binaries.chatsh, ["--socket", broker.socket, "tail", "--mentions"])
+    usleep(400_000)
+    #expect(try asNobody("say", "@\(me)", "one") == 0)
+    #expect(eventually { tail.out.current.contains("one") })
+    try broker.restart(down: 2)
+    #expect(try asNobody("say", "@\(me)", "while you were away") == 0)
+    #expect(eventually(within: 20) { tail.err.current.contains("reconnected") })
+    #expect(try asNobody("say", "@\(me)", "after") == 0)
+    #expect(eventually { tail.out.current.contains("after") })
+    let texts = tail.out.current.split(separator: "\n").map {
+      String($0.split(separator: "\t").last ?? "")
+    }
+    #expect(texts == ["one", "while you were away", "after"])
+  }
+}
