@@ -112,7 +112,9 @@ extension ScriptMode {
         if first {
           newest[target] = latest.id.description
         } else if let known = anchors[target] {
-          if known != latest.id.description { requests.append("HISTORY \(target) 1000 AFTER \(known)") }
+          if known != latest.id.description {
+            requests.append("HISTORY \(target) 1000 AFTER \(known)")
+          }
         } else {
           requests.append("HISTORY \(target) 1000")
         }
