@@ -10,6 +10,9 @@ struct ReadMarker: Equatable {
   var sequence: Int
   /// When it was set, for the journal.
   var time: Timestamp
+  /// When its message was delivered, for IRC's `MARKREAD`; nil when the
+  /// message was no longer kept as the marker was replayed.
+  var delivered: Timestamp?
 }
 
 /// What is new for one user in one conversation (chatbroker(7), "Your
@@ -24,117 +27,51 @@ struct UnreadCount: Equatable {
 
 extension Engine {
   /// `CONVERSATIONS`: one `CONV` line per conversation of the user's, by
-  /// target name, then `OK CONVERSATIONS <count>`. The counts are kept up
-  /// to date as messages arrive, so the reply costs one line per
-  /// conversation however long the histories are.
+  /// target name, then `OK CONVERSATIONS <count>`. Each conversation's
+  /// counts come from its history's index by binary search, so the reply
+  /// costs a few steps per conversation however long the histories are.
   func listConversations(connection: ConnectionID, user: String) {
-    let entries = (unreadByUser[user] ?? [:]).map { conversation, count in
-      (target: conversation.target(seenBy: user), conversation: conversation, count: count)
+    let entries = (conversationsByUser[user] ?? []).map { conversation in
+      (target: conversation.target(seenBy: user), conversation: conversation)
     }.sorted { $0.target.description < $1.target.description }
     // A conservative test: any record not synced yet may be shown.
     let kinds = listKinds(answering: .conversations, showsUnsynced: unsynced.count > 0)
     for entry in entries {
       let history = histories[entry.conversation]
-      let newest = history.flatMap { $0.newest }.map { (id: $0.id, time: $0.time) }
+      let marker = readMarkers[user]?[entry.conversation]
+      let isDirect = if case .direct = entry.conversation { true } else { false }
+      let count =
+        history?.unread(for: user, after: marker?.sequence, direct: isDirect) ?? UnreadCount()
       let summary = ConversationSummary(
-        target: entry.target, newest: newest,
-        read: readMarkers[user]?[entry.conversation]?.id, unread: entry.count.unread,
-        mentions: entry.count.mentions)
+        target: entry.target, newest: history?.newest.map { (id: $0.id, time: $0.time) },
+        read: marker?.id, unread: count.unread, mentions: count.mentions)
       send(.conversation(summary), to: connection, kind: kinds.item)
     }
     send(.ok(.conversations, fields: [String(entries.count)]), to: connection, kind: kinds.end)
   }
 
-  // MARK: - Keeping the counts
-
-  /// The users a conversation belongs to: a room's holders, or both
-  /// parties of a direct conversation.
-  func holders(of conversation: ConversationKey) -> [String] {
-    switch conversation {
-    case .room(let name): holdersByRoom[name].map(Array.init) ?? []
-    case .direct(let first, let second): first == second ? [first] : [first, second]
-    }
-  }
-
-  /// Whether anyone counts this conversation's messages: a direct
-  /// conversation always, a room once it is someone's.
-  func hasHolders(_ conversation: ConversationKey) -> Bool {
-    guard case .room(let name) = conversation else { return true }
-    return holdersByRoom[name] != nil
-  }
-
-  /// A message entered (`delta` 1) or left (`delta` -1) a conversation's
-  /// history at `sequence`: each holder's counts change when it is after
-  /// their marker and not their own. Runs for every delivered message, so
-  /// it walks the holders in place and reads the text for mentions at most
-  /// once.
-  func countMessage(
-    _ message: StoredMessage, at sequence: Int, in conversation: ConversationKey, by delta: Int
-  ) {
-    func adjust(_ user: String, mentions: () -> Bool) {
-      guard user != message.author, unreadByUser[user]?[conversation] != nil else { return }
-      if let marker = readMarkers[user]?[conversation], sequence <= marker.sequence { return }
-      let mentioned = mentions()
-      unreadByUser[user]?[conversation]?.unread += delta
-      if mentioned { unreadByUser[user]?[conversation]?.mentions += delta }
-    }
-    switch conversation {
-    case .room(let name):
-      guard let holders = holdersByRoom[name] else { return }
-      var names: Set<Substring>?
-      for user in holders {
-        adjust(user) {
-          if names == nil { names = Mentions.names(in: message.text) }
-          return names?.contains(Substring(user)) == true
-        }
-      }
-    case .direct(let first, let second):
-      adjust(first) { true }
-      if second != first { adjust(second) { true } }
-    }
-  }
-
-  /// Counts a user's conversation afresh from their marker: when it
-  /// became theirs, or the marker moved. One history, at most its
-  /// capacity.
-  func recount(_ conversation: ConversationKey, for user: String) {
-    guard unreadByUser[user]?[conversation] != nil else { return }
-    var count = UnreadCount()
-    if let history = histories[conversation] {
-      let after = readMarkers[user]?[conversation].map { $0.sequence + 1 } ?? 0
-      var names: Set<Substring> = []
-      let isDirect = if case .direct = conversation { true } else { false }
-      for sequence in max(after, history.firstSequence)..<history.endSequence {
-        let message = history[sequence]
-        guard message.author != user else { continue }
-        count.unread += 1
-        if isDirect {
-          count.mentions += 1
-        } else {
-          names = Mentions.names(in: message.text)
-          if names.contains(Substring(user)) { count.mentions += 1 }
-        }
-      }
-    }
-    unreadByUser[user]?[conversation] = count
+  /// Both parties of a direct conversation (one, when it is a user's own).
+  private func parties(of conversation: ConversationKey) -> [String] {
+    guard case .direct(let first, let second) = conversation else { return [] }
+    return first == second ? [first] : [first, second]
   }
 
   /// A direct conversation got its first message: it becomes one of both
   /// parties' conversations.
   func addDirectConversation(_ conversation: ConversationKey) {
-    guard case .direct = conversation else { return }
-    for user in holders(of: conversation) where unreadByUser[user]?[conversation] == nil {
-      unreadByUser[user, default: [:]][conversation] = UnreadCount()
+    for user in parties(of: conversation) {
+      conversationsByUser[user, default: []].insert(conversation)
     }
   }
 
   /// A direct conversation lost its only message (a rollback).
   func removeDirectConversation(_ conversation: ConversationKey) {
-    guard case .direct = conversation else { return }
-    for user in holders(of: conversation) {
-      unreadByUser[user]?[conversation] = nil
-      if unreadByUser[user]?.isEmpty == true { unreadByUser[user] = nil }
-    }
+    for user in parties(of: conversation) { removeConversation(conversation, of: user) }
+  }
+
+  private func removeConversation(_ conversation: ConversationKey, of user: String) {
+    conversationsByUser[user]?.remove(conversation)
+    if conversationsByUser[user]?.isEmpty == true { conversationsByUser[user] = nil }
   }
 
   // MARK: - Rooms that stay yours
@@ -143,8 +80,7 @@ extension Engine {
   func addHolder(_ user: String, of room: RoomName, since time: Timestamp) {
     roomsByUser[user, default: [:]][room] = time
     holdersByRoom[room, default: []].insert(user)
-    unreadByUser[user, default: [:]][.room(room)] = UnreadCount()
-    recount(.room(room), for: user)
+    conversationsByUser[user, default: []].insert(.room(room))
   }
 
   /// The room stops being one of the user's rooms; its read marker stays,
@@ -154,8 +90,7 @@ extension Engine {
     if roomsByUser[user]?.isEmpty == true { roomsByUser[user] = nil }
     holdersByRoom[room]?.remove(user)
     if holdersByRoom[room]?.isEmpty == true { holdersByRoom[room] = nil }
-    unreadByUser[user]?[.room(room)] = nil
-    if unreadByUser[user]?.isEmpty == true { unreadByUser[user] = nil }
+    removeConversation(.room(room), of: user)
   }
 
   func isHolder(_ user: String, of room: RoomName) -> Bool {
@@ -163,7 +98,7 @@ extension Engine {
   }
 }
 
-/// Who a message mentions (chatbroker(7), "Your conversations"): every
+/// Who a message mentions (chatbroker(7), "Your rooms and read markers"): every
 /// `@name` that stands as a word, and a `name:` the text starts with.
 enum Mentions {
   static func names(in text: String) -> Set<Substring> {

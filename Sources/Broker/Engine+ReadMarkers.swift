@@ -3,9 +3,9 @@ import LineProtocol
 extension Engine {
   /// `MARKREAD <target> <id>`: the user's read position in the target
   /// moves to a delivered message of it, forward only (chatbroker(7),
-  /// "Read markers"). A move is journaled and shown to the user's other
-  /// sessions; an older id is no error, and the reply names the marker
-  /// that stays.
+  /// "Your rooms and read markers"). A move is journaled and shown to the
+  /// user's other sessions; an older id is no error, and the reply names
+  /// the marker that stays.
   func markRead(_ target: Target, id: MessageID, connection: ConnectionID, user: String) {
     guard checkRecipient(target, verb: .markRead, connection: connection) else { return }
     let conversation = ConversationKey(target: target, author: user)
@@ -17,31 +17,70 @@ extension Engine {
         to: connection)
       return
     }
-    if let current = readMarkers[user]?[conversation], current.sequence >= sequence {
-      send(
-        .ok(.markRead, fields: [target.description, current.id.description]), to: connection,
-        kind: .outcome(.markRead))
-      return
-    }
-    let shown = conversation.target(seenBy: user)
-    let record = JournalRecord.read(user: user, target: shown, id: id, at: clock.now)
-    guard journal([record], verb: .markRead, connection: connection) else { return }
-    apply(record)
+    let marker = moveMarker(
+      to: sequence, in: conversation, target: target, connection: connection, user: user)
+    guard let marker else { return }
     send(
-      .ok(.markRead, fields: [target.description, id.description]), to: connection,
+      .ok(.markRead, fields: [target.description, marker.id.description]), to: connection,
       kind: .outcome(.markRead))
-    let event = Outgoing(.markRead(target: shown, id: id))
+  }
+
+  /// The IRC gateway's `MARKREAD <target> timestamp=<time>` (chatbroker(7),
+  /// "IRC"): the marker moves to the newest message delivered at or
+  /// before `time`, forward only; the reply is where it stands.
+  func markRead(_ target: Target, at time: Timestamp, connection: ConnectionID, user: String) {
+    guard checkRecipient(target, verb: .markRead, connection: connection) else { return }
+    let conversation = ConversationKey(target: target, author: user)
+    var marker = readMarkers[user]?[conversation]
+    if let history = histories[conversation],
+      let sequence = (history.firstSequence..<history.endSequence).last(where: {
+        history[$0].time <= time
+      })
+    {
+      marker = moveMarker(
+        to: sequence, in: conversation, target: target, connection: connection, user: user)
+      guard marker != nil else { return }
+    }
+    send(
+      .readMarker(target: target, id: marker?.id, time: marker?.delivered), to: connection,
+      kind: .outcome(.markRead))
+  }
+
+  /// The IRC gateway's `MARKREAD <target>`: where the marker stands.
+  func showReadMarker(_ target: Target, connection: ConnectionID, user: String) {
+    let marker = readMarkers[user]?[ConversationKey(target: target, author: user)]
+    send(
+      .readMarker(target: target, id: marker?.id, time: marker?.delivered), to: connection,
+      kind: unsynced.count > 0 ? .outcome(.markRead) : .neutral)
+  }
+
+  /// Moves the user's marker forward to `sequence`, journaled, and tells
+  /// the user's other sessions; a marker already there or further stays.
+  /// Returns the marker as it now stands, or nil when the journal could
+  /// not be written (answered `STORAGE`).
+  private func moveMarker(
+    to sequence: Int, in conversation: ConversationKey, target: Target,
+    connection: ConnectionID, user: String
+  ) -> ReadMarker? {
+    if let current = readMarkers[user]?[conversation], current.sequence >= sequence {
+      return current
+    }
+    guard let message = histories[conversation]?[sequence] else { return nil }
+    let shown = conversation.target(seenBy: user)
+    let record = JournalRecord.read(user: user, target: shown, id: message.id, at: clock.now)
+    guard journal([record], verb: .markRead, connection: connection) else { return nil }
+    apply(record)
+    let event = Outgoing(.readMarker(target: shown, id: message.id, time: message.time))
     for other in connectionsByUser[user] ?? [] where other != connection {
       send(event, to: other, kind: .revealing)
     }
+    return readMarkers[user]?[conversation]
   }
 
-  /// Sets (or, rolling back, restores) a marker, and counts the
-  /// conversation afresh from it.
+  /// Sets (or, rolling back, restores) a marker.
   func setMarker(_ marker: ReadMarker?, of user: String, in conversation: ConversationKey) {
     readMarkers[user, default: [:]][conversation] = marker
     if readMarkers[user]?.isEmpty == true { readMarkers[user] = nil }
-    recount(conversation, for: user)
   }
 
   /// The marker a `read` record sets: at its message's place in the
@@ -51,7 +90,10 @@ extension Engine {
     -> ReadMarker
   {
     let history = histories[conversation]
-    let sequence = history?.sequence(of: id) ?? ((history?.firstSequence ?? 0) - 1)
-    return ReadMarker(id: id, sequence: sequence, time: time)
+    guard let history, let sequence = history.sequence(of: id) else {
+      return ReadMarker(
+        id: id, sequence: (history?.firstSequence ?? 0) - 1, time: time, delivered: nil)
+    }
+    return ReadMarker(id: id, sequence: sequence, time: time, delivered: history[sequence].time)
   }
 }

@@ -82,15 +82,7 @@ extension Engine {
       histories[conversation] = History(capacity: limits.historyPerConversation)
       addDirectConversation(conversation)
     }
-    let evicted = histories[conversation]?.append(message)
-    if hasHolders(conversation), let history = histories[conversation] {
-      // An eviction moved the first sequence up by one, past the evicted.
-      if let evicted {
-        countMessage(evicted, at: history.firstSequence - 1, in: conversation, by: -1)
-      }
-      countMessage(message, at: history.endSequence - 1, in: conversation, by: 1)
-    }
-    return (evicted, newHistory)
+    return (histories[conversation]?.append(message), newHistory)
   }
 
   /// Start-up: one record of the journal, in order.
@@ -107,7 +99,7 @@ extension Engine {
     roomsByUser.removeAll()
     holdersByRoom.removeAll()
     readMarkers.removeAll()
-    unreadByUser.removeAll()
+    conversationsByUser.removeAll()
     scheduler = Scheduler()
     rooms = rooms.filter { !$0.value.connections.isEmpty }
     resetRoomBookkeeping()
@@ -147,13 +139,21 @@ public struct EngineSnapshot: Sendable {
   let readMarkers: [String: [ConversationKey: ReadMarker]]
 
   /// Calls `body` with every record of a journal that replays to this state:
-  /// the header, rooms, each conversation's history oldest first, and the
-  /// pending messages and series, then each user's rooms and read markers
+  /// the header, rooms, each user's rooms, each conversation's history
+  /// oldest first, the pending messages and series, and the read markers
   /// (after the messages they point into).
   public func forEachRecord(_ body: (JournalRecord) throws -> Void) rethrows {
     try body(.header(nextID: nextID))
     for (name, created) in rooms.sorted(by: { $0.key < $1.key }) {
       try body(.room(name, created: created))
+    }
+    // Whose rooms they are before the messages: replay then counts each
+    // message once as it comes, instead of counting every history again
+    // for each member.
+    for (user, rooms) in roomsByUser.sorted(by: { $0.key < $1.key }) {
+      for (room, since) in rooms.sorted(by: { $0.key < $1.key }) {
+        try body(.member(user: user, room: room, at: since))
+      }
     }
     for (conversation, history) in histories {
       for message in history.all {
@@ -166,11 +166,6 @@ public struct EngineSnapshot: Sendable {
         try body(.series(pending, series))
       } else {
         try body(.schedule(pending))
-      }
-    }
-    for (user, rooms) in roomsByUser.sorted(by: { $0.key < $1.key }) {
-      for (room, since) in rooms.sorted(by: { $0.key < $1.key }) {
-        try body(.member(user: user, room: room, at: since))
       }
     }
     for (user, markers) in readMarkers.sorted(by: { $0.key < $1.key }) {

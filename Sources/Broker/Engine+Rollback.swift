@@ -174,13 +174,7 @@ extension Engine {
   private func undoHistory(
     _ conversation: ConversationKey, evicted: StoredMessage?, newHistory: Bool
   ) {
-    if let history = histories[conversation], let newest = history.newest {
-      countMessage(newest, at: history.endSequence - 1, in: conversation, by: -1)
-    }
     histories[conversation]?.removeNewest(restoring: evicted)
-    if let evicted, let history = histories[conversation] {
-      countMessage(evicted, at: history.firstSequence, in: conversation, by: 1)
-    }
     if newHistory && histories[conversation]?.count == 0 {
       histories[conversation] = nil
       removeDirectConversation(conversation)

@@ -25,7 +25,7 @@ extension Engine {
   /// in the room, it stops being one of the user's rooms (journaled). A
   /// session that is not in the room may PART it too when none of the
   /// user's sessions is: that only drops it from the user's rooms
-  /// (chatbroker(7), "Your rooms").
+  /// (chatbroker(7), "Your rooms and read markers").
   func part(_ name: RoomName, connection: ConnectionID, user: String) {
     let inRoom = sessions[connection]?.rooms.contains(name) == true
     let sessionsInRoom = rooms[name]?.sessionsByUser[user] ?? 0
@@ -139,7 +139,7 @@ extension Engine {
   }
 
   /// A room nobody is in, that never had a message, has no line pending
-  /// and is nobody's room (chatbroker(7), "Your rooms") keeps nothing
+  /// and is nobody's room (chatbroker(7), "Your rooms and read markers") keeps nothing
   /// worth keeping: it is forgotten, so that rooms made and
   /// left do not pile up (and compaction does not write them).
   func isUnused(_ name: RoomName) -> Bool {

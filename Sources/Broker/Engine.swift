@@ -51,17 +51,15 @@ public final class Engine {
   var limitLog = LimitLog()
   /// Each user's rooms, with when each became theirs: they stay the user's
   /// across disconnects and restarts until a PART leaves none of the
-  /// user's sessions in them (chatbroker(7), "Your rooms"). Journaled.
+  /// user's sessions in them (chatbroker(7), "Your rooms and read markers"). Journaled.
   var roomsByUser: [String: [RoomName: Timestamp]] = [:]
   /// The same, by room: whose room each one is.
   var holdersByRoom: [RoomName: Set<String>] = [:]
   /// Each user's read position per conversation. Journaled.
   var readMarkers: [String: [ConversationKey: ReadMarker]] = [:]
-  /// Each user's conversations (their rooms, and the direct conversations
-  /// with a message) with what is unread, kept up to date as messages come
-  /// and go, so `CONVERSATIONS` costs a line per conversation, not a scan
-  /// of every history (see Engine+Conversations).
-  var unreadByUser: [String: [ConversationKey: UnreadCount]] = [:]
+  /// Each user's conversations: their rooms, and the direct conversations
+  /// with a message (see Engine+Conversations).
+  var conversationsByUser: [String: Set<ConversationKey>] = [:]
 
   public init(
     limits: Limits = Limits(), clock: WallClock, users: UserDirectory, journal: JournalSink,
@@ -162,6 +160,9 @@ public final class Engine {
     case .conversations: listConversations(connection: connection, user: user)
     case .markRead(let target, let id):
       markRead(target, id: id, connection: connection, user: user)
+    case .markReadAt(let target, let time):
+      markRead(target, at: time, connection: connection, user: user)
+    case .readMarker(let target): showReadMarker(target, connection: connection, user: user)
     case .scheduled(let target): listScheduled(target, connection: connection, user: user)
     case .cancel(let id): cancel(id, connection: connection, user: user)
     case .sayEvery(let target, let rule, let text):

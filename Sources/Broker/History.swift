@@ -11,6 +11,8 @@ struct History: Sendable {
   /// Sequence number of the oldest kept message.
   private(set) var firstSequence = 0
   private var sequenceByID: [MessageID: Int] = [:]
+  /// Who wrote and who is mentioned where, for unread counts.
+  private var index = HistoryIndex()
 
   init(capacity: Int) {
     self.capacity = max(1, capacity)
@@ -29,11 +31,13 @@ struct History: Sendable {
     } else {
       evicted = ring[head]
       sequenceByID[ring[head].id] = nil
+      index.removeOldest(ring[head])
       ring[head] = message
       head = (head + 1) % capacity
       firstSequence += 1
     }
     sequenceByID[message.id] = endSequence - 1
+    index.addNewest(message, at: endSequence - 1)
     return evicted
   }
 
@@ -44,12 +48,26 @@ struct History: Sendable {
     if let evicted {
       head = (head + capacity - 1) % capacity
       sequenceByID[ring[head].id] = nil
+      index.removeNewest(ring[head])
       ring[head] = evicted
       firstSequence -= 1
       sequenceByID[evicted.id] = firstSequence
+      index.addOldest(evicted, at: firstSequence)
     } else if let newest = ring.popLast() {
       sequenceByID[newest.id] = nil
+      index.removeNewest(newest)
     }
+  }
+
+  /// What is unread for `user` after sequence `marker` (before every
+  /// kept message when nil): the messages others wrote, and of those the
+  /// ones that mention the user, or all of them when `direct`.
+  func unread(for user: String, after marker: Int?, direct: Bool) -> UnreadCount {
+    let range = max(firstSequence, (marker ?? firstSequence - 1) + 1)..<endSequence
+    guard !range.isEmpty else { return UnreadCount() }
+    let unread = range.count - index.written(by: user, in: range)
+    return UnreadCount(
+      unread: unread, mentions: direct ? unread : index.mentioning(user, in: range))
   }
 
   /// The newest kept message, for `CONVERSATIONS`.

@@ -53,6 +53,8 @@ public enum Capability: String, CaseIterable, Sendable {
   case echoMessage = "echo-message"
   case batch = "batch"
   case chathistory = "draft/chathistory"
+  /// IRCv3 read markers, one per conversation and user (chatbroker(7), "IRC").
+  case readMarker = "draft/read-marker"
 
   /// This capability's bit in a ``CapabilitySet``.
   var bit: UInt8 { UInt8(1) << UInt8(Capability.allCases.firstIndex(of: self)!) }

@@ -34,6 +34,14 @@ public enum BrokerEvent: Equatable, Sendable {
   /// Since 1.2: another session of the same user moved its read position
   /// in `target` (as this user sees it) to message `id`.
   case markRead(target: Target, id: MessageID)
+  /// Where the user's read marker in `target` stands, with the delivery
+  /// time of its message (nil when that message is no longer kept), or
+  /// nil for no marker: the broker sends this rather than
+  /// ``markRead(target:id:)``, as IRC's `MARKREAD` names a time. The line
+  /// protocol shows it as `MARKREAD <target> <id>` (`*` for no marker,
+  /// which only the IRC gateway asks about), which reads back as
+  /// ``markRead(target:id:)``.
+  case readMarker(target: Target, id: MessageID?, time: Timestamp?)
   /// Free text for people: `HELP` lines.
   case info(String)
   /// The last line before the broker closes the connection.
@@ -46,7 +54,7 @@ extension RequestError {
 }
 
 /// One conversation of a user's as a `CONV` line carries it (chatbroker(7),
-/// "Your conversations", since 1.2): the target as the user sees it, its
+/// "Your rooms and read markers", since 1.2): the target as the user sees it, its
 /// newest delivered message, the user's read position, and how many
 /// messages after it are someone else's and how many of those are for
 /// the user.

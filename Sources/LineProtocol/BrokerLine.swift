@@ -106,11 +106,11 @@ public enum BrokerLine {
 
   /// `MARKREAD <target> <id>` (since 1.2): another session of yours moved
   /// your read position.
-  public static func markRead(target: Target, id: MessageID) -> [UInt8] {
+  public static func markRead(target: Target, id: MessageID?) -> [UInt8] {
     build {
       $0.word("MARKREAD")
       $0.word(target.description)
-      $0.id(id)
+      if let id { $0.id(id) } else { $0.word("*") }
     }
   }
 

@@ -25,6 +25,7 @@ public enum LineCodec {
     case .member(let room, let user): BrokerLine.member(room: room, user: user)
     case .conversation(let summary): BrokerLine.conversation(summary)
     case .markRead(let target, let id): BrokerLine.markRead(target: target, id: id)
+    case .readMarker(let target, let id, _): BrokerLine.markRead(target: target, id: id)
     case .info(let text): BrokerLine.info(text)
     case .bye(let text): BrokerLine.bye(text)
     }

@@ -13,6 +13,13 @@ public enum Request: Equatable, Sendable {
   case conversations
   /// Since 1.2: `MARKREAD <target> <id>`.
   case markRead(Target, MessageID)
+  /// The IRC gateway's `MARKREAD <target> timestamp=<time>` (IRCv3
+  /// `draft/read-marker`): the marker moves to the newest message
+  /// delivered at or before `time`; answered with ``BrokerEvent/readMarker(target:id:time:)``.
+  case markReadAt(Target, Timestamp)
+  /// The IRC gateway's `MARKREAD <target>`: where the marker stands,
+  /// answered with ``BrokerEvent/readMarker(target:id:time:)``.
+  case readMarker(Target)
   case scheduled(Target?)
   case cancel(MessageID)
   /// `when` is a `<when>` or, for a series, a `<rule>`, kept as typed.
@@ -34,7 +41,7 @@ public enum Request: Equatable, Sendable {
     case .sayEvery: .sayEvery
     case .history: .history
     case .conversations: .conversations
-    case .markRead: .markRead
+    case .markRead, .markReadAt, .readMarker: .markRead
     case .scheduled: .scheduled
     case .cancel: .cancel
     case .reschedule: .reschedule

@@ -52,6 +52,14 @@ public enum LineShape {
         ?? check(words[3], isTime) ?? check(words[4], isTime)
     case "ROOM":
       return fields(3, text: false) ?? check(words[1], isRoom) ?? check(words[2], isCount)
+    case "CONV":
+      let none = { (word: String) in word == "-" }
+      return fields(7, text: false) ?? check(words[1], isTarget)
+        ?? check(words[2], { isID($0) || none($0) }) ?? check(words[3], { isTime($0) || none($0) })
+        ?? check(words[4], { isID($0) || none($0) }) ?? check(words[5], isCount)
+        ?? check(words[6], isCount)
+    case "MARKREAD":
+      return fields(3, text: false) ?? check(words[1], isTarget) ?? check(words[2], isID)
     case "INFO", "BYE":
       return fields(1, text: true)
     default:
@@ -80,6 +88,8 @@ public enum LineShape {
     case "SCHEDULED", "ROOMS": return shape([isCount])
     case "CANCEL": return shape([isID])
     case "WHO": return shape([isRoom, isCount])
+    case "CONVERSATIONS": return shape([isCount])
+    case "MARKREAD": return shape([isTarget, isID])
     case "HELP", "QUIT": return shape([])
     case "PING":
       // The token is one word of the client's, echoed: it must not make the

@@ -5,7 +5,7 @@ public enum ProtocolModel {
   /// The request verbs of chatbroker(7), "Requests".
   public static let verbs: Set<String> = [
     "JOIN", "PART", "SAY", "SAYAT", "HISTORY", "SCHEDULED", "CANCEL", "ROOMS", "WHO", "PING",
-    "HELP", "QUIT",
+    "HELP", "QUIT", "CONVERSATIONS", "MARKREAD",
   ]
 
   /// The error codes of chatbroker(7), "Errors".
@@ -17,6 +17,7 @@ public enum ProtocolModel {
   /// The data lines of each multi-line reply, by the verb that asks for them.
   public static let dataKeywords: [String: String] = [
     "HISTORY": "HIST", "SCHEDULED": "SCHED", "ROOMS": "ROOM", "WHO": "MEMBER", "HELP": "INFO",
+    "CONVERSATIONS": "CONV",
   ]
 
   /// The verb the final reply to one request line names: `nil` when the

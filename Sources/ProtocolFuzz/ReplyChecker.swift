@@ -115,7 +115,7 @@ public struct ReplyChecker {
       dataKeyword = nil
       dataLines = 0
       if text == "OK QUIT" { quitAnswered = true }
-    case "HIST", "SCHED", "ROOM", "MEMBER", "INFO":
+    case "HIST", "SCHED", "ROOM", "MEMBER", "INFO", "CONV":
       let front = waitingStart < waiting.count ? waiting[waitingStart] : nil
       if ProtocolModel.dataKeywords[front?.verb ?? ""] != keyword {
         violation(
@@ -126,7 +126,7 @@ public struct ReplyChecker {
       }
       dataKeyword = keyword
       dataLines += 1
-    case "MSG", "JOIN", "PART":
+    case "MSG", "JOIN", "PART", "MARKREAD":
       if dataKeyword != nil {
         violation("event inside a multi-line reply", shown, oldestWaiting)
       }

@@ -70,7 +70,7 @@ public struct RequestGenerator {
     let verb = casing(
       random.pick([
         "JOIN", "PART", "SAY", "SAY", "SAYAT", "SAYAT", "HISTORY", "SCHEDULED", "CANCEL", "ROOMS",
-        "WHO", "PING", "HELP", "QUIT",
+        "WHO", "PING", "HELP", "QUIT", "CONVERSATIONS", "MARKREAD",
       ]))
     switch verb.asciiUppercased {
     case "JOIN", "PART", "WHO": return "\(verb) \(room())"
@@ -83,6 +83,7 @@ public struct RequestGenerator {
       return request
     case "SCHEDULED": return random.chance(50) ? verb : "\(verb) \(target())"
     case "CANCEL": return "\(verb) \(id())"
+    case "MARKREAD": return "\(verb) \(target()) \(id())"
     case "PING": return random.chance(50) ? verb : "\(verb) \(word())"
     case "QUIT": return random.chance(10) ? verb : "\(verb) now"
     default: return verb

@@ -1,11 +1,15 @@
+import Broker
 import Foundation
+import LineProtocol
 import Testing
 
-/// Catching up after being away, against the real binary as two Unix users
-/// (chatbroker(7), "Your rooms", "Read markers", "Your conversations").
-@Suite("Catch-up: CONVERSATIONS and MARKREAD as two Unix users", UnixUsers.required)
+/// Catching up after being away, against the real binary (as two Unix users)
+/// (chatbroker(7), "Your rooms and read markers").
+@Suite("Catch-up: CONVERSATIONS and MARKREAD on the real binary")
 struct CatchUpTests {
-  @Test("carol's direct message and mention show when bob is back; MARKREAD clears them, for good")
+  @Test(
+    "carol's direct message and mention show when bob is back; MARKREAD clears them, for good",
+    UnixUsers.required)
   func catchUp() throws {
     try UnixUsers.ensure()
     let (bobName, carolName) = (UnixUsers.names[0], UnixUsers.names[1])
@@ -64,5 +68,41 @@ struct CatchUpTests {
     try broker.start([])
     let back = try broker.connect(as: bobName)
     #expect(try back.request("CONVERSATIONS") == caughtUp)
+  }
+
+  @Test("your rooms and markers come through a compaction of the real journal and a restart")
+  func compaction() throws {
+    let broker = try BrokerProcess()
+    let user = String(cString: getpwuid(getuid())!.pointee.pw_name)
+    // 60,000 lines of alice's in #busy, one more that mentions the user;
+    // #busy is the user's, read up to the 59,950th.
+    try JournalFile.write(messages: 60_000, room: "#busy", to: broker.stateDirectory)
+    let room = RoomName("#busy")!
+    let start = Timestamp(milliseconds: 1_790_000_000_000)
+    let records: [JournalRecord] = [
+      .member(user: user, room: room, at: start),
+      .message(
+        StoredMessage(
+          id: MessageID(value: 60_001), time: start + 60_000, author: "alice",
+          text: "@\(user) look"), target: .room(room)),
+      .read(user: user, target: .room(room), id: MessageID(value: 59_950), at: start + 60_001),
+    ]
+    let journal = try #require(FileHandle(forWritingAtPath: broker.journalPath))
+    try journal.seekToEnd()
+    try journal.write(contentsOf: Data(records.flatMap(\.jsonLine)))
+    try journal.close()
+
+    let options = ["--no-sync", "--history-per-conversation", "100"]
+    try broker.start(options)
+    defer { _ = try? broker.stop() }
+    try broker.waitForLog("journal compacted", timeout: 30)
+    let newest = "\(MessageID(value: 60_001)) \(start + 60_000)"
+    let expected = [
+      "CONV #busy \(newest) \(MessageID(value: 59_950)) 51 1", "OK CONVERSATIONS 1",
+    ]
+    #expect(try broker.connect().request("CONVERSATIONS") == expected)
+    #expect(try broker.stop() == 0)
+    try broker.start(options)
+    #expect(try broker.connect().request("CONVERSATIONS") == expected)
   }
 }

@@ -3,7 +3,7 @@ import LineProtocol
 import Testing
 
 /// Rooms that stay yours, read markers and `CONVERSATIONS` (chatbroker(7),
-/// "Your rooms", "Read markers", "Your conversations"), on virtual time.
+/// "Your rooms and read markers"), on virtual time.
 @Suite("Engine: your rooms, read markers and CONVERSATIONS")
 struct EngineConversationTests {
   /// bob has #retro; carol writes there and to him, mentioning him once.

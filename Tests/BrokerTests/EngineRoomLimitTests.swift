@@ -110,7 +110,7 @@ struct EngineRoomLimitTests {
     harness.send(alice, "SAY #talk hello")
     harness.send(alice, "SAYAT #later +1h soon")
     harness.send(alice, "CANCEL \(okID(harness.send(alice, "SAYAT #cancelled +1h never")))")
-    // Joined rooms stay alice's until she parts them (chatbroker(7), "Your rooms").
+    // Joined rooms stay alice's until she parts them (chatbroker(7), "Your rooms and read markers").
     for name in ["#joined", "#talk", "#later", "#cancelled"] { harness.send(alice, "PART \(name)") }
 
     let restarted = harness.restarted()

@@ -44,7 +44,7 @@ struct EngineRoomTests {
     harness.engine.disconnect(aliceAgain)
     #expect(harness.output.take(bob) == ["PART #ops alice"])
     // Closing a session is no PART: #ops is still one of alice's rooms, and
-    // a PART from a session not in it drops it (chatbroker(7), "Your rooms").
+    // a PART from a session not in it drops it (chatbroker(7), "Your rooms and read markers").
     #expect(harness.send(alice, "PART #ops") == ["OK PART #ops"])
     #expect(harness.output.take(bob) == [], "alice had left already")
     #expect(harness.send(alice, "PART #ops") == ["ERR PART NOTJOINED :you have not joined #ops"])

@@ -144,8 +144,11 @@ struct FairnessTests {
         ]
       })
 
-    // The first user leaves: the rooms only joined are forgotten, those
-    // with a message stay, and there is room for new ones again.
+    // The first user parts them and leaves (joined rooms stay a user's
+    // until parted, chatbroker(7) "Your rooms and read markers"): the rooms only joined are
+    // forgotten, those with a message stay, and there is room for new ones.
+    let parted = try maker.pipeline((0..<30).map { "PART #made\($0)" })
+    #expect(parted.allSatisfy { $0.first?.hasPrefix("OK PART ") == true })
     #expect(try maker.request("QUIT") == ["OK QUIT"])
     try waitUntil(timeout: 10, "the rooms to be forgotten") {
       try other.dataLines("ROOMS").count == 20

@@ -27,6 +27,17 @@ struct ConversationLineTests {
     #expect(LineCodec.decode(line) == nil)
   }
 
+  @Test("the marker as the broker sends it reads as MARKREAD on the line protocol")
+  func readMarkerLine() {
+    let id = MessageID("k9")!
+    let time = Timestamp(rfc3339: "2026-11-30T17:56:12.031Z")!
+    let line = LineCodec.encode(.readMarker(target: .user("carol"), id: id, time: time))
+    #expect(String(decoding: line, as: UTF8.self) == "MARKREAD @carol k9\n")
+    #expect(
+      LineCodec.decode(String(decoding: line, as: UTF8.self))
+        == .markRead(target: .user("carol"), id: id))
+  }
+
   @Test("a client reads the words after CONV into a summary")
   func readsWords() {
     let summary = BrokerLine.conversation(

@@ -291,6 +291,8 @@ final class IRCSession {
     case "SAYAT":
       if let missing = need(3) { return missing }
       return schedule(target: parameters[0], when: parameters[1], text: parameters[2])
+    case "MARKREAD":
+      return markRead(parameters)
     case "CHATHISTORY":
       if parameters.first?.uppercased() == "TARGETS" && capabilities.contains(.chathistory) {
         return chathistoryTargets(parameters, counts: counts)
@@ -306,7 +308,10 @@ final class IRCSession {
 
   private func join(_ name: String) -> [Action] {
     guard let room = room(name) else { return [noSuchChannel(name)] }
-    var actions: [Action] = [.request(.join(room)), .request(.who(room))]
+    var actions: [Action] = [.request(.join(room))]
+    // draft/read-marker: the room's marker before the end of its names.
+    if capabilities.contains(.readMarker) { actions.append(.request(.readMarker(.room(room)))) }
+    actions.append(.request(.who(room)))
     whoPurposes.append(.names)
     if !capabilities.contains(.chathistory) && backlog > 0 {
       historyPurposes.append(.backlog)
@@ -376,6 +381,29 @@ final class IRCSession {
       return [serviceNotice("the text is empty or holds a control character")]
     }
     return [.request(.sayAt(brokerTarget, when: when, text: text))]
+  }
+
+  /// `MARKREAD <target> [timestamp=<time>]` of IRCv3 `draft/read-marker`:
+  /// moves the user's read marker (chatbroker(7), "Your rooms and read markers") to the
+  /// newest message delivered at or before the time, or asks where it
+  /// stands; answered with `MARKREAD <target> timestamp=<time>|*`.
+  private func markRead(_ parameters: [String]) -> [Action] {
+    func fail(_ code: String, _ text: String) -> [Action] {
+      [reply(source: serverName, "FAIL", ["MARKREAD", code] + parameters.prefix(1) + [text])]
+    }
+    guard capabilities.contains(.readMarker) else {
+      return [numeric(.unknownCommand, ["MARKREAD", "Negotiate draft/read-marker first"])]
+    }
+    guard let name = parameters.first else { return fail("NEED_MORE_PARAMS", "Missing parameters") }
+    let target = name.hasPrefix("#") ? room(name).map(Target.room) : Target("@" + name)
+    guard let target else { return fail("INVALID_PARAMS", "No such room or nick") }
+    guard parameters.count > 1 else { return [.request(.readMarker(target))] }
+    guard case .time(let time) = Self.historyPoint(parameters[1]) else {
+      return fail(
+        "INVALID_PARAMS",
+        "\(parameters[1]) is not a time: use timestamp=<YYYY-MM-DDThh:mm:ss.sssZ>")
+    }
+    return [.request(.markReadAt(target, time))]
   }
 
   /// `CHATHISTORY LATEST|BEFORE|AFTER|AROUND <target> <reference> <limit>`
@@ -549,6 +577,13 @@ final class IRCSession {
       return []
     case .conversation, .markRead:
       return []
+    case .readMarker(let target, _, let time):
+      guard capabilities.contains(.readMarker) else { return [] }
+      if case .room(let room) = target, failedJoins.contains(room) { return [] }
+      return IRCMessage(
+        source: serverName, "MARKREAD",
+        [shown(target, author: nick), time.map { "timestamp=\($0)" } ?? "*"]
+      ).encoded()
     case .info(let text):
       return reply(source: serverName, "NOTICE", [nick, text]).bytes
     case .bye(let text):
@@ -639,6 +674,9 @@ final class IRCSession {
       if !whoPurposes.isEmpty { whoPurposes.removeFirst() }
       members = []
       return reply(source: serverName, "NOTICE", [nick, text]).bytes
+    case .markRead:
+      let code = code == .storage ? "INTERNAL_ERROR" : "INVALID_PARAMS"
+      return reply(source: serverName, "FAIL", ["MARKREAD", code, text]).bytes
     case .sayAt, .scheduled, .cancel:
       return serviceNotice("\(verb) \(code.rawValue): \(text)").bytes
     default:

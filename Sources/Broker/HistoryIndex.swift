@@ -1,0 +1,121 @@
+/// Which kept messages of a history each author wrote and each name is
+/// mentioned in (chatbroker(7), "Your rooms and read markers"), as sequence
+/// numbers, oldest first. With it, what is unread after any read marker is
+/// counted by binary search, however long the history: `CONVERSATIONS`,
+/// `JOIN` and `MARKREAD` never scan a history, and a message costs one
+/// entry per author and per name it mentions.
+struct HistoryIndex: Sendable {
+  private var authors: [String: SequenceList] = [:]
+  private var mentions: [String: SequenceList] = [:]
+
+  /// A message entered the history as its newest, at `sequence`.
+  mutating func addNewest(_ message: StoredMessage, at sequence: Int) {
+    authors[message.author, default: SequenceList()].append(sequence)
+    for name in Self.mentioned(by: message) {
+      mentions[name, default: SequenceList()].append(sequence)
+    }
+  }
+
+  /// The oldest message was dropped from a full history.
+  mutating func removeOldest(_ message: StoredMessage) {
+    Self.remove(message.author, from: &authors) { $0.removeFirst() }
+    for name in Self.mentioned(by: message) {
+      Self.remove(name, from: &mentions) { $0.removeFirst() }
+    }
+  }
+
+  /// The newest message was taken back out (a rollback).
+  mutating func removeNewest(_ message: StoredMessage) {
+    Self.remove(message.author, from: &authors) { $0.removeLast() }
+    for name in Self.mentioned(by: message) {
+      Self.remove(name, from: &mentions) { $0.removeLast() }
+    }
+  }
+
+  /// A dropped message was put back as the oldest (a rollback).
+  mutating func addOldest(_ message: StoredMessage, at sequence: Int) {
+    authors[message.author, default: SequenceList()].prepend(sequence)
+    for name in Self.mentioned(by: message) {
+      mentions[name, default: SequenceList()].prepend(sequence)
+    }
+  }
+
+  /// How many messages in `range` `user` wrote.
+  func written(by user: String, in range: Range<Int>) -> Int {
+    authors[user]?.count(in: range) ?? 0
+  }
+
+  /// How many messages in `range` mention `user`, their own not counted.
+  func mentioning(_ user: String, in range: Range<Int>) -> Int {
+    mentions[user]?.count(in: range) ?? 0
+  }
+
+  /// The names a message mentions, its author's own left out: a user's
+  /// own lines are never unread.
+  private static func mentioned(by message: StoredMessage) -> [String] {
+    Mentions.names(in: message.text).compactMap { $0 == message.author ? nil : String($0) }
+  }
+
+  private static func remove(
+    _ key: String, from lists: inout [String: SequenceList], _ body: (inout SequenceList) -> Void
+  ) {
+    guard lists[key] != nil else { return }
+    body(&lists[key]!)
+    if lists[key]!.isEmpty { lists[key] = nil }
+  }
+}
+
+/// Ascending sequence numbers that grow at the end and shrink at the front,
+/// as a history does: dropping the oldest moves a start index instead of
+/// shifting the array.
+struct SequenceList: Sendable {
+  private var items: [Int] = []
+  private var start = 0
+
+  var isEmpty: Bool { start == items.count }
+
+  mutating func append(_ sequence: Int) { items.append(sequence) }
+
+  mutating func prepend(_ sequence: Int) {
+    if start > 0 {
+      start -= 1
+      items[start] = sequence
+    } else {
+      items.insert(sequence, at: 0)
+    }
+  }
+
+  mutating func removeFirst() {
+    start += 1
+    if start == items.count {
+      items.removeAll(keepingCapacity: true)
+      start = 0
+    } else if start > 64 && start * 2 > items.count {
+      items.removeFirst(start)
+      start = 0
+    }
+  }
+
+  mutating func removeLast() {
+    items.removeLast()
+    if start == items.count {
+      items.removeAll(keepingCapacity: true)
+      start = 0
+    }
+  }
+
+  /// How many of the numbers lie in `range`.
+  func count(in range: Range<Int>) -> Int {
+    firstIndex(notBelow: range.upperBound) - firstIndex(notBelow: range.lowerBound)
+  }
+
+  private func firstIndex(notBelow value: Int) -> Int {
+    var low = start
+    var high = items.count
+    while low < high {
+      let middle = (low + high) / 2
+      if items[middle] < value { low = middle + 1 } else { high = middle }
+    }
+    return low
+  }
+}
