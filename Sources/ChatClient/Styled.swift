@@ -47,9 +47,9 @@ public struct Row: Equatable, Sendable {
 /// `me:` (as IRC users address each other). Direct messages are for their
 /// recipient whatever they say; callers check that.
 public func mentions(_ text: String, of me: String) -> Bool {
-  let lowered = text.lowercased()
-  let name = me.lowercased()
-  if lowered.hasPrefix(name + ":") { return true }
+  // As the broker counts them (chatbroker(7), CONVERSATIONS): `name:`
+  // only at the very start, as login names are spelled.
+  if text.hasPrefix(me + ":") { return true }
   return StyledText.mentions(text, me: me)
 }
 
