@@ -160,7 +160,7 @@ public final class ChatSession {
         existing ?? open(name, show: false, count: min(max(50, summary.unread + 10), 1000))
       guard let conversation else { continue }
       conversation.readMarker = summary.read?.description
-      if existing == nil && summary.unread > 0 {
+      if (existing == nil || initial) && summary.unread > 0 {
         conversation.newLineAfter = summary.read?.description ?? ""
       }
       if conversation !== model.current {

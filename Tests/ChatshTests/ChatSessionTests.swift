@@ -219,6 +219,18 @@ import Testing
     #expect(model.otherUnread.isEmpty)
   }
 
+  @Test("a conversation named on the command line gets its new line too")
+  func newLineForTargetsNamed() {
+    let harness = Harness(me: "bob")
+    harness.session.start(targets: ["#retro"])
+    harness.feed(
+      "OK JOIN #retro 1", "OK WHO #retro 0",
+      "HIST #retro 5 2026-11-30T17:00:00.000Z carol :seen",
+      "HIST #retro 8 2026-11-30T17:59:00.000Z carol :not seen", "OK HISTORY #retro 2",
+      "CONV #retro 8 2026-11-30T17:59:00.000Z 5 1 0", "OK CONVERSATIONS 1")
+    #expect(harness.session.model.find("#retro")?.newLineAfter == "5")
+  }
+
   @Test("the bell rings for direct messages and mentions, bare name: too, never for my own lines")
   func bellForWhatIsForMe() {
     let harness = Harness(me: "bob")
