@@ -48,7 +48,7 @@ import Testing
     #expect(throws: UsageError.self) { try OptionParser.parse(arguments) }
   }
 
-  @Test("say --wait takes seconds from 0 to 86400, 60 when not given; tail --mentions needs no target")
+  @Test("say --wait takes 0 to 86400 seconds, 60 when not given; tail --mentions needs no target")
   func waitAndMentions() throws {
     #expect(try OptionParser.parse(["say", "#a", "x"]).wait == 60)
     #expect(try OptionParser.parse(["say", "--wait", "0", "#a", "x"]).wait == 0)
