@@ -142,3 +142,25 @@ private func message(_ user: String, _ text: String, at time: Timestamp, id: Str
     #expect(UserStyle.colorIndex(for: "bob") < UserStyle.colorCount)
   }
 }
+
+/// Names from the password database: a real user with a GECOS full name.
+@Suite("names from GECOS", .enabled(if: getuid() == 0, "needs root to create a Unix user"))
+struct FullNameTests {
+  @Test("a user whose GECOS says Carol Cooper shows as (CC) Carol Cooper (cbcarol)")
+  func gecosFullName() throws {
+    if getpwnam("cbcarol") == nil {
+      let made = try run(
+        "/usr/sbin/useradd",
+        [
+          "--no-create-home", "--user-group", "--shell", "/usr/sbin/nologin", "--comment",
+          "Carol Cooper,Room 2,,", "cbcarol",
+        ])
+      #expect(getpwnam("cbcarol") != nil, "\(made.err)")
+    }
+    #expect(UserStyle.displayName(for: "cbcarol") == "Carol Cooper")
+    #expect(UserStyle.initials(for: "cbcarol") == "CC")
+    let renderer = TranscriptRenderer(me: "alice", width: 60, now: monday18, clock: utc)
+    let rows = renderer.render([.message(message("cbcarol", "hello", at: monday18))])
+    #expect(rows.map(\.text).contains(" (CC) Carol Cooper (cbcarol) · just now"))
+  }
+}
