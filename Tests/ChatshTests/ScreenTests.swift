@@ -156,6 +156,30 @@ import Testing
     #expect(terminal.waitFor { $0.contains("new two") && !$0.contains("new ↓") })
   }
 
+  @Test("two screens join different rooms; the next start opens both, from the broker")
+  func twoScreensDoNotOverwriteEachOther() throws {
+    let one = try chatScreen("#alpha")
+    let two = try chatScreen("#beta")
+    #expect(one.waitFor { $0.contains("#alpha") && $0.contains("[") })
+    #expect(two.waitFor { $0.contains("#beta") && $0.contains("[") })
+    for terminal in [two, one] {
+      try terminal.type("/quit")
+      try terminal.press("Enter")
+      usleep(200_000)
+      terminal.close()
+    }
+    let again = try Tmux(
+      [
+        "/usr/bin/env", "LANG=C.UTF-8", "XDG_STATE_HOME=" + broker.directory + "/state-x",
+        "TZ=UTC", Binaries.chatsh, "--socket", broker.socket,
+      ], width: 80, height: 24)
+    defer { again.close() }
+    #expect(again.waitFor { $0.hasPrefix(" #alpha") })
+    try again.type("/switch #beta")
+    try again.press("Enter")
+    #expect(again.waitFor { $0.hasPrefix(" #beta") }, "\(again.screen())")
+  }
+
   @Test("Tab shows the candidates on the status line, Tab again cycles, every room completes")
   func tabCompletesAndCycles() throws {
     #expect(try broker.chatsh("say", "#deploy", "x").status == 0)
