@@ -77,6 +77,27 @@ import Testing
       eventually { (try? broker.chatsh("history", "#intl").out.contains("\tgrüße 👋")) ?? false })
   }
 
+  @Test("a line sent while the broker is down is sent once it is back, once (real time)")
+  func lineSentWhileDownRealTime() throws {
+    let terminal = try chatScreen(["#ops"])
+    defer { terminal.close() }
+    #expect(terminal.waitFor { $0.contains("#ops") && $0.contains("[") })
+    stop(broker.process)
+    #expect(terminal.waitFor { $0.contains("reconnecting in") })
+    try terminal.type("sent while down")
+    try terminal.press("Enter")
+    #expect(terminal.waitFor { $0.contains("is sent once the broker is back") })
+    try broker.restart()
+    #expect(terminal.waitFor(within: 15) { $0.contains("reconnected") })
+    #expect(
+      eventually {
+        (try? broker.chatsh("history", "#ops").out.contains("sent while down")) ?? false
+      })
+    usleep(500_000)
+    let history = try broker.chatsh("history", "#ops").out
+    #expect(history.components(separatedBy: "sent while down").count == 2, "\(history)")
+  }
+
   @Test(
     "the screen reconnects after a broker restart, fetches what it missed, keeps the input (real time)"
   )
