@@ -31,14 +31,17 @@ extension Engine {
   /// counts come from its history's index by binary search, so the reply
   /// costs a few steps per conversation however long the histories are.
   func listConversations(connection: ConnectionID, user: String) {
+    // Each name is spelled once, not in every comparison of the sort.
     let entries = (conversationsByUser[user] ?? []).map { conversation in
-      (target: conversation.target(seenBy: user), conversation: conversation)
-    }.sorted { $0.target.description < $1.target.description }
+      let target = conversation.target(seenBy: user)
+      return (name: target.description, target: target, conversation: conversation)
+    }.sorted { $0.name < $1.name }
     // A conservative test: any record not synced yet may be shown.
     let kinds = listKinds(answering: .conversations, showsUnsynced: unsynced.count > 0)
+    let markers = readMarkers[user] ?? [:]
     for entry in entries {
       let history = histories[entry.conversation]
-      let marker = readMarkers[user]?[entry.conversation]
+      let marker = markers[entry.conversation]
       let isDirect = if case .direct = entry.conversation { true } else { false }
       let count =
         history?.unread(for: user, after: marker?.sequence, direct: isDirect) ?? UnreadCount()

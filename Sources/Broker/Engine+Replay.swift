@@ -147,9 +147,7 @@ public struct EngineSnapshot: Sendable {
     for (name, created) in rooms.sorted(by: { $0.key < $1.key }) {
       try body(.room(name, created: created))
     }
-    // Whose rooms they are before the messages: replay then counts each
-    // message once as it comes, instead of counting every history again
-    // for each member.
+    // Whose rooms they are, right after the rooms they name.
     for (user, rooms) in roomsByUser.sorted(by: { $0.key < $1.key }) {
       for (room, since) in rooms.sorted(by: { $0.key < $1.key }) {
         try body(.member(user: user, room: room, at: since))
