@@ -10,6 +10,27 @@ public final class Conversation {
   public var mentioned = false
   /// Rows scrolled back from the bottom (PageUp), 0 = following.
   public var scroll = 0
+  /// Entries added at the bottom since the screen last drew this
+  /// conversation: while scrolled back, the view moves up by their rows,
+  /// so it stays still.
+  public var appendedSinceDraw = 0
+  /// Messages that arrived while scrolled back (`3 new ↓`).
+  public var newBelow = 0
+  /// Whether the oldest loaded row is in view (PageUp then loads more),
+  /// a request for older messages is out, and none are left.
+  public var atTop = false
+  public var loadingOlder = false
+  public var reachedStart = false
+  /// Whether the first history reply is in (before it, the newest message
+  /// known may be a live one, and marking it read would skip the rest).
+  public var historyLoaded = false
+  /// My read marker here, as the broker last said (chatbroker(7),
+  /// `MARKREAD`), and the id last asked for.
+  public var readMarker: String?
+  public var markRequested: String?
+  /// Where `── new ──` goes: after the message with this id, or above
+  /// every message when "" or when that id is not loaded; nil for none.
+  public var newLineAfter: String?
 
   public init(name: String) {
     self.name = name
@@ -30,6 +51,7 @@ public final class Conversation {
   public func append(_ message: ChatMessage) -> Bool {
     guard messageIDs.insert(message.id).inserted else { return false }
     entries.append(.message(message))
+    arrived(1)
     return true
   }
 
@@ -40,8 +62,71 @@ public final class Conversation {
     entries.insert(contentsOf: fresh.map(Entry.message), at: 0)
   }
 
+  /// The newest message here, the anchor for fetching what was missed
+  /// while disconnected (`HISTORY ... AFTER`).
+  public var newestMessageID: String? {
+    for entry in entries.reversed() {
+      if case .message(let message) = entry { return message.id }
+    }
+    return nil
+  }
+
+  /// Messages fetched after a reconnect: each new one goes in time order
+  /// among what is already here (after older lines, before live ones that
+  /// arrived first), never twice. Returns the ones that were new.
+  @discardableResult
+  public func merge(_ messages: [ChatMessage]) -> [ChatMessage] {
+    var fresh: [ChatMessage] = []
+    for message in messages where messageIDs.insert(message.id).inserted {
+      var index = entries.endIndex
+      while index > entries.startIndex, entries[index - 1].time > message.time {
+        index -= 1
+      }
+      entries.insert(.message(message), at: index)
+      fresh.append(message)
+    }
+    arrived(fresh.count)
+    return fresh
+  }
+
   public func notice(_ text: String, time: Timestamp, isError: Bool = false) {
     entries.append(.notice(text, time: time, isError: isError))
+    appendedSinceDraw += 1
+  }
+
+  /// The messages after the one with `id`; nil when it is not loaded.
+  public func messages(after id: String) -> [ChatMessage]? {
+    var found = false
+    var after: [ChatMessage] = []
+    for case .message(let message) in entries {
+      if found { after.append(message) }
+      if message.id == id { found = true }
+    }
+    return found ? after : nil
+  }
+
+  /// Switching to a conversation with unread messages: `── new ──` goes
+  /// above the first of them.
+  func markNewLine() {
+    guard unread > 0 else {
+      newLineAfter = nil
+      return
+    }
+    var remaining = unread
+    var previous: String?
+    for case .message(let message) in entries.reversed() {
+      if remaining == 0 {
+        previous = message.id
+        break
+      }
+      remaining -= 1
+    }
+    newLineAfter = previous ?? ""
+  }
+
+  private func arrived(_ count: Int) {
+    appendedSinceDraw += count
+    if scroll > 0 { newBelow += count }
   }
 }
 
@@ -97,24 +182,53 @@ public final class ChatModel {
 
   public func switchTo(index: Int) {
     guard conversations.indices.contains(index) else { return }
+    if currentIndex != index { conversations[index].markNewLine() }
     currentIndex = index
     conversations[index].unread = 0
     conversations[index].mentioned = false
   }
 
-  /// A live message: stored, counted as unread unless shown. Returns
-  /// whether it mentions me (and is new, and not mine).
+  /// A live message: stored, counted as unread unless shown or mine.
+  /// Returns whether it is for me (a direct message, `@me`, or `me:` at
+  /// the start), new, and not mine: then the bell rings.
   public func receive(_ message: ChatMessage) -> Bool {
     knownUsers.insert(message.user)
     if message.user == me { pending.remove(message.id) }
     let conversation = open(message.target)
-    guard conversation.append(message) else { return false }
-    let mentionsMe = message.user != me && StyledText.mentions(message.text, me: me)
+    guard conversation.append(message), message.user != me else { return false }
+    let forMe = isForMe(message)
     if conversation !== current {
       conversation.unread += 1
-      if mentionsMe { conversation.mentioned = true }
+      if forMe { conversation.mentioned = true }
     }
-    return mentionsMe
+    return forMe
+  }
+
+  /// A direct message to me, or one that mentions me (chatsh(1)).
+  public func isForMe(_ message: ChatMessage) -> Bool {
+    message.user != me && (message.target.hasPrefix("@") || mentions(message.text, of: me))
+  }
+
+  /// My read marker moved (here or in another session): what is after
+  /// it, and not mine, is unread.
+  public func markerMoved(in conversation: Conversation, to id: String) {
+    conversation.readMarker = id
+    guard conversation !== current else { return }
+    let after = conversation.messages(after: id)?.filter { $0.user != me }
+    guard let after else { return }
+    conversation.unread = after.count
+    conversation.mentioned = after.contains { isForMe($0) }
+  }
+
+  /// Messages fetched after a reconnect count as unread where they are
+  /// not shown, like live ones (never my own).
+  public func counted(_ messages: [ChatMessage], in conversation: Conversation) {
+    guard conversation !== current else { return }
+    for message in messages where message.user != me {
+      knownUsers.insert(message.user)
+      conversation.unread += 1
+      if isForMe(message) { conversation.mentioned = true }
+    }
   }
 
   /// Conversations in the order Alt-1..9 reach them, with unread counts.

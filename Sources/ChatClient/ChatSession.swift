@@ -10,8 +10,17 @@ enum PendingRequest: Equatable {
   case sayAt(target: String, text: String)
   case sayEvery(target: String, text: String)
   case history(target: String, shown: Bool)
+  /// `CONVERSATIONS` (chatbroker(7), since 1.2): my rooms and direct
+  /// conversations with their unread counts; `initial` at the start.
+  case conversations(initial: Bool)
+  case markRead(String)
+  /// PageUp past the oldest line: `HISTORY target 50 BEFORE id`.
+  case older(target: String)
+  /// `HISTORY target 1000 AFTER id` after a reconnect: what was missed.
+  case missed(target: String)
   case who(room: String, shown: Bool)
-  case rooms
+  /// `shown: false`: only to learn every room's name, for Tab.
+  case rooms(shown: Bool)
   case scheduled(shown: Bool)
   case cancel(String)
   case reschedule(String)
@@ -42,8 +51,26 @@ public final class ChatSession {
   public var conversationsChanged: ([String]) -> Void = { _ in }
   public private(set) var quitRequested = false
   public private(set) var connected = true
+  /// What the status line says while disconnected (`reconnecting in 3s`),
+  /// set by the terminal layer, which does the reconnecting.
+  public var reconnectStatus: String?
   private var pending: [PendingRequest] = []
   private var replyData: [ServerLine] = []
+  /// Lines typed, or sent and not acknowledged, when the connection was
+  /// lost; sent after the reconnect unless the missed history shows them.
+  private var unsent: [(target: String, text: String, inFlight: Bool)] = []
+  /// `HISTORY ... AFTER` requests of a reconnect not answered yet, and my
+  /// own texts they brought, per conversation.
+  private var missedRequests = 0
+  private var missedMine: [String: [String]] = [:]
+  /// Conversations open last time, saved here: opened when the broker
+  /// cannot list mine (before 1.2), and direct ones kept open.
+  private var remembered: [String] = []
+  private var heldNotes: [String] = []
+  /// Whether the broker knows `MARKREAD` (1.2 and later).
+  private var markersSupported = true
+  /// Direct conversations `/msg` opens once its message is delivered.
+  private var openOnDelivery: Set<String> = []
 
   public static let historyCount = 50
 
@@ -74,45 +101,123 @@ public final class ChatSession {
 
   // MARK: - Start
 
-  /// Opens the conversations: rooms are joined (with members and latest
-  /// history), direct conversations just show their history.
-  public func start(targets: [String]) {
+  /// Opens the conversations named, then asks the broker for mine
+  /// (`CONVERSATIONS`): every room of mine, and each direct conversation
+  /// with unread messages or in `remembered`, with unread counts and a
+  /// `── new ──` line at my read marker. A broker older than 1.2 refuses
+  /// the request; then `remembered` (the list saved last time) is opened.
+  public func start(targets: [String], remembered: [String] = []) {
     for target in targets { open(target, show: false) }
     if let first = targets.first { _ = model.switchTo(Target(first)?.description ?? first) }
+    self.remembered = remembered
+    request("CONVERSATIONS", .conversations(initial: true))
     request("SCHEDULED", .scheduled(shown: false))
-    if targets.isEmpty {
-      model.home.notice(
-        "Welcome to chatsh, \(model.me). Join a room with /join #general, "
-          + "or talk to someone with /msg @name hello. /help lists all commands.",
-        time: now())
+    request("ROOMS", .rooms(shown: false))
+  }
+
+  /// The conversation shown has been seen to its bottom: moves my read
+  /// marker there (chatbroker(7), `MARKREAD`), once per newest message.
+  public func seenBottom(of conversation: Conversation) {
+    guard connected, markersSupported, conversation.historyLoaded,
+      let newest = conversation.newestMessageID, newest != conversation.readMarker,
+      newest != conversation.markRequested
+    else { return }
+    conversation.markRequested = newest
+    request("MARKREAD \(conversation.name) \(newest)", .markRead(conversation.name))
+  }
+
+  /// A note from chatsh itself at the start (such as the locale's): shown
+  /// in the conversation shown, once there is one.
+  public func startupNote(_ text: String) {
+    if model.currentIndex == nil {
+      heldNotes.append(text)
+    } else {
+      model.current.notice(text, time: now())
     }
   }
 
-  private func open(_ name: String, show: Bool) {
+  private func welcomeIfEmpty() {
+    for text in heldNotes { model.current.notice(text, time: now()) }
+    heldNotes = []
+    guard model.conversations.isEmpty else { return }
+    model.home.notice(
+      "Welcome to chatsh, \(model.me). Join a room with /join #general, "
+        + "or talk to someone with /msg @name hello. /help lists all commands.",
+      time: now())
+  }
+
+  /// The reply to `CONVERSATIONS`: opens what is not open, and takes the
+  /// broker's unread counts and read markers.
+  private func took(_ summaries: [ConversationSummary], initial: Bool) {
+    for summary in summaries {
+      let name = summary.target.description
+      let existing = model.find(name)
+      guard
+        name.hasPrefix("#") || summary.unread > 0 || remembered.contains(name)
+          || existing != nil
+      else { continue }
+      let conversation =
+        existing ?? open(name, show: false, count: min(max(50, summary.unread + 10), 1000))
+      guard let conversation else { continue }
+      conversation.readMarker = summary.read?.description
+      if (existing == nil || initial) && summary.unread > 0 {
+        conversation.newLineAfter = summary.read?.description ?? ""
+      }
+      if conversation !== model.current {
+        conversation.unread = summary.unread
+        conversation.mentioned = summary.mentions > 0
+      }
+    }
+    if initial { welcomeIfEmpty() }
+  }
+
+  @discardableResult
+  private func open(_ name: String, show: Bool, count: Int = historyCount) -> Conversation? {
     guard let target = Target(name) else {
       error("'\(name)' is not a room or user: use #room (a-z 0-9 . _ -) or @user")
-      return
+      return nil
     }
     let name = target.description
     let isNew = model.find(name) == nil
-    model.open(name)
+    let conversation = model.open(name)
     if show { _ = model.switchTo(name) }
-    guard isNew else { return }
+    guard isNew else { return conversation }
     if case .room = target {
       request("JOIN " + name, .join(name))
       request("WHO " + name, .who(room: name, shown: false))
     }
-    request("HISTORY \(name) \(Self.historyCount)", .history(target: name, shown: false))
+    request("HISTORY \(name) \(count)", .history(target: name, shown: false))
     conversationsChanged(model.conversations.map(\.name))
+    return conversation
   }
 
   private func request(_ line: String, _ kind: PendingRequest) {
     guard connected else {
-      error("not connected to the broker; /quit and start chatsh again")
+      if case .say(let target, let text) = kind {
+        unsent.append((target, text, false))
+        (model.find(target) ?? model.current).notice(
+          "not connected: “\(short(text))” is sent once the broker is back", time: now())
+      } else {
+        error("not connected to the broker (\(reconnectStatus ?? "reconnecting")); try again then")
+      }
       return
     }
     pending.append(kind)
     send(line)
+  }
+
+  /// PageUp past the oldest loaded line of the conversation shown: loads
+  /// the 50 messages before it (once at a time, until there are no more).
+  public func loadOlder() {
+    let conversation = model.current
+    guard model.currentIndex != nil, connected, !conversation.loadingOlder,
+      !conversation.reachedStart
+    else { return }
+    conversation.loadingOlder = true
+    let anchor = conversation.oldestMessageID.map { " BEFORE " + $0 } ?? ""
+    request(
+      "HISTORY \(conversation.name) \(Self.historyCount)\(anchor)",
+      .older(target: conversation.name))
   }
 
   // MARK: - Input
@@ -176,8 +281,15 @@ public final class ChatSession {
       guard parts.count == 2, let target = Target(parts[0]) else {
         return usage("/msg @user text (or /msg #room text)")
       }
-      open(target.description, show: true)
-      say(String(parts[1]), to: target.description)
+      let name = target.description
+      if case .user = target, model.find(name) == nil {
+        // Opened once the broker takes the message: a user that does not
+        // exist gets an error here, not a dead conversation.
+        openOnDelivery.insert(name)
+      } else {
+        open(name, show: true)
+      }
+      say(String(parts[1]), to: name)
     case "/at", "/later":
       let parts = rest.split(separator: " ", maxSplits: 1)
       guard parts.count == 2 else {
@@ -185,6 +297,20 @@ public final class ChatSession {
       }
       var when = String(parts[0])
       if name == "/later" && !when.hasPrefix("+") { when = "+" + when }
+      if name == "/at" {
+        // A local date and a clock time: tomorrow 09:00, mon 09:00, 2026-12-24 18:00.
+        let more = parts[1].split(separator: " ", maxSplits: 1)
+        do {
+          if more.count == 2,
+            let due = try LocalDateWhen.resolve(
+              day: when, time: String(more[0]), now: now(), clock: clock)
+          {
+            return schedule(String(more[1]), due: due)
+          }
+        } catch {
+          return self.error(error.text)
+        }
+      }
       schedule(String(parts[1]), when: when)
     case "/every":
       let parts = rest.split(separator: " ", maxSplits: 1)
@@ -223,7 +349,7 @@ public final class ChatSession {
       guard RoomName(room) != nil else { return usage("/who #room") }
       request("WHO " + room, .who(room: RoomName(room)!.description, shown: true))
     case "/rooms", "/list":
-      request("ROOMS", .rooms)
+      request("ROOMS", .rooms(shown: true))
     case "/help", "/h", "/?":
       let width = Self.commands.map { $0.syntax.count }.max() ?? 0
       let lines = Self.commands.map {
@@ -242,14 +368,18 @@ public final class ChatSession {
   }
 
   private func schedule(_ text: String, when: String) {
-    guard model.currentIndex != nil else {
-      return error("join a room first; scheduled messages go to the conversation shown")
-    }
     let due: Timestamp
     do {
       due = try WhenParser.resolve(when, now: now(), timeZone: clock.timeZone)
     } catch {
-      return self.error(error.text)
+      return self.error(localTimes(error.text))
+    }
+    schedule(text, due: due)
+  }
+
+  private func schedule(_ text: String, due: Timestamp) {
+    guard model.currentIndex != nil else {
+      return error("join a room first; scheduled messages go to the conversation shown")
     }
     let target = model.current.name
     request("SAYAT \(target) \(due) :\(text)", .sayAt(target: target, text: text))
@@ -265,7 +395,7 @@ public final class ChatSession {
     do {
       full = try Recurrence.parse(rule, defaultZone: clock.timeZone, verb: .sayEvery).description
     } catch {
-      return self.error(error.text)
+      return self.error(localTimes(error.text))
     }
     let target = model.current.name
     request("SAYEVERY \(target) \(full) :\(text)", .sayEvery(target: target, text: text))
@@ -292,6 +422,27 @@ public final class ChatSession {
 
   private func usage(_ text: String) { error("usage: " + text) }
 
+  /// An error text with every RFC 3339 UTC time in it shown on the user's
+  /// clock, like the rest of the screen.
+  func localTimes(_ text: String) -> String {
+    guard text.contains("Z") else { return text }
+    var words: [String] = []
+    for word in text.split(separator: " ", omittingEmptySubsequences: false) {
+      var core = Substring(word)
+      var tail = ""
+      while let last = core.last, ".,;:)".contains(last) {
+        tail = String(last) + tail
+        core = core.dropLast()
+      }
+      if let time = parseTimestamp(String(core)) {
+        words.append(clock.shortDateTime(time, now: now()) + tail)
+      } else {
+        words.append(String(word))
+      }
+    }
+    return words.joined(separator: " ")
+  }
+
   private func error(_ text: String) {
     model.current.notice(text, time: now(), isError: true)
   }
@@ -316,9 +467,18 @@ public final class ChatSession {
       conversation.members.remove(user)
       conversation.notice("\(user) left", time: now())
     case .bye(let text):
-      connected = false
-      error("the broker closed the connection: \(text). /quit and start chatsh again")
-    case .hello, .unknown:
+      notice("the broker closed the connection: \(text)")
+    case .markRead(let target, let id):
+      // Another session of mine has seen this far.
+      if let conversation = model.find(target) {
+        model.markerMoved(in: conversation, to: id)
+        if conversation.unread == 0 && conversation !== model.current {
+          conversation.newLineAfter = nil
+        }
+      }
+    case .hello:
+      if !connected { resume() }
+    case .unknown:
       break
     case .sched(let item) where pending.first?.takesScheduledLines != true:
       // Changed in another session of mine.
@@ -337,11 +497,68 @@ public final class ChatSession {
     }
   }
 
-  /// The connection ended without BYE.
+  /// The connection ended. Requests waiting for a reply are dropped (the
+  /// next connection's replies must not be taken for theirs); messages
+  /// among them are kept, to be sent again unless the broker has them.
   public func connectionLost() {
     guard connected else { return }
     connected = false
-    error("lost the connection to the broker. /quit and start chatsh again")
+    for case .say(let target, let text) in pending {
+      unsent.append((target, text, true))
+    }
+    pending = []
+    replyData = []
+    missedRequests = 0
+    missedMine = [:]
+    error("lost the connection to the broker; reconnecting")
+  }
+
+  /// A new connection said HELLO: join the rooms again, fetch what was
+  /// missed in every open conversation (chatbroker(7), `HISTORY ... AFTER`),
+  /// then send what could not be sent.
+  private func resume() {
+    connected = true
+    notice("reconnected")
+    for conversation in model.conversations {
+      let name = conversation.name
+      if conversation.isRoom {
+        request("JOIN " + name, .join(name))
+        request("WHO " + name, .who(room: name, shown: false))
+      }
+      if let newest = conversation.newestMessageID {
+        requestMissed(name, after: newest)
+      } else {
+        request("HISTORY \(name) \(Self.historyCount)", .history(target: name, shown: false))
+      }
+    }
+    request("SCHEDULED", .scheduled(shown: false))
+    request("CONVERSATIONS", .conversations(initial: false))
+    if missedRequests == 0 { sendUnsent() }
+  }
+
+  private func requestMissed(_ target: String, after id: String) {
+    missedRequests += 1
+    request("HISTORY \(target) 1000 AFTER \(id)", .missed(target: target))
+  }
+
+  /// Sends the lines kept while disconnected, in order; one that was in
+  /// flight and shows up in the missed history was delivered, and is not
+  /// sent twice.
+  private func sendUnsent() {
+    let lines = unsent
+    unsent = []
+    for line in lines {
+      if line.inFlight, let index = missedMine[line.target]?.firstIndex(of: line.text) {
+        missedMine[line.target]?.remove(at: index)
+        continue
+      }
+      request("SAY \(line.target) :\(line.text)", .say(target: line.target, text: line.text))
+    }
+    missedMine = [:]
+  }
+
+  private func short(_ text: String) -> Substring {
+    text.count > 40 ? text.prefix(40) + "…" : Substring(text)
   }
 
   private func finish(_ request: PendingRequest, _ reply: ServerLine, _ data: [ServerLine]) {
@@ -359,6 +576,7 @@ public final class ChatSession {
       conversationsChanged(model.conversations.map(\.name))
     case .say(let target, let text):
       guard words.count >= 2, let sent = parseTimestamp(words[1]) else { return }
+      if openOnDelivery.remove(target) != nil { open(target, show: true) }
       model.open(target).append(
         ChatMessage(
           target: target, id: words[0], timeText: words[1], time: sent, user: model.me,
@@ -377,7 +595,42 @@ public final class ChatSession {
       for message in messages { model.knownUsers.insert(message.user) }
       guard let conversation = model.find(target) else { return }
       conversation.prepend(history: messages)
+      conversation.historyLoaded = true
       if shown && messages.isEmpty { conversation.notice("no earlier messages", time: time) }
+    case .conversations(let initial):
+      took(
+        data.compactMap { line -> ConversationSummary? in
+          if case .conversation(let summary) = line { return summary }
+          return nil
+        }, initial: initial)
+    case .markRead(let target):
+      if let conversation = model.find(target), words.count >= 2 {
+        conversation.readMarker = words[1]
+      }
+    case .older(let target):
+      let messages = data.compactMap { line -> ChatMessage? in
+        if case .hist(let message) = line { return message }
+        return nil
+      }
+      guard let conversation = model.find(target) else { return }
+      conversation.loadingOlder = false
+      conversation.prepend(history: messages)
+      if messages.count < Self.historyCount { conversation.reachedStart = true }
+    case .missed(let target):
+      let messages = data.compactMap { line -> ChatMessage? in
+        if case .hist(let message) = line { return message }
+        return nil
+      }
+      if let conversation = model.find(target) {
+        let fresh = conversation.merge(messages)
+        model.counted(fresh, in: conversation)
+      }
+      missedMine[target, default: []] += messages.filter { $0.user == model.me }.map(\.text)
+      if messages.count == 1000, let last = messages.last {
+        requestMissed(target, after: last.id)
+      }
+      missedRequests -= 1
+      if missedRequests == 0 { sendUnsent() }
     case .who(let room, let shown):
       let users = data.compactMap { line -> String? in
         if case .member(_, let user) = line { return user }
@@ -390,11 +643,19 @@ public final class ChatSession {
           users.isEmpty
             ? "nobody is in \(room)" : "in \(room): " + users.joined(separator: ", "))
       }
-    case .rooms:
+    case .rooms(let shown):
       var lines: [String] = []
+      var last: String?
       for case .room(let name, let members) in data {
         model.knownRooms.insert(name)
+        last = name
         lines.append("\(name)  \(members) \(members == 1 ? "person" : "people")")
+      }
+      if !shown {
+        if words.last == "MORE", let last {
+          self.request("ROOMS AFTER " + last, .rooms(shown: false))
+        }
+        return
       }
       notice(
         lines.isEmpty
@@ -428,13 +689,15 @@ public final class ChatSession {
     }
   }
 
-  private func failed(_ request: PendingRequest, code: String, text: String) {
+  private func failed(_ request: PendingRequest, code: String, text broker: String) {
+    let text = localTimes(broker)
     switch request {
     case .join(let room):
       model.close(room)
       conversationsChanged(model.conversations.map(\.name))
       error("could not join \(room): \(text)")
     case .say(let target, let message), .sayAt(let target, let message):
+      openOnDelivery.remove(target)
       let short = message.count > 40 ? message.prefix(40) + "…" : Substring(message)
       (model.find(target) ?? model.current).notice(
         "not sent to \(target): “\(short)”: \(text)", time: now(), isError: true)
@@ -447,6 +710,22 @@ public final class ChatSession {
     case .sayEvery(let target, _):
       (model.find(target) ?? model.current).notice(
         "no series started in \(target): \(text)", time: now(), isError: true)
+    case .conversations(let initial):
+      // A broker before 1.2: the conversations open last time.
+      guard initial else { return }
+      for name in remembered { open(name, show: false) }
+      welcomeIfEmpty()
+    case .markRead:
+      // Before 1.2 there are no markers; a message gone from the history
+      // (NOSUCHMSG) is simply not marked.
+      if code == "UNKNOWN" { markersSupported = false }
+    case .older(let target):
+      model.find(target)?.loadingOlder = false
+      error(text)
+    case .missed(let target):
+      missedRequests -= 1
+      error("could not fetch what was missed in \(target): \(text)")
+      if missedRequests == 0 { sendUnsent() }
     default:
       error(text)
     }

@@ -14,11 +14,17 @@ public struct LineEditor: Equatable, Sendable {
 
   public var text: String { String(characters) }
 
+  /// Inserts at the cursor. Keys arrive one code point at a time, so what
+  /// joins the character before the cursor (a zero-width joiner and the
+  /// emoji after it, a combining mark, a variation selector) becomes part
+  /// of that character, as it is drawn.
   public mutating func insert(_ text: String) {
-    for character in text where !(character.asciiValue.map { $0 < 0x20 || $0 == 0x7F } ?? false) {
-      characters.insert(character, at: cursor)
-      cursor += 1
-    }
+    let kept = text.filter { !($0.asciiValue.map { $0 < 0x20 || $0 == 0x7F } ?? false) }
+    guard !kept.isEmpty else { return }
+    let before = Array(String(characters[..<cursor]) + kept)
+    let after = characters[cursor...]
+    characters = before + after
+    cursor = before.count
   }
 
   public mutating func moveLeft() { cursor = max(cursor - 1, 0) }
@@ -116,11 +122,24 @@ public struct LineEditor: Equatable, Sendable {
   }
 
   /// Tab: completes the word before the cursor from `candidates`: the only
-  /// match and a space, or the longest common prefix of several. Returns
-  /// the matches, so several can be shown.
+  /// match and a space (`: ` after a name at the start of the line, as
+  /// one addresses someone), or the longest common prefix of several, which
+  /// are then offered in ``completionCandidates``; Tab again puts each of
+  /// them in turn. Returns the matches.
   @discardableResult
-  public mutating func complete(from candidates: [String]) -> [String] {
-    let (word, _) = wordBeforeCursor
+  public mutating func complete(from candidates: [String], nameFirst: Bool = false) -> [String] {
+    if var cycle = completionCycle, cycle.end == cursor {
+      // Tab again: the next candidate in place of the word.
+      let choice = Array(cycle.matches[cycle.next])
+      characters.replaceSubrange(cycle.start..<cursor, with: choice)
+      cursor = cycle.start + choice.count
+      cycle.next = (cycle.next + 1) % cycle.matches.count
+      cycle.end = cursor
+      completionCycle = cycle
+      return cycle.matches
+    }
+    endCompletion()
+    let (word, isFirst) = wordBeforeCursor
     let lowered = word.lowercased()
     let matches = Array(Set(candidates.filter { $0.lowercased().hasPrefix(lowered) })).sorted()
     guard let first = matches.first else { return [] }
@@ -136,12 +155,40 @@ public struct LineEditor: Equatable, Sendable {
       common = Array(common[0..<length])
     }
     guard common.count >= word.count else { return matches }
-    characters.removeSubrange((cursor - word.count)..<cursor)
-    cursor -= word.count
+    let start = cursor - word.count
+    characters.removeSubrange(start..<cursor)
+    cursor = start
     var replacement = String(common)
-    if matches.count == 1 { replacement += " " }
+    if matches.count == 1 {
+      let isName = !"/#@".contains(replacement.first ?? "/")
+      replacement += nameFirst && isFirst && isName ? ": " : " "
+    }
     insert(replacement)
+    if matches.count > 1 {
+      completionCandidates = matches
+      completionCycle = CompletionCycle(matches: matches, next: 0, start: start, end: cursor)
+    }
     return matches
+  }
+
+  /// What several matches of the last Tab were (shown on the status line
+  /// until another key is pressed).
+  public private(set) var completionCandidates: [String] = []
+  private var completionCycle: CompletionCycle?
+
+  /// Tab pressed again after several matches: which comes next, and where
+  /// the word being completed starts and ends.
+  private struct CompletionCycle: Equatable, Sendable {
+    var matches: [String]
+    var next: Int
+    var start: Int
+    var end: Int
+  }
+
+  /// Any key but Tab ends offering candidates.
+  public mutating func endCompletion() {
+    completionCandidates = []
+    completionCycle = nil
   }
 
   /// What to show in `width` columns: the visible part of the line and the

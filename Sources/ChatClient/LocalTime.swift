@@ -92,3 +92,101 @@ public struct LocalClock: Sendable {
     return "\(weekday) \(then.day) \(Self.months[then.month - 1].prefix(3)) \(then.clock)"
   }
 }
+
+/// `/at` with a local date before the clock time (chatsh(1), "The chat
+/// screen"): `tomorrow 09:00`, `today 18:00`, `mon 09:00` (the next Monday,
+/// today if that time is still to come), `2026-12-24 18:00`, read in the
+/// user's zone. The time may have seconds.
+public enum LocalDateWhen {
+  /// The instant the first two words name, or nil when the first word is
+  /// not such a date (the caller then reads one word as a `<when>`);
+  /// throws a message when it is, but the rest is wrong.
+  public static func resolve(day: String, time: String, now: Timestamp, clock: LocalClock)
+    throws(WhenError) -> Timestamp?
+  {
+    let lowered = day.lowercased()
+    let today = clock.local(now)
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = clock.timeZone
+    var date: (year: Int, month: Int, day: Int)?
+    var weekday: Int?
+    switch lowered {
+    case "today": date = (today.year, today.month, today.day)
+    case "tomorrow":
+      let next = clock.local(Timestamp(milliseconds: now.milliseconds + 86_400_000))
+      // Near a change of clocks a day is not 24 hours: step by calendar day.
+      let noon = calendar.date(
+        from: DateComponents(year: today.year, month: today.month, day: today.day, hour: 12))
+      if let noon, let after = calendar.date(byAdding: .day, value: 1, to: noon) {
+        let parts = calendar.dateComponents([.year, .month, .day], from: after)
+        date = (parts.year ?? next.year, parts.month ?? next.month, parts.day ?? next.day)
+      } else {
+        date = (next.year, next.month, next.day)
+      }
+    default:
+      if let index = LocalClock.weekdays.firstIndex(where: {
+        lowered.count >= 3 && $0.lowercased().hasPrefix(lowered)
+      }) {
+        weekday = index + 1
+      } else {
+        let parts = lowered.split(separator: "-")
+        guard parts.count == 3, parts[0].count == 4, let year = Int(parts[0]),
+          let month = Int(parts[1]), let dayOfMonth = Int(parts[2])
+        else { return nil }
+        guard (1...12).contains(month), (1...31).contains(dayOfMonth) else {
+          throw WhenError("'\(day)' is not a date: use YYYY-MM-DD, today, tomorrow or mon..sun")
+        }
+        date = (year, month, dayOfMonth)
+      }
+    }
+    let clockParts = time.split(separator: ":").map { Int($0) }
+    guard (2...3).contains(clockParts.count), clockParts.allSatisfy({ $0 != nil }),
+      let hour = clockParts[0], let minute = clockParts[1], (0...23).contains(hour),
+      (0...59).contains(minute), (0...59).contains(clockParts.count == 3 ? clockParts[2]! : 0)
+    else {
+      throw WhenError("after '\(day)' comes a time such as 09:00, not '\(time)'")
+    }
+    let second = clockParts.count == 3 ? clockParts[2]! : 0
+    var candidates: [DateComponents] = []
+    if let date {
+      candidates = [
+        DateComponents(
+          year: date.year, month: date.month, day: date.day, hour: hour, minute: minute,
+          second: second)
+      ]
+    } else if let weekday {
+      let ahead = (weekday - today.weekday + 7) % 7
+      for offset in [ahead, ahead + 7] {
+        let noon = calendar.date(
+          from: DateComponents(year: today.year, month: today.month, day: today.day, hour: 12))!
+        let day = calendar.dateComponents(
+          [.year, .month, .day], from: calendar.date(byAdding: .day, value: offset, to: noon)!)
+        candidates.append(
+          DateComponents(
+            year: day.year, month: day.month, day: day.day, hour: hour, minute: minute,
+            second: second))
+      }
+    }
+    for components in candidates {
+      guard let instant = calendar.date(from: components) else { continue }
+      let milliseconds = Int64((instant.timeIntervalSince1970 * 1000).rounded())
+      if milliseconds > now.milliseconds || weekday == nil {
+        guard milliseconds > now.milliseconds else {
+          throw WhenError(
+            "\(day) \(time) is in the past (it is \(clock.shortDateTime(now, now: now)) now)")
+        }
+        return Timestamp(milliseconds: milliseconds)
+      }
+    }
+    throw WhenError("\(day) \(time) is not a time on your clock")
+  }
+}
+
+/// Why a local date could not be read; `text` says what would be right.
+public struct WhenError: Error, Equatable {
+  public var text: String
+
+  public init(_ text: String) {
+    self.text = text
+  }
+}

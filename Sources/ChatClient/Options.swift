@@ -16,7 +16,8 @@ public enum Command: Equatable, Sendable {
   /// `say --every RULE`: a series; `rule` as typed, read in the user's zone.
   case sayEvery(target: String, rule: String, text: [String])
   case history(target: String, count: Int?, json: Bool)
-  case tail(targets: [String], count: Int, json: Bool)
+  /// `mentions`: only what is for the user (direct messages, mentions).
+  case tail(targets: [String], count: Int, json: Bool, mentions: Bool = false)
   case scheduled(json: Bool)
   case cancel(id: String)
   case rooms(json: Bool)
@@ -31,7 +32,12 @@ public struct Invocation: Equatable, Sendable {
   /// `--trust-user`, each time it is given (see ``BrokerTrust``).
   public var trustUsers: [String] = []
   public var color: ColorMode = .auto
+  /// `say --wait SECONDS`: how long to wait for the broker to answer, at
+  /// the start and after it went away.
+  public var wait: Int = Invocation.defaultWait
   public var command: Command
+
+  public static let defaultWait = 60
 }
 
 /// A command line that cannot be run; exit status 64.
@@ -62,6 +68,7 @@ public enum OptionParser {
     var at: String?
     var every: String?
     var help = false
+    var mentions = false
 
     while let argument = scanner.next() {
       // Options are read until the first positional word of `say` (its text
@@ -83,6 +90,11 @@ public enum OptionParser {
         return invocation
       case "--json":
         json = true
+      case "--mentions":
+        guard command == "tail" else {
+          throw UsageError("--mentions applies to tail only", command: command)
+        }
+        mentions = true
       case "-s", "--socket":
         invocation.socket = try scanner.value(for: argument)
       case "--trust-user":
@@ -99,6 +111,16 @@ public enum OptionParser {
         count = number
       case "--at":
         at = try scanner.value(for: argument)
+      case "--wait":
+        let value = try scanner.value(for: argument)
+        guard let seconds = Int(value), seconds >= 0, seconds <= 86400 else {
+          throw UsageError(
+            "--wait needs a number of seconds from 0 to 86400, not '\(value)'", command: command)
+        }
+        guard command == "say" else {
+          throw UsageError("--wait applies to say only", command: command)
+        }
+        invocation.wait = seconds
       case "--every":
         every = try scanner.value(for: argument)
       case "--color", "--colour":
@@ -154,12 +176,14 @@ public enum OptionParser {
       return invocation
     }
     invocation.command = try build(
-      command: command, positional: positional, json: json, count: count, at: at)
+      command: command, positional: positional, json: json, count: count, at: at,
+      mentions: mentions)
     return invocation
   }
 
   private static func build(
-    command: String?, positional: [String], json: Bool, count: Int?, at: String?
+    command: String?, positional: [String], json: Bool, count: Int?, at: String?,
+    mentions: Bool = false
   ) throws(UsageError) -> Command {
     func reject(_ flag: Bool, _ name: String) throws(UsageError) {
       if flag { throw UsageError("\(name) does not apply here", command: command) }
@@ -199,11 +223,11 @@ public enum OptionParser {
       if let count, count < 1 { throw UsageError("-n must be at least 1", command: command) }
       return .history(target: positional[0], count: count, json: json)
     case "tail":
-      guard !positional.isEmpty else {
+      guard !positional.isEmpty || mentions else {
         throw UsageError("missing TARGET (one or more #rooms or @users)", command: command)
       }
       for target in positional { _ = try checkedTarget(target, command: command) }
-      return .tail(targets: positional, count: count ?? 0, json: json)
+      return .tail(targets: positional, count: count ?? 0, json: json, mentions: mentions)
     case "scheduled":
       try reject(count != nil, "-n")
       try arguments(0...0, "")

@@ -2,8 +2,9 @@
 /// object per item, so that grep, awk, cut and jq work on it.
 public enum OutputFormat {
   /// `TIME TARGET USER TEXT`, tab-separated; ANSI colour when `color`.
+  /// The text is ``escapedField(_:)``, so a TAB in it never starts a field.
   public static func plain(_ message: ChatMessage, color: Bool) -> String {
-    let text = sanitized(message.text, keepTabs: true)
+    let text = escapedField(message.text)
     guard color else {
       return [message.timeText, message.target, message.user, text].joined(separator: "\t")
     }
@@ -20,14 +21,28 @@ public enum OutputFormat {
   }
 
   /// `ID DUE TARGET TEXT`, tab-separated, and for a series a fifth field,
-  /// its rule (the text's tabs become spaces there, so the fields stay apart).
+  /// its rule; text and rule are ``escapedField(_:)``.
   public static func plain(_ scheduled: ScheduledMessage) -> String {
-    let fields = [scheduled.id, scheduled.dueText, scheduled.target]
-    guard let rule = scheduled.rule else {
-      return (fields + [sanitized(scheduled.text, keepTabs: true)]).joined(separator: "\t")
+    let fields = [scheduled.id, scheduled.dueText, scheduled.target, escapedField(scheduled.text)]
+    return (fields + (scheduled.rule.map { [escapedField($0)] } ?? [])).joined(separator: "\t")
+  }
+
+  /// A free-text field of TAB-separated output (chatsh(1), "Output"): a
+  /// backslash becomes `\\`, TAB `\t`, line feed `\n`, carriage return
+  /// `\r`, so each item stays one line of the same fields; other control
+  /// characters become U+FFFD.
+  public static func escapedField(_ text: String) -> String {
+    var result = ""
+    for scalar in text.unicodeScalars {
+      switch scalar {
+      case "\\": result += "\\\\"
+      case "\t": result += "\\t"
+      case "\n": result += "\\n"
+      case "\r": result += "\\r"
+      default: result += sanitized(String(scalar))
+      }
     }
-    return (fields + [sanitized(scheduled.text, keepTabs: false), sanitized(rule)]).joined(
-      separator: "\t")
+    return result
   }
 
   public static func json(_ scheduled: ScheduledMessage) -> String {

@@ -47,6 +47,10 @@ public enum ServerLine: Equatable, Sendable {
   case part(room: String, user: String)
   case room(name: String, members: Int)
   case member(room: String, user: String)
+  /// Since 1.2: a line of a `CONVERSATIONS` reply.
+  case conversation(ConversationSummary)
+  /// Since 1.2: another session of mine moved my read marker.
+  case markRead(target: String, id: String)
   case info(String)
   case bye(String)
   /// A line this client does not understand (a newer broker): kept, not fatal.
@@ -109,6 +113,18 @@ public enum ServerLine: Equatable, Sendable {
       self = .room(name: rest[0], members: Int(rest[1]) ?? 0)
     case ("MEMBER", 2, nil):
       self = .member(room: rest[0], user: rest[1])
+    case ("CONV", 6, nil):
+      guard let summary = BrokerLine.conversation(words: rest) else {
+        self = unknown
+        return
+      }
+      self = .conversation(summary)
+    case ("MARKREAD", 2, nil):
+      guard let marker = BrokerLine.markRead(words: rest) else {
+        self = unknown
+        return
+      }
+      self = .markRead(target: marker.target.description, id: marker.id.description)
     case ("INFO", 0, let text?):
       self = .info(text)
     case ("BYE", 0, let text):

@@ -43,6 +43,16 @@ public struct Row: Equatable, Sendable {
   public var width: Int { TextWidth.of(text) }
 }
 
+/// Whether `text` is for `me`: it names `@me` as a word, or starts with
+/// `me:` (as IRC users address each other). Direct messages are for their
+/// recipient whatever they say; callers check that.
+public func mentions(_ text: String, of me: String) -> Bool {
+  // As the broker counts them (chatbroker(7), CONVERSATIONS): `name:`
+  // only at the very start, as login names are spelled.
+  if text.hasPrefix(me + ":") { return true }
+  return StyledText.mentions(text, me: me)
+}
+
 /// Text cut into styled characters, for highlighting and wrapping together.
 struct StyledText {
   var characters: [(Character, Style)] = []

@@ -1,26 +1,82 @@
 import CShims
 
-/// Terminal column widths of text, from wcwidth(3), so that CJK and emoji
-/// take two columns and combining marks none. The program must have called
-/// `setlocale(LC_ALL, "")` (or LC_CTYPE) with a UTF-8 locale; where the C
-/// library does not know a character, a small table of wide ranges decides.
+/// Terminal column widths of text, measured the way terminals draw it: per
+/// code point, with wcwidth(3), not per grapheme cluster. A character after a
+/// zero-width joiner is drawn into the joiner's cell (as tmux and emoji-aware
+/// terminals do), variation selectors and combining marks take no column,
+/// and an emoji modifier after its base takes two more: `👍🏽` is 4 columns,
+/// `👩‍💻` 2, `❤️` 1. The chat screen draws exactly the ``Cell``s measured
+/// here, so its idea of a row's width and the terminal's agree.
+///
+/// The program must run with a UTF-8 LC_CTYPE (chatsh sets one, see
+/// chatsh(1), "ENVIRONMENT"); where the C library does not know a character,
+/// a small table of wide ranges decides.
 public enum TextWidth {
+  /// What one terminal cell (or a wide pair of cells) shows: a character
+  /// that advances the cursor, followed by what the terminal draws into
+  /// the same place.
+  public struct Cell: Equatable, Sendable {
+    public var scalars: [Unicode.Scalar]
+    public var width: Int
+
+    public init(scalars: [Unicode.Scalar], width: Int) {
+      self.scalars = scalars
+      self.width = width
+    }
+  }
+
+  /// The most code points ncurses keeps in one cell (CCHARW_MAX).
+  public static let scalarsPerCell = 5
+
   public static func of(_ scalar: Unicode.Scalar) -> Int {
     let value = scalar.value
     if value < 0x7F { return value < 0x20 ? 0 : 1 }
+    if (0x7F...0x9F).contains(value) { return 0 }
     let width = Int(chat_wcwidth(value))
     return width >= 0 ? width : fallback(value)
   }
 
-  public static func of(_ character: Character) -> Int {
-    var total = 0
+  /// Whether the C library can draw `scalar`; others are shown as U+FFFD.
+  public static func isPrintable(_ scalar: Unicode.Scalar) -> Bool {
+    scalar.value >= 0x20 && !(0x7F...0x9F).contains(scalar.value)
+      && (scalar.value < 0x7F || chat_wcwidth(scalar.value) >= 0)
+  }
+
+  private static let zeroWidthJoiner: Unicode.Scalar = "\u{200D}"
+
+  /// The cells a character is drawn in. A character is measured on its
+  /// own: a joiner at its end joins nothing (it is left out when drawn).
+  public static func cells(_ character: Character) -> [Cell] {
+    var cells: [Cell] = []
+    var afterJoiner = false
     for scalar in character.unicodeScalars {
-      // Emoji presentation selector and zero-width joiner sequences: the
-      // terminal shows the cluster as one wide glyph (or its first part).
-      total += of(scalar)
-      if total >= 2 { return 2 }
+      let width = of(scalar)
+      if !cells.isEmpty && (afterJoiner || width == 0) {
+        if cells[cells.count - 1].scalars.count < scalarsPerCell {
+          cells[cells.count - 1].scalars.append(scalar)
+        }
+      } else if width == 0 {
+        // Nothing to attach to: drawn nowhere, takes no column.
+      } else {
+        cells.append(Cell(scalars: [scalar], width: width))
+      }
+      afterJoiner = scalar == zeroWidthJoiner
     }
-    return max(total, character.unicodeScalars.first.map { of($0) } ?? 0)
+    for index in cells.indices {
+      while cells[index].scalars.count > 1 && cells[index].scalars.last == zeroWidthJoiner {
+        cells[index].scalars.removeLast()
+      }
+    }
+    return cells
+  }
+
+  public static func of(_ character: Character) -> Int {
+    // The common case without allocating: one scalar.
+    let scalars = character.unicodeScalars
+    if scalars.count == 1, let scalar = scalars.first { return of(scalar) }
+    var total = 0
+    for cell in cells(character) { total += cell.width }
+    return total
   }
 
   public static func of<S: StringProtocol>(_ text: S) -> Int {

@@ -6,6 +6,11 @@ public enum Entry: Equatable, Sendable {
   /// A line from chatsh itself: a reply shown in plain words, or an error.
   case notice(String, time: Timestamp, isError: Bool)
 
+  public var messageID: String? {
+    if case .message(let message) = self { return message.id }
+    return nil
+  }
+
   public var time: Timestamp {
     switch self {
     case .message(let message): message.time
@@ -35,8 +40,21 @@ public struct TranscriptRenderer {
     self.clock = clock
   }
 
-  public func render(_ entries: [Entry]) -> [Row] {
+  /// `newAfter`: where `── new ──` goes (see ``Conversation/newLineAfter``).
+  public func render(_ entries: [Entry], newAfter: String? = nil) -> [Row] {
     var rows: [Row] = []
+    var newLinePending = newAfter
+    if let newAfter, newAfter.isEmpty || !entries.contains(where: { $0.messageID == newAfter }) {
+      newLinePending = nil
+      if let first = entries.firstIndex(where: { $0.messageID != nil }) {
+        // Above the first message: after its day's separator.
+        var head = render(Array(entries[..<first]))
+        let rest = render(Array(entries[first...]))
+        let separatorFirst = rest.first.map { $0.segments.last?.style == .separator } ?? false
+        if separatorFirst { head.append(rest[0]) }
+        return head + [separator("new")] + rest.dropFirst(separatorFirst ? 1 : 0)
+      }
+    }
     var lastDay: Int64?
     var lastSender: String?
     var lastTime: Int64 = 0
@@ -60,12 +78,22 @@ public struct TranscriptRenderer {
       case .message(let message):
         let newRun =
           message.user != lastSender || message.time.milliseconds - lastTime > runGap
+        // Within a run, a message in another minute than the one above
+        // shows its clock time (the header shows the run's first).
+        let stamp =
+          !newRun && message.time.milliseconds / 60_000 != lastTime / 60_000
+          ? clock.local(message.time).clock : nil
         lastSender = message.user
         lastTime = message.time.milliseconds
         if message.user == me {
-          rows += own(message, header: newRun)
+          rows += own(message, header: newRun, stamp: stamp)
         } else {
-          rows += others(message, header: newRun)
+          rows += others(message, header: newRun, stamp: stamp)
+        }
+        if message.id == newLinePending, entry != entries.last {
+          rows.append(separator("new"))
+          newLinePending = nil
+          lastSender = nil
         }
       }
     }
@@ -83,7 +111,7 @@ public struct TranscriptRenderer {
     return Row([Segment(" ", .plain), Segment(line, .separator)])
   }
 
-  private func others(_ message: ChatMessage, header: Bool) -> [Row] {
+  private func others(_ message: ChatMessage, header: Bool, stamp: String?) -> [Row] {
     var rows: [Row] = []
     let color = Style.user(UserStyle.colorIndex(for: message.user))
     if header {
@@ -92,19 +120,24 @@ public struct TranscriptRenderer {
           Segment(" ", .plain),
           Segment("(\(UserStyle.initials(for: message.user)))", color),
           Segment(" ", .plain),
-          Segment(sanitized(message.user), color),
+          Segment(
+            UserStyle.displayName(for: message.user).map { "\($0) (\(message.user))" }
+              ?? sanitized(message.user), color),
           Segment(" · " + clock.relative(message.time, now: now), .dim),
         ]))
     }
     let text = StyledText.highlighted(message.text, me: me, base: .plain)
     let pad = String(repeating: " ", count: Self.indent)
-    for line in text.wrapped(width: width - Self.indent - 1) {
-      rows.append(Row([Segment(pad, .plain)] + StyledText.segments(line)))
+    for (index, line) in text.wrapped(width: width - Self.indent - 1).enumerated() {
+      let left =
+        index == 0 && stamp != nil
+        ? [Segment(" " + stamp!, .dim), Segment(" ", .plain)] : [Segment(pad, .plain)]
+      rows.append(Row(left + StyledText.segments(line)))
     }
     return rows
   }
 
-  private func own(_ message: ChatMessage, header: Bool) -> [Row] {
+  private func own(_ message: ChatMessage, header: Bool, stamp: String?) -> [Row] {
     var rows: [Row] = []
     let right = max(width - 1, 1)
     if header {
@@ -113,9 +146,14 @@ public struct TranscriptRenderer {
     }
     let text = StyledText.highlighted(message.text, me: me, base: .own)
     let maximum = max(min(right - Self.indent, right * 3 / 4), 10)
-    for line in text.wrapped(width: maximum) {
-      let lineWidth = line.reduce(0) { $0 + TextWidth.of($1.0) }
-      rows.append(aligned(StyledText.segments(line), width: lineWidth, right: right))
+    for (index, line) in text.wrapped(width: maximum).enumerated() {
+      var segments = StyledText.segments(line)
+      var lineWidth = line.reduce(0) { $0 + TextWidth.of($1.0) }
+      if index == 0, let stamp {
+        segments.insert(Segment(stamp + "  ", .dim), at: 0)
+        lineWidth += TextWidth.of(stamp) + 2
+      }
+      rows.append(aligned(segments, width: lineWidth, right: right))
     }
     return rows
   }

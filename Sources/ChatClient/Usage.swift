@@ -2,9 +2,9 @@
 public enum Usage {
   public static let synopsis = """
     usage: chatsh [--socket PATH] [#room | @user ...]
-           chatsh [--socket PATH] say [--at WHEN | --every RULE] TARGET [TEXT ...]
+           chatsh [--socket PATH] say [--wait SECONDS] [--at WHEN | --every RULE] TARGET [TEXT ...]
            chatsh [--socket PATH] history [-n N] [--json] TARGET
-           chatsh [--socket PATH] tail [-n N] [--json] TARGET ...
+           chatsh [--socket PATH] tail [-n N] [--json] [--mentions] TARGET ...
            chatsh [--socket PATH] scheduled [--json]
            chatsh [--socket PATH] cancel ID
            chatsh [--socket PATH] rooms [--json]
@@ -43,7 +43,9 @@ public enum Usage {
       -V, --version      the version
 
     Plain output is one line per item, fields separated by TAB: for messages
-    TIME TARGET USER TEXT, TIME in RFC 3339 UTC. --json prints JSON Lines.
+    TIME TARGET USER TEXT, TIME in RFC 3339 UTC; in TEXT a backslash is
+    written \\\\, a TAB \\t, a line feed \\n, a carriage return \\r.
+    --json prints JSON Lines.
     Exit status: 0 done, 1 the broker refused (its code and reason on
     standard error), 64 usage error, 69 no broker answers (or one run by
     a user not trusted).
@@ -53,12 +55,21 @@ public enum Usage {
     switch name {
     case "say":
       return """
-        usage: chatsh say [--at WHEN | --every RULE] TARGET [TEXT ...]
+        usage: chatsh say [--wait SECONDS] [--at WHEN | --every RULE] TARGET [TEXT ...]
 
         Sends TEXT (the words joined by spaces) to TARGET, a #room or @user.
         Without TEXT, each line of standard input is one message, sent as it
         arrives; empty lines are skipped. Text with several lines is sent as
-        several messages.
+        several messages. Terminal escape sequences (colour, titles), BEL
+        and backspace are removed, a line rewritten with carriage returns
+        keeps its last part, and a line over 4096 bytes is split in several
+        messages.
+
+          --wait SECONDS
+                      wait this long (default 60, 0: not at all) for a broker
+                      that does not answer or went away; after it comes back,
+                      lines it did not acknowledge are sent again, unless its
+                      history shows they arrived. Exits 69 after that.
 
           --at WHEN   send later: 18:00 or 07:30:15 (the next time your clock
                       shows it, in your TZ), +90s, +10m, +1h30m, +1d,
@@ -88,13 +99,17 @@ public enum Usage {
         """
     case "tail":
       return """
-        usage: chatsh tail [-n N] [--json] TARGET ...
+        usage: chatsh tail [-n N] [--json] [--mentions] TARGET ...
 
         Joins the rooms among the TARGETs and prints each message to any of
-        them as it arrives, until interrupted or the broker closes.
+        them as it arrives, until interrupted. When the broker goes away,
+        tail reconnects (after 1, 2, 3, 5, 10, 20, then every 30 seconds),
+        joins again and prints what was said meanwhile, each message once.
 
-          -n N     first print the latest N messages of each TARGET
-          --json   one JSON object per line: id, target, time, user, text
+          -n N        first print the latest N messages of each TARGET
+          --json      one JSON object per line: id, target, time, user, text
+          --mentions  only messages for you: direct messages, and those that
+                      name @you or start with "you:"; TARGETs may be left out
         """
     case "scheduled":
       return """

@@ -7,16 +7,22 @@ import LineProtocol
   import Glibc
 #endif
 
+/// Seconds to wait before each attempt to reconnect, the last repeated.
+let reconnectDelays = [1, 2, 3, 5, 10, 20, 30]
+
 /// The chat screen: connects, then runs one poll(2) loop over the terminal
 /// and the broker's socket, feeding ``ChatSession`` and drawing its model.
+/// When the connection is lost it reconnects with backoff (the status line
+/// says `reconnecting in 3s`); typed input and the open conversations stay.
 func runInteractive(
-  socketPath: String, trust: BrokerTrust, targets: [String], environment: [String: String]
+  socketPath: String, trust: BrokerTrust, targets: [String], environment: [String: String],
+  localeNote: String?
 ) -> ExitStatus {
-  let connection: BrokerConnection
+  var connection: BrokerConnection?
   let me: String
   do {
-    connection = try BrokerConnection(path: socketPath, trust: trust)
-    switch try connection.nextLine(timeoutSeconds: 10) {
+    let first = try BrokerConnection(path: socketPath, trust: trust)
+    switch try first.nextLine(timeoutSeconds: 10) {
     case .hello(_, let user, _)?:
       me = user
     case .err(_, let code, let text)?:
@@ -26,13 +32,13 @@ func runInteractive(
       complain(ConnectionError.closed(path: socketPath, detail: "it did not say HELLO").description)
       return .unavailable
     }
+    connection = first
   } catch {
     complain(error.description)
     return .unavailable
   }
 
   let store = StateStore(environment: environment)
-  let opening = targets.isEmpty ? store.load() : targets
   let model = ChatModel(me: me)
   let session = ChatSession(model: model, clock: LocalClock(timeZone: TimeZone.current)) {
     Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded()))
@@ -40,31 +46,66 @@ func runInteractive(
   let screen = Screen()
   defer { screen.end() }
   var editor = LineEditor()
-  session.send = { connection.send($0) }
+  session.send = { connection?.send($0) }
   session.bell = { screen.bell() }
   session.conversationsChanged = { store.save($0) }
-  session.start(targets: opening)
-  connection.flushIfPossible()
+  session.start(targets: targets, remembered: store.load())
+  if let localeNote { session.startupNote(localeNote) }
+  connection?.flushIfPossible()
 
+  var attempts = 0
+  var retryAt = Date.distantFuture
   var lastDrawnMinute: Int64 = -1
+  var lastStatus: String?
   var dirty = true
   while !session.quitRequested {
+    if connection == nil && Date() >= retryAt {
+      if let next = try? BrokerConnection(path: socketPath, trust: trust) {
+        connection = next
+        retryAt = .distantFuture
+      } else {
+        attempts += 1
+        retryAt = Date().addingTimeInterval(
+          Double(reconnectDelays[min(attempts, reconnectDelays.count - 1)]))
+      }
+    }
+    session.reconnectStatus =
+      connection == nil
+      ? "reconnecting in \(max(Int(retryAt.timeIntervalSinceNow.rounded(.up)), 0))s" : nil
+    if session.reconnectStatus != lastStatus {
+      lastStatus = session.reconnectStatus
+      dirty = true
+    }
     if dirty || session.now().milliseconds / 60_000 != lastDrawnMinute {
       draw(screen: screen, session: session, editor: editor)
+      if model.currentIndex != nil && model.current.scroll == 0 {
+        session.seenBottom(of: model.current)
+      }
       lastDrawnMinute = session.now().milliseconds / 60_000
       dirty = false
     }
-    do {
-      _ = try connection.wait(extra: [0], timeoutMilliseconds: 1000)
-    } catch {
-      session.connectionLost()
+    var lost = false
+    if let current = connection {
+      do {
+        _ = try current.wait(extra: [0], timeoutMilliseconds: 250)
+      } catch {
+        lost = true
+      }
+      while let line = current.bufferedLine() {
+        if case .hello = line { attempts = 0 }
+        session.handle(line)
+        dirty = true
+      }
+      if current.readClosed { lost = true }
+    } else {
+      var terminal = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+      _ = poll(&terminal, 1, 250)
     }
-    while let line = connection.bufferedLine() {
-      session.handle(line)
-      dirty = true
-    }
-    if connection.readClosed && session.connected {
+    if lost {
+      connection = nil
       session.connectionLost()
+      retryAt = Date().addingTimeInterval(
+        Double(reconnectDelays[min(attempts, reconnectDelays.count - 1)]))
       dirty = true
     }
     while let key = screen.readKey() {
@@ -73,7 +114,7 @@ func runInteractive(
         return .success
       }
     }
-    connection.flushIfPossible()
+    connection?.flushIfPossible()
   }
   return .success
 }
@@ -84,6 +125,7 @@ private func handle(_ key: Key, editor: inout LineEditor, session: ChatSession, 
 {
   let model = session.model
   let page = max(screen.height - 3, 1)
+  if key != .control(9) { editor.endCompletion() }
   switch key {
   case .character(let character):
     editor.insert(String(character))
@@ -110,12 +152,14 @@ private func handle(_ key: Key, editor: inout LineEditor, session: ChatSession, 
   case .control(9):
     let (word, isFirst) = editor.wordBeforeCursor
     let beforeCursor = String(editor.characters[..<editor.cursor])
-    let matches = editor.complete(
-      from: session.completions(for: word, isFirst: isFirst, line: beforeCursor))
-    if matches.count > 1 {
-      model.current.notice(matches.joined(separator: "  "), time: session.now())
+    editor.complete(
+      from: session.completions(for: word, isFirst: isFirst, line: beforeCursor), nameFirst: true)
+  case .function(KEY_PPAGE):
+    if model.current.atTop {
+      session.loadOlder()
+    } else {
+      model.current.scroll += page
     }
-  case .function(KEY_PPAGE): model.current.scroll += page
   case .function(KEY_NPAGE): model.current.scroll = max(model.current.scroll - page, 0)
   case .alt(let character):
     if let digit = character.wholeNumberValue, digit >= 1 {
@@ -145,13 +189,21 @@ private func draw(screen: Screen, session: ChatSession, editor: LineEditor) {
   // Status: the conversation and who is in it; unread counts of the others.
   let current = model.current
   var left = " " + current.name
-  if current.isRoom && !current.members.isEmpty {
+  if !editor.completionCandidates.isEmpty {
+    // Tab offered several: they are shown here, Tab again cycles.
+    left = " Tab: " + editor.completionCandidates.joined(separator: "  ")
+  } else if current.isRoom && !current.members.isEmpty {
     left += " · " + current.members.sorted().joined(separator: " ")
   }
   let others = model.otherUnread.map { "\($0.name) \($0.unread)\($0.mentioned ? "!" : "")" }
   var right = others.joined(separator: " · ")
-  if current.scroll > 0 { right = "↓ PgDn" + (right.isEmpty ? "" : "  " + right) }
-  if !session.connected { right = "disconnected  " + right }
+  if current.scroll > 0 {
+    let below = current.newBelow > 0 ? "\(current.newBelow) new ↓" : "↓ PgDn"
+    right = below + (right.isEmpty ? "" : "  " + right)
+  }
+  if !session.connected {
+    right = (session.reconnectStatus ?? "connecting") + "  " + right
+  }
   right += " "
   let rightWidth = TextWidth.of(right)
   let leftShown = TextWidth.prefix(sanitized(left), fitting: max(width - rightWidth - 1, 1))
@@ -165,9 +217,19 @@ private func draw(screen: Screen, session: ChatSession, editor: LineEditor) {
   // Transcript, bottom-aligned, scrolled back by `scroll` rows.
   let renderer = TranscriptRenderer(
     me: model.me, width: width, now: now, clock: session.clock)
-  let rows = renderer.render(current.entries)
+  let rows = renderer.render(current.entries, newAfter: current.newLineAfter)
   let area = height - 2
+  if current.scroll > 0 && current.appendedSinceDraw > 0 {
+    // Scrolled back: what arrived below moves the view up by its rows, so
+    // what is shown stays where it was.
+    let before = renderer.render(
+      Array(current.entries.dropLast(current.appendedSinceDraw)), newAfter: current.newLineAfter)
+    current.scroll += rows.count - before.count
+  }
+  current.appendedSinceDraw = 0
   current.scroll = min(current.scroll, max(rows.count - area, 0))
+  current.atTop = current.scroll >= rows.count - area
+  if current.scroll == 0 { current.newBelow = 0 }
   let end = rows.count - current.scroll
   let start = max(end - area, 0)
   for (offset, row) in rows[start..<end].enumerated() {

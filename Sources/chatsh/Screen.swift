@@ -82,31 +82,61 @@ final class Screen {
     erase()
   }
 
-  /// Draws `row` at screen line `y`, clipped to the width.
+  /// Draws `row` at screen line `y`, clipped hard at the last column: each
+  /// cell is measured as ``TextWidth`` measures it and put with add_wch(3),
+  /// so ncurses' idea of the cursor and the terminal's agree, and nothing
+  /// any text holds can wrap into the next row.
   func draw(_ row: Row, at y: Int, x start: Int = 0, fill: Style? = nil) {
     var x = start
     let width = self.width
+    guard y >= 0 && y < height else { return }
     if let fill {
       attrset(attributes(fill))
       mvhline(
         Int32(y), 0, chtype(UInt8(ascii: " ")) | chtype(UInt32(attributes(fill))), Int32(width))
     }
-    for segment in row.segments {
-      let room = width - x
-      guard room > 0 else { break }
-      var text = segment.text
-      var textWidth = TextWidth.of(text)
-      if textWidth > room {
-        text = TextWidth.prefix(text, fitting: room)
-        textWidth = TextWidth.of(text)
+    move(Int32(y), Int32(x))
+    drawing: for segment in row.segments {
+      let attributes = self.attributes(segment.style)
+      for character in segment.text {
+        for cell in TextWidth.cells(character) {
+          guard x + cell.width <= width else { break drawing }
+          put(cell, attributes: attributes, y: y, x: x)
+          x += cell.width
+        }
       }
-      attrset(attributes(segment.style))
-      var wide = text.unicodeScalars.map { wchar_t(bitPattern: $0.value) }
-      wide.append(0)
-      mvaddwstr(Int32(y), Int32(x), wide)
-      x += textWidth
     }
     attrset(0)
+  }
+
+  /// One cell: its first code point with the ones the terminal draws into
+  /// the same place (joined emoji, combining marks, variation selectors),
+  /// written into the cchar_t directly (setcchar(3) would keep only
+  /// zero-width followers, and the terminal would then draw a joined
+  /// emoji narrower than ncurses thinks).
+  private func put(_ cell: TextWidth.Cell, attributes: Int32, y: Int, x: Int) {
+    let pairBits: Int32 = 0xFF << 8
+    let pairNumber = Int16((attributes & pairBits) >> 8)
+    let attributeBits = attr_t(UInt32(bitPattern: attributes & ~pairBits))
+    guard TextWidth.isPrintable(cell.scalars[0]) else {
+      // What the C library cannot measure is shown as U+FFFD, padded.
+      for offset in 0..<cell.width {
+        put(
+          TextWidth.Cell(scalars: [offset == 0 ? "\u{FFFD}" : " "], width: 1),
+          attributes: attributes, y: y, x: x + offset)
+      }
+      return
+    }
+    var character = cchar_t()
+    var base: [wchar_t] = [wchar_t(bitPattern: cell.scalars[0].value), 0]
+    setcchar(&character, &base, attributeBits, pairNumber, nil)
+    withUnsafeMutableBytes(of: &character.chars) { raw in
+      let slots = raw.bindMemory(to: wchar_t.self)
+      for (index, scalar) in cell.scalars.enumerated().dropFirst() where index < slots.count {
+        slots[index] = wchar_t(bitPattern: scalar.value)
+      }
+    }
+    mvadd_wch(Int32(y), Int32(x), &character)
   }
 
   func moveCursor(y: Int, x: Int) {

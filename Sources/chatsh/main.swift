@@ -7,6 +7,7 @@ import LineProtocol
 #endif
 
 setlocale(LC_ALL, "")
+let localeNote = useUTF8Locale()
 // A parent may hand down blocked signals (Foundation's Process does, from a
 // Dispatch thread); chatsh must still end on SIGTERM and SIGINT.
 var noSignals = sigset_t()
@@ -46,7 +47,8 @@ case .interactive(let targets):
   }
   exit(
     runInteractive(
-      socketPath: socketPath, trust: trust, targets: targets, environment: environment
+      socketPath: socketPath, trust: trust, targets: targets, environment: environment,
+      localeNote: localeNote
     ).rawValue)
 default:
   let noColor = !(environment["NO_COLOR"] ?? "").isEmpty
@@ -57,5 +59,6 @@ default:
   case .auto: color = isatty(1) == 1 && !noColor
   }
   var script = ScriptMode(socketPath: socketPath, trust: trust, color: color)
+  script.wait = invocation.wait
   exit(script.run(invocation.command).rawValue)
 }

@@ -33,14 +33,15 @@ import Testing
     harness.session.start(targets: ["#Ops", "@bob"])
     #expect(
       harness.sent == [
-        "JOIN #ops", "WHO #ops", "HISTORY #ops 50", "HISTORY @bob 50", "SCHEDULED",
+        "JOIN #ops", "WHO #ops", "HISTORY #ops 50", "HISTORY @bob 50", "CONVERSATIONS", "SCHEDULED",
+        "ROOMS",
       ])
     harness.feed(
       "OK JOIN #ops 2", "MEMBER #ops alice", "MEMBER #ops bob", "OK WHO #ops 2",
       "MSG #ops 9 2026-11-30T18:00:05.000Z bob :live one",
       "HIST #ops 7 2026-11-30T17:00:00.000Z bob :older",
       "HIST #ops 9 2026-11-30T18:00:05.000Z bob :live one", "OK HISTORY #ops 2",
-      "OK HISTORY @bob 0", "OK SCHEDULED 0")
+      "OK HISTORY @bob 0", "OK CONVERSATIONS 0", "OK SCHEDULED 0", "OK ROOMS 0")
     let ops = harness.session.model.find("#ops")!
     #expect(ops.members == ["alice", "bob"])
     #expect(ops.entries.count == 2)
@@ -50,7 +51,9 @@ import Testing
   @Test func sayAddsOwnMessageOnOK() {
     let harness = Harness()
     harness.session.start(targets: ["#ops"])
-    harness.feed("OK JOIN #ops 1", "OK WHO #ops 0", "OK HISTORY #ops 0", "OK SCHEDULED 0")
+    harness.feed(
+      "OK JOIN #ops 1", "OK WHO #ops 0", "OK HISTORY #ops 0", "OK CONVERSATIONS 0",
+      "OK SCHEDULED 0", "OK ROOMS 0")
     harness.session.submit("hello :)")
     harness.session.submit("//slash")
     #expect(harness.sent.suffix(2) == ["SAY #ops :hello :)", "SAY #ops :/slash"])
@@ -75,10 +78,181 @@ import Testing
     #expect(harness.sent.last == "SAYAT #ops 2026-11-30T18:10:00.000Z :tea")
   }
 
+  @Test("/at takes local dates: tomorrow 09:00, a weekday, YYYY-MM-DD HH:MM, in the user's zone")
+  func atTakesLocalDates() {
+    // Monday 2026-11-30 19:00 in Berlin (18:00Z).
+    let harness = Harness(timeZone: "Europe/Berlin")
+    harness.session.start(targets: ["#ops"])
+    harness.feed(
+      "OK JOIN #ops 1", "OK WHO #ops 0", "OK HISTORY #ops 0", "OK CONVERSATIONS 0",
+      "OK SCHEDULED 0", "OK ROOMS 0")
+    harness.session.submit("/at tomorrow 09:00 stand-up")
+    #expect(harness.sent.last == "SAYAT #ops 2026-12-01T08:00:00.000Z :stand-up")
+    harness.session.submit("/at 2026-12-24 18:00 party")
+    #expect(harness.sent.last == "SAYAT #ops 2026-12-24T17:00:00.000Z :party")
+    harness.session.submit("/at mon 09:00 week starts")
+    #expect(harness.sent.last == "SAYAT #ops 2026-12-07T08:00:00.000Z :week starts")
+    harness.session.submit("/at Monday 20:00 still today")
+    #expect(harness.sent.last == "SAYAT #ops 2026-11-30T19:00:00.000Z :still today")
+    let before = harness.sent.count
+    harness.session.submit("/at today 10:00 too late")
+    harness.session.submit("/at tomorrow noon x")
+    #expect(harness.sent.count == before)
+    let notices = harness.session.model.find("#ops")!.entries.compactMap { entry -> String? in
+      if case .notice(let text, _, true) = entry { return text }
+      return nil
+    }
+    #expect(notices.contains { $0.contains("in the past") && $0.contains("19:00") })
+    #expect(notices.contains { $0.contains("comes a time such as 09:00") })
+  }
+
+  @Test("a broker error's UTC times are shown on the user's clock")
+  func errorTimesAreLocal() {
+    let harness = Harness(timeZone: "Europe/Berlin")
+    #expect(
+      harness.session.localTimes("due 2026-11-30T20:00:00.000Z is taken.")
+        == "due 21:00 is taken.")
+  }
+
+  @Test("/msg to a user that does not exist reports the error and opens nothing")
+  func msgToNoSuchUserOpensNothing() {
+    let harness = Harness()
+    harness.session.start(targets: ["#ops"])
+    harness.feed(
+      "OK JOIN #ops 1", "OK WHO #ops 0", "OK HISTORY #ops 0", "OK CONVERSATIONS 0",
+      "OK SCHEDULED 0", "OK ROOMS 0")
+    harness.session.submit("/msg @nosuchuser hello")
+    #expect(harness.sent.last == "SAY @nosuchuser :hello")
+    harness.feed("ERR SAY NOSUCHUSER :there is no user nosuchuser")
+    #expect(harness.session.model.find("@nosuchuser") == nil)
+    #expect(harness.session.model.current.name == "#ops")
+    harness.session.submit("/msg @bob hi")
+    harness.feed("OK SAY b1 2026-11-30T18:00:01.000Z")
+    #expect(harness.session.model.current.name == "@bob")
+    #expect(harness.sent.last == "HISTORY @bob 50")
+  }
+
+  @Test(
+    "after a reconnect: rejoin, fetch what was missed after the newest id, resend only what did not arrive"
+  )
+  func reconnectFetchesMissedAndResends() {
+    let harness = Harness()
+    harness.session.start(targets: ["#ops"])
+    harness.feed(
+      "OK JOIN #ops 1", "OK WHO #ops 0",
+      "HIST #ops 5 2026-11-30T17:00:00.000Z bob :old", "OK HISTORY #ops 1",
+      "OK CONVERSATIONS 0", "OK SCHEDULED 0", "OK ROOMS 0")
+    harness.session.submit("arrived before the crash")
+    harness.session.submit("never arrived")
+    harness.session.connectionLost()
+    harness.session.submit("typed while away")
+    harness.sent = []
+    harness.feed("HELLO 1.1.0 alice :welcome")
+    #expect(
+      harness.sent == [
+        "JOIN #ops", "WHO #ops", "HISTORY #ops 1000 AFTER 5", "SCHEDULED", "CONVERSATIONS",
+      ])
+    // A reply of the old connection must not be taken for the new JOIN's:
+    // the new one's replies come in order.
+    harness.feed(
+      "OK JOIN #ops 2", "OK WHO #ops 0",
+      "MSG #ops 9 2026-11-30T18:00:09.000Z bob :live",
+      "HIST #ops 6 2026-11-30T17:59:00.000Z alice :arrived before the crash",
+      "HIST #ops 7 2026-11-30T17:59:30.000Z bob :missed", "OK HISTORY #ops 2")
+    #expect(harness.sent.suffix(2) == ["SAY #ops :never arrived", "SAY #ops :typed while away"])
+    let texts = harness.session.model.find("#ops")!.entries.compactMap { entry -> String? in
+      if case .message(let message) = entry { return message.text }
+      return nil
+    }
+    #expect(texts == ["old", "arrived before the crash", "missed", "live"])
+  }
+
+  @Test(
+    "catch-up on start: my conversations from the broker, unread counts, the new line, MARKREAD once seen"
+  )
+  func catchUpOnStart() {
+    let harness = Harness(me: "bob")
+    harness.session.start(targets: [], remembered: ["@dave"])
+    #expect(harness.sent == ["CONVERSATIONS", "SCHEDULED", "ROOMS"])
+    harness.sent = []
+    harness.feed(
+      "CONV #retro 8 2026-11-30T17:59:00.000Z 5 2 1",
+      "CONV #zen 3 2026-11-30T10:00:00.000Z 3 0 0",
+      "CONV @carol 9 2026-11-30T17:59:30.000Z - 1 1",
+      "CONV @dave 2 2026-11-29T10:00:00.000Z 2 0 0",
+      "CONV @erin 1 2026-11-28T10:00:00.000Z 1 0 0",
+      "OK CONVERSATIONS 5", "OK SCHEDULED 0", "OK ROOMS 0")
+    let model = harness.session.model
+    // Rooms, direct conversations with something unread, and those remembered.
+    #expect(model.conversations.map(\.name) == ["#retro", "#zen", "@carol", "@dave"])
+    #expect(model.current.name == "#retro")
+    #expect(
+      model.otherUnread.map { "\($0.name) \($0.unread)\($0.mentioned ? "!" : "")" } == ["@carol 1!"]
+    )
+    #expect(harness.sent.contains("HISTORY #retro 50"))
+    harness.feed(
+      "OK JOIN #retro 2", "OK WHO #retro 0",
+      "HIST #retro 5 2026-11-30T17:00:00.000Z carol :what went well?",
+      "HIST #retro 7 2026-11-30T17:58:00.000Z bob :mine is not unread",
+      "HIST #retro 8 2026-11-30T17:59:00.000Z carol :bob: you fixed the build",
+      "OK HISTORY #retro 3")
+    let retro = model.find("#retro")!
+    #expect(retro.newLineAfter == "5")
+    let renderer = TranscriptRenderer(
+      me: "bob", width: 60, now: harness.now, clock: harness.session.clock)
+    let rows = renderer.render(retro.entries, newAfter: retro.newLineAfter).map(\.text)
+    let newLine = rows.firstIndex { $0.contains(" new ") }
+    let first = rows.firstIndex { $0.contains("what went well") }
+    #expect(newLine != nil && first != nil && newLine! > first!)
+    harness.sent = []
+    harness.session.seenBottom(of: retro)
+    harness.session.seenBottom(of: retro)
+    #expect(harness.sent == ["MARKREAD #retro 8"])
+    // Replies come in request order: the other conversations' first.
+    harness.feed(
+      "OK JOIN #zen 1", "OK WHO #zen 0", "OK HISTORY #zen 0",
+      "HIST @carol 9 2026-11-30T17:59:30.000Z carol :psst", "OK HISTORY @carol 1",
+      "OK HISTORY @dave 0", "OK MARKREAD #retro 8")
+    #expect(retro.readMarker == "8")
+    // Another session of mine read @carol: its count goes.
+    harness.feed("MARKREAD @carol 9")
+    #expect(model.otherUnread.isEmpty)
+  }
+
+  @Test("a conversation named on the command line gets its new line too")
+  func newLineForTargetsNamed() {
+    let harness = Harness(me: "bob")
+    harness.session.start(targets: ["#retro"])
+    harness.feed(
+      "OK JOIN #retro 1", "OK WHO #retro 0",
+      "HIST #retro 5 2026-11-30T17:00:00.000Z carol :seen",
+      "HIST #retro 8 2026-11-30T17:59:00.000Z carol :not seen", "OK HISTORY #retro 2",
+      "CONV #retro 8 2026-11-30T17:59:00.000Z 5 1 0", "OK CONVERSATIONS 1")
+    #expect(harness.session.model.find("#retro")?.newLineAfter == "5")
+  }
+
+  @Test("the bell rings for direct messages and mentions, bare name: too, never for my own lines")
+  func bellForWhatIsForMe() {
+    let harness = Harness(me: "bob")
+    harness.session.start(targets: ["#ops"])
+    harness.feed(
+      "OK JOIN #ops 1", "OK WHO #ops 0", "OK HISTORY #ops 0", "OK CONVERSATIONS 0",
+      "OK SCHEDULED 0", "OK ROOMS 0")
+    harness.feed("MSG #ops 1 2026-11-30T18:00:00.000Z carol :bob: look")
+    #expect(harness.bells == 1)
+    harness.feed("MSG @carol 2 2026-11-30T18:00:01.000Z carol :psst")
+    #expect(harness.bells == 2)
+    harness.feed("MSG #ops 3 2026-11-30T18:00:02.000Z bob :@bob talking to myself")
+    harness.feed("MSG #ops 4 2026-11-30T18:00:03.000Z carol :nothing for bob")
+    #expect(harness.bells == 2)
+    harness.feed("MSG #other 5 2026-11-30T18:00:04.000Z bob :mine elsewhere")
+    #expect(harness.session.model.find("#other")?.unread == 0)
+  }
+
   @Test func scheduledTableAndPendingCount() {
     let harness = Harness()
     harness.session.start(targets: [])
-    harness.feed("OK SCHEDULED 0")
+    harness.feed("OK CONVERSATIONS 0", "OK SCHEDULED 0", "OK ROOMS 0")
     harness.session.submit("/scheduled")
     harness.feed(
       "SCHED x1 #ops 2026-11-30T19:00:00.000Z 2026-11-30T17:00:00.000Z :deploy now",

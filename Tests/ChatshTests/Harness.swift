@@ -119,7 +119,7 @@ final class Collector: @unchecked Sendable {
 final class BrokerFixture {
   let directory: String
   let socket: String
-  let process: ChildProcess
+  private(set) var process: ChildProcess
 
   init() throws {
     var template = Array("/tmp/chatsh-test-XXXXXX".utf8CString)
@@ -128,11 +128,32 @@ final class BrokerFixture {
     socket = directory + "/sock"
     try FileManager.default.createDirectory(
       atPath: directory + "/state", withIntermediateDirectories: true)
-    process = try ChildProcess(
+    process = try Self.start(socket: socket, directory: directory)
+  }
+
+  private static func start(socket: String, directory: String) throws -> ChildProcess {
+    let process = try ChildProcess(
       [Binaries.chatbroker, "--socket", socket, "--state-dir", directory + "/state", "--no-sync"],
       standardOutput: .null, standardError: .null)
     let up = eventually { canConnect(socket) }
     if !up { Issue.record("chatbroker did not come up on \(socket)") }
+    return process
+  }
+
+  /// Stops the broker (SIGTERM: it says BYE and closes every connection),
+  /// keeps it down for `down` seconds, and starts it again on the same
+  /// socket and state directory, as a restart or an upgrade does.
+  /// `crash`: SIGKILL instead, so requests read and journaled may never
+  /// have been answered.
+  func restart(down: Double = 0, crash: Bool = false) throws {
+    if crash {
+      process.signal(SIGKILL)
+      process.waitUntilExit()
+      unlink(socket)
+    }
+    stop(process)
+    if down > 0 { usleep(UInt32(down * 1_000_000)) }
+    process = try Self.start(socket: socket, directory: directory)
   }
 
   deinit {
@@ -170,5 +191,50 @@ func canConnect(_ path: String) -> Bool {
     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
       connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
     }
+  }
+}
+
+/// A program left running: its standard input written at the test's pace,
+/// its output read as it comes. Stopped (and killed if need be) on deinit.
+final class Running {
+  let process: ChildProcess
+  private let input = Pipe()
+  let out: Collector
+  let err: Collector
+
+  init(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+    var env = ProcessInfo.processInfo.environment
+    env["NO_COLOR"] = "1"
+    for (key, value) in environment { env[key] = value }
+    let stdout = Pipe()
+    let stderr = Pipe()
+    process = try ChildProcess(
+      [path] + arguments, environment: env,
+      standardInput: .descriptor(input.fileHandleForReading.fileDescriptor),
+      standardOutput: .descriptor(stdout.fileHandleForWriting.fileDescriptor),
+      standardError: .descriptor(stderr.fileHandleForWriting.fileDescriptor))
+    // The child has its own copies: closed here, its end of output is theirs.
+    try input.fileHandleForReading.close()
+    try stdout.fileHandleForWriting.close()
+    try stderr.fileHandleForWriting.close()
+    out = Collector(stdout.fileHandleForReading)
+    err = Collector(stderr.fileHandleForReading)
+  }
+
+  deinit {
+    stop(process)
+  }
+
+  func write(_ text: String) {
+    try? input.fileHandleForWriting.write(contentsOf: Data(text.utf8))
+  }
+
+  func closeInput() {
+    try? input.fileHandleForWriting.close()
+  }
+
+  /// The exit status, or nil if it did not end within `seconds`.
+  func waitForExit(within seconds: Double) -> Int32? {
+    eventually(within: seconds) { !process.isRunning } ? process.terminationStatus : nil
   }
 }

@@ -40,10 +40,25 @@ import Testing
     ["history", "#a", "#b"], ["history", "-n", "0", "#a"], ["history", "-n", "x", "#a"],
     ["tail"], ["cancel"], ["cancel", "no-dashes"], ["who", "@bob"], ["rooms", "extra"],
     ["frobnicate"], ["--bogus"], ["--socket"], ["--color", "purple", "rooms"],
-    ["scheduled", "--at", "18:00"],
+    ["scheduled", "--at", "18:00"], ["say", "--wait", "-1", "#a", "x"],
+    ["say", "--wait", "86401", "#a", "x"], ["say", "--wait", "soon", "#a", "x"],
+    ["history", "--wait", "5", "#a"], ["history", "--mentions", "#a"],
   ])
   func usageErrors(arguments: [String]) {
     #expect(throws: UsageError.self) { try OptionParser.parse(arguments) }
+  }
+
+  @Test("say --wait takes 0 to 86400 seconds, 60 when not given; tail --mentions needs no target")
+  func waitAndMentions() throws {
+    #expect(try OptionParser.parse(["say", "#a", "x"]).wait == 60)
+    #expect(try OptionParser.parse(["say", "--wait", "0", "#a", "x"]).wait == 0)
+    #expect(try OptionParser.parse(["say", "--wait=86400", "#a"]).wait == 86400)
+    #expect(
+      try OptionParser.parse(["tail", "--mentions"]).command
+        == .tail(targets: [], count: 0, json: false, mentions: true))
+    #expect(
+      try OptionParser.parse(["tail", "--mentions", "--json", "#ops"]).command
+        == .tail(targets: ["#ops"], count: 0, json: true, mentions: true))
   }
 
   @Test func socketAndColorAnywhere() throws {

@@ -72,6 +72,23 @@ private func message(_ user: String, _ text: String, at time: Timestamp, id: Str
     #expect(rows[8] == "      thanks")
   }
 
+  @Test("a message in another minute than the one above shows its clock time")
+  func clockTimeWhenTheMinuteChanges() {
+    let renderer = TranscriptRenderer(me: "alice", width: 40, now: monday18 + 600_000, clock: utc)
+    let rows = renderer.render([
+      .message(message("bob", "one", at: monday18)),
+      .message(message("bob", "same minute", at: monday18 + 20_000)),
+      .message(message("bob", "two minutes on", at: monday18 + 125_000)),
+      .message(message("alice", "mine", at: monday18 + 130_000)),
+      .message(message("alice", "mine later", at: monday18 + 190_000)),
+    ]).map(\.text)
+    #expect(rows[2] == "      one")
+    #expect(rows[3] == "      same minute")
+    #expect(rows[4] == " 18:02 two minutes on")
+    #expect(rows[6].hasSuffix("mine") && !rows[6].contains("18:"))
+    #expect(rows[7].hasSuffix("18:03  mine later"))
+  }
+
   @Test func mentionsAndLinksAreHighlighted() {
     let renderer = TranscriptRenderer(me: "alice", width: 60, now: monday18, clock: utc)
     let rows = renderer.render([
@@ -108,11 +125,42 @@ private func message(_ user: String, _ text: String, at time: Timestamp, id: Str
     }
   }
 
+  @Test("initials come from a full name when the password database has one")
+  func initialsFromFullNames() {
+    #expect(UserStyle.initials(of: "Carol Cooper") == "CC")
+    #expect(UserStyle.initials(of: "Carol Ann Cooper") == "CC")
+    #expect(UserStyle.initials(of: "cbcarol") == "CB")
+    #expect(UserStyle.displayName(for: "root") == nil)  // GECOS "root" says nothing more
+    #expect(UserStyle.displayName(for: "no-such-user-here") == nil)
+  }
+
   @Test func initialsAndColours() {
     #expect(UserStyle.initials(for: "bob") == "BO")
     #expect(UserStyle.initials(for: "john.doe") == "JD")
     #expect(UserStyle.initials(for: "x") == "X")
     #expect(UserStyle.colorIndex(for: "bob") == UserStyle.colorIndex(for: "bob"))
     #expect(UserStyle.colorIndex(for: "bob") < UserStyle.colorCount)
+  }
+}
+
+/// Names from the password database: a real user with a GECOS full name.
+@Suite("names from GECOS", .enabled(if: getuid() == 0, "needs root to create a Unix user"))
+struct FullNameTests {
+  @Test("a user whose GECOS says Carol Cooper shows as (CC) Carol Cooper (cbcarol)")
+  func gecosFullName() throws {
+    if getpwnam("cbcarol") == nil {
+      let made = try run(
+        "/usr/sbin/useradd",
+        [
+          "--no-create-home", "--user-group", "--shell", "/usr/sbin/nologin", "--comment",
+          "Carol Cooper,Room 2,,", "cbcarol",
+        ])
+      #expect(getpwnam("cbcarol") != nil, "\(made.err)")
+    }
+    #expect(UserStyle.displayName(for: "cbcarol") == "Carol Cooper")
+    #expect(UserStyle.initials(for: "cbcarol") == "CC")
+    let renderer = TranscriptRenderer(me: "alice", width: 60, now: monday18, clock: utc)
+    let rows = renderer.render([.message(message("cbcarol", "hello", at: monday18))])
+    #expect(rows.map(\.text).contains(" (CC) Carol Cooper (cbcarol) · just now"))
   }
 }

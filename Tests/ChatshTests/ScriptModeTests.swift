@@ -134,3 +134,123 @@ import Testing
     #expect(notTerminal.status == 64)
   }
 }
+
+/// chatsh(1): what script mode prints and sends, for scripts to rely on.
+@Suite struct ScriptOutputTests {
+  @Test("a TAB, a backslash and a long line keep history's four TAB-separated fields")
+  func tabsAndBackslashesAreEscaped() throws {
+    let broker = try BrokerFixture()
+    #expect(try broker.chatsh("say", "#ops", "a\tb \\ c").status == 0)
+    let history = try broker.chatsh("history", "#ops")
+    let fields = history.out.split(separator: "\n").first?.split(separator: "\t") ?? []
+    #expect(fields.count == 4)
+    #expect(fields.last == "a\\tb \\\\ c")
+  }
+
+  @Test("build output: escapes, carriage-return progress and BEL are cleaned; a long line is split")
+  func buildOutputIsCleaned() throws {
+    let broker = try BrokerFixture()
+    let long = String(repeating: "é", count: 3000)  // 6000 bytes
+    let input =
+      "\u{1B}]0;make: building\u{7}\u{1B}[1mstep\u{1B}[0m 1\n"
+      + " 10%\r 50%\r100%\n" + "ding\u{7}\n" + long + "\n"
+    let said = try broker.chatsh("say", "#b", input: input)
+    #expect(said.status == 0, "\(said.err)")
+    let texts = try broker.chatsh("history", "--json", "#b").out.split(separator: "\n").map {
+      (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String])?["text"] ?? ""
+    }
+    #expect(texts.prefix(3) == ["step 1", "100%", "ding"])
+    #expect(texts.count == 5)
+    #expect(texts.dropFirst(3).joined() == long)
+    #expect(texts.allSatisfy { !$0.contains("\u{FFFD}") })
+  }
+
+  @Test("text given as arguments is cleaned the same way")
+  func argumentsAreCleaned() throws {
+    let broker = try BrokerFixture()
+    #expect(try broker.chatsh("say", "#b", "\u{1B}[31mred\u{1B}[0m alert\u{7}").status == 0)
+    #expect(try broker.chatsh("history", "#b").out.hasSuffix("\tred alert\n"))
+  }
+}
+
+/// chatsh(1), `tail --mentions`: only what is for me. Needs root (a second
+/// user, nobody, through setpriv).
+@Suite struct TailMentionsTests {
+  @Test(
+    "tail --mentions prints direct messages and mentions of me, nothing else, never mine (real time)"
+  )
+  func onlyWhatIsForMeRealTime() throws {
+    guard getuid() == 0 else { return }
+    let broker = try BrokerFixture()
+    chmod(broker.directory, 0o755)
+    let me = NSUserName()
+    let tail = try Running(
+      Binaries.chatsh, ["--socket", broker.socket, "tail", "--mentions", "#ops"])
+    let json = try Running(
+      Binaries.chatsh, ["--socket", broker.socket, "tail", "--mentions", "--json"])
+    usleep(400_000)
+    func asNobody(_ arguments: String...) throws -> Int32 {
+      try run(
+        "/usr/bin/setpriv",
+        [
+          "--reuid=65534", "--regid=65534", "--clear-groups", Binaries.chatsh, "--socket",
+          broker.socket,
+        ] + arguments
+      ).status
+    }
+    #expect(try asNobody("say", "#ops", "nothing for anyone") == 0)
+    #expect(try asNobody("say", "#ops", "@\(me) please look") == 0)
+    #expect(try asNobody("say", "#ops", "\(me): the build is green") == 0)
+    #expect(try asNobody("say", "#other", "@\(me) in a room not followed") == 0)
+    #expect(try asNobody("say", "@\(me)", "psst") == 0)
+    #expect(try broker.chatsh("say", "#ops", "@\(me) talking to myself").status == 0)
+    #expect(try asNobody("say", "#ops", "last, for nobody") == 0)
+    #expect(eventually { tail.out.current.contains("psst") })
+    #expect(eventually { json.out.current.contains("psst") })
+    usleep(300_000)
+    let texts = tail.out.current.split(separator: "\n").map {
+      String($0.split(separator: "\t").last ?? "")
+    }
+    #expect(texts == ["@\(me) please look", "\(me): the build is green", "psst"])
+    let objects = json.out.current.split(separator: "\n").compactMap {
+      try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String]
+    }
+    #expect(objects.map { $0["text"] ?? "" } == ["psst"])
+    #expect(objects.first?["target"] == "@nobody")
+  }
+}
+
+extension TailMentionsTests {
+  @Test(
+    "tail --mentions without targets prints direct messages sent while the broker restarted (real time)"
+  )
+  func directMessagesAcrossRestartRealTime() throws {
+    guard getuid() == 0 else { return }
+    let broker = try BrokerFixture()
+    chmod(broker.directory, 0o755)
+    let me = NSUserName()
+    func asNobody(_ arguments: String...) throws -> Int32 {
+      try run(
+        "/usr/bin/setpriv",
+        [
+          "--reuid=65534", "--regid=65534", "--clear-groups", Binaries.chatsh, "--socket",
+          broker.socket,
+        ] + arguments
+      ).status
+    }
+    #expect(try asNobody("say", "@\(me)", "from before tail") == 0)
+    let tail = try Running(Binaries.chatsh, ["--socket", broker.socket, "tail", "--mentions"])
+    usleep(400_000)
+    #expect(try asNobody("say", "@\(me)", "one") == 0)
+    #expect(eventually { tail.out.current.contains("one") })
+    try broker.restart(down: 2)
+    #expect(try asNobody("say", "@\(me)", "while you were away") == 0)
+    #expect(eventually(within: 20) { tail.err.current.contains("reconnected") })
+    #expect(try asNobody("say", "@\(me)", "after") == 0)
+    #expect(eventually { tail.out.current.contains("after") })
+    let texts = tail.out.current.split(separator: "\n").map {
+      String($0.split(separator: "\t").last ?? "")
+    }
+    #expect(texts == ["one", "while you were away", "after"])
+  }
+}

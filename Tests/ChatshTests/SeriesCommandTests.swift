@@ -21,7 +21,9 @@ struct SeriesCommandTests {
   static func joined(_ zone: String = "America/New_York") -> Harness {
     let harness = Harness(timeZone: zone)
     harness.session.start(targets: ["#team"])
-    harness.feed("OK JOIN #team 1", "OK WHO #team 0", "OK HISTORY #team 0", "OK SCHEDULED 0")
+    harness.feed(
+      "OK JOIN #team 1", "OK WHO #team 0", "OK HISTORY #team 0", "OK CONVERSATIONS 0",
+      "OK SCHEDULED 0", "OK ROOMS 0")
     harness.sent = []
     return harness
   }
@@ -46,7 +48,8 @@ struct SeriesCommandTests {
       return
     }
     #expect(one.rule == nil)
-    #expect(OutputFormat.plain(one) == "8\t2026-12-01T14:00:00.000Z\t#team\ta\tb")
+    // A TAB in the text is escaped (chatsh(1)): the fields stay four.
+    #expect(OutputFormat.plain(one) == "8\t2026-12-01T14:00:00.000Z\t#team\ta\\tb")
   }
 
   @Test("/every reads the rule on the user's clock and sends it in full")

@@ -1,0 +1,196 @@
+import ChatClient
+import Foundation
+import LineProtocol
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// What a reply of the broker answers, in the order the requests went out.
+private enum SayReply: Equatable {
+  /// `HISTORY target 1`: the newest id before anything of ours.
+  case anchor
+  /// `HISTORY target 1000 AFTER id` after a reconnect: which of the lines
+  /// in flight the broker has.
+  case missed
+  case say(String)
+}
+
+extension ScriptMode {
+  /// Connects, trying again with backoff until `deadline`; says once on
+  /// standard error that it is waiting.
+  func connectWaiting(until deadline: Date, announced: inout Bool) throws(ScriptFailure) -> (
+    connection: BrokerConnection, user: String
+  ) {
+    var attempt = 0
+    while true {
+      do {
+        return try connectSayingHello()
+      } catch {
+        guard case .unavailable(let message) = error, Date() < deadline else { throw error }
+        if !announced {
+          let seconds = Int(deadline.timeIntervalSinceNow.rounded(.up))
+          complain(
+            (message.split(separator: "\n").first.map(String.init) ?? message)
+              + "; waiting up to \(seconds) s for it (--wait)")
+          announced = true
+        }
+        let delay = Double(reconnectDelays[min(attempt, reconnectDelays.count - 1)])
+        let pause = min(delay, max(deadline.timeIntervalSinceNow, 0))
+        usleep(UInt32(pause * 1_000_000))
+        attempt += 1
+      }
+    }
+  }
+
+  /// `chatsh say TARGET` with the text from the arguments (`lines`) or, when
+  /// nil, from standard input, one message a line, cleaned as build output
+  /// (``BuildOutput``). Requests are pipelined. When the broker goes away it
+  /// waits up to `wait` seconds for it to come back, then sends again what
+  /// it had not acknowledged, except what the broker's history shows was
+  /// delivered: nothing read is lost, nothing is sent twice, the order stays.
+  func sayLines(target: String, lines given: [String]?, wait: Int) throws(ScriptFailure)
+    -> ExitStatus
+  {
+    let canonical = Target(target)?.description ?? target
+    let maximumText = 4096 - "SAY \(canonical) :".utf8.count
+    var queue: [String] = []  // read, not sent yet
+    var inFlight: [String] = []  // sent on this connection, not answered
+    var replies: [SayReply] = []
+    var anchor: String?
+    var refused = 0
+    var inputOpen = given == nil
+    var partial: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+
+    func enqueue(_ line: String) {
+      let text = BuildOutput.clean(line)
+      guard !text.isEmpty else { return }
+      queue += BuildOutput.split(text, maximumBytes: maximumText)
+    }
+    for line in given ?? [] { enqueue(line) }
+
+    var announced = false
+    var (connection, me) = try connectWaiting(
+      until: Date().addingTimeInterval(Double(wait)), announced: &announced)
+    connection.send("HISTORY \(canonical) 1")
+    replies.append(.anchor)
+    var resyncing = false
+    var lastProgress = Date()
+
+    while true {
+      // Answers, in request order.
+      while let line = connection.bufferedLine() {
+        switch line {
+        case .hist(let message) where replies.first == .missed:
+          // Our lines the broker has are the first ones in flight, in order.
+          anchor = message.id
+          if message.user == me, inFlight.first == message.text { inFlight.removeFirst() }
+        case .hist(let message) where replies.first == .anchor:
+          anchor = message.id
+        case .ok, .err:
+          guard !replies.isEmpty else { break }
+          lastProgress = Date()
+          switch replies.removeFirst() {
+          case .anchor: break
+          case .missed:
+            queue = inFlight + queue
+            inFlight = []
+            resyncing = false
+          case .say(let text):
+            if case .ok(_, let words) = line, let id = words.first { anchor = id }
+            if case .err(_, let code, let text) = line {
+              refused += 1
+              complain("\(code): \(text)")
+            }
+            if inFlight.first == text { inFlight.removeFirst() }
+          }
+        default:
+          break
+        }
+      }
+      if !resyncing && !connection.readClosed {
+        // Send what was read, keeping at most 512 lines unanswered.
+        while !queue.isEmpty && inFlight.count < 512 {
+          let text = queue.removeFirst()
+          connection.send("SAY \(canonical) :\(text)")
+          inFlight.append(text)
+          replies.append(.say(text))
+        }
+      }
+      connection.flushIfPossible()
+      if !inputOpen && queue.isEmpty && inFlight.isEmpty && replies.isEmpty { break }
+
+      var lost = connection.readClosed
+      if !lost {
+        let readInput = inputOpen && !resyncing && queue.count < 512
+        let events: [Int16]
+        do {
+          (events, _) = try connection.wait(
+            extra: readInput ? [0] : [], timeoutMilliseconds: 1000)
+        } catch {
+          events = []
+          lost = true
+        }
+        if readInput, let revents = events.first, revents != 0 {
+          let count = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+          if count > 0 {
+            partial.append(contentsOf: buffer[..<count])
+            var start = 0
+            while let newline = partial[start...].firstIndex(of: UInt8(ascii: "\n")) {
+              enqueue(String(decoding: partial[start..<newline], as: UTF8.self))
+              start = newline + 1
+            }
+            partial.removeFirst(start)
+          } else if count == 0 || (errno != EINTR && errno != EAGAIN) {
+            if !partial.isEmpty { enqueue(String(decoding: partial, as: UTF8.self)) }
+            partial = []
+            inputOpen = false
+          }
+        }
+        if replies.isEmpty { lastProgress = Date() }
+        // Closed: the next round reads what it answered before, then
+        // reconnects. Silent for too long while answers are due: gone too.
+        if Date().timeIntervalSince(lastProgress) > Double(replyTimeout) { lost = true }
+      }
+      guard lost else { continue }
+
+      // The broker went away: wait for it, then ask what it has of ours.
+      replies = []
+      guard wait > 0 else {
+        throw .unavailable(
+          ConnectionError.closed(
+            path: socketPath,
+            detail: "\(inFlight.count + queue.count) messages were not acknowledged"
+          ).description)
+      }
+      complain("lost the connection to the broker; waiting up to \(wait) s for it (--wait)")
+      announced = true
+      do {
+        (connection, me) = try connectWaiting(
+          until: Date().addingTimeInterval(Double(wait)), announced: &announced)
+      } catch {
+        let unsent = inFlight + queue
+        if !unsent.isEmpty {
+          complain("these \(unsent.count) lines may not have been sent:")
+          for line in unsent { writeAll(2, line + "\n") }
+        }
+        throw error
+      }
+      complain("reconnected")
+      lastProgress = Date()
+      if inFlight.isEmpty {
+        if anchor == nil {
+          connection.send("HISTORY \(canonical) 1")
+          replies.append(.anchor)
+        }
+      } else {
+        let after = anchor.map { " AFTER " + $0 } ?? ""
+        connection.send("HISTORY \(canonical) 1000\(after)")
+        replies.append(.missed)
+        resyncing = true
+      }
+    }
+    return refused > 0 ? .refused : .success
+  }
+}

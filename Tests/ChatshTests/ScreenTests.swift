@@ -1,0 +1,326 @@
+import Foundation
+import Testing
+
+@testable import ChatClient
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// chatsh(1)'s chat screen in a real terminal (tmux): what nobody can break.
+@Suite(.serialized) struct ScreenTests {
+  let broker: BrokerFixture
+
+  init() throws {
+    broker = try BrokerFixture()
+  }
+
+  private func chatScreen(
+    _ targets: [String], width: Int = 80, height: Int = 24, environment: [String] = ["LANG=C.UTF-8"]
+  ) throws -> Tmux {
+    let state = broker.directory + "/xdg-state"
+    return try Tmux(
+      ["/usr/bin/env"] + environment + [
+        "XDG_STATE_HOME=" + state, "TZ=UTC", Binaries.chatsh, "--socket", broker.socket,
+      ] + targets, width: width, height: height)
+  }
+
+  @Test("an emoji flood leaves every row intact and the typed input where it was")
+  func emojiFloodKeepsEveryRow() throws {
+    let terminal = try chatScreen(["#general"], width: 60)
+    defer { terminal.close() }
+    #expect(terminal.waitFor { $0.contains("#general") && $0.contains("[") })
+    try terminal.type("my draft")
+    let flood = String(repeating: "👍🏽", count: 30)
+    #expect(try broker.chatsh("say", "#general", flood + " END").status == 0)
+    #expect(try broker.chatsh("say", "#general", "after the flood").status == 0)
+    #expect(terminal.waitFor { $0.contains("after the flood") })
+    try terminal.press("C-l")
+    usleep(200_000)
+    let screen = terminal.screen()
+    let lines = screen.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+    #expect(lines.count == 24)
+    #expect(lines.first?.hasPrefix(" #general") == true, "\(screen)")
+    #expect(terminal.lastLine.hasPrefix("> my draft"), "\(screen)")
+    #expect(screen.contains("END"))
+    // The flood wraps into rows of whole emoji, none cut, none spilled.
+    let floodRows = lines.filter { $0.contains("👍🏽") }
+    #expect(floodRows.count >= 2)
+    #expect(floodRows.map { $0.components(separatedBy: "👍🏽").count - 1 }.reduce(0, +) == 30)
+  }
+
+  @Test("a joined emoji shows whole in the sender's own view")
+  func joinedEmojiShowsWhole() throws {
+    let terminal = try chatScreen(["#general"])
+    defer { terminal.close() }
+    #expect(terminal.waitFor { $0.contains("#general") && $0.contains("[") })
+    try terminal.type("👩‍💻 done")
+    #expect(terminal.waitFor { $0.contains("> 👩‍💻 done") })
+    try terminal.press("Enter")
+    #expect(terminal.waitFor { $0.contains("you · just now") })
+    let screen = terminal.screen()
+    #expect(screen.contains("👩‍💻 done"), "\(screen)")
+    #expect(try broker.chatsh("history", "#general").out.contains("\t👩‍💻 done"))
+  }
+
+  @Test("in the C locale, non-ASCII text shows, is sent, and chatsh says it uses C.UTF-8")
+  func cLocaleKeepsText() throws {
+    #expect(try broker.chatsh("say", "#intl", "héllo 日本 ñandú").status == 0)
+    let terminal = try chatScreen(
+      ["#intl"], environment: ["-u", "LANG", "-u", "LC_CTYPE", "LC_ALL=C"])
+    defer { terminal.close() }
+    #expect(terminal.waitFor { $0.contains("héllo 日本 ñandú") }, "\(terminal.screen())")
+    #expect(terminal.screen().contains("uses C.UTF-8"))
+    try terminal.type("grüße 👋")
+    try terminal.press("Enter")
+    #expect(
+      eventually { (try? broker.chatsh("history", "#intl").out.contains("\tgrüße 👋")) ?? false })
+  }
+
+  @Test("a line sent while the broker is down is sent once it is back, once (real time)")
+  func lineSentWhileDownRealTime() throws {
+    let terminal = try chatScreen(["#ops"])
+    defer { terminal.close() }
+    #expect(terminal.waitFor { $0.contains("#ops") && $0.contains("[") })
+    stop(broker.process)
+    #expect(terminal.waitFor { $0.contains("reconnecting in") })
+    try terminal.type("sent while down")
+    try terminal.press("Enter")
+    #expect(terminal.waitFor { $0.contains("is sent once the broker is back") })
+    try broker.restart()
+    #expect(terminal.waitFor(within: 15) { $0.contains("reconnected") })
+    #expect(
+      eventually {
+        (try? broker.chatsh("history", "#ops").out.contains("sent while down")) ?? false
+      })
+    usleep(500_000)
+    let history = try broker.chatsh("history", "#ops").out
+    #expect(history.components(separatedBy: "sent while down").count == 2, "\(history)")
+  }
+
+  @Test(
+    "the screen reconnects after a broker restart, fetches what it missed, keeps the input (real time)"
+  )
+  func screenReconnectsRealTime() throws {
+    #expect(try broker.chatsh("say", "#ops", "before").status == 0)
+    let terminal = try chatScreen(["#ops"])
+    defer { terminal.close() }
+    #expect(terminal.waitFor { $0.contains("before") })
+    try terminal.type("half typed")
+    try broker.restart(down: 2.5)
+    #expect(terminal.waitFor { $0.contains("reconnecting in") || $0.contains("reconnected") })
+    #expect(try broker.chatsh("say", "#ops", "said while you were away").status == 0)
+    #expect(terminal.waitFor(within: 15) { $0.contains("said while you were away") })
+    #expect(terminal.lastLine.hasPrefix("> half typed"))
+    try terminal.type(" and sent")
+    try terminal.press("Enter")
+    #expect(
+      eventually {
+        (try? broker.chatsh("history", "#ops").out.contains("half typed and sent")) ?? false
+      })
+    let screen = terminal.screen()
+    #expect(screen.components(separatedBy: "said while you were away").count == 2, "\(screen)")
+    #expect(screen.components(separatedBy: "before").count == 2, "\(screen)")
+    // Still joined: a message to the room arrives live.
+    #expect(try broker.chatsh("say", "#ops", "live again").status == 0)
+    #expect(terminal.waitFor { $0.contains("live again") })
+  }
+}
+
+/// chatsh(1): scrolling back and completing, in tmux.
+@Suite(.serialized) struct ScrollAndCompletionTests {
+  let broker: BrokerFixture
+
+  init() throws {
+    broker = try BrokerFixture()
+  }
+
+  private func chatScreen(_ target: String) throws -> Tmux {
+    try Tmux(
+      [
+        "/usr/bin/env", "LANG=C.UTF-8", "XDG_STATE_HOME=" + broker.directory + "/state-x",
+        "TZ=UTC", Binaries.chatsh, "--socket", broker.socket, target,
+      ], width: 80, height: 24)
+  }
+
+  private func transcript(_ terminal: Tmux) -> [String] {
+    Array(
+      terminal.screen().split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        .dropFirst().prefix(22))
+  }
+
+  @Test(
+    "scrolled back, the view stays still, says N new, and PageUp past the oldest line loads more")
+  func scrollStaysStillAndLoadsOlder() throws {
+    let lines = (1...60).map { "line \($0) of sixty" }
+    #expect(
+      try broker.chatsh("say", "#ops", input: lines.joined(separator: "\n") + "\n").status == 0)
+    let terminal = try chatScreen("#ops")
+    defer { terminal.close() }
+    #expect(terminal.waitFor { $0.contains("line 60 of sixty") })
+    try terminal.press("PageUp")
+    #expect(terminal.waitFor { $0.contains("↓ PgDn") })
+    let before = transcript(terminal)
+    #expect(try broker.chatsh("say", "#ops", "new one").status == 0)
+    #expect(try broker.chatsh("say", "#ops", "new two").status == 0)
+    #expect(terminal.waitFor { $0.contains("2 new ↓") }, "\(terminal.screen())")
+    #expect(transcript(terminal) == before)
+    // Up to the oldest loaded line (line 11), then past it: older ones load.
+    for _ in 0..<4 { try terminal.press("PageUp") }
+    #expect(terminal.waitFor { $0.contains("line 11 of sixty") })
+    for _ in 0..<3 {
+      try terminal.press("PageUp")
+      usleep(150_000)
+    }
+    #expect(terminal.waitFor { $0.contains("line 1 of sixty") }, "\(terminal.screen())")
+    for _ in 0..<12 { try terminal.press("PageDown") }
+    #expect(terminal.waitFor { $0.contains("new two") && !$0.contains("new ↓") })
+  }
+
+  @Test("two screens join different rooms; the next start opens both, from the broker")
+  func twoScreensDoNotOverwriteEachOther() throws {
+    let one = try chatScreen("#alpha")
+    let two = try chatScreen("#beta")
+    #expect(one.waitFor { $0.contains("#alpha") && $0.contains("[") })
+    #expect(two.waitFor { $0.contains("#beta") && $0.contains("[") })
+    for terminal in [two, one] {
+      try terminal.type("/quit")
+      try terminal.press("Enter")
+      usleep(200_000)
+      terminal.close()
+    }
+    let again = try Tmux(
+      [
+        "/usr/bin/env", "LANG=C.UTF-8", "XDG_STATE_HOME=" + broker.directory + "/state-x",
+        "TZ=UTC", Binaries.chatsh, "--socket", broker.socket,
+      ], width: 80, height: 24)
+    defer { again.close() }
+    #expect(again.waitFor { $0.hasPrefix(" #alpha") })
+    try again.type("/switch #beta")
+    try again.press("Enter")
+    #expect(again.waitFor { $0.hasPrefix(" #beta") }, "\(again.screen())")
+  }
+
+  @Test("Tab shows the candidates on the status line, Tab again cycles, every room completes")
+  func tabCompletesAndCycles() throws {
+    #expect(try broker.chatsh("say", "#deploy", "x").status == 0)
+    #expect(try broker.chatsh("say", "#dev", "y").status == 0)
+    let terminal = try chatScreen("#ops")
+    defer { terminal.close() }
+    #expect(terminal.waitFor { $0.contains("#ops") && $0.contains("[") })
+    try terminal.type("/join #de")
+    try terminal.press("Tab")
+    #expect(terminal.waitFor { $0.hasPrefix(" Tab: #deploy  #dev") }, "\(terminal.screen())")
+    #expect(terminal.lastLine.hasPrefix("> /join #de "))
+    try terminal.press("Tab")
+    #expect(terminal.waitFor { _ in terminal.lastLine.hasPrefix("> /join #deploy ") })
+    try terminal.press("Tab")
+    #expect(terminal.waitFor { _ in terminal.lastLine.hasPrefix("> /join #dev ") })
+    // Candidates never go into the conversation.
+    #expect(!transcript(terminal).contains { $0.contains("#deploy  #dev") })
+    try terminal.press("C-u")
+    #expect(terminal.waitFor { $0.hasPrefix(" #ops") })
+    guard getuid() == 0 else { return }  // a second user to complete
+    chmod(broker.directory, 0o755)
+    let other = try run(
+      "/usr/bin/setpriv",
+      [
+        "--reuid=65534", "--regid=65534", "--clear-groups", Binaries.chatsh, "--socket",
+        broker.socket, "say", "#ops", "hello",
+      ])
+    #expect(other.status == 0)
+    #expect(terminal.waitFor { $0.contains("hello") })
+    try terminal.type("nob")
+    try terminal.press("Tab")
+    #expect(terminal.waitFor { _ in terminal.lastLine.hasPrefix("> nobody: ") })
+  }
+}
+
+/// chatsh(1), catch-up: what happened while you were away, as two Unix
+/// users (root, and nobody through setpriv). Needs root.
+@Suite(.serialized) struct CatchUpScreenTests {
+  let broker: BrokerFixture
+
+  init() throws {
+    broker = try BrokerFixture()
+    chmod(broker.directory, 0o755)
+  }
+
+  private func asNobody(_ arguments: String...) throws -> Run {
+    try run(
+      "/usr/bin/setpriv",
+      [
+        "--reuid=65534", "--regid=65534", "--clear-groups", Binaries.chatsh, "--socket",
+        broker.socket,
+      ]
+        + arguments)
+  }
+
+  private func chatScreen(state: String) throws -> Tmux {
+    try Tmux(
+      [
+        "/usr/bin/env", "LANG=C.UTF-8", "XDG_STATE_HOME=" + broker.directory + "/" + state,
+        "TZ=UTC", Binaries.chatsh, "--socket", broker.socket,
+      ], width: 100, height: 24)
+  }
+
+  @Test("back after a while: my rooms reopen, unread counts, the new line, the marker moves")
+  func catchUpAsTwoUsers() throws {
+    guard getuid() == 0 else { return }
+    let me = NSUserName()
+    // I join #retro and say something, then leave chatsh.
+    let first = try Tmux(
+      [
+        "/usr/bin/env", "LANG=C.UTF-8", "XDG_STATE_HOME=" + broker.directory + "/one", "TZ=UTC",
+        Binaries.chatsh, "--socket", broker.socket, "#retro",
+      ], width: 100, height: 24)
+    #expect(first.waitFor { $0.contains("#retro") && $0.contains("[") })
+    try first.type("my own line")
+    try first.press("Enter")
+    #expect(first.waitFor { $0.contains("you · just now") })
+    try first.type("/quit")
+    try first.press("Enter")
+    first.close()
+    // While I am away: a mention in #retro, a direct message.
+    #expect(try asNobody("say", "#retro", "\(me): you fixed the build").status == 0)
+    #expect(try asNobody("say", "@\(me)", "psst, lunch?").status == 0)
+    // Back, from another state directory: the list comes from the broker.
+    let terminal = try chatScreen(state: "two")
+    defer { terminal.close() }
+    #expect(terminal.waitFor { $0.contains("you fixed the build") }, "\(terminal.screen())")
+    let screen = terminal.screen()
+    let lines = screen.split(separator: "\n").map(String.init)
+    #expect(lines.first?.hasPrefix(" #retro") == true, "\(screen)")
+    #expect(lines.first?.contains("@nobody 1!") == true, "\(screen)")
+    let mine = lines.firstIndex { $0.contains("my own line") }
+    let newLine = lines.firstIndex { $0.contains("─ new ─") }
+    let mention = lines.firstIndex { $0.contains("you fixed the build") }
+    #expect(mine != nil && newLine != nil && mention != nil)
+    if let mine, let newLine, let mention { #expect(mine < newLine && newLine < mention) }
+    // Seen: the broker has my marker at the newest message of #retro.
+    #expect(
+      eventually {
+        let listed = conversations()
+        return listed.contains { $0.hasPrefix("CONV #retro ") && $0.hasSuffix(" 0 0") }
+      }, "\(conversations())")
+    // Alt-2 shows the direct conversation; its count goes.
+    try terminal.press("M-2")
+    #expect(terminal.waitFor { $0.contains("psst, lunch?") && !$0.contains("@nobody 1!") })
+  }
+
+  /// My `CONV` lines, from a connection of my own.
+  private func conversations() -> [String] {
+    guard let connection = try? BrokerConnection(path: broker.socket) else { return [] }
+    connection.send("CONVERSATIONS")
+    var lines: [String] = []
+    while let line = try? connection.nextLine(timeoutSeconds: 5) {
+      if case .conversation(let summary) = line {
+        lines.append(
+          "CONV \(summary.target) \(summary.newest?.id.description ?? "-") "
+            + "\(summary.read?.description ?? "-") \(summary.unread) \(summary.mentions)")
+      }
+      if case .ok(let verb, _) = line, verb == "CONVERSATIONS" { break }
+    }
+    return lines
+  }
+}
