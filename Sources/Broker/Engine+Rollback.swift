@@ -159,7 +159,14 @@ extension Engine {
         scheduler.remove(id)
         if let before { scheduler.insert(before, series: beforeSeries) }
       case .member(let user, let room, let newRoom):
+        // The JOIN that made the room the user's is answered STORAGE: its
+        // sessions leave the room again, as if it had never been joined.
         removeHolder(user, of: room)
+        for connection in rooms[room]?.connections ?? []
+        where sessions[connection]?.user == user {
+          sessions[connection]?.rooms.remove(room)
+          leave(room, connection: connection, user: user)
+        }
         if let newRoom { forgetIfUnused(newRoom) }
       case .leave(let user, let room, let since, let forgotten):
         if let forgotten, rooms[room] == nil { addRoom(room, created: forgotten) }

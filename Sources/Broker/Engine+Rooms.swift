@@ -5,8 +5,12 @@ extension Engine {
   public static let roomsPerReply = 1000
 
   /// `JOIN`: the session joins, and the room becomes one of the user's
-  /// rooms (journaled with the room's creation, in one append).
+  /// rooms (journaled with the room's creation, in one append). When that
+  /// wrote a `member` record, `OK JOIN` waits until it is durable, so a room
+  /// acknowledged as yours stays yours through a crash; if the sync fails,
+  /// the join is undone (``rollBack(_:)``) and the reply is `STORAGE`.
   func join(_ name: RoomName, connection: ConnectionID, user: String) {
+    let becomesHolder = !isHolder(user, of: name)
     guard ensureRoom(name, verb: .join, connection: connection, user: user) else { return }
     if sessions[connection]?.rooms.contains(name) == false {
       sessions[connection]?.rooms.insert(name)
@@ -18,7 +22,9 @@ extension Engine {
       rooms[name]?.sessionsByUser[user, default: 0] += 1
     }
     let members = rooms[name]?.sessionsByUser.count ?? 0
-    send(.ok(.join, fields: [name.description, String(members)]), to: connection)
+    send(
+      .ok(.join, fields: [name.description, String(members)]), to: connection,
+      kind: becomesHolder ? .outcome(.join) : .neutral)
   }
 
   /// `PART`: the session leaves; when none of the user's sessions is left

@@ -52,8 +52,8 @@ extension EngineOutput {
 /// leave in the order they were sent.
 public enum LineKind: Equatable, Sendable {
   /// Shows nothing that a record not yet synced changed: the greeting,
-  /// `PING`, `HELP`, errors, `WHO`, `JOIN` and `PART`, the reply to a
-  /// request that wrote nothing. Never waits for a sync of its own, and
+  /// `PING`, `HELP`, errors, `WHO`, `JOIN` and `PART` events, the reply to
+  /// a request that wrote nothing. Never waits for a sync of its own, and
   /// leaves unchanged whatever a sync does.
   case neutral
   /// Shows what the records written so far changed (a `MSG`, an item of a
