@@ -31,6 +31,9 @@ final class GroupCommit: @unchecked Sendable {
 
   private let condition = NSCondition()
   private var wanted: Target?
+  /// The newest target asked for: asking again for what a sync in flight
+  /// already covers must not cost a second sync.
+  private var newest: (count: UInt64, generation: Int)?
   private var busy = false
   private var halted = false
   private var stopped = false
@@ -73,6 +76,10 @@ final class GroupCommit: @unchecked Sendable {
   /// Records up to `target` are in the file: sync them as soon as possible.
   func request(_ target: Target) {
     condition.withLock {
+      if let newest, newest.generation == target.generation, newest.count >= target.count {
+        return
+      }
+      newest = (target.count, target.generation)
       wanted = target
       if !busy { condition.signal() }
     }
@@ -88,6 +95,7 @@ final class GroupCommit: @unchecked Sendable {
     condition.withLock {
       halted = true
       wanted = nil
+      newest = nil
     }
   }
 
@@ -95,6 +103,7 @@ final class GroupCommit: @unchecked Sendable {
   func resume() {
     condition.withLock {
       halted = false
+      newest = nil
       condition.signal()
     }
   }
@@ -134,6 +143,7 @@ final class GroupCommit: @unchecked Sendable {
         delivery.failure = (target, failure)
         halted = true
         wanted = nil
+        newest = nil
       }
       if !deliveryPosted {
         deliveryPosted = true
