@@ -155,8 +155,30 @@ enum FanoutBenchmark {
         continue
       }
       let lines = min(batch, count - sent)
-      writeAll(fd, lines == batch ? chunk : Array(String(repeating: line, count: lines).utf8))
+      writeDraining(
+        fd, lines == batch ? chunk : Array(String(repeating: line, count: lines).utf8),
+        drain: &drain)
       sent += lines
+    }
+  }
+
+  /// Writes all of `bytes`, reading (and discarding) replies whenever the
+  /// socket is full: a sender that only waits to write while the server
+  /// waits for it to read its replies would stall both for good.
+  static func writeDraining(_ fd: Int32, _ bytes: [UInt8], drain: inout [UInt8]) {
+    var offset = 0
+    while offset < bytes.count {
+      let count = bytes[offset...].withUnsafeBytes {
+        send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+      }
+      if count < 0 && (errno == EINTR || errno == EAGAIN) {
+        var poller = pollfd(fd: fd, events: Int16(POLLIN | POLLOUT), revents: 0)
+        _ = poll(&poller, 1, 100)
+        while drain.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
+        continue
+      }
+      precondition(count > 0, "send failed: \(String(cString: strerror(errno)))")
+      offset += count
     }
   }
 
