@@ -22,25 +22,13 @@ public enum Compactor {
   private static func write(
     journal path: String, length: Int64, limits: Limits, to temporary: String
   ) throws(SystemError) {
-    let contents = try FileJournal.read(path, length: length)
+    let contents = try JournalReader.read(path, length: length)
     let scratch = Engine(
       limits: limits, clock: SystemClock(), users: NoUsers(), journal: DiscardingJournal())
-    var failure: SystemError?
-    contents.withUnsafeBufferPointer { buffer in
-      var start = 0
-      while start < buffer.count, failure == nil {
-        var end = start
-        while end < buffer.count && buffer[end] != UInt8(ascii: "\n") { end += 1 }
-        let line = UnsafeBufferPointer(rebasing: buffer[start..<end])
-        do throws(JournalFormatError) {
-          if !JournalParser.isBlank(line) { scratch.replay(try JournalRecord(jsonLine: line)) }
-        } catch {
-          failure = SystemError("compact", errno: EILSEQ, subject: "\(path): \(error.reason)")
-        }
-        start = end + 1
-      }
+    if let failure = JournalReader.replay(contents, { scratch.replay($0) }) {
+      throw SystemError("compact", errno: EILSEQ, subject: "\(path): \(failure.reason)")
     }
-    if let failure { throw failure }
+    var failure: SystemError?
 
     // Created afresh (O_EXCL follows no link): one left by a crash goes.
     unlink(temporary)

@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import LineProtocol
 
@@ -36,8 +37,16 @@ public struct JournalLoadReport: Sendable {
 
 /// The JSON Lines journal in the state directory, in the manner of Redis'
 /// AOF: records are written before any reply about them, synced by the
-/// server's group commit, replayed at start-up, and compacted into a new file
-/// (temp file, fsync, rename, fsync of the directory) as it grows.
+/// server's group commit (``GroupCommit``), replayed at start-up, and
+/// compacted into a new file (temp file, fsync, rename, fsync of the
+/// directory) as it grows.
+///
+/// While the server syncs, the records of one event are gathered and
+/// written with one `pwrite(2)` when the event ends (``flush()``), as
+/// Redis flushes its AOF buffer once per loop. The file is zero-filled
+/// ahead of its records (``ZeroFill``), so its size is not its logical
+/// end: ``size`` is, and readers stop at the first NUL byte
+/// (``JournalReader``).
 public final class FileJournal: JournalSink {
   public let directory: String
   public let path: String
@@ -45,9 +54,22 @@ public final class FileJournal: JournalSink {
   public let compactionFloor: Int64
 
   public private(set) var fd: Int32 = -1
+  /// The logical end: bytes of records in the file. Zeros follow.
   public private(set) var size: Int64 = 0
-  /// Records appended since start-up; the server syncs up to a count.
+  /// Records appended since start-up, gathered ones included; a line
+  /// showing them waits until the server synced up to this count.
   public private(set) var writtenCount: UInt64 = 0
+  /// Records whose bytes are in the file (up to ``size``).
+  public private(set) var flushedCount: UInt64 = 0
+  /// Set while the server syncs: appends are gathered until ``flush()``.
+  /// Without syncing (`--no-sync`) each append is written at once, so that
+  /// a failed write is refused before anything changes.
+  var gathersWrites = false
+  private var gathered: [UInt8] = []
+  private let zeroFill = ZeroFill()
+  /// The engine's queue, where zero-filling reports back; none before the
+  /// server starts, and no filling ahead then.
+  private var engineQueue: DispatchQueue?
   /// Counts the files compaction put in place: a size measured in one
   /// generation means nothing in the next.
   public private(set) var generation = 0
@@ -100,14 +122,22 @@ public final class FileJournal: JournalSink {
     var report = JournalLoadReport()
     try checkJournalFile()
     var contents = try readFile()
-    if let lastNewline = contents.lastIndex(of: UInt8(ascii: "\n")) {
-      report.tornBytesDropped = contents.count - (lastNewline + 1)
-    } else {
-      report.tornBytesDropped = contents.count
-    }
-    contents.removeLast(report.tornBytesDropped)
-    var kept: [UInt8] = []
+    let extent = JournalReader.extent(of: contents)
     var damaged: [UInt8] = []
+    if let stray = extent.strayAfterZeros {
+      guard repair else {
+        let line = contents[..<extent.records].reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
+        throw .corrupt(
+          path: path, line: line,
+          reason: "bytes other than NUL after the zeros that end the records, at byte \(stray)")
+      }
+      damaged = contents[stray...].filter { $0 != 0 }
+      if damaged.last != UInt8(ascii: "\n") { damaged.append(UInt8(ascii: "\n")) }
+      report.damagedLines += damaged.reduce(0) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
+    }
+    report.tornBytesDropped = extent.torn
+    contents.removeLast(contents.count - extent.records)
+    var kept: [UInt8] = []
     var failure: JournalError?
     JournalParser.forEachLine(in: contents) { lineNumber, bytes, parsed in
       switch parsed {
@@ -133,12 +163,13 @@ public final class FileJournal: JournalSink {
       report.damagedPath = aside
       contents = kept
     } else if report.tornBytesDropped > 0 {
+      // Cut with the zeros after it: the next records start a new fill.
       let out = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
       guard out >= 0 else { throw .system(SystemError("open", subject: path)) }
       defer { close(out) }
       try check("ftruncate", path) { ftruncate(out, off_t(contents.count)) }
     }
-    try openForAppend()
+    try openForAppend(logicalEnd: Int64(contents.count))
     report.bytes = size
     // The journal found may have grown over a previous run for as long as
     // that run lasted, with any share of it dead: over the floor, it is
@@ -156,46 +187,74 @@ public final class FileJournal: JournalSink {
     return report
   }
 
-  /// Writes the records with one `write(2)`, retrying short writes. On
-  /// failure the file is cut back, so no half record stays behind.
-  public func append(_ records: [JournalRecord]) throws(StorageError) {
-    var bytes: [UInt8] = []
-    for record in records { bytes.append(contentsOf: record.jsonLine) }
-    do throws(SystemError) {
-      try Self.writeAll(fd, bytes)
-    } catch {
-      _ = ftruncate(fd, off_t(size))
-      throw StorageError(reason: String(cString: strerror(error.errno)))
-    }
-    size += Int64(bytes.count)
-    writtenCount += UInt64(records.count)
+  /// The server starts: from now on appends are gathered per event if
+  /// `gathering`, and the file is zero-filled ahead, reporting on `queue`.
+  func attach(queue: DispatchQueue, gathering: Bool, syncing: Bool) {
+    engineQueue = queue
+    gathersWrites = gathering
+    zeroFill.syncs = syncing
+    zeroFill.fillAhead(fd, after: size, engineQueue: queue)
   }
 
-  /// After a failed sync: cuts the file back to `size`, the end of what the
-  /// last good sync covered. The records after it are forgotten; their
-  /// requests are answered `STORAGE`.
+  /// Gathers the records for ``flush()``, or writes them at once with one
+  /// `pwrite(2)`; a failed write leaves no record behind.
+  public func append(_ records: [JournalRecord]) throws(StorageError) {
+    for record in records { gathered.append(contentsOf: record.jsonLine) }
+    writtenCount += UInt64(records.count)
+    guard !gathersWrites else { return }
+    do throws(SystemError) {
+      try flush()
+    } catch {
+      writtenCount = flushedCount
+      throw StorageError(reason: String(cString: strerror(error.errno)))
+    }
+  }
+
+  /// Writes what was gathered with one `pwrite(2)` at the logical end. On
+  /// failure nothing is kept of it (the bytes written are zeroed again) and
+  /// the records stay counted in ``writtenCount`` but not in
+  /// ``flushedCount``: the caller refuses them all.
+  func flush() throws(SystemError) {
+    guard !gathered.isEmpty else { return }
+    defer { gathered.removeAll(keepingCapacity: gathered.capacity <= 1 << 20) }
+    let failure = gathered.withUnsafeBytes { bytes -> SystemError? in
+      do throws(SystemError) {
+        try zeroFill.write(fd, bytes, at: size)
+        return nil
+      } catch {
+        return error
+      }
+    }
+    if let failure {
+      let zeros = [UInt8](repeating: 0, count: gathered.count)
+      _ = zeros.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(size)) }
+      throw failure
+    }
+    size += Int64(gathered.count)
+    flushedCount = writtenCount
+    if let engineQueue { zeroFill.fillAhead(fd, after: size, engineQueue: engineQueue) }
+  }
+
+  /// After a failed sync or write: cuts the file back to `size`, the end
+  /// of what the last good sync covered, and forgets what was gathered.
+  /// The records after it are forgotten; their requests are answered
+  /// `STORAGE`.
   public func discardUnsynced(downTo size: Int64, count: UInt64) throws(SystemError) {
+    gathered.removeAll()
+    zeroFill.reset(end: size)
     try systemCall("ftruncate", subject: path) { ftruncate(fd, off_t(size)) }
     self.size = size
     writtenCount = count
+    flushedCount = count
   }
 
-  /// Replays the whole file as it is now (after ``discardUnsynced``).
+  /// Replays the records as they are now (after ``discardUnsynced``).
   public func replayAll(_ apply: (JournalRecord) -> Void) throws(SystemError) {
-    let contents = try Self.read(path)
-    var failure: SystemError?
-    JournalParser.forEachLine(in: contents) { lineNumber, _, parsed in
-      switch parsed {
-      case .success(let record):
-        apply(record)
-        return true
-      case .failure(let error):
-        failure = SystemError(
-          "replay", errno: EILSEQ, subject: "\(path) line \(lineNumber): \(error.reason)")
-        return false
-      }
+    let contents = try JournalReader.read(path, length: size)
+    if let failure = JournalReader.replay(contents, apply) {
+      throw SystemError(
+        "replay", errno: EILSEQ, subject: "\(path) line \(failure.line): \(failure.reason)")
     }
-    if let failure { throw failure }
   }
 
   /// Whether the journal has doubled since it was last compacted (or was
@@ -217,13 +276,17 @@ public final class FileJournal: JournalSink {
   public func finishCompaction(temporary: String, copiedUpTo length: Int64)
     throws(SystemError) -> Int32
   {
+    try flush()
     try Self.copy(path, from: length, to: size, appendingTo: temporary)
+    // No zeros may be written into the old file once it is replaced.
+    zeroFill.reset(end: size)
     try systemCall("rename", subject: path) { rename(temporary, path) }
     try syncDirectory()
     let old = fd
     generation += 1
     do throws(JournalError) {
-      try openForAppend()
+      try openForAppend(logicalEnd: nil)
+      if let engineQueue { zeroFill.fillAhead(fd, after: size, engineQueue: engineQueue) }
     } catch {
       throw SystemError("open", errno: EIO, subject: path)
     }
@@ -235,7 +298,7 @@ public final class FileJournal: JournalSink {
 
   private func readFile() throws(JournalError) -> [UInt8] {
     do throws(SystemError) {
-      return try Self.read(path)
+      return try JournalReader.read(path)
     } catch {
       throw .system(error)
     }
@@ -265,8 +328,10 @@ public final class FileJournal: JournalSink {
     )
   }
 
-  private func openForAppend() throws(JournalError) {
-    let opened = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+  /// Opens the file for writing at its logical end (its size if `nil`);
+  /// what follows it is zeros, already there or written ahead.
+  private func openForAppend(logicalEnd: Int64?) throws(JournalError) {
+    let opened = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
     guard opened >= 0 else {
       if errno == ELOOP { throw .unsafe(PrivateDirectory.linkRefused(path)) }
       throw .system(SystemError("open", subject: path))
@@ -274,7 +339,8 @@ public final class FileJournal: JournalSink {
     var status = stat()
     fstat(opened, &status)
     fd = opened
-    size = Int64(status.st_size)
+    size = logicalEnd ?? Int64(status.st_size)
+    zeroFill.reset(end: Int64(status.st_size))
   }
 
   private func writeFileDurably(_ target: String, _ bytes: [UInt8]) throws(JournalError) {
@@ -337,30 +403,6 @@ public final class FileJournal: JournalSink {
       offset += Int64(count)
     }
     try systemCall("fsync", subject: target) { fsync(out) }
-  }
-
-  /// Reads a whole file (or its first `length` bytes).
-  static func read(_ path: String, length: Int64? = nil) throws(SystemError) -> [UInt8] {
-    let input = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-    if input < 0 {
-      if errno == ENOENT { return [] }
-      throw SystemError("open", subject: path)
-    }
-    defer { close(input) }
-    var contents: [UInt8] = []
-    var status = stat()
-    let total = length ?? (fstat(input, &status) == 0 ? Int64(status.st_size) : 0)
-    contents.reserveCapacity(Int(total))
-    var chunk = [UInt8](repeating: 0, count: 1 << 20)
-    while length.map({ contents.count < $0 }) ?? true {
-      let wanted = length.map { min(chunk.count, Int($0) - contents.count) } ?? chunk.count
-      let count = chunk.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress, wanted) }
-      if count < 0 && errno == EINTR { continue }
-      guard count >= 0 else { throw SystemError("read", subject: path) }
-      if count == 0 { break }
-      contents.append(contentsOf: chunk[0..<count])
-    }
-    return contents
   }
 
   static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemError) {

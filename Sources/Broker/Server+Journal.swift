@@ -3,36 +3,63 @@ import Foundation
 import Glibc
 import LineProtocol
 
-/// The journal's side of the shell: group commit on a second queue, and
-/// compaction in the background (see ``Compactor``).
+/// The journal's side of the shell, "durable before visible": the records
+/// of an event are written with one `pwrite(2)` when it ends, the group
+/// commit thread (``GroupCommit``) syncs them, and the lines that show
+/// them are released when it reports back; a failed write or sync is
+/// rolled back; compaction runs in the background (see ``Compactor``).
 extension Server {
-  func startSyncIfNeeded() {
-    guard options.syncJournal, !syncInFlight, journal.writtenCount > syncedCount else { return }
-    syncInFlight = true
-    let target = (count: journal.writtenCount, size: journal.size, generation: journal.generation)
-    let fd = journal.fd
-    let synchronize = options.synchronize
-    syncQueue.async { [unowned self] in
-      let failure = synchronize(fd) == 0 ? 0 : errno
-      queue.async { [unowned self] in syncFinished(target, errno: failure) }
-    }
+  /// Wires the journal to the server: called once, from `init`.
+  func attachJournal() {
+    journal.attach(queue: queue, gathering: options.syncJournal, syncing: options.syncJournal)
+    if options.syncJournal { groupCommit.start() }
   }
 
-  func syncFinished(_ target: (count: UInt64, size: Int64, generation: Int), errno failure: Int32) {
-    syncInFlight = false
-    if target.generation != journal.generation {
+  /// At the end of an event: writes what the event gathered and asks the
+  /// group commit thread to sync it.
+  func startSyncIfNeeded() {
+    guard options.syncJournal, writeFailure == nil else { return }
+    do throws(SystemError) {
+      try journal.flush()
+    } catch {
+      writeFailed(reason: String(cString: strerror(error.errno)))
+      return
+    }
+    guard journal.flushedCount > syncedCount else { return }
+    groupCommit.request(
+      .init(
+        count: journal.flushedCount, size: journal.size, generation: journal.generation,
+        fd: journal.fd))
+  }
+
+  /// The gathered records could not be written: like a failed sync, what
+  /// was not synced is refused, once no sync is running any more.
+  func writeFailed(reason: String) {
+    writeFailure = reason
+    groupCommit.halt()
+    if groupCommit.isIdle { refuseUnsynced(reason: reason, written: true) }
+  }
+
+  /// What the group commit thread reports, on the queue.
+  func syncsFinished(_ outcome: GroupCommit.Outcome) {
+    syncCount = groupCommit.syncCount
+    if let target = outcome.synced, target.generation == journal.generation {
+      markSynced(count: target.count, size: target.size)
+      syncRetryDelay = 0
+      releaseHeld()
+    }
+    if let failure = outcome.failure {
+      if failure.target.generation == journal.generation {
+        refuseUnsynced(reason: String(cString: strerror(failure.errno)))
+        return
+      }
       // Compaction replaced the file meanwhile, and synced the new one.
-      afterEvent()
+      groupCommit.resume()
+    }
+    if let reason = writeFailure, groupCommit.isIdle {
+      refuseUnsynced(reason: reason, written: true)
       return
     }
-    guard failure == 0 else {
-      refuseUnsynced(reason: String(cString: strerror(failure)))
-      return
-    }
-    markSynced(count: target.count, size: target.size)
-    syncCount += 1
-    syncRetryDelay = 0
-    releaseHeld()
     afterEvent()
   }
 
@@ -54,13 +81,16 @@ extension Server {
   /// tried after a pause that grows while syncs keep failing. Only if the
   /// journal cannot even be cut back does it stop (exit 74), so that
   /// nothing unsaved is ever acknowledged.
-  func refuseUnsynced(reason: String) {
+  func refuseUnsynced(reason: String, written: Bool = false) {
     let started = DispatchTime.now()
     let unsyncedCount = journal.writtenCount - syncedCount
     log.error(
-      "journal sync failed, refusing what it held",
+      written
+        ? "journal write failed, refusing what it held"
+        : "journal sync failed, refusing what it held",
       ["path": journal.path, "reason": reason, "records": "\(unsyncedCount)"])
     compactionSpoiled = compacting
+    writeFailure = nil
     do throws(SystemError) {
       try journal.discardUnsynced(downTo: syncedSize, count: syncedCount)
       if engine.unsyncedRecordCount == Int(unsyncedCount) {
@@ -76,7 +106,9 @@ extension Server {
       exit(74)  // EX_IOERR
     }
     settleHeld(
-      because: "the journal could not be synced (\(reason)); nothing was accepted, try again")
+      because:
+        "the journal could not be \(written ? "written" : "synced") (\(reason)); nothing was accepted, try again"
+    )
     log.info(
       "journal rolled back",
       [
@@ -87,9 +119,9 @@ extension Server {
       ])
     // A disk that failed once may fail again at once: do not hammer it.
     syncRetryDelay = min(max(2 * syncRetryDelay, 50), 2000)
-    syncInFlight = true
+    groupCommit.halt()
     queue.asyncAfter(deadline: .now() + .milliseconds(syncRetryDelay)) { [unowned self] in
-      syncInFlight = false
+      groupCommit.resume()
       afterEvent()
     }
     afterEvent()
@@ -160,13 +192,29 @@ extension Server {
   ) {
     compacting = false
     compactionSpoiled = false
+    if options.syncJournal && writeFailure == nil {
+      do throws(SystemError) {
+        try journal.flush()
+      } catch {
+        unlink(temporary)
+        journal.postponeCompaction()
+        writeFailed(reason: String(cString: strerror(error.errno)))
+        return
+      }
+    }
+    if writeFailure != nil {
+      // What is gathered is being refused: no compaction may cover it.
+      unlink(temporary)
+      journal.postponeCompaction()
+      return
+    }
     let before = journal.size
     let pauseStarted = DispatchTime.now()
     do throws(SystemError) {
       if let failure { throw failure }
       let old = try journal.finishCompaction(temporary: temporary, copiedUpTo: length)
       // A sync may still be running on the old descriptor: close it after.
-      syncQueue.async { _ = Glibc.close(old) }
+      if options.syncJournal { groupCommit.retire(old) } else { _ = Glibc.close(old) }
     } catch {
       unlink(temporary)
       journal.postponeCompaction()
@@ -186,5 +234,20 @@ extension Server {
         "pause_ms": String(format: "%.1f", Double(now - pauseStarted.uptimeNanoseconds) / 1e6),
       ])
     afterEvent()
+  }
+}
+
+extension Server {
+  /// The last sync at shutdown, on the queue: everything gathered is
+  /// written and synced before the process exits. Returns why it failed.
+  public func syncJournalAtShutdown() -> String? {
+    guard options.syncJournal else { return nil }
+    groupCommit.stop()
+    do throws(SystemError) {
+      try journal.flush()
+    } catch {
+      return error.description
+    }
+    return fdatasync(journal.fd) == 0 ? nil : String(cString: strerror(errno))
   }
 }

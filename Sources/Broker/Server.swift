@@ -47,13 +47,17 @@ public final class Server: @unchecked Sendable {
   /// to accept a waiting client and tell it `ERR - LIMIT`.
   var reserveDescriptor: Int32 = -1
   let timer: DispatchSourceTimer
-  let syncQueue = DispatchQueue(label: "chatbroker.journal-sync")
+  /// The group commit thread (see Server+Journal).
+  lazy var groupCommit = GroupCommit(queue: queue, synchronize: options.synchronize) {
+    [unowned self] in syncsFinished($0)
+  }
+  /// Why gathered records could not be written, until they are refused.
+  var writeFailure: String?
   let compactionQueue = DispatchQueue(label: "chatbroker.compaction")
   var compacting = false
   /// Set when a failed sync cuts the journal back during a compaction,
   /// whose copy may then hold records that are no longer in the journal.
   var compactionSpoiled = false
-  var syncInFlight = false
   /// Records known to be on stable storage, and where they end in the file.
   var syncedCount: UInt64 = 0
   var syncedSize: Int64 = 0
@@ -119,6 +123,7 @@ public final class Server: @unchecked Sendable {
     timer.resume()
     engine.output = self
     if options.syncJournal { engine.trackUnsyncedRecords() }
+    attachJournal()
   }
 
   public var connectionCount: Int { connections.count }

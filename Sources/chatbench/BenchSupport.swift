@@ -22,17 +22,23 @@ final class ServerUnderTest {
       ] + arguments)
   }
 
-  /// Starts `redis-server` on a Unix socket with persistence off.
-  static func redis() throws -> ServerUnderTest {
+  /// Starts `redis-server` on a Unix socket in a fresh directory on the
+  /// same file system as chatbroker's journal; with `durable`, every write
+  /// is in its append-only file and fsynced before the reply
+  /// (`appendonly yes`, `appendfsync always`), otherwise persistence is off.
+  static func redis(durable: Bool = false) throws -> ServerUnderTest {
     let directory = makeTemporaryDirectory()
     let socket = directory + "/redis.sock"
+    let persistence =
+      durable
+      ? ["--appendonly", "yes", "--appendfsync", "always"] : ["--appendonly", "no"]
     return try ServerUnderTest(
       executable: "/usr/bin/redis-server", directory: directory, socketPath: socket,
       arguments: [
-        "--port", "0", "--unixsocket", socket, "--save", "", "--appendonly", "no",
+        "--port", "0", "--unixsocket", socket, "--save", "",
         "--dir", directory, "--client-output-buffer-limit", "pubsub", "0", "0", "0",
         "--maxclients", "20000",
-      ])
+      ] + persistence)
   }
 
   private init(executable: String, directory: String, socketPath: String, arguments: [String])
@@ -192,4 +198,11 @@ final class Worker: @unchecked Sendable {
   }
 
   func join() { done.wait() }
+}
+
+/// The machine's load averages, from /proc/loadavg, to print beside a
+/// figure: the benchmarks share the machine with whatever else runs.
+func loadAverage() -> String {
+  let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
+  return text.split(separator: " ").prefix(3).joined(separator: " ")
 }

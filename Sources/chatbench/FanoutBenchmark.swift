@@ -43,23 +43,29 @@ enum FanoutBenchmark {
     raiseFileLimit()
     print("fan-out: one sender, N receivers, 100-byte texts (release build)")
     print(
-      "receivers  messages  chatbroker deliveries/s"
-        + (compare ? "  redis deliveries/s  ratio" : ""))
+      "receivers  messages  durable deliveries/s  --no-sync deliveries/s"
+        + (compare ? "  redis pub/sub  durable ratio  --no-sync ratio" : "") + "  load")
     for receivers in receiverCounts {
       let messages = fixedMessages ?? max(2000, min(100_000, 4_000_000 / receivers))
-      let broker = try ServerUnderTest.chatbroker(["--no-sync"])
-      let ours = try throughput(
-        on: broker, protocol: .chat, receivers: receivers, messages: messages)
-      broker.stop()
-      var line = "\(pad(receivers, 9))  \(pad(messages, 8))  \(pad(Int(ours), 23))"
+      var figures: [Double] = []
+      // Durable (the default) first, then without syncing.
+      for arguments in [[], ["--no-sync"]] {
+        let broker = try ServerUnderTest.chatbroker(arguments)
+        figures.append(
+          try throughput(on: broker, protocol: .chat, receivers: receivers, messages: messages))
+        broker.stop()
+      }
+      var line =
+        "\(pad(receivers, 9))  \(pad(messages, 8))  \(pad(Int(figures[0]), 20))  \(pad(Int(figures[1]), 22))"
       if compare {
         let redis = try ServerUnderTest.redis()
         let theirs = try throughput(
           on: redis, protocol: .redis, receivers: receivers, messages: messages)
         redis.stop()
-        line += "  \(pad(Int(theirs), 18))  \(format(ours / theirs, 2))"
+        line +=
+          "  \(pad(Int(theirs), 13))  \(pad(format(figures[0] / theirs, 2), 13))  \(pad(format(figures[1] / theirs, 2), 15))"
       }
-      print(line)
+      print(line + "  " + loadAverage())
     }
     let broker = try ServerUnderTest.chatbroker(["--no-sync"])
     let (p50, p99, maximum) = try latency(on: broker, receivers: 100, rate: rate, seconds: seconds)
@@ -149,8 +155,30 @@ enum FanoutBenchmark {
         continue
       }
       let lines = min(batch, count - sent)
-      writeAll(fd, lines == batch ? chunk : Array(String(repeating: line, count: lines).utf8))
+      writeDraining(
+        fd, lines == batch ? chunk : Array(String(repeating: line, count: lines).utf8),
+        drain: &drain)
       sent += lines
+    }
+  }
+
+  /// Writes all of `bytes`, reading (and discarding) replies whenever the
+  /// socket is full: a sender that only waits to write while the server
+  /// waits for it to read its replies would stall both for good.
+  static func writeDraining(_ fd: Int32, _ bytes: [UInt8], drain: inout [UInt8]) {
+    var offset = 0
+    while offset < bytes.count {
+      let count = bytes[offset...].withUnsafeBytes {
+        send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+      }
+      if count < 0 && (errno == EINTR || errno == EAGAIN) {
+        var poller = pollfd(fd: fd, events: Int16(POLLIN | POLLOUT), revents: 0)
+        _ = poll(&poller, 1, 100)
+        while drain.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
+        continue
+      }
+      precondition(count > 0, "send failed: \(String(cString: strerror(errno)))")
+      offset += count
     }
   }
 
@@ -269,7 +297,10 @@ enum FanoutBenchmark {
 }
 
 func pad(_ value: Int, _ width: Int) -> String {
-  let text = String(value)
+  pad(String(value), width)
+}
+
+func pad(_ text: String, _ width: Int) -> String {
   return String(repeating: " ", count: max(0, width - text.count)) + text
 }
 

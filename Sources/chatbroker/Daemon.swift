@@ -278,10 +278,10 @@ final class Daemon: @unchecked Sendable {
           if let path = boundIRCSocketPath { unlink(path) }
           // Records written while shutting down (deliveries, or a group
           // commit still in flight) are on stable storage before exit 0.
-          if options.sync, let journal = running?.journal, fdatasync(journal.fd) != 0 {
+          if let reason = server.syncJournalAtShutdown() {
             log.error(
               "journal sync failed at shutdown",
-              ["path": journal.path, "reason": String(cString: strerror(errno))])
+              ["path": running?.journal.path ?? "", "reason": reason])
             exit(ExitCode.ioError)
           }
           log.info("stopped", ["syncs": "\(server.syncCount)"])

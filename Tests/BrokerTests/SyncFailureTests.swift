@@ -183,7 +183,8 @@ struct SyncFailureTests {
   private func replayed(_ directory: String) throws -> EngineHarness {
     let harness = EngineHarness()
     let contents = try String(contentsOfFile: directory + "/state/journal.jsonl", encoding: .utf8)
-    for line in contents.split(separator: "\n") {
+    // The records end where the zeros written ahead of them begin.
+    for line in contents.prefix(while: { $0 != "\0" }).split(separator: "\n") {
       let bytes = Array(line.utf8)
       let record = try bytes.withUnsafeBufferPointer { try JournalRecord(jsonLine: $0) }
       harness.engine.replay(record)

@@ -95,8 +95,11 @@ final class BrokerProcess: @unchecked Sendable {
 
   var journalPath: String { stateDirectory + "/journal.jsonl" }
 
+  /// The journal's records, without the zeros written ahead of them
+  /// (chatbroker(8), "JOURNAL FORMAT").
   var journal: String {
-    (try? String(contentsOfFile: journalPath, encoding: .utf8)) ?? ""
+    let contents = (try? String(contentsOfFile: journalPath, encoding: .utf8)) ?? ""
+    return String(contents.prefix { $0 != "\0" })
   }
 }
 

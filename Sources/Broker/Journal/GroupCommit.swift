@@ -1,0 +1,163 @@
+import Dispatch
+import Foundation
+import Glibc
+
+/// The journal's group commit: one thread that calls `fdatasync` for
+/// whatever the engine's queue wrote, and starts the next call as soon as
+/// the previous one returns if anything was written meanwhile. No sync
+/// waits for the engine's queue to ask for it, and the engine's queue
+/// never waits for a sync; the only hand-over on the way to an
+/// acknowledgement is the one back to the engine's queue, coalesced so
+/// that one block carries however many syncs finished meanwhile.
+///
+/// After a failed sync the thread stops until ``resume()``: the shell
+/// first cuts the journal back (``FileJournal/discardUnsynced(downTo:count:)``).
+final class GroupCommit: @unchecked Sendable {
+  /// What one sync covers: records up to `count`, ending at byte `size` of
+  /// the file that `generation` names (compaction replaces the file).
+  struct Target: Sendable {
+    var count: UInt64
+    var size: Int64
+    var generation: Int
+    var fd: Int32
+  }
+
+  /// What the engine's queue learns: the newest good sync, and a failure
+  /// after it if any (after a failure the thread stops).
+  struct Outcome {
+    var synced: Target?
+    var failure: (target: Target, errno: Int32)?
+  }
+
+  private let condition = NSCondition()
+  private var wanted: Target?
+  /// The newest target asked for: asking again for what a sync in flight
+  /// already covers must not cost a second sync.
+  private var newest: (count: UInt64, generation: Int)?
+  private var busy = false
+  private var halted = false
+  private var stopped = false
+  private var delivery = Outcome()
+  private var deliveryPosted = false
+  /// Descriptors of files compaction replaced, closed once no sync uses them.
+  private var retired: [Int32] = []
+  /// `fdatasync` calls made: with group commit, far fewer than records.
+  private var syncs = 0
+
+  private let synchronize: @Sendable (Int32) -> Int32
+  private let queue: DispatchQueue
+  private let deliver: (Outcome) -> Void
+
+  /// `deliver` runs on `queue`.
+  init(
+    queue: DispatchQueue, synchronize: @escaping @Sendable (Int32) -> Int32,
+    deliver: @escaping (Outcome) -> Void
+  ) {
+    self.queue = queue
+    self.synchronize = synchronize
+    self.deliver = deliver
+  }
+
+  func start() {
+    let thread = Thread { [self] in run() }
+    thread.name = "chatbroker.journal-sync"
+    thread.stackSize = 256 << 10
+    thread.start()
+  }
+
+  /// Ends the thread once its sync in flight returns.
+  func stop() {
+    condition.withLock {
+      stopped = true
+      condition.signal()
+    }
+  }
+
+  /// Records up to `target` are in the file: sync them as soon as possible.
+  func request(_ target: Target) {
+    condition.withLock {
+      if let newest, newest.generation == target.generation, newest.count >= target.count {
+        return
+      }
+      newest = (target.count, target.generation)
+      wanted = target
+      if !busy { condition.signal() }
+    }
+  }
+
+  /// Whether no sync is running or waiting to be delivered.
+  var isIdle: Bool {
+    condition.withLock { !busy && !deliveryPosted }
+  }
+
+  /// Stops starting syncs (a write failed: what it covered is being cut).
+  func halt() {
+    condition.withLock {
+      halted = true
+      wanted = nil
+      newest = nil
+    }
+  }
+
+  /// Syncs may start again (after a failure was handled).
+  func resume() {
+    condition.withLock {
+      halted = false
+      newest = nil
+      condition.signal()
+    }
+  }
+
+  /// `fdatasync` calls so far.
+  var syncCount: Int { condition.withLock { syncs } }
+
+  /// A file compaction replaced: closed as soon as no sync is using it.
+  func retire(_ fd: Int32) {
+    condition.withLock {
+      if wanted?.fd == fd { wanted = nil }
+      retired.append(fd)
+      if !busy { condition.signal() }
+    }
+  }
+
+  private func run() {
+    condition.lock()
+    while true {
+      for fd in retired { Glibc.close(fd) }
+      retired.removeAll()
+      if stopped { break }
+      guard !halted, let target = wanted else {
+        condition.wait()
+        continue
+      }
+      wanted = nil
+      busy = true
+      condition.unlock()
+      let failure = synchronize(target.fd) == 0 ? 0 : errno
+      condition.lock()
+      busy = false
+      syncs += 1
+      if failure == 0 {
+        delivery.synced = target
+      } else {
+        delivery.failure = (target, failure)
+        halted = true
+        wanted = nil
+        newest = nil
+      }
+      if !deliveryPosted {
+        deliveryPosted = true
+        queue.async { [self] in
+          let outcome = condition.withLock {
+            deliveryPosted = false
+            let outcome = delivery
+            delivery = Outcome()
+            return outcome
+          }
+          deliver(outcome)
+        }
+      }
+    }
+    condition.unlock()
+  }
+}

@@ -1,0 +1,102 @@
+import Glibc
+import LineProtocol
+
+/// The one reader of journal files, for start-up, for the replay after a
+/// failed sync and for compaction. A journal file is zero-filled ahead of
+/// its records (see ``ZeroFill``): the records end at the first NUL byte,
+/// which no record contains (JSON writes control characters as `\u0000`),
+/// and everything after it must be NUL too (chatbroker(8), "JOURNAL
+/// FORMAT").
+enum JournalReader {
+  /// Where the records of a file's contents end.
+  struct Extent {
+    /// Bytes up to the last complete line before the zeros.
+    var records: Int
+    /// Bytes of an incomplete last record (a crash mid-write), before the zeros.
+    var torn: Int
+    /// Where bytes other than NUL follow the zeros, if they do: damage.
+    var strayAfterZeros: Int?
+  }
+
+  /// Finds the end of the records in `contents`.
+  static func extent(of contents: [UInt8]) -> Extent {
+    contents.withUnsafeBufferPointer { buffer in
+      guard let base = buffer.baseAddress, !buffer.isEmpty else {
+        return Extent(records: 0, torn: 0, strayAfterZeros: nil)
+      }
+      var logicalEnd = buffer.count
+      var stray: Int?
+      if let zero = memchr(base, 0, buffer.count) {
+        logicalEnd = UnsafeRawPointer(zero) - UnsafeRawPointer(base)
+        var index = logicalEnd
+        // Word-sized steps would be faster; this runs once, over the tail.
+        while index < buffer.count {
+          if buffer[index] != 0 {
+            stray = index
+            break
+          }
+          index += 1
+        }
+      }
+      var lastLineEnd = logicalEnd
+      while lastLineEnd > 0 && buffer[lastLineEnd - 1] != UInt8(ascii: "\n") { lastLineEnd -= 1 }
+      return Extent(records: lastLineEnd, torn: logicalEnd - lastLineEnd, strayAfterZeros: stray)
+    }
+  }
+
+  /// Reads a whole file (or its first `length` bytes).
+  static func read(_ path: String, length: Int64? = nil) throws(SystemError) -> [UInt8] {
+    let input = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+    if input < 0 {
+      if errno == ENOENT { return [] }
+      throw SystemError("open", subject: path)
+    }
+    defer { close(input) }
+    var status = stat()
+    let total = length ?? (fstat(input, &status) == 0 ? Int64(status.st_size) : 0)
+    // Read straight into the array's storage: no second copy of a large file.
+    var failed = false
+    var contents = [UInt8](unsafeUninitializedCapacity: Int(total)) { buffer, count in
+      count = 0
+      while count < buffer.count {
+        let read = Glibc.read(input, buffer.baseAddress! + count, buffer.count - count)
+        if read < 0 && errno == EINTR { continue }
+        if read < 0 { failed = true }
+        if read <= 0 { break }
+        count += read
+      }
+    }
+    // A file that grew since fstat is read to its end.
+    var chunk = [UInt8](repeating: 0, count: 1 << 16)
+    while !failed && length == nil {
+      let count = chunk.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress, $0.count) }
+      if count < 0 && errno == EINTR { continue }
+      if count < 0 { failed = true }
+      if count <= 0 { break }
+      contents.append(contentsOf: chunk[0..<count])
+    }
+    if failed { throw SystemError("read", subject: path) }
+    return contents
+  }
+
+  /// Calls `apply` with each record of the first `records` bytes of
+  /// `contents`, in order (parsed on a second thread, see
+  /// ``JournalParser``); stops at the first line that is not a record and
+  /// returns its number and what was wrong.
+  static func replay(
+    _ contents: [UInt8], _ apply: (JournalRecord) -> Void
+  ) -> (line: Int, reason: String)? {
+    var failure: (line: Int, reason: String)?
+    JournalParser.forEachLine(in: contents) { lineNumber, _, parsed in
+      switch parsed {
+      case .success(let record):
+        apply(record)
+        return true
+      case .failure(let error):
+        failure = (lineNumber, error.reason)
+        return false
+      }
+    }
+    return failure
+  }
+}
