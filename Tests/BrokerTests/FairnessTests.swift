@@ -155,6 +155,55 @@ struct FairnessTests {
     #expect(try other.dataLines("ROOMS").allSatisfy { $0.hasPrefix("ROOM #other") })
   }
 
+  @Test(
+    "a client writing a byte at a time beside a flooder and a non-reader gets every answer once it half-closes"
+  )
+  func tricklingBesideFlooders() throws {
+    try UnixUsers.ensure()
+    let broker = try BrokerProcess().start()
+    let trickler = try broker.connect(timeout: 30)
+    #expect(try trickler.request("JOIN #hot") == ["OK JOIN #hot 1"])
+    // The non-reader's messages pile up in the trickler's output, past the
+    // mark where the broker stops reading a client until it drains; the
+    // flooder keeps the broker busy with 4 MB replies meanwhile.
+    let nonReader = try broker.connect()
+    #expect(try nonReader.request("JOIN #hot").last?.hasPrefix("OK JOIN #hot ") == true)
+    let says = (0..<6000).map { "SAY #hot \($0) \(String(repeating: "m", count: 80))\n" }
+    let writer = DispatchGroup()
+    DispatchQueue.global().async(group: writer) { _ = try? nonReader.send(says.joined()) }
+    try fillBigRoom(broker)
+    let flood = try Flood(
+      broker, sessions: 2, payload: String(repeating: "HISTORY #big 1000\n", count: 200))
+    defer {
+      flood.stop(broker)
+      _ = writer.wait(timeout: .now() + 5)
+    }
+    try flood.waitUntilReceived(bytes: 4 << 20)
+    try waitUntil(timeout: 30, "the trickler's receive buffer to fill") {
+      var waiting: Int32 = 0
+      _ = ioctl(trickler.fd, UInt(FIONREAD), &waiting)
+      return waiting > 100_000
+    }
+
+    // Three requests a byte at a time, the last without LF, then the
+    // half-close; only then does the trickler read.
+    for byte in Array("PING a\nPING b\nPING c".utf8) {
+      try trickler.sendBytes([byte])
+      usleep(2000)
+    }
+    trickler.finishWriting()
+    var finals: [String] = []
+    var messages = 0
+    while let line = try trickler.readLine() {
+      if line.hasPrefix("MSG #hot ") { messages += 1 }
+      if line.hasPrefix("OK ") || line.hasPrefix("ERR ") { finals.append(line) }
+    }
+    #expect(finals == ["OK PING a", "OK PING b", "OK PING c"])
+    // About 140 bytes each: 256 KiB waited in the broker beyond the socket
+    // buffers, so the broker had stopped reading the trickler meanwhile.
+    #expect(messages > 3500, "the trickler's output was well past the back-pressure mark")
+  }
+
   // MARK: - Helpers
 
   /// A room of 1000 messages of 4000 bytes: a full `HISTORY` is ~4 MB.
