@@ -93,6 +93,13 @@ public final class Server: @unchecked Sendable {
   var ready: [Connection] = []
   var readyHead = 0
   var turnScheduled = false
+  /// Requests' worth of work done beyond the one request being served, to
+  /// take from its connection's turn: a request that looks at every
+  /// conversation is charged one request per ``conversationsPerRequest``
+  /// of them, so that with a few hundred conversations it has a turn to
+  /// itself.
+  var extraTurnCost = 0
+  let conversationsPerRequest = 4
   /// The connection whose requests are being handled: its own replies are
   /// bounded by back-pressure, so the output limit is not applied to them.
   var serving: ConnectionID?
@@ -307,6 +314,7 @@ public final class Server: @unchecked Sendable {
   /// What is left waits in the framer.
   func serve(_ connection: Connection) {
     serving = connection.id
+    extraTurnCost = 0
     var budget = requestsPerTurn
     let replyLimit = connection.pendingBytes + replyBytesPerTurn
     while budget > 0, !connection.closing, connection.mayHaveRequests,
@@ -321,7 +329,8 @@ public final class Server: @unchecked Sendable {
         break
       }
       receive(frame, from: connection)
-      budget -= 1
+      budget -= 1 + extraTurnCost
+      extraTurnCost = 0
       // Write out a large fan-out before it outgrows the CPU caches:
       // copying into cold buffers cost more than the extra send(2)s.
       // At least a few KiB per connection, so each send(2) stays worth it.
@@ -386,6 +395,16 @@ public final class Server: @unchecked Sendable {
     }
     afterEvent()
     scheduleTurn()
+  }
+
+  /// The IRC gateway's `CHATHISTORY TARGETS` (chatbroker(7), "IRC"): it
+  /// looks at every conversation, so it costs its sender a share of its
+  /// turn in proportion, and a flood of it cannot hold the queue.
+  func activeConversationsCharged(
+    of user: String, after: Timestamp, before: Timestamp, limit: Int
+  ) -> [ConversationActivity] {
+    extraTurnCost += engine.histories.count / conversationsPerRequest
+    return engine.activeConversations(of: user, after: after, before: before, limit: limit)
   }
 
   /// A connection's replies drained below ``resumeReadingBelow``: its

@@ -71,6 +71,51 @@ struct FairnessTests {
     #expect(latency.p99 < 0.050, "\(latency)")
   }
 
+  @Test(
+    "another user's PING p99 stays under 50 ms while one user floods IRC CHATHISTORY TARGETS over 500 rooms (real time)"
+  )
+  func targetsFloodRealTime() throws {
+    try UnixUsers.ensure()
+    let broker = try BrokerProcess().start([
+      "--no-sync", "--new-rooms-per-minute", "1000",
+    ])
+    // 500 rooms of 200 messages each, all of them the flooder's: every
+    // TARGETS request has 100,000 messages to look through.
+    let maker = try broker.connect(timeout: 60)
+    let rooms = (0..<500).map { "#t\($0)" }
+    try maker.send(rooms.map { "JOIN \($0)\n" }.joined())
+    try maker.expect("OK JOIN #t499 ", timeout: 60)
+    for round in 0..<200 {
+      let replies = try maker.pipeline(rooms.map { "SAY \($0) message \(round)" })
+      #expect(replies.allSatisfy { $0.last?.hasPrefix("OK SAY ") == true })
+    }
+    #expect(try maker.request("PING made") == ["OK PING made"])
+
+    // A window after every message: nothing to answer (but an empty batch),
+    // all to look at.
+    let request =
+      "CHATHISTORY TARGETS timestamp=2099-01-01T00:00:00.000Z timestamp=2100-01-01T00:00:00.000Z 10\r\n"
+    let clients = try (0..<4).map { _ in
+      let irc = try LineClient(path: broker.ircSocketPath, timeout: 60)
+      try irc.send(
+        "CAP LS 302\r\nNICK flood\r\nUSER flood 0 * :Flood\r\n"
+          + "CAP REQ :draft/chathistory batch\r\nCAP END\r\n")
+      #expect(try irc.expect(":\(Host.name) CAP ").contains(" LS "))
+      #expect(try irc.expect(":\(Host.name) CAP ").contains(" ACK :draft/chathistory batch"))
+      try irc.expect(":\(Host.name) 001 ")
+      return irc
+    }
+    let flood = Flood(
+      clients, payload: String(repeating: request, count: Self.floodBytes / request.utf8.count),
+      repeats: 1000)
+    defer { flood.stop(broker) }
+    try flood.waitUntilReceived(bytes: 8 << 10)
+    let pinger = try broker.connect(as: "cbtest2")
+    let latency = try pingLatencies(pinger, count: 200)
+    print("PING during a TARGETS flood over 500 rooms of 200 messages: \(latency)")
+    #expect(latency.p99 < 0.050, "\(latency)")
+  }
+
   @Test("a client reading at full speed gets all three pipelined 4 MB HISTORY replies")
   func fullSpeedReader() throws {
     try UnixUsers.ensure()
@@ -287,8 +332,15 @@ private final class Flood: @unchecked Sendable {
   private let drains: [Drain]
   private let writers = DispatchGroup()
 
-  init(_ broker: BrokerProcess, sessions: Int, payload: String, repeats: Int = 1) throws {
+  convenience init(_ broker: BrokerProcess, sessions: Int, payload: String, repeats: Int = 1)
+    throws
+  {
     let clients = try (0..<sessions).map { _ in try broker.connect(timeout: 60) }
+    self.init(clients, payload: payload, repeats: repeats)
+  }
+
+  /// Sessions already connected (and registered, for IRC ones).
+  init(_ clients: [LineClient], payload: String, repeats: Int = 1) {
     drains = clients.map { Drain($0) }
     for client in clients {
       DispatchQueue.global().async(group: writers) {
