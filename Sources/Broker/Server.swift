@@ -46,6 +46,10 @@ public final class Server: @unchecked Sendable {
   /// A descriptor kept open to be given back at the limit, just long enough
   /// to accept a waiting client and tell it `ERR - LIMIT`.
   var reserveDescriptor: Int32 = -1
+  /// Connections opened, closed and lost are logged at most this many
+  /// times a minute per user and kind: a user connecting in a loop must
+  /// not flood the log (chatbroker(8), "LOGGING").
+  var connectionLog = LimitLog(perMinute: 30)
   let timer: DispatchSourceTimer
   let syncQueue = DispatchQueue(label: "chatbroker.journal-sync")
   let compactionQueue = DispatchQueue(label: "chatbroker.compaction")
@@ -225,7 +229,9 @@ public final class Server: @unchecked Sendable {
     let user: String
     if wire == .ircOverTCP {
       guard let uid = LoopbackTCP.ownerUID(of: fd) else {
-        log.error("connection refused", ["reason": "the TCP peer's owner is not in /proc/net/tcp"])
+        logConnection(
+          .error, "connection refused", user: "-",
+          [("reason", "the TCP peer's owner is not in /proc/net/tcp")])
         Glibc.close(fd)
         return
       }
@@ -234,7 +240,7 @@ public final class Server: @unchecked Sendable {
       do {
         user = users.name(of: try PeerCredentials.uid(of: fd))
       } catch {
-        log.error("connection refused", ["reason": error.description])
+        logConnection(.error, "connection refused", user: "-", [("reason", error.description)])
         Glibc.close(fd)
         return
       }
@@ -272,11 +278,25 @@ public final class Server: @unchecked Sendable {
     connection.readSource.setCancelHandler(handler: closeOnce)
     connection.writeSource.setCancelHandler(handler: closeOnce)
     connections[id] = connection
-    log.info("connection opened", ["conn": "\(id)", "user": user])
+    logConnection(.info, "connection opened", user: user, [("conn", "\(id)"), ("user", user)])
     if engine.connect(id, user: user) {
       connection.resumeReading()
     }
     onStatusChange?()
+  }
+
+  /// Logs a connection's opening, refusal, closing or loss, rate-limited
+  /// per user and kind by ``connectionLog``; the next line logged after
+  /// some were left out says how many with `suppressed=`.
+  func logConnection(
+    _ level: Logger.Level, _ message: String, user: String,
+    _ fields: [(key: String, value: String)]
+  ) {
+    guard let suppressed = connectionLog.admit(message, user: user, now: engine.clock.now)
+    else { return }
+    var fields = fields
+    if suppressed > 0 { fields.append((key: "suppressed", value: "\(suppressed)")) }
+    log.log(level, message, fields: fields)
   }
 
   // MARK: - Input
