@@ -46,4 +46,3 @@ struct LimitLogTests {
     #expect(log.admit("connection opened", user: "bob", now: start + 60_001) == 0)
   }
 }
-
