@@ -57,4 +57,20 @@ struct ProtocolFuzzRuleTests {
     #expect(lines.contains { $0.count > 100 }, "not only the shortest requests")
     #expect(Set(lines).count > 1000, "still varied")
   }
+
+  @Test("a space followed by a combining mark still separates words, in requests and in replies")
+  func combiningMarkAfterASpace() {
+    // U+0485 after the space: one Character to Swift, two words to the broker.
+    let request = Array("SAY ".utf8) + [0xD2, 0x85] + Array("#b del".utf8) + [0x7F]
+    #expect(ProtocolModel.replyVerb(for: request, maximumLineBytes: 4096) == "SAY")
+    var checker = ReplyChecker()
+    checker.sent(request)
+    #expect(checker.received(Array("HELLO 1 alice :welcome".utf8)).isEmpty)
+    let refusal = "ERR SAY BADNAME :\"\u{485}#b\" is not a target"
+    #expect(checker.received(Array(refusal.utf8)).isEmpty)
+    // A text that begins with a combining mark, right after " :".
+    let message = "MSG #a 1 2026-12-01T06:00:00.000Z bob :\u{301}accent first"
+    #expect(LineShape.problem(Array(message.utf8)) == nil)
+  }
 }
+
