@@ -73,4 +73,3 @@ struct ProtocolFuzzRuleTests {
     #expect(LineShape.problem(Array(message.utf8)) == nil)
   }
 }
-
