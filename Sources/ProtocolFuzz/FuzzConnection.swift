@@ -74,6 +74,11 @@ final class FuzzConnection {
 
   var hasOutput: Bool { outboxOffset < outbox.count }
 
+  /// Its behaviour, and the user it speaks as through a relay, for findings.
+  var kind: String {
+    behaviour.rawValue + (user.map { " as \($0) through nc" } ?? "")
+  }
+
   /// Queues request lines, each with its LF, and tells the checker.
   /// Floods are remembered (as suspects of a crash) by their first and last
   /// line only, so that they do not push everything else out.

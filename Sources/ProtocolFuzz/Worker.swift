@@ -199,7 +199,7 @@ final class Worker: @unchecked Sendable {
     for line in lines {
       generator.learn(line)
       for violation in connection.checker.received(line) {
-        shared.findings.record(violation, behaviour: connection.behaviour.rawValue)
+        shared.findings.record(violation, behaviour: connection.kind)
       }
     }
     shared.repliesChecked.add(
@@ -228,7 +228,7 @@ final class Worker: @unchecked Sendable {
           request: connection.checker.oldestWaiting))
     }
     for violation in violations {
-      heldBack.append((now, connection.generation, violation, connection.behaviour.rawValue))
+      heldBack.append((now, connection.generation, violation, connection.kind))
     }
   }
 
@@ -249,7 +249,7 @@ final class Worker: @unchecked Sendable {
               ? "a reader that half-closed got nothing for 15 s, yet not every answer"
               : "a reader winding down could neither send nor receive for 15 s",
             detail:
-              "\(connection.checker.unanswered) requests unanswered, \(unsent) bytes unsent (a \(connection.behaviour.rawValue) client)"
+              "\(connection.checker.unanswered) requests unanswered, \(unsent) bytes unsent (a \(connection.kind) client)"
           ))
         connection.finished = true
       }
