@@ -26,9 +26,8 @@ extension Engine {
         guard first == user || second == user else { continue }
       }
       let synced = history.endSequence - (unsynced.messages[conversation] ?? 0)
-      let newest = (history.firstSequence..<synced).reversed().lazy.map { history[$0].time }
-        .first { after < $0 && $0 < before }
-      guard let newest else { continue }
+      guard let newest = history.newestTime(after: after, before: before, endBefore: synced)
+      else { continue }
       found.append(ConversationActivity(target: conversation.target(seenBy: user), latest: newest))
     }
     found.sort { ($0.latest, $0.target.description) < ($1.latest, $1.target.description) }

@@ -13,6 +13,10 @@ struct History: Sendable {
   private var sequenceByID: [MessageID: Int] = [:]
   /// Who wrote and who is mentioned where, for unread counts.
   private var index = HistoryIndex()
+  /// Messages from this sequence number on are in time order, each no
+  /// older than the one before it. A late scheduled delivery or a wall
+  /// clock set back breaks the order; it holds again from that message on.
+  private var orderedFrom = 0
 
   init(capacity: Int) {
     self.capacity = max(1, capacity)
@@ -25,6 +29,7 @@ struct History: Sendable {
   /// Appends a message; returns the oldest one when it had to make room.
   @discardableResult
   mutating func append(_ message: StoredMessage) -> StoredMessage? {
+    if !ring.isEmpty && message.time < self[endSequence - 1].time { orderedFrom = endSequence }
     var evicted: StoredMessage?
     if ring.count < capacity {
       ring.append(message)
@@ -163,6 +168,25 @@ struct History: Sendable {
   /// before it.
   private func firstSequence(where isPast: (StoredMessage) -> Bool) -> Int {
     (firstSequence..<endSequence).first { isPast(self[$0]) } ?? endSequence
+  }
+
+  /// The time of the newest message strictly between `after` and
+  /// `before`, among those numbered below `end`: a binary search in the
+  /// part in time order, a scan only of what comes before that part.
+  func newestTime(after: Timestamp, before: Timestamp, endBefore end: Int) -> Timestamp? {
+    let end = max(firstSequence, min(end, endSequence))
+    let ordered = min(max(firstSequence, orderedFrom), end)
+    var low = ordered
+    var high = end
+    while low < high {
+      let middle = (low + high) / 2
+      if self[middle].time < before { low = middle + 1 } else { high = middle }
+    }
+    // The newest of the ordered part before `before` is the only candidate
+    // there: if it is not after `after`, neither is any older one of it.
+    if low > ordered && self[low - 1].time > after { return self[low - 1].time }
+    return (firstSequence..<ordered).reversed().lazy.map { self[$0].time }
+      .first { after < $0 && $0 < before }
   }
 
   /// All kept messages, oldest first (for compaction).

@@ -221,7 +221,9 @@ extension Server: EngineOutput {
     engine.disconnect(connection.id)
     connection.closing = true
     connection.held.removeAll()
-    log.info("connection lost", ["conn": "\(connection.id)", "reason": reason])
+    logConnection(
+      .info, "connection lost", user: connection.user,
+      [("conn", "\(connection.id)"), ("user", connection.user), ("reason", reason)])
     finish(connection)
   }
 
@@ -229,6 +231,8 @@ extension Server: EngineOutput {
     guard connections.removeValue(forKey: connection.id) != nil else { return }
     holding.remove(connection.id)
     connection.cancelSources()
-    log.info("connection closed", ["conn": "\(connection.id)", "user": connection.user])
+    logConnection(
+      .info, "connection closed", user: connection.user,
+      [("conn", "\(connection.id)"), ("user", connection.user)])
   }
 }

@@ -46,6 +46,10 @@ public final class Server: @unchecked Sendable {
   /// A descriptor kept open to be given back at the limit, just long enough
   /// to accept a waiting client and tell it `ERR - LIMIT`.
   var reserveDescriptor: Int32 = -1
+  /// Connections opened, closed and lost are logged at most this many
+  /// times a minute per user and kind: a user connecting in a loop must
+  /// not flood the log (chatbroker(8), "LOGGING").
+  var connectionLog = LimitLog(perMinute: 30)
   let timer: DispatchSourceTimer
   /// The group commit thread (see Server+Journal).
   lazy var groupCommit = GroupCommit(queue: queue, synchronize: options.synchronize) {
@@ -97,6 +101,13 @@ public final class Server: @unchecked Sendable {
   var ready: [Connection] = []
   var readyHead = 0
   var turnScheduled = false
+  /// Requests' worth of work done beyond the one request being served, to
+  /// take from its connection's turn: a request that looks at every
+  /// conversation is charged one request per ``conversationsPerRequest``
+  /// of them, so that with a few hundred conversations it has a turn to
+  /// itself.
+  var extraTurnCost = 0
+  let conversationsPerRequest = 4
   /// The connection whose requests are being handled: its own replies are
   /// bounded by back-pressure, so the output limit is not applied to them.
   var serving: ConnectionID?
@@ -223,7 +234,9 @@ public final class Server: @unchecked Sendable {
     let user: String
     if wire == .ircOverTCP {
       guard let uid = LoopbackTCP.ownerUID(of: fd) else {
-        log.error("connection refused", ["reason": "the TCP peer's owner is not in /proc/net/tcp"])
+        logConnection(
+          .error, "connection refused", user: "-",
+          [("reason", "the TCP peer's owner is not in /proc/net/tcp")])
         Glibc.close(fd)
         return
       }
@@ -232,7 +245,7 @@ public final class Server: @unchecked Sendable {
       do {
         user = users.name(of: try PeerCredentials.uid(of: fd))
       } catch {
-        log.error("connection refused", ["reason": error.description])
+        logConnection(.error, "connection refused", user: "-", [("reason", error.description)])
         Glibc.close(fd)
         return
       }
@@ -270,11 +283,25 @@ public final class Server: @unchecked Sendable {
     connection.readSource.setCancelHandler(handler: closeOnce)
     connection.writeSource.setCancelHandler(handler: closeOnce)
     connections[id] = connection
-    log.info("connection opened", ["conn": "\(id)", "user": user])
+    logConnection(.info, "connection opened", user: user, [("conn", "\(id)"), ("user", user)])
     if engine.connect(id, user: user) {
       connection.resumeReading()
     }
     onStatusChange?()
+  }
+
+  /// Logs a connection's opening, refusal, closing or loss, rate-limited
+  /// per user and kind by ``connectionLog``; the next line logged after
+  /// some were left out says how many with `suppressed=`.
+  func logConnection(
+    _ level: Logger.Level, _ message: String, user: String,
+    _ fields: [(key: String, value: String)]
+  ) {
+    guard let suppressed = connectionLog.admit(message, user: user, now: engine.clock.now)
+    else { return }
+    var fields = fields
+    if suppressed > 0 { fields.append((key: "suppressed", value: "\(suppressed)")) }
+    log.log(level, message, fields: fields)
   }
 
   // MARK: - Input
@@ -312,6 +339,7 @@ public final class Server: @unchecked Sendable {
   /// What is left waits in the framer.
   func serve(_ connection: Connection) {
     serving = connection.id
+    extraTurnCost = 0
     var budget = requestsPerTurn
     let replyLimit = connection.pendingBytes + replyBytesPerTurn
     while budget > 0, !connection.closing, connection.mayHaveRequests,
@@ -326,7 +354,8 @@ public final class Server: @unchecked Sendable {
         break
       }
       receive(frame, from: connection)
-      budget -= 1
+      budget -= 1 + extraTurnCost
+      extraTurnCost = 0
       // Write out a large fan-out before it outgrows the CPU caches:
       // copying into cold buffers cost more than the extra send(2)s.
       // At least a few KiB per connection, so each send(2) stays worth it.
@@ -391,6 +420,16 @@ public final class Server: @unchecked Sendable {
     }
     afterEvent()
     scheduleTurn()
+  }
+
+  /// The IRC gateway's `CHATHISTORY TARGETS` (chatbroker(7), "IRC"): it
+  /// looks at every conversation, so it costs its sender a share of its
+  /// turn in proportion, and a flood of it cannot hold the queue.
+  func activeConversationsCharged(
+    of user: String, after: Timestamp, before: Timestamp, limit: Int
+  ) -> [ConversationActivity] {
+    extraTurnCost += engine.histories.count / conversationsPerRequest
+    return engine.activeConversations(of: user, after: after, before: before, limit: limit)
   }
 
   /// A connection's replies drained below ``resumeReadingBelow``: its

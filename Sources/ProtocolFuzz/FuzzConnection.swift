@@ -17,12 +17,14 @@ final class FuzzConnection {
   var inbox: [UInt8] = []
   /// When it stops sending new requests and winds down.
   let windDownAt: Double
-  /// Once winding down: when the broker must have sent more, or closed it.
-  var mustEndBy = Double.infinity
+  /// Once winding down: whether the broker has gone silent on it.
+  var silence = SilenceWatch()
   var windingDown = false
-  var halfClosed = false
+  var halfClosed: Bool { silence.halfClosed }
   var sendFailed = false
   var finished = false
+  /// When a trickling client last sent its few bytes.
+  var lastTrickle = 0.0
   /// The last flood it sent, to name in a finding.
   var lastFlood = ""
 
@@ -72,6 +74,11 @@ final class FuzzConnection {
 
   var hasOutput: Bool { outboxOffset < outbox.count }
 
+  /// Its behaviour, and the user it speaks as through a relay, for findings.
+  var kind: String {
+    behaviour.rawValue + (user.map { " as \($0) through nc" } ?? "")
+  }
+
   /// Queues request lines, each with its LF, and tells the checker.
   /// Floods are remembered (as suspects of a crash) by their first and last
   /// line only, so that they do not push everything else out.
@@ -101,16 +108,18 @@ final class FuzzConnection {
     }
     if written > 0 {
       outboxOffset += written
+      silence.wrote(at: monotonicSeconds())
     } else if written < 0 && errno != EAGAIN && errno != EINTR {
       sendFailed = true
     }
   }
 
-  /// Reads what is there; returns the complete lines, and whether the
+  /// Reads what is there (at most 256 KiB, so that one flood's lines do not
+  /// hold up the other connections of the worker); returns the complete lines, and whether the
   /// stream ended.
   func readSome(into lines: inout [[UInt8]]) -> Bool {
     var chunk = [UInt8](repeating: 0, count: 65536)
-    for _ in 0..<16 {
+    for _ in 0..<4 {
       let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
       if count > 0 {
         inbox += chunk[0..<count]

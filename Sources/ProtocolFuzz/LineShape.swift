@@ -4,21 +4,21 @@
 public enum LineShape {
   /// Why `line` (without its LF) is not well formed, or `nil` when it is.
   public static func problem(_ line: [UInt8]) -> String? {
-    guard let text = String(validating: line, as: UTF8.self) else { return "not valid UTF-8" }
-    let fixed: Substring
-    let free: Substring?
-    if let colon = text.range(of: " :") {
-      fixed = text[..<colon.lowerBound]
-      free = text[colon.upperBound...]
-    } else {
-      fixed = text[...]
-      free = nil
+    guard String(validating: line, as: UTF8.self) != nil else { return "not valid UTF-8" }
+    // Found by bytes, as chatbroker(7) defines words: a space or colon
+    // followed by a combining mark is still a space or a colon.
+    let colon = line.indices.dropLast().first {
+      line[$0] == UInt8(ascii: " ") && line[$0 + 1] == UInt8(ascii: ":")
     }
-    if hasControl(fixed, allowTab: false) { return "a control character in the fixed words" }
+    let fixed = colon.map { line[..<$0] } ?? line[...]
+    let free = colon.map { String(decoding: line[($0 + 2)...], as: UTF8.self) }
+    if hasControl(String(decoding: fixed, as: UTF8.self), allowTab: false) {
+      return "a control character in the fixed words"
+    }
     if let free, hasControl(free, allowTab: true) { return "a control character in the text" }
-    let words = fixed.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+    let words = ProtocolModel.words(fixed, keepingEmpty: true)
     if words.contains("") { return "an empty word (two spaces, or a space at an end)" }
-    return shapeProblem(words, free.map(String.init))
+    return shapeProblem(words, free)
   }
 
   private static func shapeProblem(_ words: [String], _ text: String?) -> String? {

@@ -29,11 +29,22 @@ public enum ProtocolModel {
     if content.last == UInt8(ascii: "\r") { content = content.dropLast() }
     if content.isEmpty { return nil }
     if content.count > maximumLineBytes { return "-" }
-    guard let text = String(validating: content, as: UTF8.self) else { return "-" }
+    guard String(validating: content, as: UTF8.self) != nil else { return "-" }
     // Words are separated by spaces only; letter case is ASCII's.
-    let first = text.split(separator: " ", omittingEmptySubsequences: true).first ?? ""
-    let verb = String(first).asciiUppercased
+    let verb = words(content, maxSplits: 1).first?.asciiUppercased ?? ""
     return verbs.contains(verb) ? verb : "-"
+  }
+
+  /// The words of a line, split at its space bytes as chatbroker(7) splits
+  /// them: not at `Character`s, since a space followed by a combining mark
+  /// is one `Character` to Swift, yet still a space. Runs of spaces give
+  /// empty words only with `keepingEmpty`.
+  static func words(
+    _ bytes: some Collection<UInt8>, maxSplits: Int = .max, keepingEmpty: Bool = false
+  ) -> [String] {
+    bytes.split(
+      separator: UInt8(ascii: " "), maxSplits: maxSplits, omittingEmptySubsequences: !keepingEmpty
+    ).map { String(decoding: $0, as: UTF8.self) }
   }
 
   /// Whether `line` is a `QUIT` that ends the session (no other words).

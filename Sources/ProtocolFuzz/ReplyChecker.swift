@@ -69,7 +69,7 @@ public struct ReplyChecker {
       violation("malformed line", "\(problem): \(shown)", oldestWaiting)
     }
     let text = String(decoding: line, as: UTF8.self)
-    let words = text.split(separator: " ", maxSplits: 3).map(String.init)
+    let words = ProtocolModel.words(line, maxSplits: 3)
     let keyword = words.first ?? ""
     if bye != nil || refused {
       violation("line after BYE or refusal", shown)
@@ -102,13 +102,13 @@ public struct ReplyChecker {
       if let dataKeyword {
         if keyword == "ERR" {
           violation("data lines before an ERR", "\(dataLines) \(dataKeyword) then: \(shown)")
-        } else if let count = Int(text.split(separator: " ").last ?? ""), count != dataLines {
+        } else if let count = Int(ProtocolModel.words(line).last ?? ""), count != dataLines {
           violation(
             "count differs from the data lines",
             "\(dataLines) \(dataKeyword) lines, then: \(shown)", expected.request)
         }
       } else if keyword == "OK", ProtocolModel.dataKeywords[named] != nil,
-        let count = Int(text.split(separator: " ").last ?? ""), count != 0, named != "HELP"
+        let count = Int(ProtocolModel.words(line).last ?? ""), count != 0, named != "HELP"
       {
         violation("count differs from the data lines", "no data lines, then: \(shown)")
       }

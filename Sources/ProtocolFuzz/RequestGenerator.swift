@@ -43,6 +43,17 @@ public struct RequestGenerator {
     }
   }
 
+  /// One request line of at most `maximumBytes` (without its LF), for a
+  /// client that sends a few bytes at a time: as ``line()``, drawn again
+  /// when too long, a `PING` when that keeps failing.
+  public mutating func shortLine(maximumBytes: Int = 256) -> [UInt8] {
+    for _ in 0..<16 {
+      let drawn = line()
+      if drawn.count <= maximumBytes { return drawn }
+    }
+    return Array("PING short".utf8)
+  }
+
   /// A batch of the requests that make the broker work hardest per byte.
   public mutating func flood() -> [[UInt8]] {
     let count = Int.random(in: 50...2000, using: &random)

@@ -80,11 +80,15 @@ final class Worker: @unchecked Sendable {
     }
     guard !connection.windingDown, !connection.hasOutput else { return }
     switch connection.behaviour {
-    case .chatter, .trickling:
+    case .chatter:
       if connection.checker.unanswered < 100 {
         let count = Int.random(in: 1...20, using: &generator.random)
         connection.queue((0..<count).map { _ in generator.line() }, shared: shared)
       }
+    case .trickling:
+      // One short line at a time, sent a few bytes every 10 ms: a longer
+      // queue would outlast the connection's life many times over.
+      connection.queue([generator.shortLine()], shared: shared)
     case .flooder:
       if connection.checker.unanswered < 2000 {
         let flood = generator.flood()
@@ -120,7 +124,7 @@ final class Worker: @unchecked Sendable {
       connection.queue([generator.line()], shared: shared, lastWithoutNewline: true)
     }
     if connection.behaviour.reads {
-      connection.mustEndBy = now + 15
+      connection.silence.windDown(at: now)
     } else {
       connection.finished = true
     }
@@ -139,20 +143,18 @@ final class Worker: @unchecked Sendable {
     }
     let ready = poll(&pollers, nfds_t(pollers.count), 10)
     guard ready > 0 else { return }
+    trickle()
     for (index, slot) in live.enumerated() where pollers[index].revents != 0 {
       guard let connection = connections[slot] else { continue }
       let events = Int32(pollers[index].revents)
-      if events & Int32(POLLOUT) != 0 || events & Int32(POLLERR | POLLHUP) != 0 {
-        let limit = connection.behaviour == .trickling ? Int.random(in: 1...3) : .max
-        connection.writeSome(limit: limit)
-        if connection.windingDown && !connection.hasOutput && !connection.halfClosed
-          && connection.behaviour.reads
-        {
-          halfClose(connection)
-        }
+      if connection.behaviour != .trickling
+        && (events & Int32(POLLOUT) != 0 || events & Int32(POLLERR | POLLHUP) != 0)
+      {
+        connection.writeSome()
       }
       if connection.behaviour.reads && events & Int32(POLLIN | POLLHUP | POLLERR) != 0 {
         read(connection)
+        trickle()
       }
     }
     // A reader winding down with nothing left to send half-closes at once.
@@ -164,13 +166,25 @@ final class Worker: @unchecked Sendable {
     }
   }
 
+  /// Trickling clients send their next 1 to 3 bytes, each at most every
+  /// 10 ms: called between the reads of the other connections, so that
+  /// their pace does not depend on how long checking a flood takes.
+  private func trickle() {
+    let now = monotonicSeconds()
+    for connection in connections.compactMap({ $0 })
+    where connection.behaviour == .trickling && connection.hasOutput
+      && now - connection.lastTrickle >= 0.01
+    {
+      connection.lastTrickle = now
+      connection.writeSome(limit: Int.random(in: 1...3, using: &generator.random))
+    }
+  }
+
   /// Shuts the writing side; the broker has 15 s of silence from now to
-  /// answer the rest and close (a trickling client may take longer than
-  /// that just to send what it queued before winding down).
+  /// answer the rest and close.
   private func halfClose(_ connection: FuzzConnection) {
     shutdown(connection.fd, Int32(SHUT_WR))
-    connection.halfClosed = true
-    connection.mustEndBy = monotonicSeconds() + 15
+    connection.silence.halfClose(at: monotonicSeconds())
   }
 
   private func read(_ connection: FuzzConnection) {
@@ -179,15 +193,13 @@ final class Worker: @unchecked Sendable {
     // A reader that still gets answers is not frozen, however much it asked
     // for: the bound is on silence, not on the size of a flood (checking a
     // million HISTORY lines takes this process longer than the broker).
-    if connection.windingDown && !lines.isEmpty {
-      connection.mustEndBy = monotonicSeconds() + 15
-    }
+    if !lines.isEmpty { connection.silence.received(at: monotonicSeconds()) }
     shared.linesReceived.add(lines.count, ordering: .relaxed)
     let checkedBefore = connection.checker.repliesChecked
     for line in lines {
       generator.learn(line)
       for violation in connection.checker.received(line) {
-        shared.findings.record(violation, behaviour: connection.behaviour.rawValue)
+        shared.findings.record(violation, behaviour: connection.kind)
       }
     }
     shared.repliesChecked.add(
@@ -216,7 +228,7 @@ final class Worker: @unchecked Sendable {
           request: connection.checker.oldestWaiting))
     }
     for violation in violations {
-      heldBack.append((now, connection.generation, violation, connection.behaviour.rawValue))
+      heldBack.append((now, connection.generation, violation, connection.kind))
     }
   }
 
@@ -226,15 +238,18 @@ final class Worker: @unchecked Sendable {
     let now = monotonicSeconds()
     for slot in connections.indices {
       guard let connection = connections[slot] else { continue }
-      if !connection.finished && now > connection.mustEndBy {
+      if !connection.finished && connection.silence.isOverdue(at: now) {
         // Findings about time are freezes, not broken replies: the request
         // that waits is a victim, not a cause.
+        let unsent = connection.outbox.count - connection.outboxOffset
         shared.findings.record(
           Finding(
             category: "freeze",
-            summary: "a reader that half-closed got nothing for 15 s, yet not every answer",
+            summary: connection.halfClosed
+              ? "a reader that half-closed got nothing for 15 s, yet not every answer"
+              : "a reader winding down could neither send nor receive for 15 s",
             detail:
-              "\(connection.checker.unanswered) requests unanswered (a \(connection.behaviour.rawValue) client)"
+              "\(connection.checker.unanswered) requests unanswered, \(unsent) bytes unsent (a \(connection.kind) client)"
           ))
         connection.finished = true
       }

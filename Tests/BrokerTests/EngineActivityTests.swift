@@ -33,4 +33,25 @@ struct EngineActivityTests {
       chat.engine.activeConversations(of: "carol", after: after, before: before, limit: 10).isEmpty,
       "carol is in neither conversation")
   }
+
+  @Test("a message sent after the clock was set back is found, and so are the ones before it")
+  func clockSetBack() throws {
+    let chat = EngineHarness()
+    let alice = chat.connect("alice")
+    chat.send(alice, "JOIN #a")
+    for time in ["17:00", "17:10", "17:20", "16:50", "16:55"] {
+      chat.clock.set("2026-11-30T\(time):00.000Z")
+      chat.send(alice, "SAY #a at \(time)")
+    }
+    func newest(_ after: String, _ before: String) throws -> [String] {
+      let after = try #require(Timestamp(rfc3339: "2026-11-30T\(after):00.000Z"))
+      let before = try #require(Timestamp(rfc3339: "2026-11-30T\(before):00.000Z"))
+      return chat.engine.activeConversations(of: "alice", after: after, before: before, limit: 5)
+        .map { String($0.latest.description.dropFirst(11).prefix(5)) }
+    }
+    #expect(try newest("16:58", "17:15") == ["17:10"], "before the clock went back")
+    #expect(try newest("16:52", "16:58") == ["16:55"], "after it")
+    #expect(try newest("16:00", "18:00") == ["16:55"], "the newest sent, not the latest time")
+    #expect(try newest("17:25", "18:00") == [])
+  }
 }

@@ -71,6 +71,51 @@ struct FairnessTests {
     #expect(latency.p99 < 0.050, "\(latency)")
   }
 
+  @Test(
+    "another user's PING p99 stays under 50 ms while one user floods IRC CHATHISTORY TARGETS over 500 rooms (real time)"
+  )
+  func targetsFloodRealTime() throws {
+    try UnixUsers.ensure()
+    let broker = try BrokerProcess().start([
+      "--no-sync", "--new-rooms-per-minute", "1000",
+    ])
+    // 500 rooms of 200 messages each, all of them the flooder's: every
+    // TARGETS request has 100,000 messages to look through.
+    let maker = try broker.connect(timeout: 60)
+    let rooms = (0..<500).map { "#t\($0)" }
+    try maker.send(rooms.map { "JOIN \($0)\n" }.joined())
+    try maker.expect("OK JOIN #t499 ", timeout: 60)
+    for round in 0..<200 {
+      let replies = try maker.pipeline(rooms.map { "SAY \($0) message \(round)" })
+      #expect(replies.allSatisfy { $0.last?.hasPrefix("OK SAY ") == true })
+    }
+    #expect(try maker.request("PING made") == ["OK PING made"])
+
+    // A window after every message: nothing to answer (but an empty batch),
+    // all to look at.
+    let request =
+      "CHATHISTORY TARGETS timestamp=2099-01-01T00:00:00.000Z timestamp=2100-01-01T00:00:00.000Z 10\r\n"
+    let clients = try (0..<4).map { _ in
+      let irc = try LineClient(path: broker.ircSocketPath, timeout: 60)
+      try irc.send(
+        "CAP LS 302\r\nNICK flood\r\nUSER flood 0 * :Flood\r\n"
+          + "CAP REQ :draft/chathistory batch\r\nCAP END\r\n")
+      #expect(try irc.expect(":\(Host.name) CAP ").contains(" LS "))
+      #expect(try irc.expect(":\(Host.name) CAP ").contains(" ACK :draft/chathistory batch"))
+      try irc.expect(":\(Host.name) 001 ")
+      return irc
+    }
+    let flood = Flood(
+      clients, payload: String(repeating: request, count: Self.floodBytes / request.utf8.count),
+      repeats: 1000)
+    defer { flood.stop(broker) }
+    try flood.waitUntilReceived(bytes: 8 << 10)
+    let pinger = try broker.connect(as: "cbtest2")
+    let latency = try pingLatencies(pinger, count: 200)
+    print("PING during a TARGETS flood over 500 rooms of 200 messages: \(latency)")
+    #expect(latency.p99 < 0.050, "\(latency)")
+  }
+
   @Test("a client reading at full speed gets all three pipelined 4 MB HISTORY replies")
   func fullSpeedReader() throws {
     try UnixUsers.ensure()
@@ -158,6 +203,55 @@ struct FairnessTests {
     #expect(try other.dataLines("ROOMS").allSatisfy { $0.hasPrefix("ROOM #other") })
   }
 
+  @Test(
+    "a client writing a byte at a time beside a flooder and a non-reader gets every answer once it half-closes"
+  )
+  func tricklingBesideFlooders() throws {
+    try UnixUsers.ensure()
+    let broker = try BrokerProcess().start()
+    let trickler = try broker.connect(timeout: 30)
+    #expect(try trickler.request("JOIN #hot") == ["OK JOIN #hot 1"])
+    // The non-reader's messages pile up in the trickler's output, past the
+    // mark where the broker stops reading a client until it drains; the
+    // flooder keeps the broker busy with 4 MB replies meanwhile.
+    let nonReader = try broker.connect()
+    #expect(try nonReader.request("JOIN #hot").last?.hasPrefix("OK JOIN #hot ") == true)
+    let says = (0..<6000).map { "SAY #hot \($0) \(String(repeating: "m", count: 80))\n" }
+    let writer = DispatchGroup()
+    DispatchQueue.global().async(group: writer) { _ = try? nonReader.send(says.joined()) }
+    try fillBigRoom(broker)
+    let flood = try Flood(
+      broker, sessions: 2, payload: String(repeating: "HISTORY #big 1000\n", count: 200))
+    defer {
+      flood.stop(broker)
+      _ = writer.wait(timeout: .now() + 5)
+    }
+    try flood.waitUntilReceived(bytes: 4 << 20)
+    try waitUntil(timeout: 30, "the trickler's receive buffer to fill") {
+      var waiting: Int32 = 0
+      _ = ioctl(trickler.fd, UInt(FIONREAD), &waiting)
+      return waiting > 100_000
+    }
+
+    // Three requests a byte at a time, the last without LF, then the
+    // half-close; only then does the trickler read.
+    for byte in Array("PING a\nPING b\nPING c".utf8) {
+      try trickler.sendBytes([byte])
+      usleep(2000)
+    }
+    trickler.finishWriting()
+    var finals: [String] = []
+    var messages = 0
+    while let line = try trickler.readLine() {
+      if line.hasPrefix("MSG #hot ") { messages += 1 }
+      if line.hasPrefix("OK ") || line.hasPrefix("ERR ") { finals.append(line) }
+    }
+    #expect(finals == ["OK PING a", "OK PING b", "OK PING c"])
+    // About 140 bytes each: 256 KiB waited in the broker beyond the socket
+    // buffers, so the broker had stopped reading the trickler meanwhile.
+    #expect(messages > 3500, "the trickler's output was well past the back-pressure mark")
+  }
+
   // MARK: - Helpers
 
   /// A room of 1000 messages of 4000 bytes: a full `HISTORY` is ~4 MB.
@@ -241,8 +335,15 @@ private final class Flood: @unchecked Sendable {
   private let drains: [Drain]
   private let writers = DispatchGroup()
 
-  init(_ broker: BrokerProcess, sessions: Int, payload: String, repeats: Int = 1) throws {
+  convenience init(_ broker: BrokerProcess, sessions: Int, payload: String, repeats: Int = 1)
+    throws
+  {
     let clients = try (0..<sessions).map { _ in try broker.connect(timeout: 60) }
+    self.init(clients, payload: payload, repeats: repeats)
+  }
+
+  /// Sessions already connected (and registered, for IRC ones).
+  init(_ clients: [LineClient], payload: String, repeats: Int = 1) {
     drains = clients.map { Drain($0) }
     for client in clients {
       DispatchQueue.global().async(group: writers) {

@@ -27,4 +27,22 @@ struct LimitLogTests {
       words(log.admit("new-rooms", user: "bob", now: start + 60_000, [("rooms", "3")]))
         == ["limit=new-rooms", "user=bob", "rooms=3", "suppressed=1000"])
   }
+
+  @Test("connection lines are logged 30 a minute per user and kind, then counted until the next")
+  func connectionLinesPerMinute() {
+    var log = LimitLog(perMinute: 30)
+    let start = Timestamp(milliseconds: 1_800_000_000_000)
+    for step in 0..<30 {
+      #expect(log.admit("connection opened", user: "bob", now: start + Int64(step)) == 0)
+    }
+    for step in 30..<1000 {
+      #expect(log.admit("connection opened", user: "bob", now: start + Int64(step)) == nil)
+    }
+    #expect(log.admit("connection closed", user: "bob", now: start + 1000) == 0, "per kind")
+    #expect(log.admit("connection opened", user: "alice", now: start + 1000) == 0, "per user")
+    #expect(
+      log.admit("connection opened", user: "bob", now: start + 60_000) == 970,
+      "the first line of the next minute counts the ones left out")
+    #expect(log.admit("connection opened", user: "bob", now: start + 60_001) == 0)
+  }
 }

@@ -16,11 +16,9 @@ struct ProtocolFuzzTests {
     configuration.seconds = environment["CHATFUZZ_SECONDS"].flatMap(Double.init) ?? 20
     configuration.seed = environment["CHATFUZZ_SEED"].flatMap(UInt64.init) ?? 2026
     configuration.connections = 16
-    // Not "trickling" (a few bytes at a time): beside flooders, such a
-    // client that has half-closed sometimes waits over 15 s for its last
-    // answers, a stall not yet explained (`chatfuzz --behaviours
-    // trickling,flooder,non-reading --seconds 40 --seed 20261201`).
-    configuration.behaviours = ["chatter", "flooder", "non-reading", "half-closing", "vanishing"]
+    configuration.behaviours = [
+      "chatter", "flooder", "non-reading", "trickling", "half-closing", "vanishing",
+    ]
     return configuration
   }
 

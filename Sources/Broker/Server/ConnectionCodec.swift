@@ -47,7 +47,7 @@ extension Server {
           IRCSession.Counts(
             connections: connections.count, rooms: engine.roomCount,
             roomCreated: engine.roomCreated,
-            activeConversations: engine.activeConversations)
+            activeConversations: activeConversationsCharged)
         }
       } else {
         actions = irc.refuse(frame)
