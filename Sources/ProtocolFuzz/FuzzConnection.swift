@@ -1,6 +1,7 @@
 import Broker
 import Foundation
 import Glibc
+import Posix
 
 /// One connection of a fuzzing worker: its socket (direct, or through
 /// `setpriv ... nc -U` to speak as another Unix user), what it still has to
@@ -10,7 +11,7 @@ final class FuzzConnection {
   let behaviour: Behaviour
   let user: String?
   let generation: Int
-  private var relay: Process?
+  private var relay: ChildProcess?
   var checker = ReplyChecker()
   var outbox: [UInt8] = []
   var outboxOffset = 0
@@ -40,23 +41,18 @@ final class FuzzConnection {
       guard
         socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0, &pair) == 0
       else { throw FuzzError("socketpair: \(String(cString: strerror(errno)))") }
-      let process = Process()
-      process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-      process.arguments = [
-        "--reuid=\(user)", "--regid=\(user)", "--clear-groups", "/usr/bin/nc", "-N", "-U", path,
-      ]
-      let end = FileHandle(fileDescriptor: pair[1], closeOnDealloc: true)
-      process.standardInput = end
-      process.standardOutput = end
-      process.standardError = FileHandle.nullDevice
+      defer { close(pair[1]) }
       do {
-        try process.run()
+        relay = try ChildProcess(
+          [
+            "/usr/bin/setpriv", "--reuid=\(user)", "--regid=\(user)", "--clear-groups",
+            "/usr/bin/nc", "-N", "-U", path,
+          ], standardInput: .descriptor(pair[1]), standardOutput: .descriptor(pair[1]),
+          standardError: .null)
       } catch {
         close(pair[0])
         throw error
       }
-      try? end.close()
-      relay = process
       fd = pair[0]
     } else {
       fd = try UnixSocket.connect(to: path)
@@ -66,10 +62,8 @@ final class FuzzConnection {
 
   deinit {
     close(fd)
-    if let relay, relay.isRunning {
-      kill(relay.processIdentifier, SIGKILL)
-      relay.waitUntilExit()
-    }
+    relay?.signal(SIGKILL)
+    relay?.waitUntilExit()
   }
 
   var hasOutput: Bool { outboxOffset < outbox.count }

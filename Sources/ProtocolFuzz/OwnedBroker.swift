@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Posix
 
 /// A chatbroker the fuzzer starts itself (`chatfuzz --broker`), so that it
 /// can see it crash, restart it, replay single requests against it to find
@@ -9,7 +10,7 @@ final class OwnedBroker: @unchecked Sendable {
   let directory: String
   let socketPath: String
   let arguments: [String]
-  private var process: Process?
+  private var process: ChildProcess?
   /// Each start gets its own log, so that a log names one run of the broker.
   private(set) var logPaths: [String] = []
   private(set) var stateDirectory: String
@@ -32,18 +33,12 @@ final class OwnedBroker: @unchecked Sendable {
     if fresh { stateDirectory = directory + "/state-\(logPaths.count + 1)" }
     let logPath = directory + "/broker-\(logPaths.count + 1).log"
     logPaths.append(logPath)
-    _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-    let log = FileHandle(forWritingAtPath: logPath)!
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: binary)
-    process.arguments = ["--socket", socketPath, "--state-dir", stateDirectory] + arguments
-    process.standardError = log
-    process.standardOutput = log
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    try? log.close()
-    self.process = process
-    reapedStatus = nil
+    let log = open(logPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard log >= 0 else { throw FuzzError("cannot create \(logPath)") }
+    defer { close(log) }
+    process = try ChildProcess(
+      [binary, "--socket", socketPath, "--state-dir", stateDirectory] + arguments,
+      standardOutput: .descriptor(log), standardError: .descriptor(log))
     let deadline = monotonicSeconds() + timeout
     while monotonicSeconds() < deadline {
       if !isRunning {
@@ -57,36 +52,16 @@ final class OwnedBroker: @unchecked Sendable {
     throw FuzzError("chatbroker did not answer within \(Int(timeout)) s: \(lastLogLines())")
   }
 
-  /// The wait status, once this fuzzer reaped the broker itself.
-  private var reapedStatus: Int32?
-
-  /// Running, and not a zombie. Foundation may miss the exit of a child
-  /// (seen with the ASan broker, while many relays exit at once), so a
-  /// zombie is reaped here, and its status kept here.
-  var isRunning: Bool {
-    guard let process, process.isRunning, reapedStatus == nil else { return false }
-    let pid = process.processIdentifier
-    let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
-    let state = stat?.split(separator: ")").last?.split(separator: " ").first
-    // Gone from /proc: Foundation reaped it and is about to say so.
-    guard let state else { return false }
-    guard state == "Z" || state == "X" else { return true }
-    var status: Int32 = 0
-    if waitpid(pid, &status, WNOHANG) == pid { reapedStatus = status }
-    return false
-  }
+  /// Running, and not a zombie (reaped by its own pid, see ChildProcess).
+  var isRunning: Bool { process?.isRunning ?? false }
 
   /// The exit status, or 128 plus the signal's number; nil while running.
   var exitStatus: Int32? {
-    guard let process, !isRunning else { return nil }
-    if let status = reapedStatus {
-      return status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + status & 0x7F
+    switch process?.termination {
+    case .exited(let code): code
+    case .signalled(let number): 128 + number
+    case nil: nil
     }
-    let deadline = monotonicSeconds() + 2
-    while process.isRunning && monotonicSeconds() < deadline { sleepSeconds(0.01) }
-    if process.isRunning { return nil }
-    return process.terminationReason == .uncaughtSignal
-      ? 128 + process.terminationStatus : process.terminationStatus
   }
 
   var exitDescription: String {
@@ -99,7 +74,7 @@ final class OwnedBroker: @unchecked Sendable {
   func stop(timeout: Double = 5) -> Int32? {
     guard let process else { return nil }
     guard isRunning else { return exitStatus }
-    kill(process.processIdentifier, SIGTERM)
+    process.signal(SIGTERM)
     let deadline = monotonicSeconds() + timeout
     while isRunning && monotonicSeconds() < deadline { sleepSeconds(0.01) }
     if isRunning {
@@ -111,8 +86,8 @@ final class OwnedBroker: @unchecked Sendable {
 
   func kill9() {
     guard let process, isRunning else { return }
-    kill(process.processIdentifier, SIGKILL)
-    while isRunning { sleepSeconds(0.01) }
+    process.signal(SIGKILL)
+    process.waitUntilExit()
   }
 
   var currentLog: String {
