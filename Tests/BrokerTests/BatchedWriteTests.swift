@@ -86,10 +86,6 @@ struct BatchedWriteTests {
       // gathers tens of records, written with one pwrite of ~100 KB.
       let clients = try (0..<8).map { _ in try broker.connect() }
       let pid = try #require(broker.process?.processIdentifier)
-      let delay = 2 + Int(random.next() % 40)
-      DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(delay)) {
-        kill(pid, SIGKILL)
-      }
       var sent: [[String]] = []
       for (index, client) in clients.enumerated() {
         let texts = (0..<32).map { "r\(round)c\(index)n\($0) \(padding)" }
@@ -97,15 +93,27 @@ struct BatchedWriteTests {
         // The broker may be gone already: what was not sent is not counted.
         _ = try? client.send(texts.map { "SAY \(room) \($0)\n" }.joined())
       }
+      // The kill comes a few milliseconds after the first acknowledgement,
+      // while the other clients' batches are still being written; a fixed
+      // delay could land before any, on a loaded machine.
+      var killScheduled = false
       for (index, client) in clients.enumerated() {
         var next = 0
         while next < sent[index].count, let line = try? client.readLine(timeout: 5) {
           if line.hasPrefix("OK SAY ") {
             acknowledged[room, default: []].insert(sent[index][next])
+            if !killScheduled {
+              killScheduled = true
+              let delay = Int(random.next() % 8)
+              DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(delay)) {
+                kill(pid, SIGKILL)
+              }
+            }
           }
           next += 1
         }
       }
+      if !killScheduled { kill(pid, SIGKILL) }
       #expect(try broker.stop(signal: SIGKILL) == SIGKILL)
     }
     #expect(acknowledged.values.contains { !$0.isEmpty }, "some requests were acknowledged")
