@@ -42,7 +42,7 @@ public final class ChildProcess: @unchecked Sendable {
     _ arguments: [String], environment: [String: String]? = nil, directory: String? = nil,
     standardInput: Stream = .null, standardOutput: Stream = .inherit,
     standardError: Stream = .inherit
-  ) throws(SpawnError) {
+  ) throws(PosixError) {
     precondition(!arguments.isEmpty, "a program to run")
     self.arguments = arguments
     let devNull = open("/dev/null", O_RDWR | O_CLOEXEC)
@@ -71,7 +71,7 @@ public final class ChildProcess: @unchecked Sendable {
       guard let envp else { return spawn(environ) }
       return envp.withUnsafeBufferPointer { spawn($0.baseAddress!) }
     }
-    guard status == 0 else { throw SpawnError(program: arguments[0], errorNumber: status) }
+    guard status == 0 else { throw PosixError("run \(arguments[0])", errorNumber: status) }
     processIdentifier = pid
   }
 
@@ -147,16 +147,6 @@ public final class ChildProcess: @unchecked Sendable {
     var time = timespec()
     clock_gettime(CLOCK_MONOTONIC, &time)
     return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-  }
-}
-
-/// A program that could not be started.
-public struct SpawnError: Error, CustomStringConvertible {
-  public let program: String
-  public let errorNumber: Int32
-
-  public var description: String {
-    "cannot run \(program): \(String(cString: strerror(errorNumber)))"
   }
 }
 

@@ -3,15 +3,14 @@ import Foundation
 import Glibc
 import Posix
 
-/// One connection of a fuzzing worker: its socket (direct, or through
-/// `setpriv ... nc -U` to speak as another Unix user), what it still has to
-/// send, what it received, and the contract checker for it.
+/// One connection of a fuzzing worker: its socket (made as another Unix
+/// user when it speaks as one, see ``connectUnixSocket(_:as:)``), what it
+/// still has to send, what it received, and the contract checker for it.
 final class FuzzConnection {
   let fd: Int32
   let behaviour: Behaviour
   let user: String?
   let generation: Int
-  private var relay: ChildProcess?
   var checker = ReplyChecker()
   var outbox: [UInt8] = []
   var outboxOffset = 0
@@ -37,23 +36,11 @@ final class FuzzConnection {
     self.generation = generation
     windDownAt = monotonicSeconds() + lifetime
     if let user {
-      var pair: [Int32] = [-1, -1]
-      guard
-        socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0, &pair) == 0
-      else { throw FuzzError("socketpair: \(String(cString: strerror(errno)))") }
-      defer { close(pair[1]) }
       do {
-        relay = try ChildProcess(
-          [
-            "/usr/bin/setpriv", "--reuid=\(user)", "--regid=\(user)", "--clear-groups",
-            "/usr/bin/nc", "-N", "-U", path,
-          ], standardInput: .descriptor(pair[1]), standardOutput: .descriptor(pair[1]),
-          standardError: .null)
+        fd = try connectUnixSocket(path, as: user)
       } catch {
-        close(pair[0])
-        throw error
+        throw FuzzError(error.description)
       }
-      fd = pair[0]
     } else {
       fd = try UnixSocket.connect(to: path)
     }
@@ -62,15 +49,13 @@ final class FuzzConnection {
 
   deinit {
     close(fd)
-    relay?.signal(SIGKILL)
-    relay?.waitUntilExit()
   }
 
   var hasOutput: Bool { outboxOffset < outbox.count }
 
-  /// Its behaviour, and the user it speaks as through a relay, for findings.
+  /// Its behaviour, and the user it speaks as, for findings.
   var kind: String {
-    behaviour.rawValue + (user.map { " as \($0) through nc" } ?? "")
+    behaviour.rawValue + (user.map { " as \($0)" } ?? "")
   }
 
   /// Queues request lines, each with its LF, and tells the checker.

@@ -14,7 +14,8 @@ public struct FuzzConfiguration: Sendable {
   public var seconds = 30.0
   public var connections = 24
   public var seed: UInt64 = 1
-  /// Other Unix users some connections speak as (through `setpriv`; root
+  /// Other Unix users some connections speak as (each connection made by
+  /// a child with that user's ids, see Posix's `connectUnixSocket`; root
   /// only).
   public var users: [String] = []
   /// The broker's log to scan for traps at the end, for a broker the

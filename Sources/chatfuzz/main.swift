@@ -18,7 +18,7 @@ let usage = """
     --connections n    misbehaving connections at once (default 24)
     --seed n           the generator's seed (default 1); a run that found
                        something finds much the same again with its seed
-    --users a,b        also connect as these Unix users (root only, setpriv)
+    --users a,b        also connect as these Unix users (root only)
     --log path         the broker's log, scanned for traps at the end
     --latency-limit ms the PING p99 that still passes (default 50)
     --keep             keep the started broker's logs (with backtraces) and state

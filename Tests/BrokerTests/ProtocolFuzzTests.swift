@@ -30,11 +30,13 @@ struct ProtocolFuzzTests {
     var configuration = Self.configuration
     configuration.socketPath = broker.socketPath
     configuration.logPath = broker.logPath
-    // Every connection is the test's own user: connections as other users
-    // go through `setpriv nc -U` relays, and one of those once ended a
-    // flooder's stream without BYE in a way not traced to the broker, so
-    // they are left to manual runs (chatfuzz --users). FairnessTests and
-    // the identity tests drive the broker as real other users.
+    // As root, some connections are two other Unix users' (made with their
+    // ids, no relay in between), so limits per user and identity are
+    // fuzzed too.
+    if UnixUsers.isRoot {
+      try UnixUsers.ensure()
+      configuration.users = ["cbtest1", "cbtest2"]
+    }
     let report = try Fuzzer.run(configuration)
     let summary = Comment(rawValue: report.summary)
 

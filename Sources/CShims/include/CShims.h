@@ -21,6 +21,11 @@ int chat_accept_nonblocking(int fd);
 /// Returns 0, or the error number.
 int chat_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[],
                const char *directory, int input, int output, int error);
+/// A connection to the Unix stream socket at `path` made as the user `uid`
+/// and group `gid` (the caller must be root), so that the server's
+/// SO_PEERCRED names that user; see connect_as.c. Returns the descriptor
+/// (close-on-exec), or -1 with errno set.
+int chat_connect_as(const char *path, uid_t uid, gid_t gid);
 /// wcwidth(3): the terminal columns a character takes (-1: unprintable).
 int chat_wcwidth(unsigned int character);
 

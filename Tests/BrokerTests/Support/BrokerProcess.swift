@@ -64,15 +64,11 @@ final class BrokerProcess: @unchecked Sendable {
     return client
   }
 
-  /// Connects as another Unix user (root only): `nc -U` run through
-  /// `setpriv` with that user's uid and gid, so the broker's peer
-  /// credentials name them.
+  /// Connects as another Unix user (root only): the connection is made by
+  /// a child with that user's uid and gid (``connectUnixSocket(_:as:)``),
+  /// so the broker's peer credentials name them, and nothing relays it.
   func connect(as user: String, timeout: Double = 10) throws -> LineClient {
-    let client = try LineClient(
-      running: [
-        "/usr/bin/setpriv", "--reuid=\(user)", "--regid=\(user)", "--clear-groups",
-        "/usr/bin/nc", "-N", "-U", socketPath,
-      ], timeout: timeout)
+    let client = LineClient(fd: try connectUnixSocket(socketPath, as: user), timeout: timeout)
     client.greeting = try client.expect("HELLO ")
     return client
   }
