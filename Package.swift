@@ -39,7 +39,8 @@ let package = Package(
     .target(name: "ChatClient", dependencies: ["LineProtocol", "CShims"]),
     .executableTarget(
       name: "chatsh", dependencies: ["ChatClient", "LineProtocol", "CNcurses"]),
-    .executableTarget(name: "chatbench", dependencies: ["Broker", "LineProtocol", "CShims"]),
+    .executableTarget(
+      name: "chatbench", dependencies: ["Broker", "LineProtocol", "CShims", "Posix"]),
     // The protocol fuzzer: a library, so that the tests run it too.
     .target(name: "ProtocolFuzz", dependencies: ["Broker", "Posix"]),
     .executableTarget(name: "chatfuzz", dependencies: ["ProtocolFuzz"]),

@@ -1,13 +1,14 @@
 import Broker
 import Foundation
 import Glibc
+import Posix
 
 /// A process under measurement (the broker, or redis for comparison),
 /// started on a socket in a fresh temporary directory.
 final class ServerUnderTest {
   let directory: String
   let socketPath: String
-  let process: Process
+  let process: ChildProcess
 
   /// Starts `chatbroker` (the release build beside this benchmark).
   static func chatbroker(_ arguments: [String], directory: String? = nil) throws -> ServerUnderTest
@@ -46,15 +47,13 @@ final class ServerUnderTest {
   {
     self.directory = directory
     self.socketPath = socketPath
-    process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
     // The server's log stays in its directory when a run fails.
     let logPath = directory + "/server.log"
-    _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-    process.standardError = FileHandle(forWritingAtPath: logPath)
-    process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-    try process.run()
+    let log = open(logPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard log >= 0 else { throw BenchError("cannot create \(logPath)") }
+    defer { close(log) }
+    process = try ChildProcess(
+      [executable] + arguments, standardOutput: .null, standardError: .descriptor(log))
     let deadline = Date().addingTimeInterval(30)
     while (try? connectUnix(socketPath)).map({ close($0) }) == nil {
       guard Date() < deadline, process.isRunning else {
@@ -67,10 +66,8 @@ final class ServerUnderTest {
   /// A run that failed part-way leaves no server behind (its directory and
   /// log stay, to study).
   deinit {
-    if process.isRunning {
-      kill(process.processIdentifier, SIGKILL)
-      process.waitUntilExit()
-    }
+    process.signal(SIGKILL)
+    process.waitUntilExit()
   }
 
   /// Resident memory of the server process, in bytes.
@@ -86,10 +83,9 @@ final class ServerUnderTest {
   }
 
   func stop() {
-    if process.isRunning {
-      kill(process.processIdentifier, SIGTERM)
-      process.waitUntilExit()
-    }
+    process.signal(SIGTERM)
+    if !process.waitUntilExit(timeout: 30) { process.signal(SIGKILL) }
+    process.waitUntilExit()
     // CHATBENCH_KEEP=1 keeps the directory (and the server's log) to study.
     if ProcessInfo.processInfo.environment["CHATBENCH_KEEP"] == nil {
       try? FileManager.default.removeItem(atPath: directory)

@@ -163,7 +163,7 @@ enum DurableBenchmark {
     for fd in fds { close(fd) }
     var syncs = 0
     if peer == .chatbroker {
-      kill(server.process.processIdentifier, SIGTERM)
+      server.process.signal(SIGTERM)
       server.process.waitUntilExit()
       let log = (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? ""
       syncs =
