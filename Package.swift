@@ -21,8 +21,9 @@ let package = Package(
     // The IRC message codec, numerics and capabilities: pure, like LineProtocol.
     .target(name: "IRCProtocol"),
     .target(name: "CShims"),
-    // What the programs and tests share below the protocol: running other
-    // programs (and, in time, descriptors and system calls).
+    // What the programs and tests share below the protocol: system calls
+    // and their errors, descriptors, Unix sockets, running other programs,
+    // exit statuses and the default socket path.
     .target(name: "Posix", dependencies: ["CShims"]),
     .systemLibrary(
       name: "CSystemd",
@@ -32,18 +33,18 @@ let package = Package(
     // No pkgConfig: ncursesw.pc adds -D flags that SwiftPM refuses with a
     // warning, and the module map already links the library.
     .systemLibrary(name: "CNcurses", providers: [.apt(["libncurses-dev"])]),
-    .target(name: "Broker", dependencies: ["LineProtocol", "IRCProtocol", "CShims"]),
-    .executableTarget(name: "chatbroker", dependencies: ["Broker", "CSystemd"]),
+    .target(name: "Broker", dependencies: ["LineProtocol", "IRCProtocol", "CShims", "Posix"]),
+    .executableTarget(name: "chatbroker", dependencies: ["Broker", "CSystemd", "Posix"]),
     // chatsh's logic (options, protocol client, rendering, line editing) lives
     // in ChatClient so tests can reach it; the executable keeps the terminal.
-    .target(name: "ChatClient", dependencies: ["LineProtocol", "CShims"]),
+    .target(name: "ChatClient", dependencies: ["LineProtocol", "CShims", "Posix"]),
     .executableTarget(
-      name: "chatsh", dependencies: ["ChatClient", "LineProtocol", "CNcurses"]),
+      name: "chatsh", dependencies: ["ChatClient", "LineProtocol", "CNcurses", "Posix"]),
     .executableTarget(
       name: "chatbench", dependencies: ["Broker", "LineProtocol", "CShims", "Posix"]),
     // The protocol fuzzer: a library, so that the tests run it too.
     .target(name: "ProtocolFuzz", dependencies: ["Broker", "Posix"]),
-    .executableTarget(name: "chatfuzz", dependencies: ["ProtocolFuzz"]),
+    .executableTarget(name: "chatfuzz", dependencies: ["ProtocolFuzz", "Posix"]),
     .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol"]),
     .testTarget(name: "IRCProtocolTests", dependencies: ["IRCProtocol"]),
     // The integration tests start the real binaries, so they depend on them.

@@ -1,4 +1,5 @@
 import LineProtocol
+import Posix
 
 /// `chatbench parse [--lines N] [--runs R]`: frames and parses N typical
 /// request lines (default 1,000,000), fed to a `LineFramer` in 64 KiB chunks
@@ -12,15 +13,15 @@ enum ParseBenchmark {
 
   static let chunkSize = 64 * 1024
 
-  static func run(_ arguments: [String]) -> Int32 {
+  static func run(_ arguments: [String]) -> ExitCode {
     guard let options = parseOptions(arguments, known: ["--lines", "--runs"]) else {
-      return exitUsage
+      return .usage
     }
     guard let lines = parseCount(options["--lines"] ?? "1000000"),
       let runs = parseCount(options["--runs"] ?? "5")
     else {
       printError("chatbench parse: --lines and --runs take a positive number")
-      return exitUsage
+      return .usage
     }
 
     let input = makeInput(lines: lines)
@@ -33,13 +34,13 @@ enum ParseBenchmark {
       let elapsed = clock.measure { tally = frameAndParse(input) }
       guard tally.requests == lines, tally.errors == 0, tally.frames == lines else {
         printError("chatbench parse: expected \(lines) requests, got \(tally)")
-        return exitSoftware
+        return .software
       }
       best = min(best, elapsed)
       print("  run \(run): \(report(lines: lines, bytes: input.count, elapsed: elapsed))")
     }
     print("best: \(report(lines: lines, bytes: input.count, elapsed: best))")
-    return 0
+    return .success
   }
 
   struct Tally: CustomStringConvertible {

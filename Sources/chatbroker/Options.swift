@@ -1,6 +1,7 @@
 import Broker
 import Foundation
 import LineProtocol
+import Posix
 
 /// The command line of chatbroker. The usage text is the man page's SYNOPSIS.
 struct Options {
@@ -61,7 +62,7 @@ struct Options {
 
   enum Outcome {
     case run(Options)
-    case exit(message: String, status: Int32)
+    case exit(message: String, status: ExitCode)
   }
 
   static func parse(_ arguments: [String]) -> Outcome {
@@ -80,8 +81,9 @@ struct Options {
       }
       let next = { inline ?? value(argument) }
       switch argument {
-      case "-h", "--help": return .exit(message: help, status: 0)
-      case "-V", "--version": return .exit(message: "chatbroker \(chatbrokerVersion)", status: 0)
+      case "-h", "--help": return .exit(message: help, status: .success)
+      case "-V", "--version":
+        return .exit(message: "chatbroker \(chatbrokerVersion)", status: .success)
       case "--socket":
         guard let path = next(), !path.isEmpty else { return missing(argument) }
         options.socketPath = path
@@ -120,7 +122,7 @@ struct Options {
         }
         options.setLimit(argument, number)
       default:
-        return .exit(message: "chatbroker: unknown option \(argument)\n\(usage)", status: 64)
+        return .exit(message: "chatbroker: unknown option \(argument)\n\(usage)", status: .usage)
       }
       index += 1
     }
@@ -142,11 +144,11 @@ struct Options {
   }
 
   private static func missing(_ option: String) -> Outcome {
-    .exit(message: "chatbroker: \(option) needs a value\n\(usage)", status: 64)
+    .exit(message: "chatbroker: \(option) needs a value\n\(usage)", status: .usage)
   }
 
   private static func bad(_ option: String, _ expected: String) -> Outcome {
-    .exit(message: "chatbroker: \(option) needs \(expected)\n\(usage)", status: 64)
+    .exit(message: "chatbroker: \(option) needs \(expected)\n\(usage)", status: .usage)
   }
 }
 

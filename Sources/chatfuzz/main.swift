@@ -1,4 +1,5 @@
 import Foundation
+import Posix
 import ProtocolFuzz
 
 /// chatfuzz: a protocol fuzzer for chatbroker. It opens many connections
@@ -28,7 +29,7 @@ let usage = """
 
 func fail(_ message: String) -> Never {
   FileHandle.standardError.write(Data("chatfuzz: \(message)\n\(usage)\n".utf8))
-  exit(64)
+  exit(ExitCode.usage.rawValue)
 }
 
 var configuration = FuzzConfiguration()
@@ -83,8 +84,8 @@ if (configuration.socketPath == nil) == (configuration.brokerBinary == nil) {
 do {
   let report = try Fuzzer.run(configuration)
   print(report.summary)
-  exit(report.passed ? 0 : 1)
+  exit((report.passed ? ExitCode.success : .failure).rawValue)
 } catch {
   FileHandle.standardError.write(Data("chatfuzz: \(error)\n".utf8))
-  exit(1)
+  exit(ExitCode.failure.rawValue)
 }

@@ -1,6 +1,7 @@
 import ChatClient
 import Foundation
 import LineProtocol
+import Posix
 
 #if canImport(Glibc)
   import Glibc
@@ -50,7 +51,7 @@ extension ScriptMode {
   /// it had not acknowledged, except what the broker's history shows was
   /// delivered: nothing read is lost, nothing is sent twice, the order stays.
   func sayLines(target: String, lines given: [String]?, wait: Int) throws(ScriptFailure)
-    -> ExitStatus
+    -> ExitCode
   {
     let canonical = Target(target)?.description ?? target
     let maximumText = 4096 - "SAY \(canonical) :".utf8.count
@@ -191,6 +192,6 @@ extension ScriptMode {
         resyncing = true
       }
     }
-    return refused > 0 ? .refused : .success
+    return refused > 0 ? .failure : .success
   }
 }
