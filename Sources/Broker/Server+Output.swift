@@ -160,18 +160,25 @@ extension Server: EngineOutput {
 
   func flush(_ connection: Connection) {
     while !connection.output.isEmpty {
-      let count = connection.output.withUnsafeBytes { bytes in
-        Glibc.send(connection.fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
-      }
-      if count > 0 {
-        connection.output.consume(count)
-      } else if count < 0 && errno == EINTR {
-        continue
-      } else if count < 0 && errno == EAGAIN {
-        connection.waitForWritable()
+      let sent: IOResult<Int>
+      do {
+        sent = try ioCall("send") {
+          connection.output.withUnsafeBytes { bytes in
+            Glibc.send(connection.fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+          }
+        }
+      } catch {
+        drop(connection, reason: error.reason)
         return
-      } else {
-        drop(connection, reason: count == 0 ? "closed" : String(cString: strerror(errno)))
+      }
+      switch sent {
+      case .processed(let count) where count > 0:
+        connection.output.consume(count)
+      case .processed:
+        drop(connection, reason: "closed")
+        return
+      case .wouldBlock, .interrupted:
+        connection.waitForWritable()
         return
       }
     }

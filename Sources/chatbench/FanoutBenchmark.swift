@@ -169,16 +169,12 @@ enum FanoutBenchmark {
   static func writeDraining(_ fd: Int32, _ bytes: [UInt8], drain: inout [UInt8]) {
     var offset = 0
     while offset < bytes.count {
-      let count = bytes[offset...].withUnsafeBytes {
-        send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-      }
-      if count < 0 && (errno == EINTR || errno == EAGAIN) {
+      guard case .processed(let count) = sendSome(fd, bytes[offset...]) else {
         var poller = pollfd(fd: fd, events: Int16(POLLIN | POLLOUT), revents: 0)
         _ = poll(&poller, 1, 100)
         while drain.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
         continue
       }
-      precondition(count > 0, "send failed: \(String(cString: strerror(errno)))")
       offset += count
     }
   }
