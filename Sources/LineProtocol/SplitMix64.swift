@@ -1,5 +1,8 @@
-/// SplitMix64: a tiny generator with a seed, so that a fuzz run that finds
-/// something can be run again, request for request, with the same seed.
+/// SplitMix64: a tiny, fast random generator with a seed, so that a fuzz
+/// run, a benchmark's input or a randomised test that finds something can
+/// be run again, value for value, from the seed it printed. Here, at the
+/// bottom of the modules, so that the fuzzer, chatbench and every test
+/// target draw from the same one.
 public struct SplitMix64: RandomNumberGenerator, Sendable {
   private var state: UInt64
 
