@@ -20,6 +20,8 @@ let package = Package(
     .target(name: "LineProtocol"),
     // The IRC message codec, numerics and capabilities: pure, like LineProtocol.
     .target(name: "IRCProtocol"),
+    // C for what Swift's Glibc module hides (accept4, SO_PEERCRED, wcwidth,
+    // malloc_trim) and for work in a forked child (spawn, connect as a user).
     .target(name: "CShims"),
     // What the programs and tests share below the protocol: system calls
     // and their errors, descriptors, Unix sockets, running other programs,
