@@ -69,6 +69,12 @@ public struct Logger: Sendable {
     log(.debug, message, fields)
   }
 
+  /// Whether lines of `level` are written: callers on a hot path ask before
+  /// they build the fields of a debug line.
+  public func isLogging(_ level: Level) -> Bool {
+    sink != nil && level.rawValue <= minimumLevel.rawValue
+  }
+
   public func log(_ level: Level, _ message: String, _ fields: KeyValuePairs<String, String>) {
     log(level, message, fields: fields.map { ($0.key, $0.value) })
   }

@@ -239,27 +239,33 @@ public final class Server: @unchecked Sendable {
   }
 
   func open(_ fd: Int32, wire: WireFormat) {
-    let user: String
+    let uid: uid_t
     if wire == .ircOverTCP {
-      guard let uid = LoopbackTCP.ownerUID(of: fd) else {
+      guard let owner = LoopbackTCP.ownerUID(of: fd) else {
         logConnection(
           .error, "connection refused", user: "-",
           [("reason", "the TCP peer's owner is not in /proc/net/tcp")])
         Glibc.close(fd)
         return
       }
-      user = users.name(of: uid)
+      uid = owner
     } else {
       do {
-        user = users.name(of: try PeerCredentials.uid(of: fd))
+        uid = try PeerCredentials.uid(of: fd)
       } catch {
         logConnection(.error, "connection refused", user: "-", [("reason", error.description)])
         Glibc.close(fd)
         return
       }
     }
+    let user = users.name(of: uid)
     let id = ConnectionID(nextConnection)
     nextConnection += 1
+    // `--verbose`: the peer's uid, which "connection opened" names only as
+    // a user, and the listener it came by; never rate-limited.
+    if log.isLogging(.debug) {
+      log.debug("connection accepted", ["conn": "\(id)", "uid": "\(uid)", "wire": wire.logName])
+    }
     let irc =
       wire.isIRC
       ? IRCSession(
