@@ -52,7 +52,7 @@ extension Server: EngineOutput {
 
   public func close(_ id: ConnectionID) {
     guard let connection = connections[id], !connection.closing else { return }
-    connection.closing = true
+    connection.startClosing()
     connection.pauseReading()
     markDirty(connection)
   }
@@ -197,7 +197,7 @@ extension Server: EngineOutput {
   /// after a while without its BYE. Only others' lines (fan-out) get here:
   /// a connection's own replies are bounded by back-pressure instead.
   func overflow(_ connection: Connection) {
-    connection.overflowed = true
+    connection.startOverflow()
     log.warning(
       "limit reached",
       [
@@ -212,7 +212,7 @@ extension Server: EngineOutput {
       connection.output.discardUnsent()
       connection.held.removeAll()
       connection.heldBytes = 0
-      connection.overflowed = false
+      connection.endOverflow()
       send(.bye("you fell too far behind; reconnect and read HISTORY"), to: id)
       close(id)
       afterEvent()
@@ -226,7 +226,7 @@ extension Server: EngineOutput {
   func drop(_ connection: Connection, reason: String) {
     guard connections[connection.id] != nil else { return }
     engine.disconnect(connection.id)
-    connection.closing = true
+    connection.startClosing()
     connection.held.removeAll()
     logConnection(
       .info, "connection lost", user: connection.user,
