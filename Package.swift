@@ -36,7 +36,7 @@ let package = Package(
     // warning, and the module map already links the library.
     .systemLibrary(name: "CNcurses", providers: [.apt(["libncurses-dev"])]),
     .target(name: "Broker", dependencies: ["LineProtocol", "IRCProtocol", "CShims", "Posix"]),
-    .executableTarget(name: "chatbroker", dependencies: ["Broker", "CSystemd", "Posix"]),
+    .executableTarget(name: "chatbroker", dependencies: ["Broker", "CSystemd"]),
     // chatsh's logic (options, protocol client, rendering, line editing) lives
     // in ChatClient so tests can reach it; the executable keeps the terminal.
     .target(name: "ChatClient", dependencies: ["LineProtocol", "CShims", "Posix"]),
@@ -46,7 +46,7 @@ let package = Package(
       name: "chatbench", dependencies: ["Broker", "LineProtocol", "CShims", "Posix"]),
     // The protocol fuzzer: a library, so that the tests run it too.
     .target(name: "ProtocolFuzz", dependencies: ["Broker", "Posix"]),
-    .executableTarget(name: "chatfuzz", dependencies: ["ProtocolFuzz", "Posix"]),
+    .executableTarget(name: "chatfuzz", dependencies: ["ProtocolFuzz"]),
     .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol"]),
     .testTarget(name: "IRCProtocolTests", dependencies: ["IRCProtocol"]),
     // The integration tests start the real binaries, so they depend on them.

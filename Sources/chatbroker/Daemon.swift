@@ -3,7 +3,6 @@ import Dispatch
 import Foundation
 import Glibc
 import LineProtocol
-import Posix
 
 /// The start-up sequence, signals and shutdown of the daemon. Exit codes are
 /// from sysexits(3) (``ExitCode``).

@@ -1,7 +1,6 @@
 import Broker
 import Foundation
 import LineProtocol
-import Posix
 
 /// The command line of chatbroker. The usage text is the man page's SYNOPSIS.
 struct Options {

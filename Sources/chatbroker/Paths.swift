@@ -1,6 +1,6 @@
+import Broker
 import Foundation
 import Glibc
-import Posix
 
 /// Where the socket and the journal live when no option says.
 ///

@@ -1,5 +1,4 @@
 import Foundation
-import Posix
 
 // Before anything starts a thread: SIGTERM and SIGINT are blocked in every
 // thread and read by Dispatch signal sources (see Daemon.handleSignals).

@@ -1,5 +1,4 @@
 import Foundation
-import Posix
 import ProtocolFuzz
 
 /// chatfuzz: a protocol fuzzer for chatbroker. It opens many connections
@@ -29,7 +28,7 @@ let usage = """
 
 func fail(_ message: String) -> Never {
   FileHandle.standardError.write(Data("chatfuzz: \(message)\n\(usage)\n".utf8))
-  exit(ExitCode.usage.rawValue)
+  exit(64)
 }
 
 var configuration = FuzzConfiguration()
@@ -84,8 +83,8 @@ if (configuration.socketPath == nil) == (configuration.brokerBinary == nil) {
 do {
   let report = try Fuzzer.run(configuration)
   print(report.summary)
-  exit((report.passed ? ExitCode.success : .failure).rawValue)
+  exit(report.passed ? 0 : 1)
 } catch {
   FileHandle.standardError.write(Data("chatfuzz: \(error)\n".utf8))
-  exit(ExitCode.failure.rawValue)
+  exit(1)
 }
