@@ -22,6 +22,3 @@ public struct SystemError: Error, CustomStringConvertible, Sendable {
     return "\(call): \(reason)"
   }
 }
-
-/// The former name of ``SystemError``, kept while callers move over.
-public typealias PosixError = SystemError
