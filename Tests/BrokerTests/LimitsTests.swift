@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import TestSupport
 import Testing
 
 /// Limits and fairness: one client's excess never hurts the others

@@ -1,5 +1,6 @@
 import Foundation
 import LineProtocol
+import TestSupport
 import Testing
 
 @testable import ChatClient
@@ -149,13 +150,12 @@ struct FullNameTests {
   @Test("a user whose GECOS says Carol Cooper shows as (CC) Carol Cooper (cbcarol)")
   func gecosFullName() throws {
     if getpwnam("cbcarol") == nil {
-      let made = try run(
-        "/usr/sbin/useradd",
-        [
+      let made = try runCommand(
+        ["/usr/sbin/useradd"] + [
           "--no-create-home", "--user-group", "--shell", "/usr/sbin/nologin", "--comment",
           "Carol Cooper,Room 2,,", "cbcarol",
         ])
-      #expect(getpwnam("cbcarol") != nil, "\(made.err)")
+      #expect(getpwnam("cbcarol") != nil, "\(made.errors)")
     }
     #expect(UserStyle.displayName(for: "cbcarol") == "Carol Cooper")
     #expect(UserStyle.initials(for: "cbcarol") == "CC")
