@@ -163,8 +163,8 @@ struct SystemdTests {
     #expect(!FileManager.default.fileExists(atPath: run.socketPath))
   }
 
-  @Test("WATCHDOG=1 pings when WATCHDOG_USEC is set, none without it")
-  func watchdog() throws {
+  @Test("WATCHDOG=1 pings when WATCHDOG_USEC is set, none without it (real time)")
+  func watchdogRealTime() throws {
     let run = try BrokerProcess(prefix: "cbsd")
     let notify = try NotifySocket(path: run.path("notify"))
     let broker = try run.launchClean(

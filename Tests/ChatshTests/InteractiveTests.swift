@@ -25,7 +25,10 @@ import Testing
         + targets)
   }
 
-  @Test func daySeparatorTypingSurvivesAndResize() throws {
+  @Test(
+    "the day separator shows, a half-typed line survives incoming lines and a resize, Enter sends it"
+  )
+  func daySeparatorTypingSurvivesAndResize() throws {
     _ = try broker.chatsh("say", "#ops", "hello from a script")
     let terminal = try chatScreen("#ops")
     defer { terminal.close() }
@@ -65,7 +68,8 @@ import Testing
     #expect(try broker.chatsh("history", "#ops").output.contains("tea is ready"))
   }
 
-  @Test func mentionIsHighlighted() throws {
+  @Test("a mention of me from another user is drawn in its own colour")
+  func mentionIsHighlighted() throws {
     guard getuid() == 0 else { return }  // needs a second user to mention us
     chmod(broker.directory, 0o755)
     let me = NSUserName()

@@ -38,11 +38,13 @@ import Testing
     #expect(try broker.chatsh("say", "#general", "after the flood").status == 0)
     try terminal.waitFor { $0.contains("after the flood") }
     try terminal.press("C-l")
-    usleep(200_000)
+    // Redrawn: 24 rows, the status line first.
+    try terminal.waitFor { screen in
+      let lines = screen.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+      return lines.count == 24 && lines.first?.hasPrefix(" #general") == true
+    }
     let screen = terminal.screen()
     let lines = screen.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
-    #expect(lines.count == 24)
-    #expect(lines.first?.hasPrefix(" #general") == true, "\(screen)")
     #expect(terminal.lastLine.hasPrefix("> my draft"), "\(screen)")
     #expect(screen.contains("END"))
     // The flood wraps into rows of whole emoji, none cut, none spilled.
@@ -187,8 +189,7 @@ import Testing
     for terminal in [two, one] {
       try terminal.type("/quit")
       try terminal.press("Enter")
-      usleep(200_000)
-      terminal.close()
+      try terminal.waitUntilEnded()
     }
     let again = try Tmux(
       [

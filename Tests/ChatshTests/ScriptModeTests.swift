@@ -5,7 +5,9 @@ import Testing
 
 /// The real chatsh against the real chatbroker.
 @Suite struct ScriptModeTests {
-  @Test func sayThenHistory() throws {
+  @Test(
+    "say prints nothing on success; history prints time, room, sender and text separated by tabs")
+  func sayThenHistory() throws {
     let broker = try BrokerProcess().start()
     let said = try broker.chatsh("say", "#ops", "deploy", "starts")
     #expect(said.status == 0 && said.output.isEmpty && said.errors.isEmpty)
@@ -17,7 +19,8 @@ import Testing
     #expect(fields.first?.hasSuffix("Z") == true)
   }
 
-  @Test func manyLinesFromStandardInput() throws {
+  @Test("3,000 lines piped into say arrive, one message each, in order; empty lines are skipped")
+  func manyLinesFromStandardInput() throws {
     let broker = try BrokerProcess().start()
     let lines = (1...3000).map { "line \($0)" }
     let said = try broker.chatsh("say", "#builds", input: lines.joined(separator: "\n") + "\n\n")
@@ -30,7 +33,8 @@ import Testing
     #expect(texts == Array(lines.suffix(1000)))
   }
 
-  @Test func finalLineWithoutNewlineAndEscapes() throws {
+  @Test("a last line without a newline is sent; colours and CR LF are cleaned off")
+  func finalLineWithoutNewlineAndEscapes() throws {
     let broker = try BrokerProcess().start()
     let said = try broker.chatsh("say", "#b", input: "\u{1B}[31mred\u{1B}[0m\r\nlast")
     #expect(said.status == 0, "\(said.errors)")
@@ -41,7 +45,8 @@ import Testing
       ])
   }
 
-  @Test func scheduleListAndCancel() throws {
+  @Test("say --at prints the id and due time; scheduled lists it; cancel removes it")
+  func scheduleListAndCancel() throws {
     let broker = try BrokerProcess().start()
     let scheduled = try broker.chatsh("say", "--at", "+1h", "#ops", "later", "on")
     #expect(scheduled.status == 0, "\(scheduled.errors)")
@@ -61,7 +66,8 @@ import Testing
     #expect(try broker.chatsh("scheduled").output.isEmpty)
   }
 
-  @Test func localClockTimeIsTheUsersZone() throws {
+  @Test("say --at 12:00 means noon in the user's TZ, not the broker's")
+  func localClockTimeIsTheUsersZone() throws {
     let broker = try BrokerProcess().start()
     // Whatever the broker's zone, 12:00 in UTC+14 is the next xx:00 at 22:00Z.
     let run = try broker.chatsh(
@@ -70,7 +76,8 @@ import Testing
     #expect(run.output.contains("T22:00:00.000Z"))
   }
 
-  @Test func roomsAndWho() throws {
+  @Test("rooms lists rooms with member counts, sorted, also as JSON; who lists members")
+  func roomsAndWho() throws {
     let broker = try BrokerProcess().start()
     _ = try broker.chatsh("say", "#zeta", "x")
     _ = try broker.chatsh("say", "#alpha", "x")
@@ -82,7 +89,8 @@ import Testing
     #expect(who.status == 0 && who.output.isEmpty)
   }
 
-  @Test func tailFollowsAndPrintsJSON() throws {
+  @Test("tail -n 1 --json prints the last line, then follows the room as JSON Lines")
+  func tailFollowsAndPrintsJSON() throws {
     let broker = try BrokerProcess().start()
     _ = try broker.chatsh("say", "#ops", "before")
     let pipe = Pipe()
@@ -108,7 +116,10 @@ import Testing
     #expect(texts == ["before", "after"])
   }
 
-  @Test func exitStatuses() throws {
+  @Test(
+    "exit statuses: 1 for a refused request, 64 for usage, 69 with the command to start a broker when none is there; CHATBROKER_SOCKET is used"
+  )
+  func exitStatuses() throws {
     let broker = try BrokerProcess().start()
     let refused = try broker.chatsh("say", "@no-such-user-here", "hi")
     #expect(refused.status == 1)
@@ -127,7 +138,10 @@ import Testing
     #expect(fromEnvironment.status == 0)
   }
 
-  @Test func helpAndVersion() throws {
+  @Test(
+    "--help, each command's --help and --version print to stdout and exit 0; the screen needs a terminal"
+  )
+  func helpAndVersion() throws {
     let help = try runChatsh(["--help"])
     #expect(help.status == 0 && help.output.contains("usage: chatsh"))
     for command in ["say", "history", "tail", "scheduled", "cancel", "rooms", "who"] {

@@ -95,6 +95,19 @@ public final class Tmux: @unchecked Sendable {
     }
   }
 
+  /// Waits (bounded) until the program in the terminal has ended, and with
+  /// it the session (`has-session` fails).
+  public func waitUntilEnded(
+    within seconds: Double = 10, fileID: String = #fileID, line: Int = #line
+  )
+    throws
+  {
+    try waitUntil(
+      timeout: seconds, interval: 0.02, "the program in tmux to end", fileID: fileID, line: line
+    ) { (try? tmux(["has-session"]))?.status != 0 }
+    close()
+  }
+
   /// Waits (bounded) until the screen shows `text`.
   public func waitFor(
     _ text: String, within seconds: Double = 10, fileID: String = #fileID, line: Int = #line
