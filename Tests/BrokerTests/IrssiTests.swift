@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Posix
 import TestSupport
 import Testing
 

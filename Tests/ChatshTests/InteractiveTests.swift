@@ -1,5 +1,4 @@
 import Foundation
-import Posix
 import TestSupport
 import Testing
 

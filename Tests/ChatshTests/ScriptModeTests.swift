@@ -1,5 +1,4 @@
 import Foundation
-import Posix
 import TestSupport
 import Testing
 
@@ -93,16 +92,9 @@ import Testing
   func tailFollowsAndPrintsJSON() throws {
     let broker = try BrokerProcess().start()
     _ = try broker.chatsh("say", "#ops", "before")
-    let pipe = Pipe()
-    let process = try ChildProcess(
-      [
-        BuiltProducts.path("chatsh"), "--socket", broker.socketPath, "tail", "-n", "1", "--json",
-        "#ops",
-      ],
-      standardOutput: .descriptor(pipe.fileHandleForWriting.fileDescriptor))
-    try pipe.fileHandleForWriting.close()
-    defer { stop(process) }
-    let output = Collector(pipe.fileHandleForReading)
+    let tail = try Running.chatsh(
+      ["--socket", broker.socketPath, "tail", "-n", "1", "--json", "#ops"])
+    let output = tail.out
     try waitUntil(timeout: 10, "tail to print \"before\"") { output.current.contains("before") }
     // Once tail has joined, the room has a member.
     try waitUntil(timeout: 10, "tail to join #ops") {

@@ -39,8 +39,11 @@ public final class Running: @unchecked Sendable {
     try Running(BuiltProducts.path("chatsh"), arguments, environment: environment)
   }
 
+  /// SIGTERM, and SIGKILL if it is still there after 5 s.
   deinit {
-    stop(process)
+    process.signal(SIGTERM)
+    if !process.waitUntilExit(timeout: 5) { process.signal(SIGKILL) }
+    process.waitUntilExit()
   }
 
   public func write(_ text: String) {
@@ -89,11 +92,4 @@ public final class Collector: @unchecked Sendable {
     _ = finished.wait(timeout: .now() + 10 * testTimeScale)
     return current
   }
-}
-
-/// Ends a child: SIGTERM, and SIGKILL if it is still there after 5 s.
-public func stop(_ process: ChildProcess) {
-  process.signal(SIGTERM)
-  if !process.waitUntilExit(timeout: 5) { process.signal(SIGKILL) }
-  process.waitUntilExit()
 }
