@@ -48,7 +48,7 @@ let package = Package(
     // line clients, the one bounded wait, seeded generators, temporary
     // directories, tmux terminals, the engine on virtual time.
     .target(
-      name: "TestSupport", dependencies: ["Broker", "LineProtocol", "Posix"],
+      name: "TestSupport", dependencies: ["Broker", "LineProtocol", "Posix", "ProtocolFuzz"],
       path: "Tests/TestSupport"),
     .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol", "TestSupport"]),
     .testTarget(name: "IRCProtocolTests", dependencies: ["IRCProtocol"]),

@@ -1,18 +1,6 @@
-/// SplitMix64: a tiny, fast generator with a seed, so that a random test
-/// case (or the moments a crash test kills the broker) can be reproduced
-/// from the seed printed with it.
-public struct SeededGenerator: RandomNumberGenerator, Sendable {
-  private var state: UInt64
+import ProtocolFuzz
 
-  public init(seed: UInt64) {
-    state = seed
-  }
-
-  public mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}
+/// A generator with a seed (SplitMix64), so that a random test case, or the
+/// moments a crash test kills the broker, can be reproduced from the seed
+/// printed with it. The fuzzer's own, so that the tree holds one copy.
+public typealias SeededGenerator = SplitMix64
