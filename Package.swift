@@ -47,16 +47,25 @@ let package = Package(
     // The protocol fuzzer: a library, so that the tests run it too.
     .target(name: "ProtocolFuzz", dependencies: ["Broker", "Posix"]),
     .executableTarget(name: "chatfuzz", dependencies: ["ProtocolFuzz"]),
-    .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol"]),
+    // What every test target shares: the broker and chatsh as processes,
+    // line clients, the one bounded wait, seeded generators, temporary
+    // directories, tmux terminals, the engine on virtual time.
+    .target(
+      name: "TestSupport", dependencies: ["Broker", "LineProtocol", "Posix", "ProtocolFuzz"],
+      path: "Tests/TestSupport"),
+    .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol", "TestSupport"]),
     .testTarget(name: "IRCProtocolTests", dependencies: ["IRCProtocol"]),
     // The integration tests start the real binaries, so they depend on them.
     .testTarget(
       name: "BrokerTests",
       dependencies: [
         "Broker", "LineProtocol", "IRCProtocol", "chatbroker", "ProtocolFuzz", "Posix",
+        "TestSupport",
       ]),
     .testTarget(
       name: "ChatshTests",
-      dependencies: ["ChatClient", "LineProtocol", "chatsh", "chatbroker", "Posix"]),
+      dependencies: [
+        "ChatClient", "LineProtocol", "chatsh", "chatbroker", "Posix", "TestSupport",
+      ]),
   ]
 )
