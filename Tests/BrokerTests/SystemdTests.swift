@@ -524,16 +524,7 @@ final class NotifySocket: @unchecked Sendable {
     self.path = path
     fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { throw TestFailure("socket failed") }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-      for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-    }
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-      }
-    }
+    let bound = try UnixSocket.withAddress(path) { bind(fd, $0, $1) }
     guard bound == 0 else { throw TestFailure("bind \(path): \(String(cString: strerror(errno)))") }
   }
 
@@ -647,18 +638,8 @@ enum Tool {
   static func sendDatagram(_ text: String, to path: String) throws {
     let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
     defer { close(fd) }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-      for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-    }
-    let sent = Array(text.utf8).withUnsafeBytes { bytes in
-      withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-          sendto(
-            fd, bytes.baseAddress, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-        }
-      }
+    let sent = try Array(text.utf8).withUnsafeBytes { bytes in
+      try UnixSocket.withAddress(path) { sendto(fd, bytes.baseAddress, bytes.count, 0, $0, $1) }
     }
     guard sent == text.utf8.count else { throw TestFailure("sendto \(path) failed") }
   }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `--verbose` adds debug lines that say who connected and what each asked,
