@@ -37,9 +37,11 @@ public struct JournalLoadReport: Sendable {
 
 /// The JSON Lines journal in the state directory, in the manner of Redis'
 /// AOF: records are written before any reply about them, synced by the
-/// server's group commit (``GroupCommit``), replayed at start-up, and
-/// compacted into a new file (temp file, fsync, rename, fsync of the
-/// directory) as it grows.
+/// group commit (``GroupCommit``) of the journal's owner while the broker
+/// runs (``JournalCommitter``), replayed at start-up, and compacted into
+/// a new file (temp file, fsync, rename, fsync of the directory) as it
+/// grows. This type is the file; the committer decides when it is written,
+/// synced, cut back and replaced.
 ///
 /// While the server syncs, the records of one event are gathered and
 /// written with one `pwrite(2)` when the event ends (``flush()``), as
