@@ -44,9 +44,11 @@ extension Server: EngineOutput {
       queuedSinceFlush += line.count
       markDirty(connection)
     } else {
+      // A connection with held lines is in `holding` already: one hash
+      // per connection and sync, not per line.
+      if connection.held.isEmpty { holding.insert(id) }
       connection.held.append(HeldLine(journalCount: required, kind: kind, line: line))
       connection.heldBytes += line.count
-      holding.insert(id)
     }
   }
 

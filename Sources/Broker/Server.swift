@@ -31,7 +31,7 @@ public final class Server: @unchecked Sendable {
   let options: Options
   let log: Logger
 
-  var connections: [ConnectionID: Connection] = [:]
+  var connections = ConnectionTable()
   var nextConnection = 1
   var listeners: [DispatchSourceRead] = []
   /// Accepting stopped (the listeners suspended) because accept(2) ran out
@@ -238,7 +238,7 @@ public final class Server: @unchecked Sendable {
         return
       }
     }
-    let id = ConnectionID(nextConnection)
+    let id = connections.makeID(nextConnection)
     nextConnection += 1
     let irc =
       wire.isIRC
