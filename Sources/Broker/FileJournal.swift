@@ -201,7 +201,7 @@ public final class FileJournal: JournalSink {
   /// Gathers the records for ``flush()``, or writes them at once with one
   /// `pwrite(2)`; a failed write leaves no record behind.
   public func append(_ records: [JournalRecord]) throws(StorageError) {
-    for record in records { gathered.append(contentsOf: record.jsonLine) }
+    for record in records { record.appendJSONLine(to: &gathered) }
     writtenCount += UInt64(records.count)
     guard !gathersWrites else { return }
     do throws(SystemError) {

@@ -9,7 +9,7 @@ struct ConnectionTableTests {
   @Test("a closed connection's id finds nothing, even once a newer connection took its place")
   func staleIDFindsNothing() throws {
     var pair: [Int32] = [-1, -1]
-    #expect(socketpair(AF_UNIX, SOCK_STREAM, 0, &pair) == 0)
+    #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
     defer { pair.forEach { _ = close($0) } }
     let queue = DispatchQueue(label: "connection-table-test")
     var table = ConnectionTable()
