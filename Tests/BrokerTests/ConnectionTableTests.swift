@@ -10,7 +10,7 @@ struct ConnectionTableTests {
   func staleIDFindsNothing() throws {
     var pair: [Int32] = [-1, -1]
     #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
-    defer { pair.forEach { _ = close($0) } }
+    defer { for fd in pair { close(fd) } }
     let queue = DispatchQueue(label: "connection-table-test")
     var table = ConnectionTable()
     func connection(_ id: ConnectionID) -> Connection {
