@@ -63,10 +63,9 @@ public final class FileJournal: JournalSink {
   public private(set) var writtenCount: UInt64 = 0
   /// Records whose bytes are in the file (up to ``size``).
   public private(set) var flushedCount: UInt64 = 0
-  /// Set once the server runs: appends are gathered until ``flush()`` at
-  /// the end of the event, and a failed write is rolled back by the
-  /// ``JournalCommitter``. Before (start-up) each append is written at
-  /// once, and a failed one is refused before anything changes.
+  /// Set while the server syncs: appends are gathered until ``flush()``.
+  /// Without syncing (`--no-sync`) each append is written at once, so that
+  /// a failed write is refused before anything changes.
   var gathersWrites = false
   private var gathered: [UInt8] = []
   private let zeroFill = ZeroFill()

@@ -102,13 +102,11 @@ final class JournalCommitter: @unchecked Sendable {
     self.log = log
     syncedCount = journal.writtenCount
     syncedSize = journal.size
-    // With `--no-sync` too the records of an event are written with one
-    // pwrite(2) when it ends, and a failed write is rolled back like a
-    // failed sync: with a write per record, `chatbench fanout` delivered
-    // less without syncing than with it at N = 10 and 100.
-    journal.attach(queue: queue, gathering: true, syncing: syncs)
-    engine.trackUnsyncedRecords()
-    if syncs { groupCommit.start() }
+    journal.attach(queue: queue, gathering: syncs, syncing: syncs)
+    if syncs {
+      engine.trackUnsyncedRecords()
+      groupCommit.start()
+    }
   }
 
   deinit {
@@ -119,17 +117,21 @@ final class JournalCommitter: @unchecked Sendable {
   /// once ``durableCount`` reaches this.
   var writtenCount: UInt64 { journal.writtenCount }
 
-  /// Records on stable storage (with `--no-sync`: written to the file).
-  var durableCount: UInt64 { syncedCount }
+  /// Records on stable storage (all of them with `--no-sync`).
+  var durableCount: UInt64 { syncs ? syncedCount : journal.writtenCount }
 
   // MARK: - Group commit
 
   /// At the end of every event: compacts if due, writes what the event
   /// gathered and asks the group commit thread to sync it; with
-  /// `--no-sync` the records count as durable once they are written.
+  /// `--no-sync` every record is durable as soon as it is written.
   func endOfEvent() {
     guard failure == nil else { return }
     compactIfDue()
+    guard syncs else {
+      delegate?.journalRecordsDurable(upTo: journal.writtenCount)
+      return
+    }
     guard writeFailure == nil else { return }
     do throws(SystemError) {
       try journal.flush()
@@ -138,10 +140,6 @@ final class JournalCommitter: @unchecked Sendable {
       return
     }
     guard journal.flushedCount > syncedCount else { return }
-    guard syncs else {
-      markSynced(count: journal.flushedCount, size: journal.size)
-      return
-    }
     groupCommit.request(
       .init(
         count: journal.flushedCount, size: journal.size, generation: journal.generation,
@@ -320,7 +318,7 @@ final class JournalCommitter: @unchecked Sendable {
   ) {
     compacting = false
     compactionSpoiled = false
-    if writeFailure == nil {
+    if syncs && writeFailure == nil {
       do throws(SystemError) {
         try journal.flush()
       } catch {
@@ -369,13 +367,13 @@ final class JournalCommitter: @unchecked Sendable {
   /// written and synced before the process exits. Returns why it failed.
   func syncAtShutdown() -> String? {
     if let failure { return failure.description }
-    if syncs { groupCommit.stop() }
+    guard syncs else { return nil }
+    groupCommit.stop()
     do throws(SystemError) {
       try journal.flush()
     } catch {
       return error.description
     }
-    guard syncs else { return nil }
     return fdatasync(journal.fd) == 0 ? nil : String(cString: strerror(errno))
   }
 }
