@@ -40,7 +40,7 @@ public enum Compactor {
     bytes.reserveCapacity(1 << 20)
     scratch.snapshot().forEachRecord { record in
       guard failure == nil else { return }
-      bytes.append(contentsOf: record.jsonLine)
+      record.appendJSONLine(to: &bytes)
       if bytes.count >= 1 << 20 {
         do throws(SystemError) { try FileJournal.writeAll(out, bytes) } catch { failure = error }
         bytes.removeAll(keepingCapacity: true)

@@ -74,15 +74,22 @@ extension Engine {
     if id.value >= nextID { nextID = min(id.value, MessageID.maximumValue) + 1 }
   }
 
+  private static func newHistory(_ capacity: Int, _ made: inout Bool) -> History {
+    made = true
+    return History(capacity: capacity)
+  }
+
   func appendHistory(
     _ message: StoredMessage, to conversation: ConversationKey
   ) -> (evicted: StoredMessage?, newHistory: Bool) {
-    let newHistory = histories[conversation] == nil
-    if newHistory {
-      histories[conversation] = History(capacity: limits.historyPerConversation)
-      addDirectConversation(conversation)
-    }
-    return (histories[conversation]?.append(message), newHistory)
+    // One lookup, not three: the key hashes a room name or two user names,
+    // and every message of a replay comes here.
+    var newHistory = false
+    let capacity = limits.historyPerConversation
+    let evicted = histories[conversation, default: Self.newHistory(capacity, &newHistory)]
+      .append(message)
+    if newHistory { addDirectConversation(conversation) }
+    return (evicted, newHistory)
   }
 
   /// Start-up: one record of the journal, in order.

@@ -37,9 +37,11 @@ public struct JournalLoadReport: Sendable {
 
 /// The JSON Lines journal in the state directory, in the manner of Redis'
 /// AOF: records are written before any reply about them, synced by the
-/// server's group commit (``GroupCommit``), replayed at start-up, and
-/// compacted into a new file (temp file, fsync, rename, fsync of the
-/// directory) as it grows.
+/// group commit (``GroupCommit``) of the journal's owner while the broker
+/// runs (``JournalCommitter``), replayed at start-up, and compacted into
+/// a new file (temp file, fsync, rename, fsync of the directory) as it
+/// grows. This type is the file; the committer decides when it is written,
+/// synced, cut back and replaced.
 ///
 /// While the server syncs, the records of one event are gathered and
 /// written with one `pwrite(2)` when the event ends (``flush()``), as
@@ -121,22 +123,29 @@ public final class FileJournal: JournalSink {
   ) throws(JournalError) -> JournalLoadReport {
     var report = JournalLoadReport()
     try checkJournalFile()
-    var contents = try readFile()
-    let extent = JournalReader.extent(of: contents)
+    let file: JournalReader.Mapped
+    do throws(SystemError) {
+      file = try JournalReader.Mapped(path)
+    } catch {
+      throw .system(error)
+    }
+    let extent = JournalReader.extent(of: file.bytes)
     var damaged: [UInt8] = []
     if let stray = extent.strayAfterZeros {
       guard repair else {
-        let line = contents[..<extent.records].reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
+        let line = file.bytes[..<extent.records].reduce(1) {
+          $1 == UInt8(ascii: "\n") ? $0 + 1 : $0
+        }
         throw .corrupt(
           path: path, line: line,
           reason: "bytes other than NUL after the zeros that end the records, at byte \(stray)")
       }
-      damaged = contents[stray...].filter { $0 != 0 }
+      damaged = file.bytes[stray...].filter { $0 != 0 }
       if damaged.last != UInt8(ascii: "\n") { damaged.append(UInt8(ascii: "\n")) }
       report.damagedLines += damaged.reduce(0) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
     }
     report.tornBytesDropped = extent.torn
-    contents.removeLast(contents.count - extent.records)
+    let contents = UnsafeBufferPointer(rebasing: file.bytes[..<extent.records])
     var kept: [UInt8] = []
     var failure: JournalError?
     JournalParser.forEachLine(in: contents) { lineNumber, bytes, parsed in
@@ -156,12 +165,13 @@ public final class FileJournal: JournalSink {
       return true
     }
     if let failure { throw failure }
+    var logicalEnd = contents.count
     if report.damagedLines > 0 {
       let aside = "\(path).damaged-\(now.milliseconds)"
       try writeFileDurably(aside, damaged)
       try writeFileDurably(path, kept)
       report.damagedPath = aside
-      contents = kept
+      logicalEnd = kept.count
     } else if report.tornBytesDropped > 0 {
       // Cut with the zeros after it: the next records start a new fill.
       let out = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
@@ -169,7 +179,7 @@ public final class FileJournal: JournalSink {
       defer { close(out) }
       try check("ftruncate", path) { ftruncate(out, off_t(contents.count)) }
     }
-    try openForAppend(logicalEnd: Int64(contents.count))
+    try openForAppend(logicalEnd: Int64(logicalEnd))
     report.bytes = size
     // The journal found may have grown over a previous run for as long as
     // that run lasted, with any share of it dead: over the floor, it is
@@ -199,7 +209,7 @@ public final class FileJournal: JournalSink {
   /// Gathers the records for ``flush()``, or writes them at once with one
   /// `pwrite(2)`; a failed write leaves no record behind.
   public func append(_ records: [JournalRecord]) throws(StorageError) {
-    for record in records { gathered.append(contentsOf: record.jsonLine) }
+    for record in records { record.appendJSONLine(to: &gathered) }
     writtenCount += UInt64(records.count)
     guard !gathersWrites else { return }
     do throws(SystemError) {
@@ -250,8 +260,8 @@ public final class FileJournal: JournalSink {
 
   /// Replays the records as they are now (after ``discardUnsynced``).
   public func replayAll(_ apply: (JournalRecord) -> Void) throws(SystemError) {
-    let contents = try JournalReader.read(path, length: size)
-    if let failure = JournalReader.replay(contents, apply) {
+    let file = try JournalReader.Mapped(path, length: size)
+    if let failure = JournalReader.replay(file.bytes, apply) {
       throw SystemError(
         "replay", errno: EILSEQ, subject: "\(path) line \(failure.line): \(failure.reason)")
     }
@@ -295,14 +305,6 @@ public final class FileJournal: JournalSink {
   }
 
   // MARK: - Files
-
-  private func readFile() throws(JournalError) -> [UInt8] {
-    do throws(SystemError) {
-      return try JournalReader.read(path)
-    } catch {
-      throw .system(error)
-    }
-  }
 
   /// Refuses a journal that is a link, not a regular file, or another
   /// user's, and makes one that others may read 0600 (it holds every

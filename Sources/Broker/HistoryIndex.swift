@@ -56,12 +56,14 @@ struct HistoryIndex: Sendable {
     Mentions.names(in: message.text).compactMap { $0 == message.author ? nil : String($0) }
   }
 
+  /// One hash of `key`, not three: a full history evicts a message on
+  /// every append.
   private static func remove(
     _ key: String, from lists: inout [String: SequenceList], _ body: (inout SequenceList) -> Void
   ) {
-    guard lists[key] != nil else { return }
-    body(&lists[key]!)
-    if lists[key]!.isEmpty { lists[key] = nil }
+    guard let index = lists.index(forKey: key) else { return }
+    body(&lists.values[index])
+    if lists.values[index].isEmpty { lists.remove(at: index) }
   }
 }
 

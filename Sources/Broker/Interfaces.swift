@@ -6,11 +6,23 @@ import LineProtocol
 /// newer connection.
 public struct ConnectionID: Hashable, Comparable, Sendable, CustomStringConvertible {
   public let value: Int
+  /// Where the server keeps the connection (``ConnectionTable``), so that
+  /// finding a recipient costs an array index, not a hash; not part of its
+  /// identity, and -1 for an id the server did not hand out.
+  let slot: Int32
 
   public init(_ value: Int) {
     self.value = value
+    slot = -1
   }
 
+  init(_ value: Int, slot: Int) {
+    self.value = value
+    self.slot = Int32(truncatingIfNeeded: slot)
+  }
+
+  public static func == (lhs: ConnectionID, rhs: ConnectionID) -> Bool { lhs.value == rhs.value }
+  public func hash(into hasher: inout Hasher) { hasher.combine(value) }
   public static func < (lhs: ConnectionID, rhs: ConnectionID) -> Bool { lhs.value < rhs.value }
 
   public var description: String { String(value) }

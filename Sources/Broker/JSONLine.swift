@@ -40,11 +40,27 @@ struct JSONLineWriter {
     bytes.append(contentsOf: String(value).utf8)
   }
 
+  /// Writes a line at the end of `buffer`, which is moved in (not
+  /// copied) and handed back by ``finish(into:)``: the journal encodes an
+  /// event's records straight into the bytes of its one `pwrite(2)`.
+  init(appendingTo buffer: inout [UInt8]) {
+    swap(&bytes, &buffer)
+    bytes.append(UInt8(ascii: "{"))
+  }
+
   /// Closes the object and ends the line.
   mutating func finish() -> [UInt8] {
     bytes.append(UInt8(ascii: "}"))
     bytes.append(UInt8(ascii: "\n"))
     return bytes
+  }
+
+  /// Closes the object, ends the line and hands the bytes back to the
+  /// buffer given to ``init(appendingTo:)``.
+  mutating func finish(into buffer: inout [UInt8]) {
+    bytes.append(UInt8(ascii: "}"))
+    bytes.append(UInt8(ascii: "\n"))
+    swap(&bytes, &buffer)
   }
 
   private mutating func startField(_ key: StaticString) {

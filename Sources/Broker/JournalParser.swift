@@ -21,16 +21,27 @@ enum JournalParser {
     in contents: [UInt8],
     _ body: (Int, Range<Int>, Result<JournalRecord, JournalFormatError>) -> Bool
   ) {
+    contents.withUnsafeBufferPointer { forEachLine(in: $0, body) }
+  }
+
+  /// The same over bytes the caller keeps valid until this returns (a
+  /// memory-mapped journal: start-up reads it without a copy).
+  static func forEachLine(
+    in contents: UnsafeBufferPointer<UInt8>,
+    _ body: (Int, Range<Int>, Result<JournalRecord, JournalFormatError>) -> Bool
+  ) {
     let chunks = split(contents, into: 4 << 20)
     let pipeline = Pipeline(capacity: 4)
-    DispatchQueue.global().async {
-      contents.withUnsafeBufferPointer { buffer in
-        for chunk in chunks {
-          guard pipeline.waitForSpace() else { return }
-          pipeline.push(parse(buffer, chunk))
-        }
+    let parsing = DispatchGroup()
+    nonisolated(unsafe) let buffer = contents
+    DispatchQueue.global().async(group: parsing) {
+      for chunk in chunks {
+        guard pipeline.waitForSpace() else { return }
+        pipeline.push(parse(buffer, chunk))
       }
     }
+    // The parsing thread reads `contents`: it must be done before they go.
+    defer { parsing.wait() }
     var lineNumber = 0
     for _ in chunks {
       let parsed = pipeline.pop()
@@ -46,7 +57,8 @@ enum JournalParser {
   }
 
   /// Ranges of about `size` bytes that end just after an LF.
-  private static func split(_ contents: [UInt8], into size: Int) -> [Range<Int>] {
+  private static func split(_ contents: UnsafeBufferPointer<UInt8>, into size: Int) -> [Range<Int>]
+  {
     var ranges: [Range<Int>] = []
     var start = 0
     while start < contents.count {

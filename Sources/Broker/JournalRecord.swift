@@ -52,6 +52,19 @@ public enum JournalRecord: Equatable, Sendable {
   /// The record as one JSON line, LF included.
   public var jsonLine: [UInt8] {
     var json = JSONLineWriter(capacity: 160 + textLength)
+    writeFields(to: &json)
+    return json.finish()
+  }
+
+  /// Appends the record's JSON line, LF included, to `buffer`, with no
+  /// array of its own in between.
+  public func appendJSONLine(to buffer: inout [UInt8]) {
+    var json = JSONLineWriter(appendingTo: &buffer)
+    writeFields(to: &json)
+    json.finish(into: &buffer)
+  }
+
+  private func writeFields(to json: inout JSONLineWriter) {
     switch self {
     case .header(let nextID):
       json.field("type", "journal")
@@ -123,7 +136,6 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("id", id)
       json.field("time", time)
     }
-    return json.finish()
   }
 
   /// Reads one journal line (without its LF).

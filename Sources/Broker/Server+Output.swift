@@ -38,15 +38,17 @@ extension Server: EngineOutput {
     }
     // A neutral line shows no record: it waits only behind earlier lines.
     var required: UInt64 = 0
-    if case .neutral = kind {} else { required = journal.writtenCount }
-    if connection.held.isEmpty && required <= durableCount {
+    if case .neutral = kind {} else { required = committer.writtenCount }
+    if connection.held.isEmpty && required <= committer.durableCount {
       connection.output.append(line)
       queuedSinceFlush += line.count
       markDirty(connection)
     } else {
+      // A connection with held lines is in `holding` already: one hash
+      // per connection and sync, not per line.
+      if connection.held.isEmpty { holding.insert(id) }
       connection.held.append(HeldLine(journalCount: required, kind: kind, line: line))
       connection.heldBytes += line.count
-      holding.insert(id)
     }
   }
 
@@ -71,10 +73,6 @@ extension Server: EngineOutput {
 
   // MARK: - Output and group commit
 
-  var durableCount: UInt64 {
-    options.syncJournal ? syncedCount : journal.writtenCount
-  }
-
   func markDirty(_ connection: Connection) {
     if !connection.isDirty {
       connection.isDirty = true
@@ -82,12 +80,11 @@ extension Server: EngineOutput {
     }
   }
 
-  /// After every event: start a sync if records wait for one, and write
-  /// what may leave.
+  /// After every event: the journal writes what the event appended and
+  /// starts its sync (see ``JournalCommitter/endOfEvent()``), and what may
+  /// leave is written.
   func afterEvent() {
-    if !options.syncJournal { releaseHeld() }
-    compactIfDue()
-    startSyncIfNeeded()
+    committer.endOfEvent()
     flushDirty()
     onStatusChange?()
   }
@@ -103,10 +100,10 @@ extension Server: EngineOutput {
     }
   }
 
-  /// Moves held lines whose records are now durable into the output.
-  func releaseHeld() {
+  /// Moves held lines whose records are now durable (the first `durable`
+  /// of the journal) into the output.
+  func releaseHeld(upTo durable: UInt64) {
     guard !holding.isEmpty else { return }
-    let durable = durableCount
     for id in holding {
       guard let connection = connections[id] else {
         holding.remove(id)

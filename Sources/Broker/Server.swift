@@ -27,12 +27,11 @@ public final class Server: @unchecked Sendable {
 
   let queue: DispatchQueue
   let engine: Engine
-  let journal: FileJournal
   let users: SystemUsers
   let options: Options
   let log: Logger
 
-  var connections: [ConnectionID: Connection] = [:]
+  var connections = ConnectionTable()
   var nextConnection = 1
   var listeners: [DispatchSourceRead] = []
   /// Accepting stopped (the listeners suspended) because accept(2) ran out
@@ -51,25 +50,15 @@ public final class Server: @unchecked Sendable {
   /// not flood the log (chatbroker(8), "LOGGING").
   var connectionLog = LimitLog(perMinute: 30)
   let timer: DispatchSourceTimer
-  /// The group commit thread (see Server+Journal).
-  lazy var groupCommit = GroupCommit(queue: queue, synchronize: options.synchronize) {
-    [unowned self] in syncsFinished($0)
-  }
-  /// Why gathered records could not be written, until they are refused.
-  var writeFailure: String?
-  let compactionQueue = DispatchQueue(label: "chatbroker.compaction")
-  var compacting = false
-  /// Set when a failed sync cuts the journal back during a compaction,
-  /// whose copy may then hold records that are no longer in the journal.
-  var compactionSpoiled = false
-  /// Records known to be on stable storage, and where they end in the file.
-  var syncedCount: UInt64 = 0
-  var syncedSize: Int64 = 0
-  /// Milliseconds before a sync is tried again after one failed; grows
-  /// while they keep failing, back to none after one succeeds.
-  var syncRetryDelay = 0
+  /// The journal's one owner: group commit, recovery, compaction (see
+  /// Server+Journal).
+  let committer: JournalCommitter
   /// fdatasync calls so far: with group commit, far fewer than records.
-  public internal(set) var syncCount = 0
+  public var syncCount: Int { committer.syncCount }
+  /// Called (on the queue) when the journal cannot be recovered after a
+  /// failed write or sync: nothing more is acknowledged, and the caller
+  /// must stop (chatbroker exits 74).
+  public var onJournalFailure: ((JournalUnrecoverable) -> Void)?
   /// Connections with lines waiting for a sync.
   var holding: Set<ConnectionID> = []
   /// Connections with released output not yet written.
@@ -120,13 +109,13 @@ public final class Server: @unchecked Sendable {
   ) {
     self.queue = queue
     self.engine = engine
-    self.journal = journal
     self.users = users
     self.options = options
     self.log = log
     timer = DispatchSource.makeTimerSource(flags: [], queue: queue)
-    syncedCount = journal.writtenCount
-    syncedSize = journal.size
+    committer = JournalCommitter(
+      journal: journal, engine: engine, queue: queue, syncs: options.syncJournal,
+      synchronize: options.synchronize, limits: options.limits, log: log)
     reserveDescriptor = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
     timer.setEventHandler { [unowned self] in
       engine.timerFired()
@@ -135,8 +124,7 @@ public final class Server: @unchecked Sendable {
     timer.schedule(wallDeadline: .distantFuture)
     timer.resume()
     engine.output = self
-    if options.syncJournal { engine.trackUnsyncedRecords() }
-    attachJournal()
+    committer.delegate = self
   }
 
   deinit {
@@ -259,7 +247,7 @@ public final class Server: @unchecked Sendable {
       }
     }
     let user = users.name(of: uid)
-    let id = ConnectionID(nextConnection)
+    let id = connections.makeID(nextConnection)
     nextConnection += 1
     // `--verbose`: the peer's uid, which "connection opened" names only as
     // a user, and the listener it came by; never rate-limited.

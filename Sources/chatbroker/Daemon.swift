@@ -65,6 +65,10 @@ final class Daemon: @unchecked Sendable {
         pending: engine.pendingCount)
     }
     server.onStatusChange = { status.changed() }
+    // Nothing unsaved may ever be acknowledged: a journal that cannot be
+    // cut back after a failed sync stops the broker (chatbroker(8), EXIT STATUS).
+    // The server has logged why.
+    server.onJournalFailure = { _ in exit(ExitCode.ioError.rawValue) }
     startWatchdog()
     queue.sync {
       running = (server, journal)

@@ -59,6 +59,13 @@ struct JournalRecordTests {
     #expect(parsed == record)
   }
 
+  @Test("a batch of records written into one buffer holds each record's line, in order")
+  func appendedIntoOneBuffer() {
+    var batch = Array("earlier bytes\n".utf8)
+    for record in Self.records { record.appendJSONLine(to: &batch) }
+    #expect(batch == Array("earlier bytes\n".utf8) + Self.records.flatMap(\.jsonLine))
+  }
+
   @Test("every record is a JSON object Foundation can read, with its type first")
   func standardJSON() throws {
     for record in Self.records {

@@ -13,10 +13,18 @@ final class FlakyDisk: @unchecked Sendable {
   private var failing = false
   private var holding = false
   private var blocked = 0
+  private var breaking = false
 
   var fails: Bool {
     get { condition.withLock { failing } }
     set { condition.withLock { failing = newValue } }
+  }
+
+  /// A failing sync also leaves the journal's descriptor on a device that
+  /// cannot be cut back (`ftruncate` fails), as a disk gone for good would.
+  var breaksFile: Bool {
+    get { condition.withLock { breaking } }
+    set { condition.withLock { breaking = newValue } }
   }
 
   /// From now on each sync waits until ``release()``.
@@ -43,7 +51,13 @@ final class FlakyDisk: @unchecked Sendable {
     while holding { condition.wait() }
     blocked -= 1
     let fail = failing
+    let breaks = breaking
     condition.unlock()
+    if fail && breaks {
+      let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
+      dup2(null, fd)
+      close(null)
+    }
     if fail {
       errno = EIO
       return -1
@@ -195,7 +209,39 @@ struct SyncFailureTests {
     return harness
   }
 
-  private func startServer(in directory: String, disk: FlakyDisk) throws -> LineClient {
+  @Test(
+    "a journal that cannot even be cut back after a failed sync is reported to the caller, and what it held is never shown"
+  )
+  func unrecoverableJournalIsReported() throws {
+    let directory = try makeShortTemporaryDirectory("cb-sync")
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let disk = FlakyDisk()
+    let reported = NSCondition()
+    nonisolated(unsafe) var failure: String?
+    let reader = try startServer(in: directory, disk: disk) { unrecoverable in
+      reported.withLock { failure = unrecoverable.description }
+    }
+    let writer = try LineClient(path: directory + "/sock")
+    _ = try writer.expect("HELLO ")
+    #expect(try reader.request("JOIN #a").last == "OK JOIN #a 1")
+
+    disk.breaksFile = true
+    disk.fails = true
+    try writer.line("SAY #a lost")
+    try waitUntil(timeout: 10, "the failure to be reported") {
+      reported.withLock { failure != nil }
+    }
+    let text = try #require(reported.withLock { failure })
+    #expect(text.contains("journal.jsonl cannot be recovered"))
+    // Neither the author's OK nor the reader's MSG: nothing unsaved shows.
+    #expect(throws: TestFailure.self) { try writer.readLine(timeout: 0.3) }
+    #expect(throws: TestFailure.self) { try reader.readLine(timeout: 0.3) }
+  }
+
+  private func startServer(
+    in directory: String, disk: FlakyDisk,
+    onJournalFailure: ((JournalUnrecoverable) -> Void)? = nil
+  ) throws -> LineClient {
     let journal = try FileJournal(directory: directory + "/state")
     let clock = SystemClock()
     _ = try journal.load(repair: false, now: clock.now) { _ in }
@@ -207,6 +253,7 @@ struct SyncFailureTests {
     let server = Server(
       queue: queue, engine: engine, journal: journal, users: users, options: options,
       log: Logger(sink: nil))
+    server.onJournalFailure = onJournalFailure
     let fd = try UnixSocket.bind(path: directory + "/sock")
     queue.sync {
       server.listen(on: fd)

@@ -10,7 +10,7 @@ import Glibc
 /// acknowledgement is the one back to the engine's queue, coalesced so
 /// that one block carries however many syncs finished meanwhile.
 ///
-/// After a failed sync the thread stops until ``resume()``: the shell
+/// After a failed sync the thread stops until ``resume()``: the committer
 /// first cuts the journal back (``FileJournal/discardUnsynced(downTo:count:)``).
 final class GroupCommit: @unchecked Sendable {
   /// What one sync covers: records up to `count`, ending at byte `size` of

@@ -1,0 +1,379 @@
+import Dispatch
+import Foundation
+import Glibc
+import LineProtocol
+
+/// Why the journal can take no more records: after a failed sync or write
+/// it could not even be cut back to what was synced. The broker must stop
+/// (the daemon exits 74, `EX_IOERR`): nothing more may be acknowledged.
+public struct JournalUnrecoverable: Error, CustomStringConvertible, Sendable {
+  public let path: String
+  public let reason: String
+  public var description: String {
+    "the journal \(path) cannot be recovered after a failed write or sync (\(reason))"
+  }
+}
+
+/// What the committer asks of the server it commits for; every call comes
+/// on the engine's queue.
+protocol JournalCommitterDelegate: AnyObject {
+  /// The seam of "durable before visible": the first `count` records of
+  /// the journal (``JournalCommitter/writtenCount`` as it was when they
+  /// were appended) are on stable storage, and whatever shows them may
+  /// leave now. This is the one place where records become durable:
+  /// after each group commit, after a compaction (whose file holds
+  /// everything), and at the end of every event with `--no-sync`. Lines
+  /// held for clients are released here; anything else that must not
+  /// show a record before it is durable (publishing a shared room's lines
+  /// to other brokers) holds its output with the count it needs and
+  /// releases it from here too.
+  func journalRecordsDurable(upTo count: UInt64)
+  /// A failed write or sync cut the unsynced records off the journal and
+  /// the engine undid them: held lines are settled (answered `STORAGE`),
+  /// `text` saying why.
+  func journalRolledBack(because text: String)
+  /// Something the committer waited for happened outside an event (a
+  /// pause after a failure ended, a compaction step returned): run the
+  /// end-of-event work, which calls ``JournalCommitter/endOfEvent()``.
+  func journalNeedsEndOfEvent()
+  /// The journal cannot be recovered: from now on no record becomes
+  /// durable. The caller must stop the broker.
+  func journalFailed(_ failure: JournalUnrecoverable)
+}
+
+/// The one owner of "durable before visible" (chatbroker(8), "JOURNAL").
+/// It owns the journal file (``FileJournal``), the written and synced
+/// positions, the group commit thread (``GroupCommit``), the recovery
+/// after a failed write or sync, and compaction; ``JournalReader`` is its
+/// one reader, for start-up, the replay after a failed sync and
+/// compaction.
+///
+/// The engine appends records through the ``FileJournal``; at the end of
+/// every event the server calls ``endOfEvent()``, which writes what the
+/// event gathered with one `pwrite(2)` and asks the group commit thread
+/// to sync it. When a sync returns, the engine's queue learns it here
+/// (``syncsFinished(_:)``) and the delegate is told which records are
+/// durable (``JournalCommitterDelegate/journalRecordsDurable(upTo:)``).
+/// The sync thread holds this committer weakly, and it holds its delegate
+/// weakly: freeing the server ends both.
+final class JournalCommitter: @unchecked Sendable {
+  let journal: FileJournal
+  private let engine: Engine
+  private let queue: DispatchQueue
+  private let syncs: Bool
+  private let limits: Limits
+  private let log: Logger
+  weak var delegate: JournalCommitterDelegate?
+
+  private lazy var groupCommit = GroupCommit(queue: queue, synchronize: synchronize) {
+    [weak self] in self?.syncsFinished($0)
+  }
+  private let synchronize: @Sendable (Int32) -> Int32
+  private let compactionQueue = DispatchQueue(label: "chatbroker.compaction")
+
+  /// Records known to be on stable storage, and where they end in the file.
+  private(set) var syncedCount: UInt64
+  private var syncedSize: Int64
+  /// Why gathered records could not be written, until they are refused.
+  private var writeFailure: String?
+  private var compacting = false
+  /// Set when a failed sync cuts the journal back during a compaction,
+  /// whose copy may then hold records that are no longer in the journal.
+  private var compactionSpoiled = false
+  /// Milliseconds before a sync is tried again after one failed; grows
+  /// while they keep failing, back to none after one succeeds.
+  private var syncRetryDelay = 0
+  /// `fdatasync` calls so far: with group commit, far fewer than records.
+  private(set) var syncCount = 0
+  /// Set once the journal cannot be recovered: nothing becomes durable.
+  private(set) var failure: JournalUnrecoverable?
+
+  /// Takes over `journal`, loaded already; syncing unless `--no-sync`.
+  init(
+    journal: FileJournal, engine: Engine, queue: DispatchQueue, syncs: Bool,
+    synchronize: @escaping @Sendable (Int32) -> Int32, limits: Limits, log: Logger
+  ) {
+    self.journal = journal
+    self.engine = engine
+    self.queue = queue
+    self.syncs = syncs
+    self.synchronize = synchronize
+    self.limits = limits
+    self.log = log
+    syncedCount = journal.writtenCount
+    syncedSize = journal.size
+    journal.attach(queue: queue, gathering: syncs, syncing: syncs)
+    if syncs {
+      engine.trackUnsyncedRecords()
+      groupCommit.start()
+    }
+  }
+
+  deinit {
+    if syncs { groupCommit.stop() }
+  }
+
+  /// Records appended so far: a line showing the newest of them may leave
+  /// once ``durableCount`` reaches this.
+  var writtenCount: UInt64 { journal.writtenCount }
+
+  /// Records on stable storage (all of them with `--no-sync`).
+  var durableCount: UInt64 { syncs ? syncedCount : journal.writtenCount }
+
+  // MARK: - Group commit
+
+  /// At the end of every event: compacts if due, writes what the event
+  /// gathered and asks the group commit thread to sync it; with
+  /// `--no-sync` every record is durable as soon as it is written.
+  func endOfEvent() {
+    guard failure == nil else { return }
+    compactIfDue()
+    guard syncs else {
+      delegate?.journalRecordsDurable(upTo: journal.writtenCount)
+      return
+    }
+    guard writeFailure == nil else { return }
+    do throws(SystemError) {
+      try journal.flush()
+    } catch {
+      writeFailed(reason: String(cString: strerror(error.errno)))
+      return
+    }
+    guard journal.flushedCount > syncedCount else { return }
+    groupCommit.request(
+      .init(
+        count: journal.flushedCount, size: journal.size, generation: journal.generation,
+        fd: journal.fd))
+  }
+
+  /// The gathered records could not be written: like a failed sync, what
+  /// was not synced is refused, once no sync is running any more.
+  private func writeFailed(reason: String) {
+    writeFailure = reason
+    groupCommit.halt()
+    if groupCommit.isIdle { refuseUnsynced(reason: reason, written: true) }
+  }
+
+  /// What the group commit thread reports, on the queue.
+  private func syncsFinished(_ outcome: GroupCommit.Outcome) {
+    syncCount = groupCommit.syncCount
+    guard failure == nil else { return }
+    if let target = outcome.synced, target.generation == journal.generation {
+      markSynced(count: target.count, size: target.size)
+      syncRetryDelay = 0
+    }
+    if let failure = outcome.failure {
+      if failure.target.generation == journal.generation {
+        refuseUnsynced(reason: String(cString: strerror(failure.errno)))
+        return
+      }
+      // Compaction replaced the file meanwhile, and synced the new one.
+      groupCommit.resume()
+    }
+    if let reason = writeFailure, groupCommit.isIdle {
+      refuseUnsynced(reason: reason, written: true)
+      return
+    }
+    delegate?.journalNeedsEndOfEvent()
+  }
+
+  /// Records up to `count` (ending at `size` in the file) are durable:
+  /// the engine forgets how to undo them, and the delegate releases what
+  /// shows them.
+  private func markSynced(count: UInt64, size: Int64) {
+    guard count > syncedCount else { return }
+    syncedSize = max(syncedSize, size)
+    engine.recordsSynced(Int(count - syncedCount))
+    syncedCount = count
+    delegate?.journalRecordsDurable(upTo: count)
+  }
+
+  // MARK: - Recovery
+
+  /// After a failed fdatasync nobody can say what reached the disk since the
+  /// last good one. Those records are cut off the journal and the engine
+  /// undoes them in memory (a few microseconds each, however long the
+  /// journal). The delegate settles the lines held for them, and the
+  /// broker goes on serving. The next sync is tried after a pause that
+  /// grows while syncs keep failing. Only if the journal cannot even be cut
+  /// back is the failure unrecoverable (``JournalUnrecoverable``), so that
+  /// nothing unsaved is ever acknowledged.
+  private func refuseUnsynced(reason: String, written: Bool = false) {
+    let started = DispatchTime.now()
+    let unsyncedCount = journal.writtenCount - syncedCount
+    log.error(
+      written
+        ? "journal write failed, refusing what it held"
+        : "journal sync failed, refusing what it held",
+      ["path": journal.path, "reason": reason, "records": "\(unsyncedCount)"])
+    compactionSpoiled = compacting
+    writeFailure = nil
+    do throws(SystemError) {
+      try journal.discardUnsynced(downTo: syncedSize, count: syncedCount)
+      if engine.unsyncedRecordCount == Int(unsyncedCount) {
+        engine.rollBack(Int(unsyncedCount))
+      } else {
+        log.warning(
+          "unsynced records do not match the journal, replaying it",
+          ["journal": "\(unsyncedCount)", "engine": "\(engine.unsyncedRecordCount)"])
+        try replayJournal()
+      }
+    } catch {
+      log.error("journal cannot be recovered, stopping", ["reason": error.description])
+      groupCommit.halt()
+      let failure = JournalUnrecoverable(path: journal.path, reason: error.description)
+      self.failure = failure
+      delegate?.journalFailed(failure)
+      return
+    }
+    delegate?.journalRolledBack(
+      because:
+        "the journal could not be \(written ? "written" : "synced") (\(reason)); nothing was accepted, try again"
+    )
+    log.info(
+      "journal rolled back",
+      [
+        "records": "\(unsyncedCount)",
+        "pause_ms": String(
+          format: "%.2f",
+          Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6),
+      ])
+    // A disk that failed once may fail again at once: do not hammer it.
+    syncRetryDelay = min(max(2 * syncRetryDelay, 50), 2000)
+    groupCommit.halt()
+    queue.asyncAfter(deadline: .now() + .milliseconds(syncRetryDelay)) { [weak self] in
+      guard let self, failure == nil else { return }
+      groupCommit.resume()
+      delegate?.journalNeedsEndOfEvent()
+    }
+    delegate?.journalNeedsEndOfEvent()
+  }
+
+  /// The slow way back, when the engine's record of what is unsynced does
+  /// not match the journal's: forget the durable state and replay the whole
+  /// file.
+  private func replayJournal() throws(SystemError) {
+    engine.resetDurableState()
+    try journal.replayAll { engine.replay($0) }
+    engine.finishReplay()
+  }
+
+  // MARK: - Compaction
+
+  /// Starts a background compaction when the journal has doubled; see
+  /// ``Compactor``. The engine keeps serving meanwhile. Also called once
+  /// at start-up, for a journal found over the floor.
+  func compactIfDue() {
+    guard journal.shouldCompact, !compacting, failure == nil else { return }
+    compacting = true
+    let started = DispatchTime.now()
+    let length = journal.size
+    let path = journal.path
+    let temporary = path + ".compacting"
+    let limits = limits
+    runCompactionStep(started: started, temporary: temporary, copied: length) {
+      () throws(SystemError) in
+      try Compactor.writeCompacted(journal: path, length: length, limits: limits, to: temporary)
+    }
+  }
+
+  /// Runs one background step of a compaction, then either catches up with
+  /// what was appended meanwhile (another background step, while more than
+  /// a megabyte is left) or finishes on this queue with a short pause.
+  private func runCompactionStep(
+    started: DispatchTime, temporary: String, copied: Int64,
+    _ step: @escaping @Sendable () throws(SystemError) -> Void
+  ) {
+    let queue = queue
+    compactionQueue.async { [weak self] in
+      let failure: SystemError?
+      do throws(SystemError) {
+        try step()
+        failure = nil
+      } catch {
+        failure = error
+      }
+      queue.async { [weak self] in
+        guard let self else { return }
+        // A failed sync cut the journal back: what was copied may be gone.
+        let failure =
+          compactionSpoiled
+          ? SystemError("compact", errno: ECANCELED, subject: "the journal was cut back") : failure
+        let end = journal.size
+        if failure == nil && end - copied > 1 << 20 {
+          let path = journal.path
+          runCompactionStep(started: started, temporary: temporary, copied: end) {
+            () throws(SystemError) in
+            try FileJournal.copy(path, from: copied, to: end, appendingTo: temporary)
+          }
+        } else {
+          finishCompaction(temporary: temporary, length: copied, started: started, failure: failure)
+        }
+      }
+    }
+  }
+
+  private func finishCompaction(
+    temporary: String, length: Int64, started: DispatchTime, failure: SystemError?
+  ) {
+    compacting = false
+    compactionSpoiled = false
+    if syncs && writeFailure == nil {
+      do throws(SystemError) {
+        try journal.flush()
+      } catch {
+        unlink(temporary)
+        journal.postponeCompaction()
+        writeFailed(reason: String(cString: strerror(error.errno)))
+        return
+      }
+    }
+    if writeFailure != nil || self.failure != nil {
+      // What is gathered is being refused: no compaction may cover it.
+      unlink(temporary)
+      journal.postponeCompaction()
+      return
+    }
+    let before = journal.size
+    let pauseStarted = DispatchTime.now()
+    do throws(SystemError) {
+      if let failure { throw failure }
+      let old = try journal.finishCompaction(temporary: temporary, copiedUpTo: length)
+      // A sync may still be running on the old descriptor: close it after.
+      if syncs { groupCommit.retire(old) } else { _ = Glibc.close(old) }
+    } catch {
+      unlink(temporary)
+      journal.postponeCompaction()
+      log.error("journal compaction failed", ["reason": error.description])
+      return
+    }
+    // The compacted file was synced, and it holds everything appended.
+    markSynced(count: journal.writtenCount, size: journal.size)
+    syncedSize = journal.size
+    let now = DispatchTime.now().uptimeNanoseconds
+    log.info(
+      "journal compacted",
+      [
+        "bytes_before": "\(before)", "bytes_after": "\(journal.size)",
+        "ms": String(format: "%.1f", Double(now - started.uptimeNanoseconds) / 1e6),
+        "pause_ms": String(format: "%.1f", Double(now - pauseStarted.uptimeNanoseconds) / 1e6),
+      ])
+    delegate?.journalNeedsEndOfEvent()
+  }
+
+  // MARK: - Shutdown
+
+  /// The last sync at shutdown, on the queue: everything gathered is
+  /// written and synced before the process exits. Returns why it failed.
+  func syncAtShutdown() -> String? {
+    if let failure { return failure.description }
+    guard syncs else { return nil }
+    groupCommit.stop()
+    do throws(SystemError) {
+      try journal.flush()
+    } catch {
+      return error.description
+    }
+    return fdatasync(journal.fd) == 0 ? nil : String(cString: strerror(errno))
+  }
+}
