@@ -88,6 +88,7 @@ extension Server: EngineOutput {
     if !options.syncJournal { releaseHeld() }
     compactIfDue()
     startSyncIfNeeded()
+    offerDurableOutbox()
     flushDirty()
     onStatusChange?()
   }

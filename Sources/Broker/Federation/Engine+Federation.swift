@@ -1,0 +1,144 @@
+import LineProtocol
+
+/// Rooms shared across hosts (chatbroker(8), "FEDERATION"). A line said in
+/// a shared room is journaled into the outbox and acknowledged; the shell
+/// publishes durable outbox lines to the stream, and every host, this one
+/// included, shows the room's lines only as they come back from the stream,
+/// so that each shared room has one order and one set of ids everywhere.
+extension Engine {
+  /// Shares the rooms `settings` names; set once, before the first event.
+  public func federate(_ settings: FederationSettings) {
+    federation.settings = settings
+  }
+
+  public var federationSettings: FederationSettings? { federation.settings }
+
+  func isShared(_ room: RoomName) -> Bool {
+    federation.settings?.shares(room) ?? false
+  }
+
+  /// The last stream sequence applied: the link resumes after it.
+  public var streamSequence: UInt64 { federation.sequence }
+
+  /// Outbox lines whose records are durable, oldest first: only these may
+  /// be published, since a line published and then rolled back here
+  /// would reach other hosts though its author was told `STORAGE`.
+  public var durableOutbox: ArraySlice<OutboxLine> {
+    federation.outbox.dropLast(min(unsynced.outboxLines, federation.outbox.count))
+  }
+
+  public var outboxCount: Int { federation.outbox.count }
+
+  /// `SAY` to a shared room: journaled into the outbox, acknowledged with
+  /// the outbox id; the room sees it when it comes back from the stream.
+  func sayShared(_ room: RoomName, text: String, connection: ConnectionID, user: String) {
+    let target = Target.room(room)
+    guard admitNewRoom(target, verb: .say, connection: connection, user: user),
+      let id = takeID(.say, connection: connection)
+    else { return }
+    let newRoom = newRoomRecord(for: target)
+    guard let node = federation.settings?.node else { return }
+    let line = OutboxLine(
+      id: id, node: node, room: room, author: user, time: clock.now, text: text)
+    let record = JournalRecord.outbox(line)
+    guard journal([newRoom, record].compactMap { $0 }, verb: .say, connection: connection)
+    else { return }
+    if let newRoom { applyNewRoom(newRoom) }
+    apply(record)
+    send(.accepted(.say, id: id, time: line.time), to: connection, kind: .outcome(.say))
+  }
+
+  /// A line read from the stream. Lines at or before the last applied
+  /// sequence, and a node's outbox line seen before (published twice), are
+  /// skipped; anything else is journaled, enters the room's history and is
+  /// sent to this host's members, its author's sessions included. Returns
+  /// false when the journal could not be written: the link must then read
+  /// again from ``streamSequence``.
+  @discardableResult
+  public func receive(_ line: StreamLine) -> Bool {
+    guard let settings = federation.settings, line.position.sequence > federation.sequence else {
+      return true
+    }
+    let position = line.position
+    let seen = federation.lastOrigin[position.node].map { position.origin <= $0 } ?? false
+    let author = position.node == settings.node ? line.user : "\(line.user)@\(position.node)"
+    var records: [JournalRecord] = []
+    var message: StoredMessage?
+    if !seen, settings.shares(line.room), let id = FederatedID.id(forSequence: position.sequence) {
+      let stored = StoredMessage(id: id, time: line.time, author: author, text: line.text)
+      message = stored
+      if let newRoom = newRoomRecord(for: .room(line.room)) { records.append(newRoom) }
+      records.append(.remote(stored, room: line.room, position: position))
+    } else {
+      records.append(.streamPosition(position))
+    }
+    do {
+      try journal.append(records)
+    } catch {
+      log.error(
+        "journal write failed", ["reason": error.reason, "stream_seq": "\(position.sequence)"])
+      return false
+    }
+    for record in records { apply(record) }
+    if let message {
+      fanOut(message, in: .room(line.room), except: nil)
+    }
+    return true
+  }
+
+  /// The federation records' change to the state, for ``apply(_:)``.
+  func applyFederated(_ record: JournalRecord) -> UnsyncedRecords.Undo {
+    let before = federation.durable
+    switch record {
+    case .outbox(let line):
+      noteTaken(line.id)
+      // A compacted journal lists the stream position before the outbox.
+      if let last = federation.lastOrigin[line.node], last >= line.id { return .nothing }
+      federation.outbox.append(line)
+      return .federated(before, message: nil, newRoom: nil, outbox: true)
+    case .remote(let message, let room, let position):
+      advance(to: position)
+      var newRoom: RoomName?
+      if rooms[room] == nil {
+        addRoom(room, created: message.time)
+        newRoom = room
+      }
+      let conversation = ConversationKey.room(room)
+      let (evicted, newHistory) = appendHistory(message, to: conversation)
+      return .federated(
+        before, message: (conversation, evicted, newHistory), newRoom: newRoom, outbox: false)
+    case .streamPosition(let position):
+      advance(to: position)
+      return .federated(before, message: nil, newRoom: nil, outbox: false)
+    default:
+      return .nothing
+    }
+  }
+
+  /// The stream reached `position`: a line of this host's own outbox that
+  /// came back leaves the outbox (with every older one: the stream keeps
+  /// the order they were published in).
+  private func advance(to position: StreamPosition) {
+    federation.sequence = max(federation.sequence, position.sequence)
+    if let last = federation.lastOrigin[position.node], last >= position.origin { return }
+    federation.lastOrigin[position.node] = position.origin
+    federation.outbox.removeAll { $0.node == position.node && $0.id <= position.origin }
+  }
+}
+
+extension EngineSnapshot {
+  /// The stream position (one record per node, the newest sequence last)
+  /// and the outbox, for a compacted journal.
+  func forEachFederationRecord(_ body: (JournalRecord) throws -> Void) rethrows {
+    let nodes = federation.lastOrigin.sorted { $0.key < $1.key }
+    for (index, (node, origin)) in nodes.enumerated() {
+      // Only the last record carries the real sequence; the others are
+      // below it, so applying them in order ends at the right place.
+      let sequence = index == nodes.count - 1 ? federation.sequence : 1
+      try body(.streamPosition(StreamPosition(sequence: sequence, node: node, origin: origin)))
+    }
+    for line in federation.outbox {
+      try body(.outbox(line))
+    }
+  }
+}
