@@ -1,0 +1,108 @@
+import Broker
+import LineProtocol
+import Testing
+
+/// The engine's side of shared rooms (chatbroker(8), "FEDERATION"), on
+/// virtual time: the outbox, lines from the stream, and what a restart
+/// replays.
+@Suite("Engine: rooms shared across hosts")
+struct EngineFederationTests {
+  static let settings = FederationSettings(node: "h1", patterns: ["#ops", "#team-*"])
+
+  func federatedHarness() -> EngineHarness {
+    let harness = EngineHarness()
+    harness.engine.federate(Self.settings)
+    return harness
+  }
+
+  func line(
+    _ sequence: UInt64, node: String, origin: UInt64, user: String = "alice",
+    room: String = "#ops", text: String
+  ) -> StreamLine {
+    StreamLine(
+      position: StreamPosition(sequence: sequence, node: node, origin: MessageID(value: origin)),
+      room: RoomName(room)!, user: user,
+      time: Timestamp(rfc3339: "2026-11-30T17:00:00.000Z")!, text: text)
+  }
+
+  @Test("SAY in a shared room is acknowledged into the outbox and shown to nobody yet")
+  func sayGoesToOutbox() {
+    let harness = federatedHarness()
+    let alice = harness.connect("alice")
+    let bob = harness.connect("bob")
+    harness.send(bob, "JOIN #ops")
+    #expect(harness.send(alice, "SAY #ops :deploying") == ["OK SAY 1 2026-11-30T17:00:00.000Z"])
+    #expect(harness.output.take(bob) == [])
+    #expect(harness.engine.durableOutbox.map(\.text) == ["deploying"])
+    #expect(harness.send(bob, "HISTORY #ops") == ["OK HISTORY #ops 0"])
+  }
+
+  @Test("a room no pattern matches stays a local room")
+  func localRoomStaysLocal() {
+    let harness = federatedHarness()
+    let alice = harness.connect("alice")
+    let bob = harness.connect("bob")
+    harness.send(bob, "JOIN #lunch")
+    harness.send(alice, "SAY #lunch :pizza?")
+    #expect(harness.output.take(bob) == ["MSG #lunch 1 2026-11-30T17:00:00.000Z alice :pizza?"])
+    #expect(harness.engine.durableOutbox.isEmpty)
+  }
+
+  @Test("a line from the stream reaches every member once, the author's own sessions included")
+  func streamLineIsShownOnce() {
+    let harness = federatedHarness()
+    let alice = harness.connect("alice")
+    harness.send(alice, "JOIN #ops")
+    harness.send(alice, "SAY #ops :deploying")
+    harness.engine.receive(line(1, node: "h2", origin: 7, user: "bob", text: "ok"))
+    harness.engine.receive(line(2, node: "h1", origin: 1, text: "deploying"))
+    // The same outbox line published twice, and a sequence already applied.
+    harness.engine.receive(line(3, node: "h1", origin: 1, text: "deploying"))
+    harness.engine.receive(line(2, node: "h2", origin: 8, user: "bob", text: "late"))
+    #expect(
+      harness.output.take(alice) == [
+        "MSG #ops z00000000001 2026-11-30T17:00:00.000Z bob@h2 :ok",
+        "MSG #ops z00000000002 2026-11-30T17:00:00.000Z alice :deploying",
+      ])
+    #expect(harness.engine.durableOutbox.isEmpty, "the line came back: it left the outbox")
+    #expect(harness.engine.streamSequence == 3)
+  }
+
+  @Test("a restart replays the outbox, the history and the stream position")
+  func restartReplaysFederationState() {
+    let harness = federatedHarness()
+    let alice = harness.connect("alice")
+    harness.send(alice, "SAY #ops :first")
+    harness.send(alice, "SAY #ops :second")
+    harness.engine.receive(line(5, node: "h1", origin: 1, text: "first"))
+    let restarted = EngineHarness()
+    restarted.engine.federate(Self.settings)
+    for record in harness.journal.records {
+      // Each record as the journal file holds it, read back.
+      let bytes = Array(record.jsonLine.dropLast())
+      let read = bytes.withUnsafeBufferPointer { try? JournalRecord(jsonLine: $0) }
+      #expect(read == record)
+      restarted.engine.replay(record)
+    }
+    restarted.engine.finishReplay()
+    #expect(restarted.engine.durableOutbox.map(\.text) == ["second"])
+    #expect(restarted.engine.streamSequence == 5)
+    let bob = restarted.connect("bob")
+    #expect(
+      restarted.send(bob, "HISTORY #ops") == [
+        "HIST #ops z00000000005 2026-11-30T17:00:00.000Z alice :first", "OK HISTORY #ops 1",
+      ])
+    // New local ids continue after the outbox's, never in the stream's range.
+    #expect(restarted.send(bob, "SAY @alice hi") == ["OK SAY 3 2026-11-30T17:00:00.000Z"])
+  }
+
+  @Test("a line for a room this host does not share moves the position but shows nothing")
+  func unsharedRoomFromStream() {
+    let harness = federatedHarness()
+    let alice = harness.connect("alice")
+    harness.send(alice, "JOIN #secret")
+    harness.engine.receive(line(1, node: "h2", origin: 1, room: "#secret", text: "psst"))
+    #expect(harness.output.take(alice) == [])
+    #expect(harness.engine.streamSequence == 1)
+  }
+}
