@@ -73,7 +73,9 @@ extension Engine {
 
   func noteTaken(_ id: MessageID) {
     // Replayed ids are at most MessageID.maximumValue: the +1 cannot overflow.
-    if id.value >= nextID && id.value < FederatedID.base { nextID = min(id.value, MessageID.maximumValue) + 1 }
+    if id.value >= nextID && id.value < FederatedID.base {
+      nextID = min(id.value, MessageID.maximumValue) + 1
+    }
   }
 
   func appendHistory(

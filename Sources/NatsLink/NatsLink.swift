@@ -363,7 +363,8 @@ public struct NatsError: Error, CustomStringConvertible {
 
   init(_ status: natsStatus, _ what: String, code: jsErrCode = jsErrCode(0)) {
     let text = natsStatus_GetText(status).map { String(cString: $0) } ?? "status \(status)"
-    description = "\(what): \(text)" + (code.rawValue != 0 ? " (JetStream error \(code.rawValue))" : "")
+    description =
+      "\(what): \(text)" + (code.rawValue != 0 ? " (JetStream error \(code.rawValue))" : "")
   }
 }
 
@@ -376,7 +377,7 @@ func withCStrings<R, E: Error>(
   _ strings: [String], _ body: (UnsafeMutablePointer<UnsafePointer<CChar>?>) throws(E) -> R
 ) throws(E) -> R {
   let copies = strings.map { strdup($0) }
-  defer { copies.forEach { free($0) } }
+  defer { for copy in copies { free(copy) } }
   var pointers = copies.map { UnsafePointer<CChar>($0) }
   return try pointers.withUnsafeMutableBufferPointer { buffer throws(E) in
     try body(buffer.baseAddress!)

@@ -48,6 +48,21 @@ extension Engine {
     send(.accepted(.say, id: id, time: line.time), to: connection, kind: .outcome(.say))
   }
 
+  /// A scheduled line due in a shared room: taken off the schedule and
+  /// put into the outbox under a fresh id, since a node's outbox ids must
+  /// grow in the order they are published (chatbroker(8), "FEDERATION");
+  /// nil for any other line.
+  func sharedDelivery(_ pending: PendingMessage, at now: Timestamp) -> [JournalRecord]? {
+    guard case .room(let room) = pending.target, isShared(room),
+      let node = federation.settings?.node, scheduler.series(pending.id) == nil,
+      let id = takeFreshID()
+    else { return nil }
+    let line = OutboxLine(
+      id: id, node: node, room: room, author: pending.author, time: now,
+      text: pending.text)
+    return [.cancel(pending.id, at: now), .outbox(line)]
+  }
+
   /// A line read from the stream. Lines at or before the last applied
   /// sequence, and a node's outbox line seen before (published twice), are
   /// skipped; anything else is journaled, enters the room's history and is

@@ -106,3 +106,32 @@ struct EngineFederationTests {
     #expect(harness.engine.streamSequence == 1)
   }
 }
+
+@Suite("Engine: scheduled lines and shared rooms")
+struct EngineFederationScheduleTests {
+  @Test("a SAYAT line due in a shared room goes into the outbox under a fresh id, not into history")
+  func scheduledLineGoesToOutbox() {
+    let harness = EngineHarness()
+    harness.engine.federate(EngineFederationTests.settings)
+    let alice = harness.connect("alice")
+    harness.send(alice, "JOIN #ops")
+    #expect(harness.send(alice, "SAYAT #ops 18:30 :standup")[0].hasPrefix("OK SAYAT 1 "))
+    harness.send(alice, "SAY #ops :now")
+    harness.advance(to: "2026-11-30T17:30:00.000Z")
+    #expect(harness.output.take(alice) == [])
+    #expect(harness.engine.durableOutbox.map(\.text) == ["now", "standup"])
+    #expect(harness.engine.durableOutbox.map(\.id.description) == ["2", "3"])
+    #expect(harness.send(alice, "SCHEDULED #ops") == ["OK SCHEDULED 0"])
+  }
+
+  @Test("SAYEVERY to a shared room is refused with LIMIT and a way out")
+  func seriesRefused() {
+    let harness = EngineHarness()
+    harness.engine.federate(EngineFederationTests.settings)
+    let alice = harness.connect("alice")
+    #expect(
+      harness.send(alice, "SAYEVERY #ops daily@09:00 :standup") == [
+        "ERR SAYEVERY LIMIT :#ops is shared with other hosts, and a series cannot go to a shared room; schedule each line with SAYAT"
+      ])
+  }
+}
