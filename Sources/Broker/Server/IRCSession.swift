@@ -570,7 +570,7 @@ final class IRCSession {
     case .scheduled(let id, let target, let due, _, let rule, let text):
       let when = rule.map { "\(due) (\($0))" } ?? due.description
       return serviceNotice("\(id) to \(shown(target, author: nick)) at \(when): \(text)").bytes
-    case .room(let room, let count):
+    case .room(let room, let count, _):
       return numeric(.list, [room.description, String(count), ""]).bytes
     case .member(_, let who):
       members.append(who)

@@ -96,6 +96,55 @@ struct EngineFederationTests {
     #expect(restarted.send(bob, "SAY @alice hi") == ["OK SAY 3 2026-11-30T17:00:00.000Z"])
   }
 
+  @Test("a line from the stream that cannot be journaled is not shown, and is read again")
+  func journalFailureLeavesThePosition() {
+    let harness = federatedHarness()
+    let alice = harness.connect("alice")
+    harness.send(alice, "JOIN #ops")
+    harness.journal.failing = true
+    #expect(!harness.engine.receive(line(1, node: "h2", origin: 1, user: "bob", text: "hi")))
+    #expect(harness.output.take(alice) == [])
+    #expect(harness.engine.streamSequence == 0)
+    harness.journal.failing = false
+    #expect(harness.engine.receive(line(1, node: "h2", origin: 1, user: "bob", text: "hi")))
+    #expect(harness.output.take(alice).count == 1)
+  }
+
+  @Test("ROOMS marks shared rooms SHARED, and only them")
+  func roomsMarksShared() {
+    let harness = federatedHarness()
+    let alice = harness.connect("alice")
+    for room in ["#ops", "#lunch", "#team-a"] { harness.send(alice, "JOIN \(room)") }
+    #expect(
+      harness.send(alice, "ROOMS") == [
+        "ROOM #lunch 1", "ROOM #ops 1 SHARED", "ROOM #team-a 1 SHARED", "OK ROOMS 3",
+      ])
+  }
+
+  @Test("a compacted journal keeps the outbox and the stream position")
+  func compactionKeepsFederationState() {
+    let harness = federatedHarness()
+    let alice = harness.connect("alice")
+    harness.send(alice, "SAY #ops :first")
+    harness.send(alice, "SAY #ops :second")
+    harness.engine.receive(line(3, node: "h2", origin: 4, user: "bob", text: "hi"))
+    harness.engine.receive(line(4, node: "h1", origin: 1, text: "first"))
+    var records: [JournalRecord] = []
+    harness.engine.snapshot().forEachRecord { records.append($0) }
+    let restarted = EngineHarness()
+    restarted.engine.federate(Self.settings)
+    for record in records { restarted.engine.replay(record) }
+    restarted.engine.finishReplay()
+    #expect(restarted.engine.streamSequence == 4)
+    #expect(restarted.engine.durableOutbox.map(\.text) == ["second"])
+    let bob = restarted.connect("bob")
+    #expect(restarted.send(bob, "HISTORY #ops").count == 3)
+    // Lines already applied are not shown again, nor ids reused.
+    restarted.engine.receive(line(5, node: "h2", origin: 4, user: "bob", text: "hi"))
+    #expect(restarted.send(bob, "HISTORY #ops").count == 3)
+    #expect(restarted.send(bob, "SAY @alice hi") == ["OK SAY 3 2026-11-30T17:00:00.000Z"])
+  }
+
   @Test("a line for a room this host does not share moves the position but shows nothing")
   func unsharedRoomFromStream() {
     let harness = federatedHarness()
