@@ -97,6 +97,18 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
         guard let closure else { return }
         Unmanaged<NatsLink>.fromOpaque(closure).takeUnretainedValue().report("connected", [:])
       }, context)
+    // Asynchronous errors, a permissions violation above all: the server
+    // says which subject it refused.
+    natsOptions_SetErrorHandler(
+      options,
+      { connection, _, status, closure in
+        guard let closure else { return }
+        var text: UnsafePointer<CChar>?
+        _ = natsConnection_GetLastError(connection, &text)
+        let reason = text.map { String(cString: $0) } ?? String(cString: natsStatus_GetText(status))
+        Unmanaged<NatsLink>.fromOpaque(closure).takeUnretainedValue().report(
+          "refused by the NATS server", ["reason": reason])
+      }, context)
     var connection: OpaquePointer?
     let status = natsConnection_Connect(&connection, options)
     guard status == NATS_OK || status == NATS_NOT_YET_CONNECTED else {

@@ -191,6 +191,7 @@ struct FederationTests {
       #expect(try forger.request("SAY #ops :forged").last?.hasPrefix("OK SAY ") == true)
       try impostor.waitForLog("federation link waiting to publish")
       #expect(impostor.log.contains("federation link waiting to publish"))
+      try impostor.waitForLog("Permissions Violation for Publish to \\\"chat.room.ops.h2\\\"")
       let client = try honest.connect()
       _ = try client.request("SAY #ops :real")
       try Self.waitForHistory(client, count: 1)
