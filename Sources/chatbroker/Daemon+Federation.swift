@@ -25,10 +25,14 @@ extension Daemon {
       deliver: { [unowned server] lines, epoch in server.deliver(lines, epoch: epoch) },
       report: { [unowned server] state, fields in server.federationStateChanged(state, fields) })
     server.attachFederation(link)
-    do {
-      try link.start()
-    } catch {
-      fail("cannot start the NATS link: \(error.description)", status: ExitCode.configuration)
+    // Connecting may take the NATS client's timeout per server: not on the
+    // queue, which serves clients meanwhile.
+    Thread.detachNewThread { [self] in
+      do throws(NatsError) {
+        try link.start()
+      } catch {
+        fail("cannot start the NATS link: \(error.description)", status: ExitCode.configuration)
+      }
     }
   }
 }

@@ -137,7 +137,13 @@ extension Engine {
     federation.sequence = max(federation.sequence, position.sequence)
     if let last = federation.lastOrigin[position.node], last >= position.origin { return }
     federation.lastOrigin[position.node] = position.origin
-    federation.outbox.removeAll { $0.node == position.node && $0.id <= position.origin }
+    // The outbox is in id order; most lines from the stream are not ours,
+    // and leave it untouched (and unshared with the undo records).
+    while let first = federation.outbox.first, first.node == position.node,
+      first.id <= position.origin
+    {
+      federation.outbox.removeFirst()
+    }
   }
 }
 

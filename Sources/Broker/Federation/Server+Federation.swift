@@ -23,6 +23,8 @@ final class FederationBridge {
   var readUpTo: UInt64
   var epoch = 0
   var state = "connecting"
+  /// The state with its details as last logged: each change is logged once.
+  var lastReport = ""
 
   init(link: FederationLink, readUpTo: UInt64) {
     self.link = link
@@ -57,8 +59,10 @@ extension Server {
   /// From the link's threads: the link's state changed.
   public func federationStateChanged(_ state: String, _ fields: [String: String] = [:]) {
     queue.async { [unowned self] in
-      guard let federation, federation.state != state else { return }
+      let report = "\(state) \(fields.sorted { $0.key < $1.key })"
+      guard let federation, federation.lastReport != report else { return }
       federation.state = state
+      federation.lastReport = report
       log.log(
         .info, "federation link \(state)",
         fields: [("node", engine.federationSettings?.node ?? "")]
