@@ -110,6 +110,16 @@ struct EngineFederationTests {
     #expect(harness.output.take(alice).count == 1)
   }
 
+  @Test("IRC clients see a user of another host as nick alice|h2, mask alice@h2")
+  func ircSource() {
+    let harness = federatedHarness()
+    let irc = IRCHarness(harness)
+    let carol = irc.connect("carol")
+    irc.send(carol, "JOIN #ops")
+    harness.engine.receive(line(1, node: "h2", origin: 3, text: "from afar"))
+    #expect(irc.take(carol) == [":alice|h2!alice@h2 PRIVMSG #ops :from afar"])
+  }
+
   @Test("ROOMS marks shared rooms SHARED, and only them")
   func roomsMarksShared() {
     let harness = federatedHarness()
