@@ -45,6 +45,7 @@ extension Engine {
     else { return }
     if let newRoom { applyNewRoom(newRoom) }
     apply(record)
+    federation.senders[id] = connection
     send(.accepted(.say, id: id, time: line.time), to: connection, kind: .outcome(.say))
   }
 
@@ -66,7 +67,7 @@ extension Engine {
   /// A line read from the stream. Lines at or before the last applied
   /// sequence, and a node's outbox line seen before (published twice), are
   /// skipped; anything else is journaled, enters the room's history and is
-  /// sent to this host's members, its author's sessions included. Returns
+  /// sent to this host's members but the session that said it. Returns
   /// false when the journal could not be written: the link must then read
   /// again from ``streamSequence``.
   @discardableResult
@@ -96,7 +97,10 @@ extension Engine {
     }
     for record in records { apply(record) }
     if let message {
-      fanOut(message, in: .room(line.room), except: nil)
+      let sender =
+        position.node == settings.node
+        ? federation.senders.removeValue(forKey: position.origin) : nil
+      fanOut(message, in: .room(line.room), except: sender)
     }
     return true
   }

@@ -114,6 +114,10 @@ struct FederationState {
   var outbox: [OutboxLine] = []
   var sequence: UInt64 = 0
   var lastOrigin: [String: MessageID] = [:]
+  /// Which connection said each outbox line, while this process runs: it
+  /// got `OK SAY`, and not the line again when the stream brings it back,
+  /// as in a local room. Not journaled.
+  var senders: [MessageID: ConnectionID] = [:]
 
   /// What a rollback restores: everything but the settings.
   var durable: FederationState {
