@@ -2,10 +2,10 @@ import LineProtocol
 
 extension Engine {
   func say(_ target: Target, text: String, connection: ConnectionID, user: String) {
-    guard checkRecipient(target, verb: .say, connection: connection) else { return }
-    if case .room(let room) = target, isShared(room) {
-      return sayShared(room, text: text, connection: connection, user: user)
+    if isShared(target) {
+      return sayShared(target, text: text, connection: connection, user: user)
     }
+    guard checkRecipient(target, verb: .say, connection: connection) else { return }
     guard admitNewRoom(target, verb: .say, connection: connection, user: user),
       let id = takeID(.say, connection: connection)
     else { return }

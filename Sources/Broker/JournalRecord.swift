@@ -41,8 +41,10 @@ public enum JournalRecord: Equatable, Sendable {
   /// the outbox to be published (chatbroker(8), "FEDERATION").
   case outbox(OutboxLine)
   /// Since 1.3: a line read from the stream entered a shared room's
-  /// history; its author is `user@node` unless it is this host's.
-  case remote(StoredMessage, room: RoomName, position: StreamPosition)
+  /// history, or a direct conversation's (`target` as this host sees it:
+  /// `@bob` for a line to this host's bob); its author is `user@node`
+  /// unless it is this host's.
+  case remote(StoredMessage, target: Target, position: StreamPosition)
   /// Since 1.3, in compacted journals: how far into the stream this host
   /// has applied, and the last outbox id seen from `node`.
   case streamPosition(StreamPosition)
@@ -137,14 +139,14 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("type", "outbox")
       json.field("id", line.id)
       json.field("node", line.node)
-      json.field("to", line.room.description)
+      json.field("to", line.target.description)
       json.field("from", line.author)
       json.field("at", line.time)
       json.field("text", line.text)
-    case .remote(let message, let room, let position):
+    case .remote(let message, let target, let position):
       json.field("type", "remote")
       json.field("id", message.id)
-      json.field("to", room.description)
+      json.field("to", target.description)
       json.field("from", message.author)
       json.field("at", message.time)
       json.field("seq", Int64(position.sequence))
@@ -314,14 +316,14 @@ private struct RecordFields {
     case "outbox":
       return .outbox(
         OutboxLine(
-          id: try messageID(id, "id"), node: try nodeName(), room: try targetRoom(),
+          id: try messageID(id, "id"), node: try nodeName(), target: try target(),
           author: try author(),
           time: try time(at, "at"), text: try checkedText()))
     case "remote":
       let message = StoredMessage(
         id: try messageID(id, "id"), time: try time(at, "at"), author: try author(),
         text: try checkedText())
-      return .remote(message, room: try targetRoom(), position: try streamPosition())
+      return .remote(message, target: try target(), position: try streamPosition())
     case "stream":
       return .streamPosition(try streamPosition())
     default:
@@ -373,11 +375,6 @@ private struct RecordFields {
     }
     guard UserName.isValid(from) else { throw invalid("from") }
     return from
-  }
-
-  private func targetRoom() throws(JournalFormatError) -> RoomName {
-    guard case .room(let room) = try target() else { throw invalid("to") }
-    return room
   }
 
   private func streamPosition() throws(JournalFormatError) -> StreamPosition {

@@ -5,7 +5,8 @@ import LineProtocol
 
 /// The JetStream link of a host's shared rooms (chatbroker(8),
 /// "FEDERATION"): one stream, `CHAT`, with a subject per room and node
-/// (`chat.room.<room>.<node>`). A publisher thread publishes the outbox in
+/// (`chat.room.<room>.<node>`) and per node for direct messages
+/// (`chat.dm.<to-node>.<node>`). A publisher thread publishes the outbox in
 /// order, each line with `Nats-Msg-Id` `<node>:<id>` so that a line sent
 /// again after a lost acknowledgement is stored once; a reader thread reads
 /// the whole stream through a pull consumer named after the node, from
@@ -143,11 +144,19 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
 
   // MARK: - Publishing
 
-  static func subject(room: RoomName, node: String) -> String {
-    // Room names may hold dots, which separate subject tokens; `~` never
-    // appears in one.
-    let token = room.description.dropFirst().replacingOccurrences(of: ".", with: "~")
-    return "chat.room.\(token).\(node)"
+  /// `chat.room.<room>.<node>` for a room, `chat.dm.<to-node>.<node>` for
+  /// a direct message: the publishing node is always the last token.
+  static func subject(for target: Target, node: String) -> String? {
+    switch target {
+    case .room(let room):
+      // Room names may hold dots, which separate subject tokens; `~` never
+      // appears in one.
+      let token = room.description.dropFirst().replacingOccurrences(of: ".", with: "~")
+      return "chat.room.\(token).\(node)"
+    case .user(let name):
+      guard let at = name.lastIndex(of: "@") else { return nil }
+      return "chat.dm.\(name[name.index(after: at)...]).\(node)"
+    }
   }
 
   private func publishLoop() {
@@ -161,7 +170,14 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
       }
       condition.unlock()
       let payload = JournalRecord.outbox(line).jsonLine
-      let subject = Self.subject(room: line.room, node: configuration.node)
+      guard let subject = Self.subject(for: line.target, node: configuration.node) else {
+        // Never written by the engine: a line with no subject is dropped
+        // rather than block the lines after it.
+        condition.lock()
+        pending.removeFirst()
+        condition.unlock()
+        continue
+      }
       let messageID = "\(configuration.node):\(line.id)"
       var options = jsPubOptions()
       jsPubOptions_Init(&options)
@@ -240,7 +256,7 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
     config.Duplicates = 120 * 1_000_000_000
     status = configuration.stream.withCString { name in
       config.Name = name
-      return withCStrings(["chat.room.>"]) { subjects in
+      return withCStrings(["chat.>"]) { subjects in
         config.Subjects = subjects
         config.SubjectsLen = 1
         return js_AddStream(&info, jetStream, &config, nil, &errorCode)
@@ -271,7 +287,7 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
     let status = configuration.stream.withCString { stream in
       options.Stream = stream
       return js_PullSubscribe(
-        &subscription, jetStream, "chat.room.>", configuration.node, nil, &options, &errorCode)
+        &subscription, jetStream, "chat.>", configuration.node, nil, &options, &errorCode)
     }
     guard status == NATS_OK else {
       report(
@@ -361,11 +377,11 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
       try JournalRecord(jsonLine: buffer)
     }
     guard case .outbox(let line) = record, line.node == node,
-      subject == Self.subject(room: line.room, node: node)
+      subject == Self.subject(for: line.target, node: node)
     else { return nil }
     return StreamLine(
       position: StreamPosition(sequence: sequence, node: node, origin: line.id),
-      room: line.room, user: line.author, time: line.time, text: line.text)
+      target: line.target, user: line.author, time: line.time, text: line.text)
   }
 }
 

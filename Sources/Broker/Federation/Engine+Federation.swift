@@ -17,6 +17,14 @@ extension Engine {
     federation.settings?.shares(room) ?? false
   }
 
+  /// A shared room, or `@user@node`: a user of another host.
+  func isShared(_ target: Target) -> Bool {
+    switch target {
+    case .room(let room): isShared(room)
+    case .user(let name): name.contains("@")
+    }
+  }
+
   /// The last stream sequence applied: the link resumes after it.
   public var streamSequence: UInt64 { federation.sequence }
 
@@ -29,17 +37,23 @@ extension Engine {
 
   public var outboxCount: Int { federation.outbox.count }
 
-  /// `SAY` to a shared room: journaled into the outbox, acknowledged with
-  /// the outbox id; the room sees it when it comes back from the stream.
-  func sayShared(_ room: RoomName, text: String, connection: ConnectionID, user: String) {
-    let target = Target.room(room)
+  /// `SAY` to a shared room, or to `@user@node` on another host:
+  /// journaled into the outbox, acknowledged with the outbox id; the
+  /// conversation sees it when it comes back from the stream.
+  func sayShared(_ target: Target, text: String, connection: ConnectionID, user: String) {
+    guard let node = federation.settings?.node else {
+      fail(
+        .say, .noSuchUser,
+        "\(target) is a user of another host, and this broker shares no rooms (see --nats)",
+        to: connection)
+      return
+    }
     guard admitNewRoom(target, verb: .say, connection: connection, user: user),
       let id = takeID(.say, connection: connection)
     else { return }
     let newRoom = newRoomRecord(for: target)
-    guard let node = federation.settings?.node else { return }
     let line = OutboxLine(
-      id: id, node: node, room: room, author: user, time: clock.now, text: text)
+      id: id, node: node, target: target, author: user, time: clock.now, text: text)
     let record = JournalRecord.outbox(line)
     guard journal([newRoom, record].compactMap { $0 }, verb: .say, connection: connection)
     else { return }
@@ -54,12 +68,11 @@ extension Engine {
   /// grow in the order they are published (chatbroker(8), "FEDERATION");
   /// nil for any other line.
   func sharedDelivery(_ pending: PendingMessage, at now: Timestamp) -> [JournalRecord]? {
-    guard case .room(let room) = pending.target, isShared(room),
-      let node = federation.settings?.node, scheduler.series(pending.id) == nil,
+    guard isShared(pending.target), let node = federation.settings?.node, scheduler.series(pending.id) == nil,
       let id = takeFreshID()
     else { return nil }
     let line = OutboxLine(
-      id: id, node: node, room: room, author: pending.author, time: now,
+      id: id, node: node, target: pending.target, author: pending.author, time: now,
       text: pending.text)
     return [.cancel(pending.id, at: now), .outbox(line)]
   }
@@ -77,14 +90,17 @@ extension Engine {
     }
     let position = line.position
     let seen = federation.lastOrigin[position.node].map { position.origin <= $0 } ?? false
-    let author = position.node == settings.node ? line.user : "\(line.user)@\(position.node)"
+    let own = position.node == settings.node
+    let author = own ? line.user : "\(line.user)@\(position.node)"
     var records: [JournalRecord] = []
     var message: StoredMessage?
-    if !seen, settings.shares(line.room), let id = FederatedID.id(forSequence: position.sequence) {
+    if !seen, let target = localTarget(line.target, fromOwnNode: own, settings: settings),
+      let id = FederatedID.id(forSequence: position.sequence)
+    {
       let stored = StoredMessage(id: id, time: line.time, author: author, text: line.text)
       message = stored
-      if let newRoom = newRoomRecord(for: .room(line.room)) { records.append(newRoom) }
-      records.append(.remote(stored, room: line.room, position: position))
+      if let newRoom = newRoomRecord(for: target) { records.append(newRoom) }
+      records.append(.remote(stored, target: target, position: position))
     } else {
       records.append(.streamPosition(position))
     }
@@ -96,13 +112,28 @@ extension Engine {
       return false
     }
     for record in records { apply(record) }
-    if let message {
-      let sender =
-        position.node == settings.node
-        ? federation.senders.removeValue(forKey: position.origin) : nil
-      fanOut(message, in: .room(line.room), except: sender)
+    if let message, case .remote(_, let target, _) = records.last {
+      let sender = own ? federation.senders.removeValue(forKey: position.origin) : nil
+      fanOut(message, in: ConversationKey(target: target, author: author), except: sender)
     }
     return true
+  }
+
+  /// Where a line from the stream goes on this host: a room it shares; a
+  /// direct message of one of its users (as they wrote it, `@bob@h2`); one
+  /// to one of its users from another host (`@bob`); or nowhere.
+  private func localTarget(
+    _ target: Target, fromOwnNode own: Bool, settings: FederationSettings
+  ) -> Target? {
+    switch target {
+    case .room(let room):
+      return settings.shares(room) ? target : nil
+    case .user(let name):
+      guard let at = name.lastIndex(of: "@") else { return nil }
+      if own { return target }
+      guard name[name.index(after: at)...] == settings.node else { return nil }
+      return .user(String(name[..<at]))
+    }
   }
 
   /// The federation records' change to the state, for ``apply(_:)``.
@@ -115,14 +146,14 @@ extension Engine {
       if let last = federation.lastOrigin[line.node], last >= line.id { return .nothing }
       federation.outbox.append(line)
       return .federated(before, message: nil, newRoom: nil, outbox: true)
-    case .remote(let message, let room, let position):
+    case .remote(let message, let target, let position):
       advance(to: position)
       var newRoom: RoomName?
-      if rooms[room] == nil {
+      if case .room(let room) = target, rooms[room] == nil {
         addRoom(room, created: message.time)
         newRoom = room
       }
-      let conversation = ConversationKey.room(room)
+      let conversation = ConversationKey(target: target, author: message.author)
       let (evicted, newHistory) = appendHistory(message, to: conversation)
       return .federated(
         before, message: (conversation, evicted, newHistory), newRoom: newRoom, outbox: false)

@@ -54,17 +54,18 @@ public struct OutboxLine: Equatable, Sendable {
   public var id: MessageID
   /// The node it is published as: this host's.
   public var node: String
-  public var room: RoomName
+  /// A shared room, or `@user@node` for a direct message to another host.
+  public var target: Target
   public var author: String
   public var time: Timestamp
   public var text: String
 
   public init(
-    id: MessageID, node: String, room: RoomName, author: String, time: Timestamp, text: String
+    id: MessageID, node: String, target: Target, author: String, time: Timestamp, text: String
   ) {
     self.id = id
     self.node = node
-    self.room = room
+    self.target = target
     self.author = author
     self.time = time
     self.text = text
@@ -89,17 +90,18 @@ public struct StreamPosition: Equatable, Sendable {
 /// A line read from the stream, as the link hands it to the engine.
 public struct StreamLine: Equatable, Sendable {
   public var position: StreamPosition
-  public var room: RoomName
+  /// As published: a room, or `@user@node`.
+  public var target: Target
   /// The author's login name on their own host, without `@node`.
   public var user: String
   public var time: Timestamp
   public var text: String
 
   public init(
-    position: StreamPosition, room: RoomName, user: String, time: Timestamp, text: String
+    position: StreamPosition, target: Target, user: String, time: Timestamp, text: String
   ) {
     self.position = position
-    self.room = room
+    self.target = target
     self.user = user
     self.time = time
     self.text = text

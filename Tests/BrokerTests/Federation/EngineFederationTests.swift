@@ -21,7 +21,7 @@ struct EngineFederationTests {
   ) -> StreamLine {
     StreamLine(
       position: StreamPosition(sequence: sequence, node: node, origin: MessageID(value: origin)),
-      room: RoomName(room)!, user: user,
+      target: Target(room)!, user: user,
       time: Timestamp(rfc3339: "2026-11-30T17:00:00.000Z")!, text: text)
   }
 
@@ -112,6 +112,42 @@ struct EngineFederationTests {
     harness.journal.failing = false
     #expect(harness.engine.receive(line(1, node: "h2", origin: 1, user: "bob", text: "hi")))
     #expect(harness.output.take(alice).count == 1)
+  }
+
+  @Test(
+    "a direct message to alice@h2 goes into the outbox; h2's reply is bob's conversation with alice@h2, same ids"
+  )
+  func directMessages() {
+    let harness = federatedHarness()
+    let bob = harness.connect("bob")
+    let bobAgain = harness.connect("bob")
+    #expect(harness.send(bob, "SAY @alice@h2 :hi from h1")[0].hasPrefix("OK SAY 1 "))
+    #expect(harness.engine.durableOutbox.map(\.target.description) == ["@alice@h2"])
+    // Our line comes back; alice's answer comes from h2; a line between
+    // two other hosts is not ours to keep.
+    harness.engine.receive(
+      line(1, node: "h1", origin: 1, user: "bob", room: "@alice@h2", text: "hi from h1"))
+    harness.engine.receive(line(2, node: "h2", origin: 5, room: "@bob@h1", text: "hello bob"))
+    harness.engine.receive(line(3, node: "h2", origin: 6, room: "@carol@h3", text: "not here"))
+    #expect(
+      harness.output.take(bob) == [
+        "MSG @alice@h2 z00000000002 2026-11-30T17:00:00.000Z alice@h2 :hello bob"
+      ])
+    #expect(harness.output.take(bobAgain).count == 2)
+    #expect(
+      harness.send(bob, "HISTORY @alice@h2") == [
+        "HIST @alice@h2 z00000000001 2026-11-30T17:00:00.000Z bob :hi from h1",
+        "HIST @alice@h2 z00000000002 2026-11-30T17:00:00.000Z alice@h2 :hello bob",
+        "OK HISTORY @alice@h2 2",
+      ])
+    #expect(harness.engine.streamSequence == 3)
+  }
+
+  @Test("without a federation, @alice@h2 is refused with NOSUCHUSER")
+  func directMessageWithoutFederation() {
+    let harness = EngineHarness()
+    let bob = harness.connect("bob")
+    #expect(harness.send(bob, "SAY @alice@h2 hi")[0].hasPrefix("ERR SAY NOSUCHUSER :"))
   }
 
   @Test("IRC clients see a user of another host as nick alice|h2, mask alice@h2")

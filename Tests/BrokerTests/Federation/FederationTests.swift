@@ -67,7 +67,7 @@ struct FederationTests {
   }
 
   @Test(
-    "users on three hosts chat in a shared room: HISTORY is the same everywhere, a local room stays local (real time)"
+    "users on three hosts chat in a shared room and exchange direct messages: HISTORY is the same everywhere, a local room stays local (real time)"
   )
   func sharedRoomRealTime() throws {
     let cluster = try NatsCluster()
@@ -117,6 +117,19 @@ struct FederationTests {
       #expect(try clients[1].request("HISTORY #lunch") == ["OK HISTORY #lunch 0"])
       #expect(try clients[0].request("HISTORY #lunch").count == 2)
       #expect(!hosts[1].journal.contains("pizza") && !hosts[2].journal.contains("pizza"))
+
+      // A direct message from root on h1 to root on h2, and the answer.
+      _ = try clients[0].request("SAY @root@h2 :just between h1 and h2")
+      let received = try clients[1].expect("MSG @root@h1 ", timeout: 20)
+      #expect(received.hasSuffix(" root@h1 :just between h1 and h2"))
+      _ = try clients[1].request("SAY @root@h1 :got it")
+      try clients[0].expect("MSG @root@h2 ", timeout: 20)
+      let onH1 = try clients[0].request("HISTORY @root@h2").dropLast()
+      let onH2 = try clients[1].request("HISTORY @root@h1").dropLast()
+      #expect(onH1.count == 2 && onH2.count == 2)
+      let ids = { (lines: ArraySlice<String>) in lines.map { $0.split(separator: " ")[2] } }
+      #expect(ids(onH1) == ids(onH2))
+      #expect(!hosts[2].journal.contains("between h1 and h2"))
     }
   }
 

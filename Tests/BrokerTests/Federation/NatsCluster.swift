@@ -75,7 +75,7 @@ final class NatsCluster: @unchecked Sendable {
     let users = (1...3).map { node in
       """
           { user: h\(node), password: p\(node), permissions: {
-              publish: [ "chat.room.*.h\(node)", "$JS.API.INFO", "$JS.API.STREAM.INFO.CHAT",
+              publish: [ "chat.room.*.h\(node)", "chat.dm.*.h\(node)", "$JS.API.INFO", "$JS.API.STREAM.INFO.CHAT",
                 "$JS.API.STREAM.CREATE.CHAT", "$JS.API.CONSUMER.*.CHAT.h\(node)",
                 "$JS.API.CONSUMER.*.*.CHAT.h\(node)", "$JS.ACK.CHAT.h\(node).>" ]
               subscribe: [ "_INBOX.>" ] } }
