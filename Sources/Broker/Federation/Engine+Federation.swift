@@ -68,7 +68,8 @@ extension Engine {
   /// grow in the order they are published (chatbroker(8), "FEDERATION");
   /// nil for any other line.
   func sharedDelivery(_ pending: PendingMessage, at now: Timestamp) -> [JournalRecord]? {
-    guard isShared(pending.target), let node = federation.settings?.node, scheduler.series(pending.id) == nil,
+    guard isShared(pending.target), let node = federation.settings?.node,
+      scheduler.series(pending.id) == nil,
       let id = takeFreshID()
     else { return nil }
     let line = OutboxLine(
