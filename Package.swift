@@ -20,9 +20,12 @@ let package = Package(
     .target(name: "LineProtocol"),
     // The IRC message codec, numerics and capabilities: pure, like LineProtocol.
     .target(name: "IRCProtocol"),
+    // C for what Swift's Glibc module hides (accept4, SO_PEERCRED, wcwidth,
+    // malloc_trim) and for work in a forked child (spawn, connect as a user).
     .target(name: "CShims"),
-    // What the programs and tests share below the protocol: running other
-    // programs (and, in time, descriptors and system calls).
+    // What the programs and tests share below the protocol: system calls
+    // and their errors, descriptors, Unix sockets, running other programs,
+    // exit statuses and the default socket path.
     .target(name: "Posix", dependencies: ["CShims"]),
     .systemLibrary(
       name: "CSystemd",
@@ -35,31 +38,40 @@ let package = Package(
     // The NATS C client, for rooms shared across hosts (chatbroker(8),
     // "FEDERATION"); only the NatsLink target sees it.
     .systemLibrary(name: "CNats", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
-    .target(name: "Broker", dependencies: ["LineProtocol", "IRCProtocol", "CShims"]),
+    .target(name: "Broker", dependencies: ["LineProtocol", "IRCProtocol", "CShims", "Posix"]),
     // The JetStream link behind the Broker's FederationLink seam: libnats
     // stays here, and the engine sees only values.
     .target(name: "NatsLink", dependencies: ["Broker", "CNats"]),
     .executableTarget(name: "chatbroker", dependencies: ["Broker", "CSystemd", "NatsLink"]),
     // chatsh's logic (options, protocol client, rendering, line editing) lives
     // in ChatClient so tests can reach it; the executable keeps the terminal.
-    .target(name: "ChatClient", dependencies: ["LineProtocol", "CShims"]),
+    .target(name: "ChatClient", dependencies: ["LineProtocol", "CShims", "Posix"]),
     .executableTarget(
-      name: "chatsh", dependencies: ["ChatClient", "LineProtocol", "CNcurses"]),
+      name: "chatsh", dependencies: ["ChatClient", "LineProtocol", "CNcurses", "Posix"]),
     .executableTarget(
       name: "chatbench", dependencies: ["Broker", "LineProtocol", "CShims", "Posix"]),
     // The protocol fuzzer: a library, so that the tests run it too.
     .target(name: "ProtocolFuzz", dependencies: ["Broker", "Posix"]),
     .executableTarget(name: "chatfuzz", dependencies: ["ProtocolFuzz"]),
-    .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol"]),
+    // What every test target shares: the broker and chatsh as processes,
+    // line clients, the one bounded wait, seeded generators, temporary
+    // directories, tmux terminals, the engine on virtual time.
+    .target(
+      name: "TestSupport", dependencies: ["Broker", "LineProtocol", "Posix", "ProtocolFuzz"],
+      path: "Tests/TestSupport"),
+    .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol", "TestSupport"]),
     .testTarget(name: "IRCProtocolTests", dependencies: ["IRCProtocol"]),
     // The integration tests start the real binaries, so they depend on them.
     .testTarget(
       name: "BrokerTests",
       dependencies: [
         "Broker", "LineProtocol", "IRCProtocol", "chatbroker", "ProtocolFuzz", "Posix",
+        "TestSupport",
       ]),
     .testTarget(
       name: "ChatshTests",
-      dependencies: ["ChatClient", "LineProtocol", "chatsh", "chatbroker", "Posix"]),
+      dependencies: [
+        "ChatClient", "LineProtocol", "chatsh", "chatbroker", "Posix", "TestSupport",
+      ]),
   ]
 )

@@ -20,14 +20,61 @@ final class Connection {
   var held: [HeldLine] = []
   var heldBytes = 0
 
+  /// Where the connection is in its life. Each of its cases is one of the
+  /// combinations that occur, so none that cannot occur can be set.
+  enum Phase: Equatable {
+    /// Requests are read and served, replies written.
+    case open
+    /// The engine is done with it: what is queued is flushed, then it closes.
+    case closing
+    /// Its output went over the limit, while it was open or closing: nothing
+    /// more is queued until the server has dropped the rest and queued BYE.
+    case overflowed(wasClosing: Bool)
+    /// Gone from the server and both sources cancelled: they must never be
+    /// suspended again (a flush or a turn still under way may try).
+    case finished
+  }
+
+  private(set) var phase = Phase.open
+
+  /// Closing or finished (``Phase``): no more requests are served.
+  var closing: Bool {
+    switch phase {
+    case .open, .overflowed(wasClosing: false): false
+    case .closing, .overflowed(wasClosing: true), .finished: true
+    }
+  }
+
+  /// Output went over the limit; nothing more is queued.
+  var overflowed: Bool {
+    if case .overflowed = phase { true } else { false }
+  }
+
+  /// The engine is done with it, or its peer is gone.
+  func startClosing() {
+    switch phase {
+    case .open: phase = .closing
+    case .overflowed: phase = .overflowed(wasClosing: true)
+    case .closing, .finished: break
+    }
+  }
+
+  /// Output went over the limit: nothing more is queued for now.
+  func startOverflow() {
+    guard phase != .finished else { return }
+    phase = .overflowed(wasClosing: closing)
+  }
+
+  /// The rest of the output is dropped: lines (the BYE) may be queued again.
+  func endOverflow() {
+    if case .overflowed(let wasClosing) = phase { phase = wasClosing ? .closing : .open }
+  }
+
+  // The flags below are orthogonal to the phase: each combination occurs.
   var readSuspended = true
   var writeSuspended = true
-  /// The engine is done with this connection: flush, then close.
-  var closing = false
   /// Listed among the server's connections to flush after this event.
   var isDirty = false
-  /// Output went over the limit; nothing more is queued.
-  var overflowed = false
   /// The framer may still hold complete requests: the last turn ended on
   /// its budget, or bytes arrived since the framer was last emptied.
   var mayHaveRequests = false
@@ -41,8 +88,6 @@ final class Connection {
   var isQueued = false
   /// Sources cancelled so far; the descriptor closes after both.
   var cancelledSources = 0
-  /// ``cancelSources()`` ran: the sources must never be suspended again.
-  var sourcesCancelled = false
 
   init(
     id: ConnectionID, fd: Int32, user: String, maximumLineBytes: Int, queue: DispatchQueue,
@@ -60,7 +105,7 @@ final class Connection {
   var pendingBytes: Int { output.count + heldBytes }
 
   func pauseReading() {
-    guard !readSuspended, !sourcesCancelled else { return }
+    guard !readSuspended, phase != .finished else { return }
     readSource.suspend()
     readSuspended = true
   }
@@ -78,7 +123,7 @@ final class Connection {
   }
 
   func stopWaitingForWritable() {
-    guard !writeSuspended, !sourcesCancelled else { return }
+    guard !writeSuspended, phase != .finished else { return }
     writeSource.suspend()
     writeSuspended = true
   }
@@ -88,8 +133,8 @@ final class Connection {
   /// is suspended again afterwards (a flush or a turn still under way may
   /// try).
   func cancelSources() {
-    guard !sourcesCancelled else { return }
-    sourcesCancelled = true
+    guard phase != .finished else { return }
+    phase = .finished
     readSource.cancel()
     writeSource.cancel()
     if readSuspended {

@@ -17,7 +17,7 @@ struct JSONLineWriter {
 
   mutating func field(_ key: StaticString, _ value: String) {
     startField(key)
-    appendString(value)
+    JSONString.append(value, to: &bytes)
   }
 
   /// A time, written straight from its milliseconds as RFC 3339.
@@ -53,42 +53,6 @@ struct JSONLineWriter {
     bytes.append(UInt8(ascii: "\""))
     key.withUTF8Buffer { bytes.append(contentsOf: $0) }
     bytes.append(contentsOf: "\":".utf8)
-  }
-
-  /// Appends a quoted string. Runs of bytes that need no escape (nearly all
-  /// of them) are copied in bulk, not byte by byte.
-  private mutating func appendString(_ value: String) {
-    bytes.append(UInt8(ascii: "\""))
-    var text = value
-    text.withUTF8 { source in
-      var runStart = 0
-      for index in source.indices {
-        let byte = source[index]
-        guard
-          byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F
-        else { continue }
-        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[runStart..<index]))
-        appendEscaped(byte)
-        runStart = index + 1
-      }
-      bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[runStart...]))
-    }
-    bytes.append(UInt8(ascii: "\""))
-  }
-
-  private mutating func appendEscaped(_ byte: UInt8) {
-    switch byte {
-    case UInt8(ascii: "\""): bytes.append(contentsOf: "\\\"".utf8)
-    case UInt8(ascii: "\\"): bytes.append(contentsOf: "\\\\".utf8)
-    case UInt8(ascii: "\t"): bytes.append(contentsOf: "\\t".utf8)
-    case UInt8(ascii: "\n"): bytes.append(contentsOf: "\\n".utf8)
-    case UInt8(ascii: "\r"): bytes.append(contentsOf: "\\r".utf8)
-    default:
-      let hex = Array("0123456789abcdef".utf8)
-      bytes.append(contentsOf: "\\u00".utf8)
-      bytes.append(hex[Int(byte >> 4)])
-      bytes.append(hex[Int(byte & 0xF)])
-    }
   }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LineProtocol
 
 /// One line per event: a constant message plus `key=value` fields, as
 /// swift-log recommends, so logs can be grepped and parsed. Passed in, not
@@ -68,6 +69,12 @@ public struct Logger: Sendable {
     log(.debug, message, fields)
   }
 
+  /// Whether lines of `level` are written: callers on a hot path ask before
+  /// they build the fields of a debug line.
+  public func isLogging(_ level: Level) -> Bool {
+    sink != nil && level.rawValue <= minimumLevel.rawValue
+  }
+
   public func log(_ level: Level, _ message: String, _ fields: KeyValuePairs<String, String>) {
     log(level, message, fields: fields.map { ($0.key, $0.value) })
   }
@@ -83,24 +90,13 @@ public struct Logger: Sendable {
     sink(line + "\n")
   }
 
-  /// Quotes a value when it holds a space, quote, `=` or control character.
+  /// Quotes a value, as a JSON string, when it is empty or holds a space,
+  /// quote, `=` or control character.
   static func quote(_ value: String) -> String {
     let needsQuotes =
       value.isEmpty
       || value.utf8.contains { $0 <= 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "=") }
-    guard needsQuotes else { return value }
-    var quoted = "\""
-    for scalar in value.unicodeScalars {
-      switch scalar {
-      case "\"": quoted += "\\\""
-      case "\\": quoted += "\\\\"
-      case "\n": quoted += "\\n"
-      case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-        quoted += "\\x" + String(scalar.value, radix: 16)
-      default: quoted.unicodeScalars.append(scalar)
-      }
-    }
-    return quoted + "\""
+    return needsQuotes ? JSONString.quoted(value) : value
   }
 
   /// `JOURNAL_STREAM` is `device:inode` of the stream systemd connected;

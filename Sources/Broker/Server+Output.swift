@@ -52,7 +52,7 @@ extension Server: EngineOutput {
 
   public func close(_ id: ConnectionID) {
     guard let connection = connections[id], !connection.closing else { return }
-    connection.closing = true
+    connection.startClosing()
     connection.pauseReading()
     markDirty(connection)
   }
@@ -161,18 +161,25 @@ extension Server: EngineOutput {
 
   func flush(_ connection: Connection) {
     while !connection.output.isEmpty {
-      let count = connection.output.withUnsafeBytes { bytes in
-        Glibc.send(connection.fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
-      }
-      if count > 0 {
-        connection.output.consume(count)
-      } else if count < 0 && errno == EINTR {
-        continue
-      } else if count < 0 && errno == EAGAIN {
-        connection.waitForWritable()
+      let sent: IOResult<Int>
+      do {
+        sent = try ioCall("send") {
+          connection.output.withUnsafeBytes { bytes in
+            Glibc.send(connection.fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+          }
+        }
+      } catch {
+        drop(connection, reason: error.reason)
         return
-      } else {
-        drop(connection, reason: count == 0 ? "closed" : String(cString: strerror(errno)))
+      }
+      switch sent {
+      case .processed(let count) where count > 0:
+        connection.output.consume(count)
+      case .processed:
+        drop(connection, reason: "closed")
+        return
+      case .wouldBlock, .interrupted:
+        connection.waitForWritable()
         return
       }
     }
@@ -191,7 +198,7 @@ extension Server: EngineOutput {
   /// after a while without its BYE. Only others' lines (fan-out) get here:
   /// a connection's own replies are bounded by back-pressure instead.
   func overflow(_ connection: Connection) {
-    connection.overflowed = true
+    connection.startOverflow()
     log.warning(
       "limit reached",
       [
@@ -206,7 +213,7 @@ extension Server: EngineOutput {
       connection.output.discardUnsent()
       connection.held.removeAll()
       connection.heldBytes = 0
-      connection.overflowed = false
+      connection.endOverflow()
       send(.bye("you fell too far behind; reconnect and read HISTORY"), to: id)
       close(id)
       afterEvent()
@@ -220,7 +227,7 @@ extension Server: EngineOutput {
   func drop(_ connection: Connection, reason: String) {
     guard connections[connection.id] != nil else { return }
     engine.disconnect(connection.id)
-    connection.closing = true
+    connection.startClosing()
     connection.held.removeAll()
     logConnection(
       .info, "connection lost", user: connection.user,

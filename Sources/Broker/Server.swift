@@ -74,6 +74,8 @@ public final class Server: @unchecked Sendable {
   var holding: Set<ConnectionID> = []
   /// Connections with released output not yet written.
   var dirty: [Connection] = []
+  /// Every connection's reads land here (the queue is serial, and the
+  /// framer copies what it keeps); freed with the server.
   let readBuffer = UnsafeMutableRawBufferPointer.allocate(
     byteCount: 64 * 1024, alignment: 16)
   var stopping = false
@@ -139,6 +141,10 @@ public final class Server: @unchecked Sendable {
     attachJournal()
   }
 
+  deinit {
+    readBuffer.deallocate()
+  }
+
   public var connectionCount: Int { connections.count }
 
   // MARK: - Listening
@@ -155,22 +161,24 @@ public final class Server: @unchecked Sendable {
 
   func accept(from listener: Int32, wire: WireFormat) {
     while !stopping && !acceptPaused {
-      let fd = chat_accept_nonblocking(listener)
-      if fd < 0 {
-        let failure = errno
-        switch failure {
-        case EINTR, ECONNABORTED: continue
-        case EAGAIN: break
+      let accepted: IOResult<Int32>
+      do {
+        accepted = try ioCall("accept") { chat_accept_nonblocking(listener) }
+      } catch {
+        switch error.errno {
+        case ECONNABORTED: continue
         case EMFILE, ENFILE:
-          refuseAtLimit(listener, failure)
+          refuseAtLimit(listener, error.errno)
           pauseAccepting()
         default:
           // ENOBUFS, ENOMEM and the like: retrying at once would only spin.
-          log.error("accept failed", ["reason": String(cString: strerror(failure))])
+          log.error("accept failed", ["reason": error.reason])
           pauseAccepting()
         }
         break
       }
+      // Would block: no client is waiting any more.
+      guard case .processed(let fd) = accepted else { break }
       if atDescriptorLimit {
         atDescriptorLimit = false
         log.info("accepting connections again", ["refused": "\(refusedAtLimit)"])
@@ -233,27 +241,33 @@ public final class Server: @unchecked Sendable {
   }
 
   func open(_ fd: Int32, wire: WireFormat) {
-    let user: String
+    let uid: uid_t
     if wire == .ircOverTCP {
-      guard let uid = LoopbackTCP.ownerUID(of: fd) else {
+      guard let owner = LoopbackTCP.ownerUID(of: fd) else {
         logConnection(
           .error, "connection refused", user: "-",
           [("reason", "the TCP peer's owner is not in /proc/net/tcp")])
         Glibc.close(fd)
         return
       }
-      user = users.name(of: uid)
+      uid = owner
     } else {
       do {
-        user = users.name(of: try PeerCredentials.uid(of: fd))
+        uid = try PeerCredentials.uid(of: fd)
       } catch {
         logConnection(.error, "connection refused", user: "-", [("reason", error.description)])
         Glibc.close(fd)
         return
       }
     }
+    let user = users.name(of: uid)
     let id = ConnectionID(nextConnection)
     nextConnection += 1
+    // `--verbose`: the peer's uid, which "connection opened" names only as
+    // a user, and the listener it came by; never rate-limited.
+    if log.isLogging(.debug) {
+      log.debug("connection accepted", ["conn": "\(id)", "uid": "\(uid)", "wire": wire.logName])
+    }
     let irc =
       wire.isIRC
       ? IRCSession(
@@ -318,18 +332,22 @@ public final class Server: @unchecked Sendable {
       connection.pauseReading()
       return
     }
-    let count = read(connection.fd, readBuffer.baseAddress, readBuffer.count)
+    let received: IOResult<Int>
+    do {
+      received = try ioCall("read") {
+        read(connection.fd, readBuffer.baseAddress, readBuffer.count)
+      }
+    } catch {
+      drop(connection, reason: error.reason)
+      afterEvent()
+      return
+    }
+    guard case .processed(let count) = received else { return }
     if count > 0 {
       connection.framer.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))
       connection.mayHaveRequests = true
-    } else if count == 0 {
-      connection.inputEnded = true
-    } else if errno == EINTR || errno == EAGAIN {
-      return
     } else {
-      drop(connection, reason: String(cString: strerror(errno)))
-      afterEvent()
-      return
+      connection.inputEnded = true
     }
     serve(connection)
     afterEvent()

@@ -1,5 +1,6 @@
-// struct ucred and accept4 are only visible with _GNU_SOURCE, which Swift's Glibc module
-// does not define.
+// SO_PEERCRED and accept4: this file's two functions need struct ucred and accept4,
+// which are only visible with _GNU_SOURCE, and Swift's Glibc module does not define it.
+// (The other files of the C target have reasons of their own; see CShims.h.)
 #define _GNU_SOURCE
 #include <stddef.h>
 #include <sys/socket.h>

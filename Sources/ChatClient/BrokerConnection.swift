@@ -1,6 +1,7 @@
 import CShims
 import Foundation
 import LineProtocol
+import Posix
 
 #if canImport(Glibc)
   import Glibc
@@ -81,29 +82,12 @@ public final class BrokerConnection {
   /// refused, so an impostor's socket never reads a line.
   public init(path: String, trust: BrokerTrust = BrokerTrust()) throws(ConnectionError) {
     self.path = path
-    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard fd >= 0 else { throw .system(call: "socket", errno: errno) }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    let pathBytes = Array(path.utf8)
-    let capacity = MemoryLayout.size(ofValue: address.sun_path)
-    guard pathBytes.count < capacity else {
-      close(fd)
-      throw .cannotConnect(path: path, errno: ENAMETOOLONG)
-    }
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-      raw.copyBytes(from: pathBytes)
-      raw[pathBytes.count] = 0
-    }
-    let result = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-      }
-    }
-    guard result == 0 else {
-      let code = errno
-      close(fd)
-      throw .cannotConnect(path: path, errno: code)
+    let fd: Int32
+    do {
+      fd = try UnixSocket.connect(to: path)
+    } catch {
+      if error.call == "socket" { throw .system(call: "socket", errno: error.errno) }
+      throw .cannotConnect(path: path, errno: error.errno)
     }
     do throws(ConnectionError) {
       try trust.check(fd, path: path)
@@ -175,10 +159,20 @@ public final class BrokerConnection {
     for descriptor in extra {
       fds.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0))
     }
-    let count = poll(&fds, nfds_t(fds.count), timeoutMilliseconds)
-    if count < 0 {
-      if errno == EINTR { return (fds.dropFirst().map { _ in 0 }, true) }
-      throw .system(call: "poll", errno: errno)
+    let polled: IOResult<Int32>
+    do {
+      polled = try ioCall("poll", onInterrupt: .report) {
+        poll(&fds, nfds_t(fds.count), timeoutMilliseconds)
+      }
+    } catch {
+      throw .system(call: "poll", errno: error.errno)
+    }
+    let count: Int32
+    switch polled {
+    case .processed(let ready): count = ready
+    // A signal: the caller's handler may have set a flag to act on.
+    case .interrupted: return (fds.dropFirst().map { _ in 0 }, true)
+    case .wouldBlock: throw .system(call: "poll", errno: EAGAIN)
     }
     let socketEvents = fds[0].revents
     if socketEvents & Int16(POLLOUT) != 0 { flushIfPossible() }
@@ -188,21 +182,22 @@ public final class BrokerConnection {
 
   /// Writes as much of the queue as the socket takes now.
   public func flushIfPossible() {
-    while pendingOutput > 0 && !writeShutDown {
-      let written = outbox.withUnsafeBytes { raw in
-        Glibc.send(fd, raw.baseAddress! + outboxStart, pendingOutput, Int32(MSG_NOSIGNAL))
-      }
-      if written > 0 {
-        outboxStart += written
-      } else if written < 0 && errno == EINTR {
-        continue
-      } else {
-        // EAGAIN: wait for POLLOUT. EPIPE: the broker is gone; reading will say why.
-        if written < 0 && errno != EAGAIN && errno != EWOULDBLOCK {
-          outbox.removeAll()
-          outboxStart = 0
+    sending: while pendingOutput > 0 && !writeShutDown {
+      let sent = try? ioCall("send") {
+        outbox.withUnsafeBytes { raw in
+          Glibc.send(fd, raw.baseAddress! + outboxStart, pendingOutput, Int32(MSG_NOSIGNAL))
         }
-        break
+      }
+      switch sent {
+      case .processed(let written) where written > 0:
+        outboxStart += written
+      case .wouldBlock, .interrupted:
+        break sending  // wait for POLLOUT
+      default:
+        // Failed (EPIPE): the broker is gone, and reading will say why.
+        outbox.removeAll()
+        outboxStart = 0
+        break sending
       }
     }
     if pendingOutput == 0 {
@@ -218,23 +213,23 @@ public final class BrokerConnection {
   private func readAvailable() throws(ConnectionError) {
     var buffer = [UInt8](repeating: 0, count: 65536)
     while true {
-      let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-      if count > 0 {
-        buffer.withUnsafeBytes { framer.append(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
-        if count < buffer.count { return }
-      } else if count == 0 {
+      let result: IOResult<Int>
+      do {
+        result = try ioCall("read") {
+          buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        }
+      } catch {
+        guard error.errno == ECONNRESET else { throw .system(call: "read", errno: error.errno) }
         readClosed = true
         return
-      } else if errno == EINTR {
-        continue
-      } else if errno == EAGAIN || errno == EWOULDBLOCK {
-        return
-      } else if errno == ECONNRESET {
-        readClosed = true
-        return
-      } else {
-        throw .system(call: "read", errno: errno)
       }
+      guard case .processed(let count) = result else { return }
+      guard count > 0 else {
+        readClosed = true
+        return
+      }
+      buffer.withUnsafeBytes { framer.append(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+      if count < buffer.count { return }
     }
   }
 }

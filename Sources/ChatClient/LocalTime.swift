@@ -49,7 +49,7 @@ public struct LocalClock: Sendable {
     return LocalTime(
       year: year, month: month, day: day, hour: parts.hour ?? 0, minute: parts.minute ?? 0,
       weekday: parts.weekday ?? 1,
-      dayNumber: daysFromCivil(year: Int64(year), month: Int64(month), day: Int64(day)))
+      dayNumber: CivilDate(year: year, month: month, day: day).daysSinceEpoch)
   }
 
   /// "just now", "5m", "3h" (today), "yesterday 18:04", "Mon 18:04" (this

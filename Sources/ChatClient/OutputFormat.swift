@@ -1,3 +1,5 @@
+import LineProtocol
+
 /// Script-mode output: one plain line (fields separated by TAB) or one JSON
 /// object per item, so that grep, awk, cut and jq work on it.
 public enum OutputFormat {
@@ -63,27 +65,9 @@ public enum OutputFormat {
     "{" + fields.map { jsonString($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
   }
 
+  /// A JSON string (``JSONString``).
   public static func jsonString(_ text: String) -> String {
-    var result = "\""
-    for scalar in text.unicodeScalars {
-      switch scalar {
-      case "\"": result += "\\\""
-      case "\\": result += "\\\\"
-      case "\n": result += "\\n"
-      case "\r": result += "\\r"
-      case "\t": result += "\\t"
-      case "\u{2028}": result += "\\u2028"
-      case "\u{2029}": result += "\\u2029"
-      default:
-        if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
-          let hex = String(scalar.value, radix: 16)
-          result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-        } else {
-          result.unicodeScalars.append(scalar)
-        }
-      }
-    }
-    return result + "\""
+    JSONString.quoted(text)
   }
 }
 

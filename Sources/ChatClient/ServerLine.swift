@@ -56,14 +56,6 @@ public enum ServerLine: Equatable, Sendable {
   /// A line this client does not understand (a newer broker): kept, not fatal.
   case unknown(String)
 
-  /// Whether this is the final line of a reply (`OK` or `ERR`).
-  public var isFinal: Bool {
-    switch self {
-    case .ok, .err: true
-    default: false
-    }
-  }
-
   public init(parsing line: String) {
     // Fixed words first, free text last after the first " :".
     let words: [Substring]
@@ -135,46 +127,8 @@ public enum ServerLine: Equatable, Sendable {
   }
 }
 
-/// Parses the broker's `YYYY-MM-DDTHH:MM:SS[.fff]Z`; `nil` for anything else.
+/// Parses the broker's `YYYY-MM-DDTHH:MM:SS[.fff]Z` (``Timestamp/init(utc:)``);
+/// `nil` for anything else.
 public func parseTimestamp(_ text: String) -> Timestamp? {
-  let bytes = Array(text.utf8)
-  guard bytes.count >= 20, bytes.last == UInt8(ascii: "Z") else { return nil }
-  func number(_ range: Range<Int>) -> Int64? {
-    var value: Int64 = 0
-    for index in range {
-      let byte = bytes[index]
-      guard byte >= 48 && byte <= 57 else { return nil }
-      value = value * 10 + Int64(byte - 48)
-    }
-    return value
-  }
-  guard bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
-    bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"),
-    bytes[16] == UInt8(ascii: ":"),
-    let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-    let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19)
-  else { return nil }
-  var milliseconds: Int64 = 0
-  if bytes.count > 20 {
-    guard bytes[19] == UInt8(ascii: "."), let fraction = number(20..<bytes.count - 1) else {
-      return nil
-    }
-    let digits = bytes.count - 21
-    milliseconds = fraction
-    for _ in digits..<max(digits, 3) { milliseconds *= 10 }
-    for _ in 3..<max(digits, 3) { milliseconds /= 10 }
-  }
-  let days = daysFromCivil(year: year, month: month, day: day)
-  return Timestamp(
-    milliseconds: ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + milliseconds)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant).
-func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
-  let y = month <= 2 ? year - 1 : year
-  let era = (y >= 0 ? y : y - 399) / 400
-  let yearOfEra = y - era * 400
-  let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-  let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-  return era * 146_097 + dayOfEra - 719_468
+  Timestamp(utc: text)
 }

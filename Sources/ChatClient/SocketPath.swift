@@ -1,3 +1,5 @@
+import Posix
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -6,7 +8,7 @@
 /// else the system socket when it exists, else the per-user default that
 /// `chatbroker` itself binds when started by a user.
 public enum SocketPath {
-  public static let system = "/run/chatbroker/chatbroker.sock"
+  public static let system = DefaultPaths.systemSocket
 
   public static func resolve(
     option: String?, environment: [String: String], uid: UInt32 = getuid(),
@@ -20,12 +22,8 @@ public enum SocketPath {
     return perUser(environment: environment, uid: uid)
   }
 
-  /// `$XDG_RUNTIME_DIR/chatbroker/chatbroker.sock`, or
-  /// `/tmp/chatbroker-$UID/chatbroker.sock` without XDG_RUNTIME_DIR.
+  /// The socket `chatbroker` binds when a user starts it (``DefaultPaths``).
   public static func perUser(environment: [String: String], uid: UInt32) -> String {
-    if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
-      return runtime + "/chatbroker/chatbroker.sock"
-    }
-    return "/tmp/chatbroker-\(uid)/chatbroker.sock"
+    DefaultPaths.perUserSocket(environment: environment, uid: uid)
   }
 }

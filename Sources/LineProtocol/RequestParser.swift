@@ -67,14 +67,7 @@ public enum RequestParser {
       return .conversations
     case .markRead:
       let target = try target(verb, words.required(verb))
-      let idWord = try words.required(verb)
-      let id = try messageID(verb, idWord)
-      try words.end(verb)
-      guard id != .none else {
-        throw RequestError(
-          verb: verb.rawValue, code: .noSuchMessage,
-          text: "no message \(string(idWord)) in the history of \(target)")
-      }
+      let id = try lastMessageID(verb, &words) { "no message \($0) in the history of \(target)" }
       return .markRead(target, id)
     case .scheduled:
       let word = words.next()
@@ -82,15 +75,7 @@ public enum RequestParser {
       guard let word else { return .scheduled(nil) }
       return .scheduled(try target(verb, word))
     case .cancel:
-      let word = try words.required(verb)
-      let id = try messageID(verb, word)
-      try words.end(verb)
-      guard id != .none else {
-        throw RequestError(
-          verb: verb.rawValue, code: .noSuchMessage,
-          text: "you have no pending message \(string(word))")
-      }
-      return .cancel(id)
+      return .cancel(try lastMessageID(verb, &words) { "you have no pending message \($0)" })
     case .rooms:
       guard let keyword = words.next() else { return .rooms(after: nil) }
       guard keyword.equals(caseInsensitive: "AFTER") else { throw syntaxError(verb) }
@@ -162,14 +147,7 @@ public enum RequestParser {
     if let keyword = word {
       let before = keyword.equals(caseInsensitive: "BEFORE")
       guard before || keyword.equals(caseInsensitive: "AFTER") else { throw syntaxError(verb) }
-      let idWord = try words.required(verb)
-      let id = try messageID(verb, idWord)
-      try words.end(verb)
-      guard id != .none else {
-        throw RequestError(
-          verb: verb.rawValue, code: .noSuchMessage,
-          text: "no message \(string(idWord)) in the history of \(target)")
-      }
+      let id = try lastMessageID(verb, &words) { "no message \($0) in the history of \(target)" }
       anchor = before ? .before(id) : .after(id)
     }
     try words.end(verb)
@@ -187,32 +165,47 @@ public enum RequestParser {
   private static func roomName(_ verb: Verb, _ word: UnsafeBufferPointer<UInt8>)
     throws(RequestError) -> RoomName
   {
-    guard let room = RoomName(utf8: word) else {
-      throw RequestError(
-        verb: verb.rawValue, code: .badName,
-        text: "\(quoted(word)) is not a room name: use # then 1 to 32 of a-z 0-9 . _ -")
-    }
-    return room
+    try name(verb, word, RoomName.init(utf8:), "a room name: use # then 1 to 32 of a-z 0-9 . _ -")
   }
 
   private static func target(_ verb: Verb, _ word: UnsafeBufferPointer<UInt8>)
     throws(RequestError) -> Target
   {
-    guard let target = Target(utf8: word) else {
-      throw RequestError(
-        verb: verb.rawValue, code: .badName,
-        text: "\(quoted(word)) is not a target: use #room (1 to 32 of a-z 0-9 . _ -) or @user")
-    }
-    return target
+    try name(
+      verb, word, Target.init(utf8:),
+      "a target: use #room (1 to 32 of a-z 0-9 . _ -) or @user")
   }
 
   private static func messageID(_ verb: Verb, _ word: UnsafeBufferPointer<UInt8>)
     throws(RequestError) -> MessageID
   {
-    guard let id = MessageID(utf8: word) else {
+    try name(verb, word, MessageID.init(utf8:), "a message id: ids are 1 to 32 letters and digits")
+  }
+
+  /// `word` read by `parse`, or `ERR <VERB> BADNAME` saying what it is not.
+  private static func name<Name>(
+    _ verb: Verb, _ word: UnsafeBufferPointer<UInt8>,
+    _ parse: (UnsafeBufferPointer<UInt8>) -> Name?, _ expected: String
+  ) throws(RequestError) -> Name {
+    guard let name = parse(word) else {
       throw RequestError(
-        verb: verb.rawValue, code: .badName,
-        text: "\(quoted(word)) is not a message id: ids are 1 to 32 letters and digits")
+        verb: verb.rawValue, code: .badName, text: "\(quoted(word)) is not \(expected)")
+    }
+    return name
+  }
+
+  /// The request's last word, a message id. One the broker cannot have
+  /// written (``MessageID/none``) names no message (chatbroker(7), "Names
+  /// and values"): answered `NOSUCHMSG` with `missing`'s text for the word
+  /// as sent, once the rest of the request is known to be well formed.
+  private static func lastMessageID(
+    _ verb: Verb, _ words: inout WordScanner, missing: (String) -> String
+  ) throws(RequestError) -> MessageID {
+    let word = try words.required(verb)
+    let id = try messageID(verb, word)
+    try words.end(verb)
+    guard id != .none else {
+      throw RequestError(verb: verb.rawValue, code: .noSuchMessage, text: missing(string(word)))
     }
     return id
   }

@@ -87,19 +87,20 @@ private func appendDigits(_ value: Int64, width: Int, to bytes: inout [UInt8]) {
 }
 
 /// A proleptic Gregorian calendar date, converted to and from days since
-/// 1970-01-01 with Howard Hinnant's branch-light algorithms.
-struct CivilDate: Equatable {
-  var year: Int
-  var month: Int
-  var day: Int
+/// 1970-01-01 with Howard Hinnant's branch-light algorithms. Public for
+/// chatsh's local calendar, which counts days the same way.
+public struct CivilDate: Equatable, Sendable {
+  public var year: Int
+  public var month: Int
+  public var day: Int
 
-  init(year: Int, month: Int, day: Int) {
+  public init(year: Int, month: Int, day: Int) {
     self.year = year
     self.month = month
     self.day = day
   }
 
-  init(daysSinceEpoch: Int64) {
+  public init(daysSinceEpoch: Int64) {
     let z = daysSinceEpoch + 719_468
     let era = (z >= 0 ? z : z - 146_096) / 146_097
     let dayOfEra = z - era * 146_097
@@ -111,7 +112,7 @@ struct CivilDate: Equatable {
     year = Int(yearOfEra + era * 400) + (month <= 2 ? 1 : 0)
   }
 
-  var daysSinceEpoch: Int64 {
+  public var daysSinceEpoch: Int64 {
     let y = Int64(month <= 2 ? year - 1 : year)
     let era = (y >= 0 ? y : y - 399) / 400
     let yearOfEra = y - era * 400

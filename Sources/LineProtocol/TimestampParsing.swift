@@ -28,4 +28,27 @@ extension Timestamp {
     let seconds = days * 86400 + Int64(hour * 3600 + minute * 60 + second)
     self.init(milliseconds: seconds * 1000 + Int64(millisecond))
   }
+
+  /// A UTC time as the broker writes it, `YYYY-MM-DDTHH:MM:SS.mmmZ`, read
+  /// with any number of fraction digits, none included (`...:SSZ`), for
+  /// chatsh, which reads times from brokers and scripts alike. Digits past
+  /// the millisecond are cut off. Read by ``init(rfc3339:)``, once the
+  /// fraction is brought to three digits.
+  public init?<S: StringProtocol>(utc text: S) {
+    let bytes = Array(text.utf8)
+    guard bytes.count >= 20, bytes.last == UInt8(ascii: "Z") else { return nil }
+    var canonical = Array(bytes[0..<19]) + Array(".".utf8)
+    if bytes.count > 20 {
+      let fraction = bytes[20..<bytes.count - 1]
+      guard bytes[19] == UInt8(ascii: "."), !fraction.isEmpty,
+        fraction.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+      else { return nil }
+      canonical += fraction.prefix(3)
+    } else {
+      guard bytes[19] == UInt8(ascii: "Z") else { return nil }
+    }
+    while canonical.count < 23 { canonical.append(UInt8(ascii: "0")) }
+    canonical.append(UInt8(ascii: "Z"))
+    self.init(rfc3339: String(decoding: canonical, as: UTF8.self))
+  }
 }

@@ -42,7 +42,7 @@ public final class ChildProcess: @unchecked Sendable {
     _ arguments: [String], environment: [String: String]? = nil, directory: String? = nil,
     standardInput: Stream = .null, standardOutput: Stream = .inherit,
     standardError: Stream = .inherit
-  ) throws(PosixError) {
+  ) throws(SystemError) {
     precondition(!arguments.isEmpty, "a program to run")
     self.arguments = arguments
     let devNull = open("/dev/null", O_RDWR | O_CLOEXEC)
@@ -71,7 +71,9 @@ public final class ChildProcess: @unchecked Sendable {
       guard let envp else { return spawn(environ) }
       return envp.withUnsafeBufferPointer { spawn($0.baseAddress!) }
     }
-    guard status == 0 else { throw PosixError("run \(arguments[0])", errorNumber: status) }
+    guard status == 0 else {
+      throw SystemError("posix_spawn", errno: status, subject: arguments[0])
+    }
     processIdentifier = pid
   }
 

@@ -82,14 +82,17 @@ final class FuzzConnection {
   func writeSome(limit: Int = .max) {
     guard hasOutput, !sendFailed else { return }
     let count = min(limit, outbox.count - outboxOffset)
-    let written = outbox[outboxOffset..<outboxOffset + count].withUnsafeBytes {
-      Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+    let sent = try? ioCall("send") {
+      outbox[outboxOffset..<outboxOffset + count].withUnsafeBytes {
+        Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+      }
     }
-    if written > 0 {
+    switch sent {
+    case .processed(let written) where written > 0:
       outboxOffset += written
       silence.wrote(at: monotonicSeconds())
-    } else if written < 0 && errno != EAGAIN && errno != EINTR {
-      sendFailed = true
+    case .processed, .wouldBlock, .interrupted: break
+    case nil: sendFailed = true
     }
   }
 
@@ -99,12 +102,14 @@ final class FuzzConnection {
   func readSome(into lines: inout [[UInt8]]) -> Bool {
     var chunk = [UInt8](repeating: 0, count: 65536)
     for _ in 0..<4 {
-      let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-      if count > 0 {
+      let received = try? ioCall("read") {
+        chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+      }
+      if case .processed(let count) = received, count > 0 {
         inbox += chunk[0..<count]
         continue
       }
-      if count < 0 && (errno == EAGAIN || errno == EINTR) { break }
+      if case .wouldBlock = received { break }
       splitLines(into: &lines)
       return true  // end of stream, or an error such as ECONNRESET
     }

@@ -29,11 +29,17 @@ final class ProbeConnection {
   func send(_ bytes: [UInt8]) throws {
     var offset = 0
     while offset < bytes.count {
-      let written = bytes[offset...].withUnsafeBytes {
-        Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+      let written: Int
+      do {
+        written = try systemCall("send") {
+          bytes[offset...].withUnsafeBytes {
+            Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+          }
+        }
+      } catch {
+        throw FuzzError("send: \(error.reason)")
       }
-      if written < 0 && errno == EINTR { continue }
-      guard written > 0 else { throw FuzzError("send: \(String(cString: strerror(errno)))") }
+      guard written > 0 else { throw FuzzError("send: the connection is closed") }
       offset += written
     }
   }
@@ -77,8 +83,10 @@ final class ProbeConnection {
       let ready = poll(&poller, 1, Int32(max(1, remaining * 1000)))
       if ready <= 0 { continue }
       var chunk = [UInt8](repeating: 0, count: 65536)
-      let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-      if count < 0 && errno == EINTR { continue }
+      let count =
+        (try? systemCall("read") {
+          chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        }) ?? -1
       if count <= 0 {
         ended = true
         continue

@@ -1,31 +1,6 @@
-/// SplitMix64: a tiny generator with a seed, so that a fuzz run that finds
-/// something can be run again, request for request, with the same seed.
-public struct SplitMix64: RandomNumberGenerator, Sendable {
-  private var state: UInt64
+import LineProtocol
 
-  public init(seed: UInt64) { state = seed }
-
-  public mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var mixed = state
-    mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-    return mixed ^ (mixed >> 31)
-  }
-
-  /// A generator of its own for a worker, derived from this one, so that
-  /// what each worker does depends only on the seed and its number.
-  public mutating func split() -> SplitMix64 {
-    SplitMix64(seed: next())
-  }
-
-  /// True with probability `percent` in 100.
-  public mutating func chance(_ percent: Int) -> Bool {
-    Int.random(in: 0..<100, using: &self) < percent
-  }
-
-  /// One of `choices`, which must not be empty.
-  public mutating func pick<T>(_ choices: [T]) -> T {
-    choices[Int.random(in: 0..<choices.count, using: &self)]
-  }
-}
+/// The seeded generator the fuzzer draws every request from: LineProtocol's,
+/// also under this module's name for callers that spell it
+/// `ProtocolFuzz.SplitMix64`.
+public typealias SplitMix64 = LineProtocol.SplitMix64

@@ -116,17 +116,28 @@ func connectUnix(_ path: String) throws -> Int32 {
 func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
   var offset = 0
   while offset < bytes.count {
-    let count = bytes[offset...].withUnsafeBytes {
-      send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-    }
-    if count < 0 && (errno == EINTR || errno == EAGAIN) {
+    guard case .processed(let count) = sendSome(fd, bytes[offset...]) else {
       var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
       _ = poll(&poller, 1, 100)
       continue
     }
-    precondition(count > 0, "send failed: \(String(cString: strerror(errno)))")
     offset += count
   }
+}
+
+/// One send(2) of what fits now; a failure ends the benchmark, which cannot
+/// go on without its connection.
+func sendSome(_ fd: Int32, _ bytes: ArraySlice<UInt8>) -> IOResult<Int> {
+  let sent: IOResult<Int>
+  do {
+    sent = try ioCall("send") {
+      bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+  } catch {
+    preconditionFailure("send failed: \(error.reason)")
+  }
+  if case .processed(let count) = sent { precondition(count > 0, "send failed: closed") }
+  return sent
 }
 
 /// Reads from `fd` until `lines` LFs have been seen (blocking, bounded).

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Posix
 
 /// `chatbench durable`: SAY acknowledged only after fdatasync, with 1, 10
 /// and 100 concurrent senders, each keeping a window of requests in flight;
@@ -11,7 +12,7 @@ enum DurableBenchmark {
       "[--senders 1,10,100] [--seconds S] [--window W] [--records N] [--compare-redis]",
     run: run)
 
-  static func run(_ arguments: [String]) -> Int32 {
+  static func run(_ arguments: [String]) -> ExitCode {
     guard
       let options = parseOptions(
         arguments, known: ["--senders", "--seconds", "--window", "--records"],
@@ -20,7 +21,7 @@ enum DurableBenchmark {
       let seconds = parseCount(options["--seconds"] ?? "3"),
       let window = parseCount(options["--window"] ?? "8"),
       let records = parseCount(options["--records"] ?? "1000000")
-    else { return exitUsage }
+    else { return .usage }
     let compare = options["--compare-redis"] != nil
     raiseFileLimit()
     do {
@@ -51,10 +52,10 @@ enum DurableBenchmark {
       print(
         "start-up on a journal of \(records) records (\(startup.bytes / 1_000_000) MB): ready after \(format(startup.seconds * 1000, 0)) ms  load \(loadAverage())"
       )
-      return 0
+      return .success
     } catch {
       printError("chatbench durable: \(error)")
-      return exitSoftware
+      return .software
     }
   }
 

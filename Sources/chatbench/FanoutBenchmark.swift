@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Posix
 
 /// `chatbench fanout`: one sender, N receivers in one room, 100-byte texts.
 /// Deliveries per second with the sender pipelining; SAY-to-MSG latency at a
@@ -14,7 +15,7 @@ enum FanoutBenchmark {
 
   static let text = String(repeating: "x", count: 100)
 
-  static func run(_ arguments: [String]) -> Int32 {
+  static func run(_ arguments: [String]) -> ExitCode {
     guard
       let options = parseOptions(
         arguments, known: ["--receivers", "--messages", "--rate", "--seconds", "--idle"],
@@ -23,16 +24,16 @@ enum FanoutBenchmark {
       let rate = parseCount(options["--rate"] ?? "1000"),
       let seconds = parseCount(options["--seconds"] ?? "5"),
       let idle = parseCount(options["--idle"] ?? "1000")
-    else { return exitUsage }
+    else { return .usage }
     let messages = options["--messages"].flatMap(parseCount)
     do {
       try measure(
         receiverCounts: receiverCounts, messages: messages, rate: rate, seconds: seconds,
         idle: idle, compare: options["--compare-redis"] != nil)
-      return 0
+      return .success
     } catch {
       printError("chatbench fanout: \(error)")
-      return exitSoftware
+      return .software
     }
   }
 
@@ -168,16 +169,12 @@ enum FanoutBenchmark {
   static func writeDraining(_ fd: Int32, _ bytes: [UInt8], drain: inout [UInt8]) {
     var offset = 0
     while offset < bytes.count {
-      let count = bytes[offset...].withUnsafeBytes {
-        send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-      }
-      if count < 0 && (errno == EINTR || errno == EAGAIN) {
+      guard case .processed(let count) = sendSome(fd, bytes[offset...]) else {
         var poller = pollfd(fd: fd, events: Int16(POLLIN | POLLOUT), revents: 0)
         _ = poll(&poller, 1, 100)
         while drain.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
         continue
       }
-      precondition(count > 0, "send failed: \(String(cString: strerror(errno)))")
       offset += count
     }
   }

@@ -12,13 +12,13 @@ enum FederationBenchmark {
   static let mode = BenchmarkMode(
     name: "federation", synopsis: "[--samples N] [--lines N] [--replicas 1,3]", run: run)
 
-  static func run(_ arguments: [String]) -> Int32 {
+  static func run(_ arguments: [String]) -> ExitCode {
     guard
       let options = parseOptions(arguments, known: ["--samples", "--lines", "--replicas"]),
       let samples = parseCount(options["--samples"] ?? "300"),
       let lines = parseCount(options["--lines"] ?? "2000"),
       let replicas = parseCounts(options["--replicas"] ?? "1,3")
-    else { return exitUsage }
+    else { return .usage }
     do {
       print("SAY on h1 to MSG on h3 (local: to MSG on h1), journal synced, 3 NATS servers")
       print("room         latency p50  latency p99  lines/s  load")
@@ -28,10 +28,10 @@ enum FederationBenchmark {
         let shared = try measure(replicas: count, samples: samples, lines: lines)
         print(shared.row("shared R\(count)"))
       }
-      return 0
+      return .success
     } catch {
       printError("chatbench federation: \(error)")
-      return exitSoftware
+      return .software
     }
   }
 

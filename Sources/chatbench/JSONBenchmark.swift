@@ -1,6 +1,7 @@
 import Broker
 import Foundation
 import LineProtocol
+import Posix
 
 /// `chatbench json [--records N]`: the journal's hand-written JSON against
 /// Foundation's `JSONEncoder`/`JSONDecoder` on the same message records, the
@@ -18,10 +19,10 @@ enum JSONBenchmark {
     var text: String
   }
 
-  static func run(_ arguments: [String]) -> Int32 {
+  static func run(_ arguments: [String]) -> ExitCode {
     guard let options = parseOptions(arguments, known: ["--records"]),
       let count = parseCount(options["--records"] ?? "200000")
-    else { return exitUsage }
+    else { return .usage }
     let time = Timestamp(milliseconds: 1_798_131_600_000)
     let text = String(repeating: "journal text \"quoted\" ", count: 4)
     let records = (0..<count).map { index in
@@ -62,7 +63,7 @@ enum JSONBenchmark {
     }
     guard parsed == count, decoded == count else {
       printError("chatbench json: read back \(parsed) and \(decoded) of \(count)")
-      return exitSoftware
+      return .software
     }
     func row(_ name: String, _ seconds: Double) -> String {
       "  \(name)  \(format(seconds * 1e9 / Double(count), 0)) ns/record"
@@ -75,7 +76,7 @@ enum JSONBenchmark {
     print(
       row("decode, JSONDecoder:     ", foundationDecode)
         + "  (\(format(foundationDecode / ownDecode, 1))x)")
-    return 0
+    return .success
   }
 
   static func measure(_ body: () -> Void) -> Double {

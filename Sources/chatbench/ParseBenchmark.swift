@@ -1,4 +1,5 @@
 import LineProtocol
+import Posix
 
 /// `chatbench parse [--lines N] [--runs R]`: frames and parses N typical
 /// request lines (default 1,000,000), fed to a `LineFramer` in 64 KiB chunks
@@ -12,15 +13,15 @@ enum ParseBenchmark {
 
   static let chunkSize = 64 * 1024
 
-  static func run(_ arguments: [String]) -> Int32 {
+  static func run(_ arguments: [String]) -> ExitCode {
     guard let options = parseOptions(arguments, known: ["--lines", "--runs"]) else {
-      return exitUsage
+      return .usage
     }
     guard let lines = parseCount(options["--lines"] ?? "1000000"),
       let runs = parseCount(options["--runs"] ?? "5")
     else {
       printError("chatbench parse: --lines and --runs take a positive number")
-      return exitUsage
+      return .usage
     }
 
     let input = makeInput(lines: lines)
@@ -33,13 +34,13 @@ enum ParseBenchmark {
       let elapsed = clock.measure { tally = frameAndParse(input) }
       guard tally.requests == lines, tally.errors == 0, tally.frames == lines else {
         printError("chatbench parse: expected \(lines) requests, got \(tally)")
-        return exitSoftware
+        return .software
       }
       best = min(best, elapsed)
       print("  run \(run): \(report(lines: lines, bytes: input.count, elapsed: elapsed))")
     }
     print("best: \(report(lines: lines, bytes: input.count, elapsed: best))")
-    return 0
+    return .success
   }
 
   struct Tally: CustomStringConvertible {
@@ -160,22 +161,5 @@ extension ParseBenchmark.Tally {
     case .failure:
       errors += 1
     }
-  }
-}
-
-/// A small seeded generator, so the input is the same on every run.
-struct SplitMix64: RandomNumberGenerator {
-  private var state: UInt64
-
-  init(seed: UInt64) {
-    state = seed
-  }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Posix
 
 /// `chatbench schedule`: how fast SAYAT is accepted, how late scheduled
 /// lines arrive with many pending, and what a pending line costs in memory.
@@ -18,12 +19,12 @@ enum ScheduleBenchmark {
   /// The lateness a rate must keep at p99 to count as kept up with.
   static let p99Bound = 2.0
 
-  static func run(_ arguments: [String]) -> Int32 {
+  static func run(_ arguments: [String]) -> ExitCode {
     guard let options = parseOptions(arguments, known: ["--pending", "--rates", "--window"]),
       let counts = parseCounts(options["--pending"] ?? "1000,1000000"),
       let rates = parseCounts(options["--rates"] ?? "10000,50000,100000,200000"),
       let window = parseCount(options["--window"] ?? "2")
-    else { return exitUsage }
+    else { return .usage }
     print(
       "scheduling: lines falling due at a rate over \(window) s, with N pending for later (release build, --no-sync)"
     )
@@ -34,10 +35,10 @@ enum ScheduleBenchmark {
       for count in counts {
         try measure(pending: count, rates: rates, windowSeconds: window)
       }
-      return 0
+      return .success
     } catch {
       printError("chatbench schedule: \(error)")
-      return exitSoftware
+      return .software
     }
   }
 

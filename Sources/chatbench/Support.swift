@@ -1,25 +1,8 @@
-#if canImport(Glibc)
-  import Glibc
-#endif
+import Posix
 
-/// EX_USAGE from sysexits(3): the command was used incorrectly.
-let exitUsage: Int32 = 64
-
-/// EX_SOFTWARE from sysexits(3): the benchmark's own check failed.
-let exitSoftware: Int32 = 70
-
-/// Writes one line to standard error.
+/// Writes one line to standard error; a failure to do so is ignored.
 func printError(_ line: String) {
-  var bytes = Array(line.utf8)
-  bytes.append(UInt8(ascii: "\n"))
-  var offset = 0
-  while offset < bytes.count {
-    let written = bytes[offset...].withUnsafeBytes {
-      write(STDERR_FILENO, $0.baseAddress, $0.count)
-    }
-    if written <= 0 && errno != EINTR { return }
-    offset += max(written, 0)
-  }
+  try? FileDescriptor.standardError.writeAll(line + "\n")
 }
 
 /// Reads `--name value` options (and bare `flags`, stored as "") into a

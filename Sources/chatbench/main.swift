@@ -1,3 +1,5 @@
+import Posix
+
 // chatbench: measurements of chatbroker's parts, not tests. Each mode lives
 // in its own file and is named in the table below. Exit codes follow
 // sysexits(3).
@@ -12,7 +14,7 @@ struct BenchmarkMode: Sendable {
   /// The options, as shown after the mode's name in the usage text.
   var synopsis: String
   /// Runs with the arguments after the mode's name; returns the exit code.
-  var run: @Sendable ([String]) -> Int32
+  var run: @Sendable ([String]) -> ExitCode
 }
 
 let modes: [BenchmarkMode] = [
@@ -26,9 +28,9 @@ let modes: [BenchmarkMode] = [
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 if let name = arguments.first, let mode = modes.first(where: { $0.name == name }) {
-  exit(mode.run(Array(arguments.dropFirst())))
+  exit(mode.run(Array(arguments.dropFirst())).rawValue)
 }
 for (index, mode) in modes.enumerated() {
   printError("\(index == 0 ? "usage:" : "      ") chatbench \(mode.name) \(mode.synopsis)")
 }
-exit(exitUsage)
+exit(ExitCode.usage.rawValue)

@@ -5,16 +5,8 @@ import Glibc
 import LineProtocol
 
 /// The start-up sequence, signals and shutdown of the daemon. Exit codes are
-/// from sysexits(3).
+/// from sysexits(3) (``ExitCode``).
 final class Daemon: @unchecked Sendable {
-  enum ExitCode {
-    static let dataError: Int32 = 65
-    static let cannotCreate: Int32 = 73
-    static let ioError: Int32 = 74
-    static let temporaryFailure: Int32 = 75
-    static let configuration: Int32 = 78
-  }
-
   let options: Options
   let log: Logger
   let queue = DispatchQueue(label: "chatbroker.engine")
@@ -284,7 +276,7 @@ final class Daemon: @unchecked Sendable {
             log.error(
               "journal sync failed at shutdown",
               ["path": running?.journal.path ?? "", "reason": reason])
-            exit(ExitCode.ioError)
+            exit(ExitCode.ioError.rawValue)
           }
           log.info("stopped", ["syncs": "\(server.syncCount)"])
           exit(0)
@@ -315,12 +307,12 @@ final class Daemon: @unchecked Sendable {
   /// Ends a start-up that cannot go on. Under systemd the line is logged at
   /// priority err (`<3>`), and the message becomes the unit's status text,
   /// so `systemctl status chatbroker` shows why it failed.
-  func fail(_ message: String, status: Int32) -> Never {
+  func fail(_ message: String, status: ExitCode) -> Never {
     let prefix = Logger.stderrIsJournal() ? "<3>" : ""
     FileHandle.standardError.write(Data("\(prefix)chatbroker: \(message)\n".utf8))
     Systemd.notify("STATUS=cannot start: \(message)")
     // Let systemd read the status before it sees the process exit.
     Systemd.barrier(timeout: .milliseconds(500))
-    exit(status)
+    exit(status.rawValue)
   }
 }

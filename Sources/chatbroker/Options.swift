@@ -76,7 +76,7 @@ struct Options {
 
   enum Outcome {
     case run(Options)
-    case exit(message: String, status: Int32)
+    case exit(message: String, status: ExitCode)
   }
 
   static func parse(_ arguments: [String]) -> Outcome {
@@ -95,8 +95,9 @@ struct Options {
       }
       let next = { inline ?? value(argument) }
       switch argument {
-      case "-h", "--help": return .exit(message: help, status: 0)
-      case "-V", "--version": return .exit(message: "chatbroker \(chatbrokerVersion)", status: 0)
+      case "-h", "--help": return .exit(message: help, status: .success)
+      case "-V", "--version":
+        return .exit(message: "chatbroker \(chatbrokerVersion)", status: .success)
       case "--socket":
         guard let path = next(), !path.isEmpty else { return missing(argument) }
         options.socketPath = path
@@ -138,12 +139,12 @@ struct Options {
         guard let text = next() else { return missing(argument) }
         if let expected = options.federation.set(argument, text) { return bad(argument, expected) }
       default:
-        return .exit(message: "chatbroker: unknown option \(argument)\n\(usage)", status: 64)
+        return .exit(message: "chatbroker: unknown option \(argument)\n\(usage)", status: .usage)
       }
       index += 1
     }
     if let clash = options.federation.check() {
-      return .exit(message: "chatbroker: \(clash)\n\(usage)", status: 64)
+      return .exit(message: "chatbroker: \(clash)\n\(usage)", status: .usage)
     }
     return .run(options)
   }
@@ -163,11 +164,11 @@ struct Options {
   }
 
   private static func missing(_ option: String) -> Outcome {
-    .exit(message: "chatbroker: \(option) needs a value\n\(usage)", status: 64)
+    .exit(message: "chatbroker: \(option) needs a value\n\(usage)", status: .usage)
   }
 
   private static func bad(_ option: String, _ expected: String) -> Outcome {
-    .exit(message: "chatbroker: \(option) needs \(expected)\n\(usage)", status: 64)
+    .exit(message: "chatbroker: \(option) needs \(expected)\n\(usage)", status: .usage)
   }
 }
 

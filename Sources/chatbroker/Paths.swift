@@ -1,3 +1,4 @@
+import Broker
 import Foundation
 import Glibc
 
@@ -9,17 +10,13 @@ import Glibc
 /// `/tmp/chatbroker-UID/chatbroker.sock`) and `$XDG_STATE_HOME/chatbroker`
 /// (else `~/.local/state/chatbroker`). systemd's `$STATE_DIRECTORY` wins.
 enum Paths {
-  static let systemSocket = "/run/chatbroker/chatbroker.sock"
   static let systemStateDirectory = "/var/lib/chatbroker"
 
   static func socket(option: String?, environment: [String: String]) -> String {
     if let option { return option }
     if let path = environment["CHATBROKER_SOCKET"], !path.isEmpty { return path }
-    if getuid() == 0 { return systemSocket }
-    if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
-      return runtime + "/chatbroker/chatbroker.sock"
-    }
-    return "/tmp/chatbroker-\(getuid())/chatbroker.sock"
+    if getuid() == 0 { return DefaultPaths.systemSocket }
+    return DefaultPaths.perUserSocket(environment: environment, uid: getuid())
   }
 
   static func stateDirectory(option: String?, environment: [String: String]) -> String {

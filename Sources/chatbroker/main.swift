@@ -12,8 +12,8 @@ pthread_sigmask(SIG_SETMASK, &blocked, nil)
 // chatbroker: see Daemon.swift for the start-up sequence and chatbroker(8).
 switch Options.parse(Array(CommandLine.arguments.dropFirst())) {
 case .exit(let message, let status):
-  FileHandle(fileDescriptor: status == 0 ? 1 : 2).write(Data((message + "\n").utf8))
-  exit(status)
+  FileHandle(fileDescriptor: status == .success ? 1 : 2).write(Data((message + "\n").utf8))
+  exit(status.rawValue)
 case .run(let options):
   Daemon(options: options).run()
 }

@@ -2,6 +2,7 @@ import CNcurses
 import ChatClient
 import Foundation
 import LineProtocol
+import Posix
 
 #if canImport(Glibc)
   import Glibc
@@ -17,7 +18,7 @@ let reconnectDelays = [1, 2, 3, 5, 10, 20, 30]
 func runInteractive(
   socketPath: String, trust: BrokerTrust, targets: [String], environment: [String: String],
   localeNote: String?
-) -> ExitStatus {
+) -> ExitCode {
   var connection: BrokerConnection?
   let me: String
   do {
@@ -27,7 +28,7 @@ func runInteractive(
       me = user
     case .err(_, let code, let text)?:
       complain("\(code): \(text)")
-      return .refused
+      return .failure
     default:
       complain(ConnectionError.closed(path: socketPath, detail: "it did not say HELLO").description)
       return .unavailable

@@ -1,6 +1,7 @@
 import ChatClient
 import Foundation
 import LineProtocol
+import Posix
 
 #if canImport(Glibc)
   import Glibc
@@ -50,7 +51,7 @@ extension ScriptMode {
   /// it had not acknowledged, except what the broker's history shows was
   /// delivered: nothing read is lost, nothing is sent twice, the order stays.
   func sayLines(target: String, lines given: [String]?, wait: Int) throws(ScriptFailure)
-    -> ExitStatus
+    -> ExitCode
   {
     let canonical = Target(target)?.description ?? target
     let maximumText = 4096 - "SAY \(canonical) :".utf8.count
@@ -133,8 +134,10 @@ extension ScriptMode {
           lost = true
         }
         if readInput, let revents = events.first, revents != 0 {
-          let count = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
-          if count > 0 {
+          let received = try? ioCall("read") {
+            buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+          }
+          if case .processed(let count) = received, count > 0 {
             partial.append(contentsOf: buffer[..<count])
             var start = 0
             while let newline = partial[start...].firstIndex(of: UInt8(ascii: "\n")) {
@@ -142,7 +145,9 @@ extension ScriptMode {
               start = newline + 1
             }
             partial.removeFirst(start)
-          } else if count == 0 || (errno != EINTR && errno != EAGAIN) {
+          } else if case .wouldBlock = received {
+            // Nothing after all: the next round polls again.
+          } else {
             if !partial.isEmpty { enqueue(String(decoding: partial, as: UTF8.self)) }
             partial = []
             inputOpen = false
@@ -191,6 +196,6 @@ extension ScriptMode {
         resyncing = true
       }
     }
-    return refused > 0 ? .refused : .success
+    return refused > 0 ? .failure : .success
   }
 }

@@ -1,6 +1,7 @@
 import ChatClient
 import Foundation
 import LineProtocol
+import Posix
 
 #if canImport(Glibc)
   import Glibc
@@ -34,7 +35,7 @@ struct ScriptMode {
     self.color = color
   }
 
-  mutating func run(_ command: Command) -> ExitStatus {
+  mutating func run(_ command: Command) -> ExitCode {
     do throws(ScriptFailure) {
       switch command {
       case .say(let target, nil, let text?):
@@ -99,7 +100,7 @@ struct ScriptMode {
         return .unavailable
       case .refused(let code, let text):
         complain("\(code): \(text)")
-        return .refused
+        return .failure
       case .usage(let message):
         complain(message)
         return .usage

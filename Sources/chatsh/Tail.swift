@@ -1,6 +1,7 @@
 import ChatClient
 import Foundation
 import LineProtocol
+import Posix
 
 #if canImport(Glibc)
   import Glibc
@@ -14,7 +15,7 @@ extension ScriptMode {
   /// `mentions`, only messages for the user: direct ones, and those that
   /// mention them (chatsh(1), "tail").
   mutating func tail(targets: [String], count: Int, json: Bool, mentions forMe: Bool)
-    throws(ScriptFailure) -> ExitStatus
+    throws(ScriptFailure) -> ExitCode
   {
     var (connection, me) = try connectSayingHello()
     let wanted = Set(targets.map { Target($0)?.description ?? $0 })

@@ -1,6 +1,7 @@
 import ChatClient
 import Foundation
 import LineProtocol
+import Posix
 
 #if canImport(Glibc)
   import Glibc
@@ -28,7 +29,7 @@ do {
   } else {
     writeAll(2, Usage.synopsis + "\n")
   }
-  exit(ExitStatus.usage.rawValue)
+  exit(ExitCode.usage.rawValue)
 }
 
 let socketPath = SocketPath.resolve(option: invocation.socket, environment: environment)
@@ -43,7 +44,7 @@ case .interactive(let targets):
   guard isatty(0) == 1 && isatty(1) == 1 else {
     complain("the chat screen needs a terminal; in scripts use a command such as say or tail")
     writeAll(2, Usage.synopsis + "\n")
-    exit(ExitStatus.usage.rawValue)
+    exit(ExitCode.usage.rawValue)
   }
   exit(
     runInteractive(

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 
 /// chatsh reads who answers on the socket (SO_PEERCRED) before it sends

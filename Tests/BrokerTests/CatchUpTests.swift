@@ -1,6 +1,7 @@
 import Broker
 import Foundation
 import LineProtocol
+import TestSupport
 import Testing
 
 /// Catching up after being away, against the real binary (as two Unix users)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Chatting through the real broker, as people and scripts do.

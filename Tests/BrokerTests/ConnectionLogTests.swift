@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// A user who opens and closes connections in a loop cannot flood the

@@ -1,4 +1,5 @@
 import LineProtocol
+import TestSupport
 import Testing
 
 @testable import Broker

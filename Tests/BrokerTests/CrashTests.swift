@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Glibc
 import LineProtocol
+import TestSupport
 import Testing
 
 /// `kill -9` of a syncing broker in the middle of pipelined SAYs, SAYATs and
@@ -33,7 +34,7 @@ struct CrashTests {
   func killDuringLoad() throws {
     let broker = try BrokerProcess()
     var ledger = Ledger()
-    var random = SplitMix64(seed: 0xC0FFEE)
+    var random = SeededGenerator(seed: 0xC0FFEE)
     for round in 0..<Self.rounds {
       do {
         try broker.start([])
@@ -66,7 +67,7 @@ struct CrashTests {
 
   /// Pipelines chunks of requests and books each reply, until the broker dies.
   private func load(
-    _ client: LineClient, into ledger: inout Ledger, round: Int, random: inout SplitMix64
+    _ client: LineClient, into ledger: inout Ledger, round: Int, random: inout SeededGenerator
   ) throws {
     let room = "#crash\(round)"
     var sequence = 0
@@ -167,21 +168,5 @@ struct CrashTests {
     for id in ledger.cancelled {
       #expect(textByID[id] == nil && !pending.contains(id), "cancelled \(id) came back \(context)")
     }
-  }
-}
-
-/// A small deterministic random number generator, so every run kills at the
-/// same moments and mixes the same requests.
-struct SplitMix64 {
-  private var state: UInt64
-
-  init(seed: UInt64) { state = seed }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var mixed = state
-    mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-    return mixed ^ (mixed >> 31)
   }
 }

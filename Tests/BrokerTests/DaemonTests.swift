@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import LineProtocol
+import TestSupport
 import Testing
 
 /// The daemon's command line, signals and start-up refusals.

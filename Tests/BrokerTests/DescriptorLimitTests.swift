@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 
 /// The broker at its descriptor limit (RLIMIT_NOFILE), as a local user can

@@ -1,5 +1,6 @@
 import Broker
 import LineProtocol
+import TestSupport
 import Testing
 
 @Suite("Encode once: one event object per fan-out, encoded once per wire format")

@@ -1,5 +1,6 @@
 import Broker
 import LineProtocol
+import TestSupport
 import Testing
 
 /// The value query behind chatbroker(7)'s IRC `CHATHISTORY TARGETS`.

@@ -1,5 +1,6 @@
 import Broker
 import LineProtocol
+import TestSupport
 import Testing
 
 /// Rooms that stay yours, read markers and `CONVERSATIONS` (chatbroker(7),

@@ -1,5 +1,6 @@
 import Broker
 import LineProtocol
+import TestSupport
 import Testing
 
 @Suite("Engine: messages, direct conversations and history")

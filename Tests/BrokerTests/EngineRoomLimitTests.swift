@@ -1,5 +1,6 @@
 import Broker
 import LineProtocol
+import TestSupport
 import Testing
 
 /// The room limits and the forgetting of unused rooms of chatbroker(7),

@@ -1,6 +1,7 @@
 import Broker
 import Foundation
 import LineProtocol
+import TestSupport
 import Testing
 
 @Suite("Engine: scheduled messages on virtual time")

@@ -1,6 +1,7 @@
 import Broker
 import Foundation
 import LineProtocol
+import TestSupport
 import Testing
 
 /// Series and changes to pending messages on virtual time (chatbroker(7)

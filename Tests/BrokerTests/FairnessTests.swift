@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 
 /// One user cannot freeze everyone: the broker serves all clients in turn,

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import LineProtocol
+import TestSupport
 import Testing
 
 /// No local user can crash the real broker with a `<when>`, an id or a

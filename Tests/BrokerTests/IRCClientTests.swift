@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Posix
+import TestSupport
 import Testing
 
 /// The IRC socket of a broker started by ``BrokerProcess``: irc.sock beside

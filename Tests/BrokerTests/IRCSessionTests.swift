@@ -1,5 +1,6 @@
 import IRCProtocol
 import LineProtocol
+import TestSupport
 import Testing
 
 @testable import Broker

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 /// Who is connected comes from the kernel, and direct conversations are

@@ -1,60 +1,7 @@
 import Foundation
 import Glibc
-import Posix
+import TestSupport
 import Testing
-
-/// Debian's irssi in a detached tmux session on a private tmux server, run
-/// as a real Unix user: typed into with send-keys, read with capture-pane.
-private final class IrssiTerminal {
-  let server = "cb-irssi-\(getpid())-\(UUID().uuidString.prefix(8))"
-
-  init(user: String, home: String) throws {
-    let status = ChildProcess.run([
-      "/usr/bin/tmux", "-L", server, "-f", "/dev/null", "new-session", "-d", "-x", "160", "-y",
-      "50",
-      "exec /usr/bin/setpriv --reuid=\(user) --regid=\(user) --clear-groups /usr/bin/env "
-        + "TERM=screen HOME=\(home) TZ=UTC /usr/bin/irssi --home=\(home)/.irssi -n someone",
-    ])
-    #expect(status == 0)
-  }
-
-  deinit {
-    ChildProcess.run(["/usr/bin/tmux", "-L", server, "-f", "/dev/null", "kill-server"])
-  }
-
-  /// Types a line and presses Enter.
-  func enter(_ text: String) throws {
-    ChildProcess.run([
-      "/usr/bin/tmux", "-L", server, "-f", "/dev/null", "send-keys", "-t", "0", "-l", text,
-    ])
-    ChildProcess.run([
-      "/usr/bin/tmux", "-L", server, "-f", "/dev/null", "send-keys", "-t", "0", "Enter",
-    ])
-  }
-
-  /// The screen as text. Spawned without Foundation's Process, and polled
-  /// slowly: many Process.run calls from one test would race the others'.
-  var screen: String {
-    let file = "/tmp/\(server).screen"
-    defer { unlink(file) }
-    ChildProcess.run([
-      "/bin/sh", "-c",
-      "/usr/bin/tmux -L \(server) -f /dev/null capture-pane -p -t 0 > \(file) 2>/dev/null",
-    ])
-    return (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
-  }
-
-  /// Waits (bounded) until the screen shows `text`.
-  func waitFor(_ text: String, timeout: Double = 15) throws {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-      if screen.contains(text) { return }
-      usleep(100_000)
-    }
-    throw TestFailure(
-      "timed out after \(timeout) s waiting for irssi to show \"\(text)\":\n\(screen)")
-  }
-}
 
 @Suite("irssi on the IRC socket", .serialized)
 struct IrssiTests {
@@ -74,7 +21,13 @@ struct IrssiTests {
     _ = try person.request("JOIN #lab")
     _ = try person.request("SAY #lab said before you came")
 
-    let irssi = try IrssiTerminal(user: "cbtest1", home: home)
+    // irssi as cbtest1, in a terminal of its own (TestSupport's Tmux).
+    let irssi = try Tmux(
+      [
+        "/usr/bin/setpriv", "--reuid=cbtest1", "--regid=cbtest1", "--clear-groups", "/usr/bin/env",
+        "TERM=screen", "HOME=\(home)", "TZ=UTC", "/usr/bin/irssi", "--home=\(home)/.irssi", "-n",
+        "someone",
+      ], width: 160, height: 50)
     try irssi.waitFor("Irssi v")
     try irssi.enter("/connect \(broker.ircSocketPath)")
     try irssi.waitFor("Welcome to chatbroker")
@@ -89,7 +42,7 @@ struct IrssiTests {
     #expect(try person.expect("MSG #lab ").hasSuffix(" cbtest1 :hello line protocol"))
 
     try irssi.enter("/msg sched|bot at +2s #lab a scheduled hello")
-    try irssi.waitFor("< cbtest1> a scheduled hello", timeout: 20)
+    try irssi.waitFor("< cbtest1> a scheduled hello", within: 20)
     #expect(try person.expect("MSG #lab ").hasSuffix(" cbtest1 :a scheduled hello"))
   }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import LineProtocol
+import TestSupport
 import Testing
 
 /// The journal on the real binary: state survives restarts, damage is

@@ -1,5 +1,6 @@
 import Foundation
 import LineProtocol
+import TestSupport
 import Testing
 
 @testable import Broker

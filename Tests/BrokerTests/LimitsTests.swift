@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import TestSupport
 import Testing
 
 /// Limits and fairness: one client's excess never hurts the others
@@ -22,8 +23,10 @@ struct LimitsTests {
     #expect(try again.readLine()?.hasPrefix("HELLO ") == true)
   }
 
-  @Test("a reader that stops reading slows nobody, and is closed past --output-limit")
-  func stalledReader() throws {
+  @Test(
+    "a reader that stops reading slows nobody (each batch within a second), and is closed past --output-limit (real time)"
+  )
+  func stalledReaderRealTime() throws {
     let broker = try BrokerProcess().start(["--no-sync", "--output-limit", "65536"])
     let stalled = try broker.connect()
     let reader = try broker.connect()

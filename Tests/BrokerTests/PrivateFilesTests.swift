@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 
 /// Nobody but the broker's user can take over its socket or its files:
@@ -182,21 +183,21 @@ struct PrivateFilesTests {
     "a socket passed by systemd is served wherever it is: its directory is systemd's",
     .enabled(if: SystemdTests.socketActivate != nil))
   func passedSocketDirectoryIsNotChecked() throws {
-    let run = try TestDirectory()
+    let run = try BrokerProcess(prefix: "cbsd")
     #expect(chmod(run.directory, 0o777) == 0)
     let state = try makeShortTemporaryDirectory("cbf")
     defer { try? FileManager.default.removeItem(atPath: state) }
-    let activator = try run.launch(
+    let activator = try run.launchClean(
       SystemdTests.socketActivate!,
-      ["-l", run.socket, "--fdname=chatbroker", BuiltProducts.path("chatbroker")]
+      ["-l", run.socketPath, "--fdname=chatbroker", BuiltProducts.path("chatbroker")]
         + ["--state-dir", state + "/state", "--no-sync"])
     defer { run.kill(activator) }
     // The first connection starts the broker; retried until systemd-socket-
     // activate listens (its socket file appears just before).
     var client: LineClient?
-    try waitUntil(timeout: 10, "systemd-socket-activate to listen on \(run.socket)") {
+    try waitUntil(timeout: 10, "systemd-socket-activate to listen on \(run.socketPath)") {
       if !activator.isRunning { throw TestFailure("exited early: \(run.log)") }
-      client = try? LineClient(path: run.socket, timeout: 30)
+      client = try? LineClient(path: run.socketPath, timeout: 30)
       return client != nil
     }
     #expect(try client?.expect("HELLO ").hasPrefix("HELLO ") == true, "\(run.log)")

@@ -1,5 +1,6 @@
 import Foundation
 import ProtocolFuzz
+import TestSupport
 import Testing
 
 /// The protocol fuzzer (chatfuzz) against the real broker, for a bounded

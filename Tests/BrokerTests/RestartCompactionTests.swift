@@ -1,6 +1,7 @@
 import Broker
 import Foundation
 import LineProtocol
+import TestSupport
 import Testing
 
 /// The compaction threshold follows what is live, also across restarts:

@@ -1,5 +1,6 @@
 import Broker
 import LineProtocol
+import TestSupport
 import Testing
 
 /// What the engine does for the shell when a sync fails (chatbroker(8),

@@ -1,4 +1,5 @@
 import LineProtocol
+import TestSupport
 import Testing
 
 /// Scheduled lines on the real binary: delivered by the broker itself at the

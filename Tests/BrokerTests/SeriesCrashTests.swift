@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Glibc
 import LineProtocol
+import TestSupport
 import Testing
 
 /// Series on the real binary: `kill -9` while a batch of series fires, at a

@@ -1,4 +1,5 @@
 import LineProtocol
+import TestSupport
 import Testing
 
 /// Series and changes on the real binary (chatbroker(7) "Series" and

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Glibc
 import LineProtocol
+import TestSupport
 import Testing
 
 /// A disk whose fdatasync can be made to fail, as a dying disk's does, and

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import LineProtocol
 import Posix
+import TestSupport
 import Testing
 
 /// chatbroker under systemd's protocols, without systemd: sockets passed by
@@ -20,18 +21,18 @@ struct SystemdTests {
     "socket-activated with a second socket named irc, IRC clients are served on it",
     .enabled(if: socketActivate != nil))
   func ircSocketActivation() throws {
-    let run = try TestDirectory()
+    let run = try BrokerProcess(prefix: "cbsd")
     let ircSocket = run.path("irc.sock")
-    let activator = try run.launch(
+    let activator = try run.launchClean(
       Self.socketActivate!,
-      ["-l", run.socket, "-l", ircSocket, "--fdname=chatbroker:irc"]
-        + [BuiltProducts.path("chatbroker"), "--state-dir", run.state, "--no-sync"])
+      ["-l", run.socketPath, "-l", ircSocket, "--fdname=chatbroker:irc"]
+        + [BuiltProducts.path("chatbroker"), "--state-dir", run.stateDirectory, "--no-sync"])
     try run.waitForListener(activator)
     try run.waitForListener(activator, on: ircSocket)
     let irc = try LineClient(path: ircSocket, timeout: 30)
     try irc.send("NICK x\r\nUSER x 0 * :x\r\n")
     #expect(try irc.expect(":").contains(" 001 "))
-    let line = try LineClient(path: run.socket)
+    let line = try LineClient(path: run.socketPath)
     _ = try line.expect("HELLO ")
     #expect(run.log.contains("msg=listening socket=irc fd=4"))
     activator.signal(SIGTERM)
@@ -43,20 +44,20 @@ struct SystemdTests {
     "socket-activated, the broker serves the passed socket, the client that started it first",
     .enabled(if: socketActivate != nil))
   func socketActivation() throws {
-    let run = try TestDirectory()
-    let activator = try run.launch(
+    let run = try BrokerProcess(prefix: "cbsd")
+    let activator = try run.launchClean(
       Self.socketActivate!,
-      ["-l", run.socket, "--fdname=chatbroker", BuiltProducts.path("chatbroker")]
-        + ["--state-dir", run.state, "--no-sync"])
+      ["-l", run.socketPath, "--fdname=chatbroker", BuiltProducts.path("chatbroker")]
+        + ["--state-dir", run.stateDirectory, "--no-sync"])
     try run.waitForListener(activator)
     // systemd-socket-activate execs the broker on the first connection, so
     // this client connects while no broker process exists yet.
     #expect(try Tool.executableName(of: activator.processIdentifier) != "chatbroker")
-    let first = try LineClient(path: run.socket, timeout: 30)
+    let first = try LineClient(path: run.socketPath, timeout: 30)
     _ = try first.expect("HELLO ")
     #expect(try Tool.executableName(of: activator.processIdentifier) == "chatbroker")
     #expect(try first.request("JOIN #ops") == ["OK JOIN #ops 1"])
-    let second = try LineClient(path: run.socket)
+    let second = try LineClient(path: run.socketPath)
     _ = try second.expect("HELLO ")
     #expect(try second.request("JOIN #ops") == ["OK JOIN #ops 1"])
     _ = try first.request("SAY #ops passed socket works")
@@ -68,28 +69,28 @@ struct SystemdTests {
     try waitUntil(timeout: 5, "the broker to exit") { !activator.isRunning }
     #expect(activator.terminationStatus == 0)
     // The socket belongs to systemd: the broker does not remove it.
-    #expect(FileManager.default.fileExists(atPath: run.socket))
+    #expect(FileManager.default.fileExists(atPath: run.socketPath))
   }
 
   @Test(
     "READY=1 comes after the replay of a 200,000-record journal, before any HELLO; STATUS= follows",
     .enabled(if: socketActivate != nil))
   func readyAfterReplay() throws {
-    let run = try TestDirectory()
+    let run = try BrokerProcess(prefix: "cbsd")
     let records = 200_000
-    try JournalFile.write(messages: records, room: "#load", to: run.state)
+    try JournalFile.write(messages: records, room: "#load", to: run.stateDirectory)
     let notify = try NotifySocket(path: run.path("notify"))
-    let activator = try run.launch(
+    let activator = try run.launchClean(
       Self.socketActivate!,
-      ["-l", run.socket, "--fdname=chatbroker", "-E", "NOTIFY_SOCKET=\(notify.path)"]
-        + [BuiltProducts.path("chatbroker"), "--state-dir", run.state, "--no-sync"])
+      ["-l", run.socketPath, "--fdname=chatbroker", "-E", "NOTIFY_SOCKET=\(notify.path)"]
+        + [BuiltProducts.path("chatbroker"), "--state-dir", run.stateDirectory, "--no-sync"])
     defer { run.kill(activator) }
     try run.waitForListener(activator)
 
     // Connected before the broker exists; answered only once it is ready.
     // Watch both sockets: when READY=1 comes, the replay must be logged;
     // when the client can read, READY=1 must already be waiting.
-    let client = try LineClient(path: run.socket, timeout: 60)
+    let client = try LineClient(path: run.socketPath, timeout: 60)
     var notifications: [String] = []
     let deadline = Date().addingTimeInterval(60)
     while !notifications.contains("READY=1") {
@@ -125,25 +126,25 @@ struct SystemdTests {
     "SIGTERM: STOPPING=1, BYE to every client, exit 0 within a second, even with a stuck client (real time)"
   )
   func stoppingOnSIGTERMRealTime() throws {
-    let run = try TestDirectory()
+    let run = try BrokerProcess(prefix: "cbsd")
     let notify = try NotifySocket(path: run.path("notify"))
-    let broker = try run.launch(
+    let broker = try run.launchClean(
       BuiltProducts.path("chatbroker"),
-      ["--socket", run.socket, "--state-dir", run.state],
+      ["--socket", run.socketPath, "--state-dir", run.stateDirectory],
       environment: ["NOTIFY_SOCKET": notify.path])
     defer { run.kill(broker) }
     _ = try notify.receive(timeout: 30) { $0 == "READY=1" }
 
-    let writer = try LineClient(path: run.socket)
+    let writer = try LineClient(path: run.socketPath)
     _ = try writer.expect("HELLO ")
     let text = String(repeating: "x", count: 3000)
     try writer.send(String(repeating: "SAY #big \(text)\n", count: 1000))
     for _ in 0..<1000 { _ = try writer.expect("OK SAY") }
     // About 6 MB of HISTORY that this client never reads: the broker cannot
     // drain it, and must still stop in time.
-    let stuck = try LineClient(path: run.socket)
+    let stuck = try LineClient(path: run.socketPath)
     try stuck.send("HISTORY #big 1000\nHISTORY #big 1000\n")
-    let reader = try LineClient(path: run.socket)
+    let reader = try LineClient(path: run.socketPath)
     _ = try reader.expect("HELLO ")
     #expect(try reader.request("PING") == ["OK PING"])
     _ = notify.drain()
@@ -159,16 +160,16 @@ struct SystemdTests {
     #expect(try reader.readToEnd() == ["BYE :the broker is shutting down"])
     #expect(run.log.contains("msg=\"shutting down\" signal=TERM"))
     #expect(run.log.contains("msg=stopped"))
-    #expect(!FileManager.default.fileExists(atPath: run.socket))
+    #expect(!FileManager.default.fileExists(atPath: run.socketPath))
   }
 
-  @Test("WATCHDOG=1 pings when WATCHDOG_USEC is set, none without it")
-  func watchdog() throws {
-    let run = try TestDirectory()
+  @Test("WATCHDOG=1 pings when WATCHDOG_USEC is set, none without it (real time)")
+  func watchdogRealTime() throws {
+    let run = try BrokerProcess(prefix: "cbsd")
     let notify = try NotifySocket(path: run.path("notify"))
-    let broker = try run.launch(
+    let broker = try run.launchClean(
       BuiltProducts.path("chatbroker"),
-      ["--socket", run.socket, "--state-dir", run.state, "--no-sync"],
+      ["--socket", run.socketPath, "--state-dir", run.stateDirectory, "--no-sync"],
       environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "200000"])
     defer { run.kill(broker) }
     _ = try notify.receive(timeout: 30) { $0 == "READY=1" }
@@ -180,11 +181,11 @@ struct SystemdTests {
     // Every 100 ms (half the interval): about 10 in a second.
     #expect(pings >= 5, "\(pings) pings in a second")
 
-    let quiet = try TestDirectory()
+    let quiet = try BrokerProcess(prefix: "cbsd")
     let quietNotify = try NotifySocket(path: quiet.path("notify"))
-    let unwatched = try quiet.launch(
+    let unwatched = try quiet.launchClean(
       BuiltProducts.path("chatbroker"),
-      ["--socket", quiet.socket, "--state-dir", quiet.state, "--no-sync"],
+      ["--socket", quiet.socketPath, "--state-dir", quiet.stateDirectory, "--no-sync"],
       environment: ["NOTIFY_SOCKET": quietNotify.path])
     defer { quiet.kill(unwatched) }
     _ = try quietNotify.receive(timeout: 30) { $0 == "READY=1" }
@@ -205,23 +206,23 @@ struct SystemdTests {
     "a passed socket that is not a listening AF_UNIX stream socket: exit 78, state untouched",
     .enabled(if: socketActivate != nil), arguments: WrongSocket.allCases)
   func wrongSocket(_ kind: WrongSocket) throws {
-    let run = try TestDirectory()
-    let broker = [BuiltProducts.path("chatbroker"), "--state-dir", run.state]
+    let run = try BrokerProcess(prefix: "cbsd")
+    let broker = [BuiltProducts.path("chatbroker"), "--state-dir", run.stateDirectory]
     let status: Int32
     switch kind {
     case .unixDatagram:
-      let activator = try run.launch(
-        Self.socketActivate!, ["--datagram", "-l", run.socket, "--fdname=chatbroker"] + broker)
+      let activator = try run.launchClean(
+        Self.socketActivate!, ["--datagram", "-l", run.socketPath, "--fdname=chatbroker"] + broker)
       // A datagram socket never listens: bound (its file there) is ready.
-      try waitUntil(timeout: 10, "\(run.socket) to appear") {
-        FileManager.default.fileExists(atPath: run.socket)
+      try waitUntil(timeout: 10, "\(run.socketPath) to appear") {
+        FileManager.default.fileExists(atPath: run.socketPath)
       }
-      try Tool.sendDatagram("wake up", to: run.socket)
+      try Tool.sendDatagram("wake up", to: run.socketPath)
       try waitUntil(timeout: 30, "the broker to exit") { !activator.isRunning }
       status = activator.terminationStatus
     case .tcpStream:
       let port = try Tool.freeTCPPort()
-      let activator = try run.launch(
+      let activator = try run.launchClean(
         Self.socketActivate!, ["-l", "127.0.0.1:\(port)", "--fdname=chatbroker"] + broker)
       try waitUntil(timeout: 10, "systemd-socket-activate to listen") {
         run.log.contains("Listening on")
@@ -243,27 +244,27 @@ struct SystemdTests {
     #expect(run.log.contains("chatbroker: the socket systemd passed as "))
     #expect(run.log.contains("is \(kind.rawValue), not a listening AF_UNIX stream socket"))
     // Refused before the journal was opened: no state directory, no lock.
-    #expect(!FileManager.default.fileExists(atPath: run.state))
+    #expect(!FileManager.default.fileExists(atPath: run.stateDirectory))
   }
 
   // MARK: - Logging
 
   @Test("with stderr on the journal (JOURNAL_STREAM), every line has a priority prefix")
   func journalStreamPrefixes() throws {
-    let run = try TestDirectory()
-    let first = try run.launch(
+    let run = try BrokerProcess(prefix: "cbsd")
+    let first = try run.launchClean(
       BuiltProducts.path("chatbroker"),
-      ["--socket", run.socket, "--state-dir", run.state, "--no-sync"],
+      ["--socket", run.socketPath, "--state-dir", run.stateDirectory, "--no-sync"],
       environment: ["JOURNAL_STREAM": try run.logStreamID()])
     defer { run.kill(first) }
     try waitUntil(timeout: 30, "the broker to listen") {
-      (try? LineClient(path: run.socket)) != nil
+      (try? LineClient(path: run.socketPath)) != nil
     }
     // A second broker on the same state directory cannot start: a fatal
     // error, which must reach the journal at priority err.
-    let second = try run.launch(
+    let second = try run.launchClean(
       BuiltProducts.path("chatbroker"),
-      ["--socket", run.path("sock2"), "--state-dir", run.state, "--no-sync"],
+      ["--socket", run.path("sock2"), "--state-dir", run.stateDirectory, "--no-sync"],
       environment: ["JOURNAL_STREAM": try run.logStreamID()])
     try waitUntil(timeout: 30, "the second broker to exit") { !second.isRunning }
     #expect(second.terminationStatus == 75)
@@ -280,12 +281,12 @@ struct SystemdTests {
 
   @Test("SIGTERM while the journal is replayed ends the start-up cleanly: exit 0, STOPPING=1")
   func sigtermDuringReplay() throws {
-    let run = try TestDirectory()
-    try JournalFile.write(messages: 200_000, room: "#load", to: run.state)
+    let run = try BrokerProcess(prefix: "cbsd")
+    try JournalFile.write(messages: 200_000, room: "#load", to: run.stateDirectory)
     let notify = try NotifySocket(path: run.path("notify"))
-    let broker = try run.launch(
+    let broker = try run.launchClean(
       BuiltProducts.path("chatbroker"),
-      ["--socket", run.socket, "--state-dir", run.state, "--no-sync"],
+      ["--socket", run.socketPath, "--state-dir", run.stateDirectory, "--no-sync"],
       environment: ["NOTIFY_SOCKET": notify.path])
     defer { run.kill(broker) }
     // "starting" is logged before the replay begins.
@@ -298,14 +299,14 @@ struct SystemdTests {
 
   @Test("without JOURNAL_STREAM, or with one that is not stderr, lines are plain")
   func plainLogs() throws {
-    let run = try TestDirectory()
-    let broker = try run.launch(
+    let run = try BrokerProcess(prefix: "cbsd")
+    let broker = try run.launchClean(
       BuiltProducts.path("chatbroker"),
-      ["--socket", run.socket, "--state-dir", run.state, "--no-sync"],
+      ["--socket", run.socketPath, "--state-dir", run.stateDirectory, "--no-sync"],
       environment: ["JOURNAL_STREAM": "1:1"])
     defer { run.kill(broker) }
     try waitUntil(timeout: 30, "the broker to listen") {
-      (try? LineClient(path: run.socket)) != nil
+      (try? LineClient(path: run.socketPath)) != nil
     }
     broker.signal(SIGTERM)
     try waitUntil(timeout: 5, "the broker to exit") { !broker.isRunning }
@@ -319,7 +320,7 @@ struct SystemdTests {
     "systemd-analyze verify: the units, and the chat group drop-in, are clean",
     .enabled(if: analyze != nil))
   func verifyUnits() throws {
-    let run = try TestDirectory()
+    let run = try BrokerProcess(prefix: "cbsd")
     let units = run.path("units")
     try FileManager.default.createDirectory(
       atPath: units + "/chatbroker.socket.d", withIntermediateDirectories: true)
@@ -353,7 +354,7 @@ struct SystemdTests {
     "make install puts every file in place with ExecStart= substituted; make uninstall removes them",
     .enabled(if: make != nil))
   func makeInstall() throws {
-    let run = try TestDirectory()
+    let run = try BrokerProcess(prefix: "cbsd")
     let prefix = run.path("prefix")
     let variables = ["PREFIX=\(prefix)", "BIN_PATH=\(BuiltProducts.directory.path)"]
     let install = try Tool.run(
@@ -440,28 +441,9 @@ struct SystemdTests {
 
 // MARK: - Helpers
 
-/// A temporary directory with a short path (sockets allow 107 bytes), the
-/// places a broker needs in it, and the processes started there.
-final class TestDirectory: @unchecked Sendable {
-  let directory: String
-  let socket: String
-  let state: String
-  let logPath: String
-
-  init() throws {
-    directory = try makeShortTemporaryDirectory("cbsd")
-    socket = directory + "/sock"
-    state = directory + "/state"
-    logPath = directory + "/log"
-    _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-  }
-
-  deinit { try? FileManager.default.removeItem(atPath: directory) }
-
-  func path(_ name: String) -> String { directory + "/" + name }
-
-  var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
-
+/// What the systemd tests do in a broker's directory beyond starting the
+/// broker: programs in a clean environment, the way systemd runs them.
+extension BrokerProcess {
   /// `device:inode` of the log file, as systemd sets `JOURNAL_STREAM`.
   func logStreamID() throws -> String {
     var status = stat()
@@ -469,30 +451,20 @@ final class TestDirectory: @unchecked Sendable {
     return "\(status.st_dev):\(status.st_ino)"
   }
 
-  /// Starts `executable` with stdout and stderr appended to the log and a
-  /// small clean environment (so nothing of the test's own leaks in).
-  func launch(
+  /// Starts `executable` in a small clean environment, logging to the log.
+  /// A sanitized run (tools/ci-hardening) sets the broker's sanitizer
+  /// options; systemd-socket-activate passes on only what -E names.
+  func launchClean(
     _ executable: String, _ arguments: [String], environment: [String: String] = [:]
   ) throws -> ChildProcess {
     var arguments = arguments
-    var clean = ["PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": directory, "LANG": "C.UTF-8"]
-    clean.merge(environment) { $1 }
-    // A sanitized run (tools/ci-hardening) sets the broker's sanitizer
-    // options; systemd-socket-activate passes on only what -E names.
-    for name in ["ASAN_OPTIONS", "TSAN_OPTIONS"] {
-      guard let value = ProcessInfo.processInfo.environment[name] else { continue }
-      clean[name] = value
-      if executable.hasSuffix("/systemd-socket-activate") {
+    if executable.hasSuffix("/systemd-socket-activate") {
+      for name in ["ASAN_OPTIONS", "TSAN_OPTIONS"] {
+        guard let value = ProcessInfo.processInfo.environment[name] else { continue }
         arguments = ["-E", "\(name)=\(value)"] + arguments
       }
     }
-    // O_APPEND: several processes share the log without overwriting lines.
-    let log = open(logPath, O_WRONLY | O_APPEND | O_CLOEXEC)
-    guard log >= 0 else { throw TestFailure("open \(logPath)") }
-    defer { close(log) }
-    return try ChildProcess(
-      [executable] + arguments, environment: clean, standardOutput: .descriptor(log),
-      standardError: .descriptor(log))
+    return try launch(executable, arguments, environment: environment, clean: true)
   }
 
   func kill(_ process: ChildProcess) {
@@ -504,7 +476,7 @@ final class TestDirectory: @unchecked Sendable {
   /// main socket by default). Its file appears at bind(2), a moment before
   /// listen(2), and a client that connects in between is refused.
   func waitForListener(_ process: ChildProcess, on path: String? = nil) throws {
-    let path = path ?? socket
+    let path = path ?? socketPath
     try waitUntil(timeout: 10, "\(path) to listen") {
       if !process.isRunning { throw TestFailure("exited early: \(log)") }
       return log.contains("Listening on \(path) as ")
@@ -552,16 +524,7 @@ final class NotifySocket: @unchecked Sendable {
     self.path = path
     fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { throw TestFailure("socket failed") }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-      for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-    }
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-      }
-    }
+    let bound = try UnixSocket.withAddress(path) { bind(fd, $0, $1) }
     guard bound == 0 else { throw TestFailure("bind \(path): \(String(cString: strerror(errno)))") }
   }
 
@@ -675,18 +638,8 @@ enum Tool {
   static func sendDatagram(_ text: String, to path: String) throws {
     let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
     defer { close(fd) }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-      for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-    }
-    let sent = Array(text.utf8).withUnsafeBytes { bytes in
-      withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-          sendto(
-            fd, bytes.baseAddress, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-        }
-      }
+    let sent = try Array(text.utf8).withUnsafeBytes { bytes in
+      try UnixSocket.withAddress(path) { sendto(fd, bytes.baseAddress, bytes.count, 0, $0, $1) }
     }
     guard sent == text.utf8.count else { throw TestFailure("sendto \(path) failed") }
   }

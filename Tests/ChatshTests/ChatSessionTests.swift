@@ -28,7 +28,10 @@ import Testing
     }
   }
 
-  @Test func startJoinsAndLoadsHistory() {
+  @Test(
+    "the screen joins its rooms, loads 50 lines of history each and lists members, rooms and what is scheduled"
+  )
+  func startJoinsAndLoadsHistory() {
     let harness = Harness()
     harness.session.start(targets: ["#Ops", "@bob"])
     #expect(
@@ -48,7 +51,10 @@ import Testing
     #expect(ops.oldestMessageID == "7")
   }
 
-  @Test func sayAddsOwnMessageOnOK() {
+  @Test(
+    "a typed line shows as mine once the broker says OK; // sends a leading slash; an ERR shows inline"
+  )
+  func sayAddsOwnMessageOnOK() {
     let harness = Harness()
     harness.session.start(targets: ["#ops"])
     harness.feed(
@@ -68,7 +74,8 @@ import Testing
     }
   }
 
-  @Test func atResolvesLocalClockTimeInTheUsersZone() {
+  @Test("/at 20:00 and /later 10m are sent as UTC instants of the user's own zone")
+  func atResolvesLocalClockTimeInTheUsersZone() {
     let harness = Harness(timeZone: "Europe/Berlin")
     harness.session.start(targets: ["#ops"])
     harness.session.submit("/at 20:00 deploy now")
@@ -249,7 +256,8 @@ import Testing
     #expect(harness.session.model.find("#other")?.unread == 0)
   }
 
-  @Test func scheduledTableAndPendingCount() {
+  @Test("/scheduled shows a table of what is pending (id, due time, text) and counts it as pending")
+  func scheduledTableAndPendingCount() {
     let harness = Harness()
     harness.session.start(targets: [])
     harness.feed("OK CONVERSATIONS 0", "OK SCHEDULED 0", "OK ROOMS 0")
@@ -265,7 +273,8 @@ import Testing
     #expect(table.contains("x1") && table.contains("19:00") && table.contains("deploy now"))
   }
 
-  @Test func mentionRingsAndCountsUnread() {
+  @Test("a mention in another room rings once and counts unread; a plain line there does not ring")
+  func mentionRingsAndCountsUnread() {
     let harness = Harness()
     harness.session.start(targets: ["#ops", "#dev"])
     harness.feed("MSG #dev 5 2026-11-30T18:00:00.000Z bob :@alice look")
@@ -277,7 +286,8 @@ import Testing
     #expect(harness.session.model.find("#ops")!.unread == 0)
   }
 
-  @Test func unknownCommandsAndUsageAreInline() {
+  @Test("an unknown command, a bad room name or a bad time is answered inline and sends nothing")
+  func unknownCommandsAndUsageAreInline() {
     let harness = Harness()
     harness.session.start(targets: ["#ops"])
     let before = harness.sent.count
@@ -292,7 +302,8 @@ import Testing
     #expect(errors.count == 3)
   }
 
-  @Test func completionCandidates() {
+  @Test("Tab completes commands, my rooms and the members of the room")
+  func completionCandidates() {
     let harness = Harness()
     harness.session.start(targets: ["#ops"])
     harness.feed("OK JOIN #ops 2", "MEMBER #ops bob", "MEMBER #ops alice", "OK WHO #ops 2")

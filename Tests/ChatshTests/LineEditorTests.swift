@@ -3,7 +3,10 @@ import Testing
 @testable import ChatClient
 
 @Suite struct LineEditorTests {
-  @Test func editingKeys() {
+  @Test(
+    "home, end, deleting a word, to the end or to the start, backspace and delete edit the input line; an escape is never inserted"
+  )
+  func editingKeys() {
     var editor = LineEditor()
     editor.insert("hello world")
     editor.moveHome()
@@ -26,7 +29,8 @@ import Testing
     #expect(editor.text == "a")
   }
 
-  @Test func historyKeepsTheDraft() {
+  @Test("Up and Down walk the sent lines and come back to the unsent draft")
+  func historyKeepsTheDraft() {
     var editor = LineEditor()
     editor.insert("one")
     _ = editor.submit()
@@ -43,7 +47,9 @@ import Testing
     #expect(editor.text == "draft")
   }
 
-  @Test func completion() {
+  @Test(
+    "Tab completes a unique prefix with a space, and a shared prefix to its longest common part")
+  func completion() {
     var editor = LineEditor()
     editor.insert("/jo")
     editor.complete(from: ["/join", "/help"])
@@ -57,7 +63,8 @@ import Testing
     #expect(editor.text == "/join #dev ")
   }
 
-  @Test func visiblePartFollowsTheCursor() {
+  @Test("a line longer than the screen scrolls so that the cursor stays visible")
+  func visiblePartFollowsTheCursor() {
     var editor = LineEditor()
     editor.insert(String(repeating: "x", count: 30) + "END")
     let (text, cursor) = editor.visible(width: 10)

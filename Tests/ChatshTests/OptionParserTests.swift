@@ -3,47 +3,52 @@ import Testing
 @testable import ChatClient
 
 @Suite struct OptionParserTests {
-  @Test func interactiveWithRooms() throws {
+  @Test("chatsh with rooms and people and no command opens the chat screen on them")
+  func interactiveWithRooms() throws {
     let invocation = try OptionParser.parse(["--socket", "/tmp/s", "#general", "@bob"])
     #expect(invocation.socket == "/tmp/s")
     #expect(invocation.command == .interactive(targets: ["#general", "@bob"]))
   }
 
-  @Test(arguments: [
-    (
-      ["say", "#ops", "hello", "-n", "x"],
-      Command.say(target: "#ops", at: nil, text: ["hello", "-n", "x"])
-    ),
-    (["say", "#ops"], .say(target: "#ops", at: nil, text: nil)),
-    (["say", "--at", "18:00", "#ops", "go"], .say(target: "#ops", at: "18:00", text: ["go"])),
-    (["say", "--at=+10m", "@bob", "hi"], .say(target: "@bob", at: "+10m", text: ["hi"])),
-    (["history", "#ops"], .history(target: "#ops", count: nil, json: false)),
-    (["history", "-n", "5", "--json", "#ops"], .history(target: "#ops", count: 5, json: true)),
-    (["history", "#ops", "-n5"], .history(target: "#ops", count: 5, json: false)),
-    (["tail", "#a", "#b", "--json"], .tail(targets: ["#a", "#b"], count: 0, json: true)),
-    (["scheduled"], .scheduled(json: false)),
-    (["cancel", "1jm"], .cancel(id: "1jm")),
-    (["rooms", "--json"], .rooms(json: true)),
-    (["who", "#ops"], .who(room: "#ops", json: false)),
-    (["--help"], .help(command: nil)),
-    (["say", "--help"], .help(command: "say")),
-    (["help", "tail"], .help(command: "tail")),
-    (["--version"], .version),
-    ([], .interactive(targets: [])),
-  ])
+  @Test(
+    "each command line parses to the command it names",
+    arguments: [
+      (
+        ["say", "#ops", "hello", "-n", "x"],
+        Command.say(target: "#ops", at: nil, text: ["hello", "-n", "x"])
+      ),
+      (["say", "#ops"], .say(target: "#ops", at: nil, text: nil)),
+      (["say", "--at", "18:00", "#ops", "go"], .say(target: "#ops", at: "18:00", text: ["go"])),
+      (["say", "--at=+10m", "@bob", "hi"], .say(target: "@bob", at: "+10m", text: ["hi"])),
+      (["history", "#ops"], .history(target: "#ops", count: nil, json: false)),
+      (["history", "-n", "5", "--json", "#ops"], .history(target: "#ops", count: 5, json: true)),
+      (["history", "#ops", "-n5"], .history(target: "#ops", count: 5, json: false)),
+      (["tail", "#a", "#b", "--json"], .tail(targets: ["#a", "#b"], count: 0, json: true)),
+      (["scheduled"], .scheduled(json: false)),
+      (["cancel", "1jm"], .cancel(id: "1jm")),
+      (["rooms", "--json"], .rooms(json: true)),
+      (["who", "#ops"], .who(room: "#ops", json: false)),
+      (["--help"], .help(command: nil)),
+      (["say", "--help"], .help(command: "say")),
+      (["help", "tail"], .help(command: "tail")),
+      (["--version"], .version),
+      ([], .interactive(targets: [])),
+    ])
   func commands(arguments: [String], expected: Command) throws {
     #expect(try OptionParser.parse(arguments).command == expected)
   }
 
-  @Test(arguments: [
-    ["say"], ["say", "--at", "18:00", "#ops"], ["say", "ops", "x"], ["history"],
-    ["history", "#a", "#b"], ["history", "-n", "0", "#a"], ["history", "-n", "x", "#a"],
-    ["tail"], ["cancel"], ["cancel", "no-dashes"], ["who", "@bob"], ["rooms", "extra"],
-    ["frobnicate"], ["--bogus"], ["--socket"], ["--color", "purple", "rooms"],
-    ["scheduled", "--at", "18:00"], ["say", "--wait", "-1", "#a", "x"],
-    ["say", "--wait", "86401", "#a", "x"], ["say", "--wait", "soon", "#a", "x"],
-    ["history", "--wait", "5", "#a"], ["history", "--mentions", "#a"],
-  ])
+  @Test(
+    "a command line that is wrong is a usage error, never a guess",
+    arguments: [
+      ["say"], ["say", "--at", "18:00", "#ops"], ["say", "ops", "x"], ["history"],
+      ["history", "#a", "#b"], ["history", "-n", "0", "#a"], ["history", "-n", "x", "#a"],
+      ["tail"], ["cancel"], ["cancel", "no-dashes"], ["who", "@bob"], ["rooms", "extra"],
+      ["frobnicate"], ["--bogus"], ["--socket"], ["--color", "purple", "rooms"],
+      ["scheduled", "--at", "18:00"], ["say", "--wait", "-1", "#a", "x"],
+      ["say", "--wait", "86401", "#a", "x"], ["say", "--wait", "soon", "#a", "x"],
+      ["history", "--wait", "5", "#a"], ["history", "--mentions", "#a"],
+    ])
   func usageErrors(arguments: [String]) {
     #expect(throws: UsageError.self) { try OptionParser.parse(arguments) }
   }
@@ -61,13 +66,17 @@ import Testing
         == .tail(targets: ["#ops"], count: 0, json: true, mentions: true))
   }
 
-  @Test func socketAndColorAnywhere() throws {
+  @Test("--socket and --color may come after the command")
+  func socketAndColorAnywhere() throws {
     let invocation = try OptionParser.parse(["rooms", "--socket=/x", "--color", "never"])
     #expect(invocation.socket == "/x")
     #expect(invocation.color == .never)
   }
 
-  @Test func socketResolution() {
+  @Test(
+    "the socket: --socket, then CHATBROKER_SOCKET, the system socket, $XDG_RUNTIME_DIR, /tmp/chatbroker-UID"
+  )
+  func socketResolution() {
     let none: (String) -> Bool = { _ in false }
     #expect(SocketPath.resolve(option: "/o", environment: ["CHATBROKER_SOCKET": "/e"]) == "/o")
     #expect(

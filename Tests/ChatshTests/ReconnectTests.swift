@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -8,22 +9,26 @@ import Testing
 /// chatsh(1): a broker that restarts under a running `say`, `tail` or chat
 /// screen loses nothing and shows nothing twice.
 @Suite struct ReconnectTests {
-  private func texts(_ broker: BrokerFixture, _ target: String) throws -> [String] {
+  private func texts(_ broker: BrokerProcess, _ target: String) throws -> [String] {
     let history = try broker.chatsh("history", "-n", "1000", target)
-    return history.out.split(separator: "\n").map { String($0.split(separator: "\t").last ?? "") }
+    return history.output.split(separator: "\n").map {
+      String($0.split(separator: "\t").last ?? "")
+    }
   }
 
   @Test(
     "a slow say pipe across a broker restart: nothing lost, nothing twice, in order (real time)")
   func sayPipeAcrossRestartRealTime() throws {
-    let broker = try BrokerFixture()
-    let say = try Running(Binaries.chatsh, ["--socket", broker.socket, "say", "#builds"])
+    let broker = try BrokerProcess().start()
+    let say = try Running.chatsh(["--socket", broker.socketPath, "say", "#builds"])
     let lines = (1...40).map { "step \($0) of 40" }
     for line in lines.prefix(15) {
       say.write(line + "\n")
       usleep(20_000)
     }
-    #expect(eventually { (try? texts(broker, "#builds").count) == 15 })
+    try waitUntil(timeout: 10, "the first 15 lines in #builds") {
+      (try? texts(broker, "#builds").count) == 15
+    }
     try broker.restart(down: 1.5)
     for line in lines.dropFirst(15) {
       say.write(line + "\n")
@@ -37,8 +42,8 @@ import Testing
 
   @Test("a say pipe whose broker is killed mid-burst sends each line exactly once (real time)")
   func sayPipeAcrossCrashRealTime() throws {
-    let broker = try BrokerFixture()
-    let say = try Running(Binaries.chatsh, ["--socket", broker.socket, "say", "#burst"])
+    let broker = try BrokerProcess().start()
+    let say = try Running.chatsh(["--socket", broker.socketPath, "say", "#burst"])
     let lines = (1...900).map { "line \($0)" }
     say.write(lines.prefix(600).map { $0 + "\n" }.joined())
     usleep(30_000)
@@ -51,27 +56,26 @@ import Testing
 
   @Test("say waits --wait seconds for a broker that is not there, then exits 69 (real time)")
   func sayGivesUpAfterWaitRealTime() throws {
-    let broker = try BrokerFixture()
-    stop(broker.process)
+    let broker = try BrokerProcess().start()
+    try broker.stop()
     let started = Date()
-    let said = try run(
-      Binaries.chatsh, ["--socket", broker.socket, "say", "--wait", "2", "#b", "lost?"])
+    let said = try runChatsh(["--socket", broker.socketPath, "say", "--wait", "2", "#b", "lost?"])
     let elapsed = Date().timeIntervalSince(started)
     #expect(said.status == 69)
-    #expect(said.err.contains("waiting up to 2 s for it (--wait)"))
+    #expect(said.errors.contains("waiting up to 2 s for it (--wait)"))
     #expect(elapsed >= 1.5 && elapsed < 10)
-    let now = try run(
-      Binaries.chatsh, ["--socket", broker.socket, "say", "--wait", "0", "#b", "lost?"])
+    let now = try runChatsh(["--socket", broker.socketPath, "say", "--wait", "0", "#b", "lost?"])
     #expect(now.status == 69)
-    #expect(!now.err.contains("waiting"))
+    #expect(!now.errors.contains("waiting"))
   }
 
   @Test("say started before the broker sends once it is up (real time)")
   func sayWaitsForBrokerToStartRealTime() throws {
-    let broker = try BrokerFixture()
-    stop(broker.process)
-    let say = try Running(
-      Binaries.chatsh, ["--socket", broker.socket, "say", "--wait", "20", "#b", "first", "words"])
+    let broker = try BrokerProcess().start()
+    try broker.stop()
+    let say = try Running.chatsh([
+      "--socket", broker.socketPath, "say", "--wait", "20", "#b", "first", "words",
+    ])
     usleep(1_500_000)
     try broker.restart()
     #expect(say.waitForExit(within: 30) == 0, "\(say.err.current)")
@@ -80,19 +84,21 @@ import Testing
 
   @Test("tail prints what was said while the broker restarted, once, in order (real time)")
   func tailAcrossRestartRealTime() throws {
-    let broker = try BrokerFixture()
+    let broker = try BrokerProcess().start()
     _ = try broker.chatsh("say", "#ops", "before tail")
-    let tail = try Running(Binaries.chatsh, ["--socket", broker.socket, "tail", "#ops"])
+    let tail = try Running.chatsh(["--socket", broker.socketPath, "tail", "#ops"])
     usleep(300_000)
     #expect(try broker.chatsh("say", "#ops", "one").status == 0)
-    #expect(eventually { tail.out.current.contains("one") })
+    try waitUntil(timeout: 10, "tail to print \"one\"") { tail.out.current.contains("one") }
     try broker.restart()
     // Said before tail is back (it waits a second first), then after.
     #expect(try broker.chatsh("say", "#ops", "two").status == 0)
     #expect(try broker.chatsh("say", "#ops", "three").status == 0)
-    #expect(eventually(within: 15) { tail.err.current.contains("reconnected") })
+    try waitUntil(timeout: 15, "tail to say it reconnected") {
+      tail.err.current.contains("reconnected")
+    }
     #expect(try broker.chatsh("say", "#ops", "four").status == 0)
-    #expect(eventually { tail.out.current.contains("four") })
+    try waitUntil(timeout: 10, "tail to print \"four\"") { tail.out.current.contains("four") }
     let printed = tail.out.current.split(separator: "\n").map {
       String($0.split(separator: "\t").last ?? "")
     }

@@ -1,5 +1,6 @@
 import Foundation
 import LineProtocol
+import TestSupport
 import Testing
 
 @testable import ChatClient
@@ -25,7 +26,8 @@ private func message(_ user: String, _ text: String, at time: Timestamp, id: Str
     setlocale(LC_CTYPE, "C.UTF-8")
   }
 
-  @Test func relativeTimes() {
+  @Test("message times read just now, minutes, hours, yesterday, a weekday, then a date")
+  func relativeTimes() {
     let minute: Int64 = 60_000
     #expect(utc.relative(monday18, now: monday18 + 30_000) == "just now")
     #expect(utc.relative(monday18, now: monday18 + 2 * minute) == "2m")
@@ -36,21 +38,27 @@ private func message(_ user: String, _ text: String, at time: Timestamp, id: Str
     #expect(utc.relative(monday18, now: monday18 + 30 * 24 * 60 * minute) == "30 Nov 18:00")
   }
 
-  @Test func relativeTimesFollowTheZone() {
+  @Test("relative times count days in the user's own zone")
+  func relativeTimesFollowTheZone() {
     let tokyo = LocalClock(timeZone: TimeZone(identifier: "Asia/Tokyo")!)
     // 18:00Z is 03:00 on Tuesday in Tokyo; 10 hours later is still Tuesday there.
     #expect(tokyo.relative(monday18, now: monday18 + 10 * 3_600_000) == "10h")
     #expect(utc.relative(monday18, now: monday18 + 10 * 3_600_000) == "yesterday 18:00")
   }
 
-  @Test func dayTitles() {
+  @Test(
+    "day separators say Today, Yesterday, the weekday and date, and the year when it is another")
+  func dayTitles() {
     #expect(utc.dayTitle(monday18, now: monday18) == "Today")
     #expect(utc.dayTitle(monday18, now: monday18 + 86_400_000) == "Yesterday")
     #expect(utc.dayTitle(monday18, now: monday18 + 3 * 86_400_000) == "Monday 30 November")
     #expect(utc.dayTitle(monday18, now: monday18 + 40 * 86_400_000) == "Monday 30 November 2026")
   }
 
-  @Test func transcriptLayout() {
+  @Test(
+    "the transcript: a day line, the sender with initials once per run of lines, my own lines on the right"
+  )
+  func transcriptLayout() {
     let renderer = TranscriptRenderer(
       me: "alice", width: 40, now: monday18 + 86_400_000 + 60_000, clock: utc)
     let rows = renderer.render([
@@ -89,7 +97,8 @@ private func message(_ user: String, _ text: String, at time: Timestamp, id: Str
     #expect(rows[7].hasSuffix("18:03  mine later"))
   }
 
-  @Test func mentionsAndLinksAreHighlighted() {
+  @Test("mentions, links and room names in a text get their own styles")
+  func mentionsAndLinksAreHighlighted() {
     let renderer = TranscriptRenderer(me: "alice", width: 60, now: monday18, clock: utc)
     let rows = renderer.render([
       .message(message("bob", "@alice see https://x.example/d in #ops, @carol", at: monday18))
@@ -104,7 +113,8 @@ private func message(_ user: String, _ text: String, at time: Timestamp, id: Str
     #expect(!StyledText.mentions("mail alice@example.org", me: "alice"))
   }
 
-  @Test func wideCharactersWrapByColumns() {
+  @Test("wide and combining characters take the columns they show in, and wrap by columns")
+  func wideCharactersWrapByColumns() {
     #expect(TextWidth.of("日本語") == 6)
     #expect(TextWidth.of("e\u{301}") == 1)
     #expect(TextWidth.of("🎉") == 2)
@@ -112,12 +122,14 @@ private func message(_ user: String, _ text: String, at time: Timestamp, id: Str
     #expect(lines.map { String($0.map(\.0)) } == ["日本", "語の", "テキ", "スト"])
   }
 
-  @Test func wordWrap() {
+  @Test("long lines wrap between words")
+  func wordWrap() {
     let lines = StyledText("the quick brown fox jumps", style: .plain).wrapped(width: 10)
     #expect(lines.map { String($0.map(\.0)) } == ["the quick", "brown fox", "jumps"])
   }
 
-  @Test func controlCharactersNeverReachTheScreen() {
+  @Test("control characters in a text never reach the screen")
+  func controlCharactersNeverReachTheScreen() {
     let renderer = TranscriptRenderer(me: "alice", width: 60, now: monday18, clock: utc)
     let rows = renderer.render([.message(message("bob", "a\u{1B}]0;pwned\u{7}b", at: monday18))])
     for row in rows {
@@ -134,7 +146,8 @@ private func message(_ user: String, _ text: String, at time: Timestamp, id: Str
     #expect(UserStyle.displayName(for: "no-such-user-here") == nil)
   }
 
-  @Test func initialsAndColours() {
+  @Test("initials come from the login name, and each user keeps one colour")
+  func initialsAndColours() {
     #expect(UserStyle.initials(for: "bob") == "BO")
     #expect(UserStyle.initials(for: "john.doe") == "JD")
     #expect(UserStyle.initials(for: "x") == "X")
@@ -149,13 +162,12 @@ struct FullNameTests {
   @Test("a user whose GECOS says Carol Cooper shows as (CC) Carol Cooper (cbcarol)")
   func gecosFullName() throws {
     if getpwnam("cbcarol") == nil {
-      let made = try run(
-        "/usr/sbin/useradd",
-        [
+      let made = try runCommand(
+        ["/usr/sbin/useradd"] + [
           "--no-create-home", "--user-group", "--shell", "/usr/sbin/nologin", "--comment",
           "Carol Cooper,Room 2,,", "cbcarol",
         ])
-      #expect(getpwnam("cbcarol") != nil, "\(made.err)")
+      #expect(getpwnam("cbcarol") != nil, "\(made.errors)")
     }
     #expect(UserStyle.displayName(for: "cbcarol") == "Carol Cooper")
     #expect(UserStyle.initials(for: "cbcarol") == "CC")

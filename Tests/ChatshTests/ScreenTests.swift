@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import ChatClient
@@ -9,10 +10,10 @@ import Testing
 
 /// chatsh(1)'s chat screen in a real terminal (tmux): what nobody can break.
 @Suite(.serialized) struct ScreenTests {
-  let broker: BrokerFixture
+  let broker: BrokerProcess
 
   init() throws {
-    broker = try BrokerFixture()
+    broker = try BrokerProcess().start()
   }
 
   private func chatScreen(
@@ -21,7 +22,8 @@ import Testing
     let state = broker.directory + "/xdg-state"
     return try Tmux(
       ["/usr/bin/env"] + environment + [
-        "XDG_STATE_HOME=" + state, "TZ=UTC", Binaries.chatsh, "--socket", broker.socket,
+        "XDG_STATE_HOME=" + state, "TZ=UTC", BuiltProducts.path("chatsh"), "--socket",
+        broker.socketPath,
       ] + targets, width: width, height: height)
   }
 
@@ -29,18 +31,20 @@ import Testing
   func emojiFloodKeepsEveryRow() throws {
     let terminal = try chatScreen(["#general"], width: 60)
     defer { terminal.close() }
-    #expect(terminal.waitFor { $0.contains("#general") && $0.contains("[") })
+    try terminal.waitFor { $0.contains("#general") && $0.contains("[") }
     try terminal.type("my draft")
     let flood = String(repeating: "👍🏽", count: 30)
     #expect(try broker.chatsh("say", "#general", flood + " END").status == 0)
     #expect(try broker.chatsh("say", "#general", "after the flood").status == 0)
-    #expect(terminal.waitFor { $0.contains("after the flood") })
+    try terminal.waitFor { $0.contains("after the flood") }
     try terminal.press("C-l")
-    usleep(200_000)
+    // Redrawn: 24 rows, the status line first.
+    try terminal.waitFor { screen in
+      let lines = screen.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+      return lines.count == 24 && lines.first?.hasPrefix(" #general") == true
+    }
     let screen = terminal.screen()
     let lines = screen.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
-    #expect(lines.count == 24)
-    #expect(lines.first?.hasPrefix(" #general") == true, "\(screen)")
     #expect(terminal.lastLine.hasPrefix("> my draft"), "\(screen)")
     #expect(screen.contains("END"))
     // The flood wraps into rows of whole emoji, none cut, none spilled.
@@ -53,14 +57,14 @@ import Testing
   func joinedEmojiShowsWhole() throws {
     let terminal = try chatScreen(["#general"])
     defer { terminal.close() }
-    #expect(terminal.waitFor { $0.contains("#general") && $0.contains("[") })
+    try terminal.waitFor { $0.contains("#general") && $0.contains("[") }
     try terminal.type("👩‍💻 done")
-    #expect(terminal.waitFor { $0.contains("> 👩‍💻 done") })
+    try terminal.waitFor { $0.contains("> 👩‍💻 done") }
     try terminal.press("Enter")
-    #expect(terminal.waitFor { $0.contains("you · just now") })
+    try terminal.waitFor { $0.contains("you · just now") }
     let screen = terminal.screen()
     #expect(screen.contains("👩‍💻 done"), "\(screen)")
-    #expect(try broker.chatsh("history", "#general").out.contains("\t👩‍💻 done"))
+    #expect(try broker.chatsh("history", "#general").output.contains("\t👩‍💻 done"))
   }
 
   @Test("in the C locale, non-ASCII text shows, is sent, and chatsh says it uses C.UTF-8")
@@ -69,32 +73,32 @@ import Testing
     let terminal = try chatScreen(
       ["#intl"], environment: ["-u", "LANG", "-u", "LC_CTYPE", "LC_ALL=C"])
     defer { terminal.close() }
-    #expect(terminal.waitFor { $0.contains("héllo 日本 ñandú") }, "\(terminal.screen())")
+    try terminal.waitFor { $0.contains("héllo 日本 ñandú") }
     #expect(terminal.screen().contains("uses C.UTF-8"))
     try terminal.type("grüße 👋")
     try terminal.press("Enter")
-    #expect(
-      eventually { (try? broker.chatsh("history", "#intl").out.contains("\tgrüße 👋")) ?? false })
+    try waitUntil(timeout: 10, "the typed line in #intl's history") {
+      (try? broker.chatsh("history", "#intl").output.contains("\tgrüße 👋")) ?? false
+    }
   }
 
   @Test("a line sent while the broker is down is sent once it is back, once (real time)")
   func lineSentWhileDownRealTime() throws {
     let terminal = try chatScreen(["#ops"])
     defer { terminal.close() }
-    #expect(terminal.waitFor { $0.contains("#ops") && $0.contains("[") })
-    stop(broker.process)
-    #expect(terminal.waitFor { $0.contains("reconnecting in") })
+    try terminal.waitFor { $0.contains("#ops") && $0.contains("[") }
+    try broker.stop()
+    try terminal.waitFor { $0.contains("reconnecting in") }
     try terminal.type("sent while down")
     try terminal.press("Enter")
-    #expect(terminal.waitFor { $0.contains("is sent once the broker is back") })
+    try terminal.waitFor { $0.contains("is sent once the broker is back") }
     try broker.restart()
-    #expect(terminal.waitFor(within: 15) { $0.contains("reconnected") })
-    #expect(
-      eventually {
-        (try? broker.chatsh("history", "#ops").out.contains("sent while down")) ?? false
-      })
+    try terminal.waitFor(within: 15) { $0.contains("reconnected") }
+    try waitUntil(timeout: 10, "the line sent while down in #ops's history") {
+      (try? broker.chatsh("history", "#ops").output.contains("sent while down")) ?? false
+    }
     usleep(500_000)
-    let history = try broker.chatsh("history", "#ops").out
+    let history = try broker.chatsh("history", "#ops").output
     #expect(history.components(separatedBy: "sent while down").count == 2, "\(history)")
   }
 
@@ -105,41 +109,40 @@ import Testing
     #expect(try broker.chatsh("say", "#ops", "before").status == 0)
     let terminal = try chatScreen(["#ops"])
     defer { terminal.close() }
-    #expect(terminal.waitFor { $0.contains("before") })
+    try terminal.waitFor { $0.contains("before") }
     try terminal.type("half typed")
     try broker.restart(down: 2.5)
-    #expect(terminal.waitFor { $0.contains("reconnecting in") || $0.contains("reconnected") })
+    try terminal.waitFor { $0.contains("reconnecting in") || $0.contains("reconnected") }
     #expect(try broker.chatsh("say", "#ops", "said while you were away").status == 0)
-    #expect(terminal.waitFor(within: 15) { $0.contains("said while you were away") })
+    try terminal.waitFor(within: 15) { $0.contains("said while you were away") }
     #expect(terminal.lastLine.hasPrefix("> half typed"))
     try terminal.type(" and sent")
     try terminal.press("Enter")
-    #expect(
-      eventually {
-        (try? broker.chatsh("history", "#ops").out.contains("half typed and sent")) ?? false
-      })
+    try waitUntil(timeout: 10, "the half-typed line in #ops's history") {
+      (try? broker.chatsh("history", "#ops").output.contains("half typed and sent")) ?? false
+    }
     let screen = terminal.screen()
     #expect(screen.components(separatedBy: "said while you were away").count == 2, "\(screen)")
     #expect(screen.components(separatedBy: "before").count == 2, "\(screen)")
     // Still joined: a message to the room arrives live.
     #expect(try broker.chatsh("say", "#ops", "live again").status == 0)
-    #expect(terminal.waitFor { $0.contains("live again") })
+    try terminal.waitFor { $0.contains("live again") }
   }
 }
 
 /// chatsh(1): scrolling back and completing, in tmux.
 @Suite(.serialized) struct ScrollAndCompletionTests {
-  let broker: BrokerFixture
+  let broker: BrokerProcess
 
   init() throws {
-    broker = try BrokerFixture()
+    broker = try BrokerProcess().start()
   }
 
   private func chatScreen(_ target: String) throws -> Tmux {
     try Tmux(
       [
         "/usr/bin/env", "LANG=C.UTF-8", "XDG_STATE_HOME=" + broker.directory + "/state-x",
-        "TZ=UTC", Binaries.chatsh, "--socket", broker.socket, target,
+        "TZ=UTC", BuiltProducts.path("chatsh"), "--socket", broker.socketPath, target,
       ], width: 80, height: 24)
   }
 
@@ -157,48 +160,47 @@ import Testing
       try broker.chatsh("say", "#ops", input: lines.joined(separator: "\n") + "\n").status == 0)
     let terminal = try chatScreen("#ops")
     defer { terminal.close() }
-    #expect(terminal.waitFor { $0.contains("line 60 of sixty") })
+    try terminal.waitFor { $0.contains("line 60 of sixty") }
     try terminal.press("PageUp")
-    #expect(terminal.waitFor { $0.contains("↓ PgDn") })
+    try terminal.waitFor { $0.contains("↓ PgDn") }
     let before = transcript(terminal)
     #expect(try broker.chatsh("say", "#ops", "new one").status == 0)
     #expect(try broker.chatsh("say", "#ops", "new two").status == 0)
-    #expect(terminal.waitFor { $0.contains("2 new ↓") }, "\(terminal.screen())")
+    try terminal.waitFor { $0.contains("2 new ↓") }
     #expect(transcript(terminal) == before)
     // Up to the oldest loaded line (line 11), then past it: older ones load.
     for _ in 0..<4 { try terminal.press("PageUp") }
-    #expect(terminal.waitFor { $0.contains("line 11 of sixty") })
+    try terminal.waitFor { $0.contains("line 11 of sixty") }
     for _ in 0..<3 {
       try terminal.press("PageUp")
       usleep(150_000)
     }
-    #expect(terminal.waitFor { $0.contains("line 1 of sixty") }, "\(terminal.screen())")
+    try terminal.waitFor { $0.contains("line 1 of sixty") }
     for _ in 0..<12 { try terminal.press("PageDown") }
-    #expect(terminal.waitFor { $0.contains("new two") && !$0.contains("new ↓") })
+    try terminal.waitFor { $0.contains("new two") && !$0.contains("new ↓") }
   }
 
   @Test("two screens join different rooms; the next start opens both, from the broker")
   func twoScreensDoNotOverwriteEachOther() throws {
     let one = try chatScreen("#alpha")
     let two = try chatScreen("#beta")
-    #expect(one.waitFor { $0.contains("#alpha") && $0.contains("[") })
-    #expect(two.waitFor { $0.contains("#beta") && $0.contains("[") })
+    try one.waitFor { $0.contains("#alpha") && $0.contains("[") }
+    try two.waitFor { $0.contains("#beta") && $0.contains("[") }
     for terminal in [two, one] {
       try terminal.type("/quit")
       try terminal.press("Enter")
-      usleep(200_000)
-      terminal.close()
+      try terminal.waitUntilEnded()
     }
     let again = try Tmux(
       [
         "/usr/bin/env", "LANG=C.UTF-8", "XDG_STATE_HOME=" + broker.directory + "/state-x",
-        "TZ=UTC", Binaries.chatsh, "--socket", broker.socket,
+        "TZ=UTC", BuiltProducts.path("chatsh"), "--socket", broker.socketPath,
       ], width: 80, height: 24)
     defer { again.close() }
-    #expect(again.waitFor { $0.hasPrefix(" #alpha") })
+    try again.waitFor { $0.hasPrefix(" #alpha") }
     try again.type("/switch #beta")
     try again.press("Enter")
-    #expect(again.waitFor { $0.hasPrefix(" #beta") }, "\(again.screen())")
+    try again.waitFor { $0.hasPrefix(" #beta") }
   }
 
   @Test("Tab shows the candidates on the status line, Tab again cycles, every room completes")
@@ -207,51 +209,51 @@ import Testing
     #expect(try broker.chatsh("say", "#dev", "y").status == 0)
     let terminal = try chatScreen("#ops")
     defer { terminal.close() }
-    #expect(terminal.waitFor { $0.contains("#ops") && $0.contains("[") })
+    try terminal.waitFor { $0.contains("#ops") && $0.contains("[") }
     try terminal.type("/join #de")
     try terminal.press("Tab")
-    #expect(terminal.waitFor { $0.hasPrefix(" Tab: #deploy  #dev") }, "\(terminal.screen())")
+    try terminal.waitFor { $0.hasPrefix(" Tab: #deploy  #dev") }
     #expect(terminal.lastLine.hasPrefix("> /join #de "))
     try terminal.press("Tab")
-    #expect(terminal.waitFor { _ in terminal.lastLine.hasPrefix("> /join #deploy ") })
+    try terminal.waitFor { _ in terminal.lastLine.hasPrefix("> /join #deploy ") }
     try terminal.press("Tab")
-    #expect(terminal.waitFor { _ in terminal.lastLine.hasPrefix("> /join #dev ") })
+    try terminal.waitFor { _ in terminal.lastLine.hasPrefix("> /join #dev ") }
     // Candidates never go into the conversation.
     #expect(!transcript(terminal).contains { $0.contains("#deploy  #dev") })
     try terminal.press("C-u")
-    #expect(terminal.waitFor { $0.hasPrefix(" #ops") })
+    try terminal.waitFor { $0.hasPrefix(" #ops") }
     guard getuid() == 0 else { return }  // a second user to complete
     chmod(broker.directory, 0o755)
-    let other = try run(
-      "/usr/bin/setpriv",
-      [
-        "--reuid=65534", "--regid=65534", "--clear-groups", Binaries.chatsh, "--socket",
-        broker.socket, "say", "#ops", "hello",
+    let other = try runCommand(
+      ["/usr/bin/setpriv"] + [
+        "--reuid=65534", "--regid=65534", "--clear-groups", BuiltProducts.path("chatsh"),
+        "--socket",
+        broker.socketPath, "say", "#ops", "hello",
       ])
     #expect(other.status == 0)
-    #expect(terminal.waitFor { $0.contains("hello") })
+    try terminal.waitFor { $0.contains("hello") }
     try terminal.type("nob")
     try terminal.press("Tab")
-    #expect(terminal.waitFor { _ in terminal.lastLine.hasPrefix("> nobody: ") })
+    try terminal.waitFor { _ in terminal.lastLine.hasPrefix("> nobody: ") }
   }
 }
 
 /// chatsh(1), catch-up: what happened while you were away, as two Unix
 /// users (root, and nobody through setpriv). Needs root.
 @Suite(.serialized) struct CatchUpScreenTests {
-  let broker: BrokerFixture
+  let broker: BrokerProcess
 
   init() throws {
-    broker = try BrokerFixture()
+    broker = try BrokerProcess().start()
     chmod(broker.directory, 0o755)
   }
 
-  private func asNobody(_ arguments: String...) throws -> Run {
-    try run(
-      "/usr/bin/setpriv",
-      [
-        "--reuid=65534", "--regid=65534", "--clear-groups", Binaries.chatsh, "--socket",
-        broker.socket,
+  private func asNobody(_ arguments: String...) throws -> CommandResult {
+    try runCommand(
+      ["/usr/bin/setpriv"] + [
+        "--reuid=65534", "--regid=65534", "--clear-groups", BuiltProducts.path("chatsh"),
+        "--socket",
+        broker.socketPath,
       ]
         + arguments)
   }
@@ -260,7 +262,7 @@ import Testing
     try Tmux(
       [
         "/usr/bin/env", "LANG=C.UTF-8", "XDG_STATE_HOME=" + broker.directory + "/" + state,
-        "TZ=UTC", Binaries.chatsh, "--socket", broker.socket,
+        "TZ=UTC", BuiltProducts.path("chatsh"), "--socket", broker.socketPath,
       ], width: 100, height: 24)
   }
 
@@ -272,12 +274,12 @@ import Testing
     let first = try Tmux(
       [
         "/usr/bin/env", "LANG=C.UTF-8", "XDG_STATE_HOME=" + broker.directory + "/one", "TZ=UTC",
-        Binaries.chatsh, "--socket", broker.socket, "#retro",
+        BuiltProducts.path("chatsh"), "--socket", broker.socketPath, "#retro",
       ], width: 100, height: 24)
-    #expect(first.waitFor { $0.contains("#retro") && $0.contains("[") })
+    try first.waitFor { $0.contains("#retro") && $0.contains("[") }
     try first.type("my own line")
     try first.press("Enter")
-    #expect(first.waitFor { $0.contains("you · just now") })
+    try first.waitFor { $0.contains("you · just now") }
     try first.type("/quit")
     try first.press("Enter")
     first.close()
@@ -287,7 +289,7 @@ import Testing
     // Back, from another state directory: the list comes from the broker.
     let terminal = try chatScreen(state: "two")
     defer { terminal.close() }
-    #expect(terminal.waitFor { $0.contains("you fixed the build") }, "\(terminal.screen())")
+    try terminal.waitFor { $0.contains("you fixed the build") }
     let screen = terminal.screen()
     let lines = screen.split(separator: "\n").map(String.init)
     #expect(lines.first?.hasPrefix(" #retro") == true, "\(screen)")
@@ -298,19 +300,18 @@ import Testing
     #expect(mine != nil && newLine != nil && mention != nil)
     if let mine, let newLine, let mention { #expect(mine < newLine && newLine < mention) }
     // Seen: the broker has my marker at the newest message of #retro.
-    #expect(
-      eventually {
-        let listed = conversations()
-        return listed.contains { $0.hasPrefix("CONV #retro ") && $0.hasSuffix(" 0 0") }
-      }, "\(conversations())")
+    try waitUntil(timeout: 10, "#retro to be read up to its last line") {
+      let listed = conversations()
+      return listed.contains { $0.hasPrefix("CONV #retro ") && $0.hasSuffix(" 0 0") }
+    }
     // Alt-2 shows the direct conversation; its count goes.
     try terminal.press("M-2")
-    #expect(terminal.waitFor { $0.contains("psst, lunch?") && !$0.contains("@nobody 1!") })
+    try terminal.waitFor { $0.contains("psst, lunch?") && !$0.contains("@nobody 1!") }
   }
 
   /// My `CONV` lines, from a connection of my own.
   private func conversations() -> [String] {
-    guard let connection = try? BrokerConnection(path: broker.socket) else { return [] }
+    guard let connection = try? BrokerConnection(path: broker.socketPath) else { return [] }
     connection.send("CONVERSATIONS")
     var lines: [String] = []
     while let line = try? connection.nextLine(timeoutSeconds: 5) {

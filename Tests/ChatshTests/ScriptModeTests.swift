@@ -1,136 +1,148 @@
 import Foundation
-import Posix
+import TestSupport
 import Testing
 
 /// The real chatsh against the real chatbroker.
 @Suite struct ScriptModeTests {
-  @Test func sayThenHistory() throws {
-    let broker = try BrokerFixture()
+  @Test(
+    "say prints nothing on success; history prints time, room, sender and text separated by tabs")
+  func sayThenHistory() throws {
+    let broker = try BrokerProcess().start()
     let said = try broker.chatsh("say", "#ops", "deploy", "starts")
-    #expect(said.status == 0 && said.out.isEmpty && said.err.isEmpty)
+    #expect(said.status == 0 && said.output.isEmpty && said.errors.isEmpty)
     let history = try broker.chatsh("history", "#ops")
-    let fields = history.out.split(separator: "\n").first?.split(separator: "\t") ?? []
+    let fields = history.output.split(separator: "\n").first?.split(separator: "\t") ?? []
     #expect(history.status == 0)
     #expect(fields.count == 4)
     #expect(fields.dropFirst().map(String.init) == ["#ops", NSUserName(), "deploy starts"])
     #expect(fields.first?.hasSuffix("Z") == true)
   }
 
-  @Test func manyLinesFromStandardInput() throws {
-    let broker = try BrokerFixture()
+  @Test("3,000 lines piped into say arrive, one message each, in order; empty lines are skipped")
+  func manyLinesFromStandardInput() throws {
+    let broker = try BrokerProcess().start()
     let lines = (1...3000).map { "line \($0)" }
     let said = try broker.chatsh("say", "#builds", input: lines.joined(separator: "\n") + "\n\n")
-    #expect(said.status == 0, "\(said.err)")
+    #expect(said.status == 0, "\(said.errors)")
     let history = try broker.chatsh("history", "-n", "1000", "--json", "#builds")
-    let texts = try history.out.split(separator: "\n").map { line in
+    let texts = try history.output.split(separator: "\n").map { line in
       let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String]
       return object?["text"] ?? ""
     }
     #expect(texts == Array(lines.suffix(1000)))
   }
 
-  @Test func finalLineWithoutNewlineAndEscapes() throws {
-    let broker = try BrokerFixture()
+  @Test("a last line without a newline is sent; colours and CR LF are cleaned off")
+  func finalLineWithoutNewlineAndEscapes() throws {
+    let broker = try BrokerProcess().start()
     let said = try broker.chatsh("say", "#b", input: "\u{1B}[31mred\u{1B}[0m\r\nlast")
-    #expect(said.status == 0, "\(said.err)")
+    #expect(said.status == 0, "\(said.errors)")
     let history = try broker.chatsh("history", "#b")
     #expect(
-      history.out.split(separator: "\n").map { $0.split(separator: "\t").last ?? "" } == [
+      history.output.split(separator: "\n").map { $0.split(separator: "\t").last ?? "" } == [
         "red", "last",
       ])
   }
 
-  @Test func scheduleListAndCancel() throws {
-    let broker = try BrokerFixture()
+  @Test("say --at prints the id and due time; scheduled lists it; cancel removes it")
+  func scheduleListAndCancel() throws {
+    let broker = try BrokerProcess().start()
     let scheduled = try broker.chatsh("say", "--at", "+1h", "#ops", "later", "on")
-    #expect(scheduled.status == 0, "\(scheduled.err)")
-    let parts = scheduled.out.trimmingCharacters(in: .newlines).split(separator: "\t")
+    #expect(scheduled.status == 0, "\(scheduled.errors)")
+    let parts = scheduled.output.trimmingCharacters(in: .newlines).split(separator: "\t")
     #expect(parts.count == 2)
     let id = String(parts.first ?? "")
     let listed = try broker.chatsh("scheduled", "--json")
     let object =
-      try JSONSerialization.jsonObject(with: Data(listed.out.utf8)) as? [String: String]
+      try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [String: String]
     #expect(object?["id"] == id)
     #expect(object?["text"] == "later on")
     #expect(object?["due"] == String(parts.last ?? ""))
     #expect(try broker.chatsh("cancel", id).status == 0)
     let again = try broker.chatsh("cancel", id)
     #expect(again.status == 1)
-    #expect(again.err.contains("NOSUCHMSG"))
-    #expect(try broker.chatsh("scheduled").out.isEmpty)
+    #expect(again.errors.contains("NOSUCHMSG"))
+    #expect(try broker.chatsh("scheduled").output.isEmpty)
   }
 
-  @Test func localClockTimeIsTheUsersZone() throws {
-    let broker = try BrokerFixture()
+  @Test("say --at 12:00 means noon in the user's TZ, not the broker's")
+  func localClockTimeIsTheUsersZone() throws {
+    let broker = try BrokerProcess().start()
     // Whatever the broker's zone, 12:00 in UTC+14 is the next xx:00 at 22:00Z.
     let run = try broker.chatsh(
       "say", "--at", "12:00", "#ops", "noon", environment: ["TZ": "Pacific/Kiritimati"])
-    #expect(run.status == 0, "\(run.err)")
-    #expect(run.out.contains("T22:00:00.000Z"))
+    #expect(run.status == 0, "\(run.errors)")
+    #expect(run.output.contains("T22:00:00.000Z"))
   }
 
-  @Test func roomsAndWho() throws {
-    let broker = try BrokerFixture()
+  @Test("rooms lists rooms with member counts, sorted, also as JSON; who lists members")
+  func roomsAndWho() throws {
+    let broker = try BrokerProcess().start()
     _ = try broker.chatsh("say", "#zeta", "x")
     _ = try broker.chatsh("say", "#alpha", "x")
     let rooms = try broker.chatsh("rooms")
-    #expect(rooms.out == "#alpha\t0\n#zeta\t0\n")
+    #expect(rooms.output == "#alpha\t0\n#zeta\t0\n")
     let json = try broker.chatsh("rooms", "--json")
-    #expect(json.out.hasPrefix("{\"room\":\"#alpha\",\"members\":0}"))
+    #expect(json.output.hasPrefix("{\"room\":\"#alpha\",\"members\":0}"))
     let who = try broker.chatsh("who", "#alpha")
-    #expect(who.status == 0 && who.out.isEmpty)
+    #expect(who.status == 0 && who.output.isEmpty)
   }
 
-  @Test func tailFollowsAndPrintsJSON() throws {
-    let broker = try BrokerFixture()
+  @Test("tail -n 1 --json prints the last line, then follows the room as JSON Lines")
+  func tailFollowsAndPrintsJSON() throws {
+    let broker = try BrokerProcess().start()
     _ = try broker.chatsh("say", "#ops", "before")
-    let pipe = Pipe()
-    let process = try ChildProcess(
-      [Binaries.chatsh, "--socket", broker.socket, "tail", "-n", "1", "--json", "#ops"],
-      standardOutput: .descriptor(pipe.fileHandleForWriting.fileDescriptor))
-    try pipe.fileHandleForWriting.close()
-    defer { stop(process) }
-    let output = Collector(pipe.fileHandleForReading)
-    #expect(eventually { output.current.contains("before") })
+    let tail = try Running.chatsh(
+      ["--socket", broker.socketPath, "tail", "-n", "1", "--json", "#ops"])
+    let output = tail.out
+    try waitUntil(timeout: 10, "tail to print \"before\"") { output.current.contains("before") }
     // Once tail has joined, the room has a member.
-    #expect(eventually { (try? broker.chatsh("who", "#ops").out.isEmpty == false) ?? false })
+    try waitUntil(timeout: 10, "tail to join #ops") {
+      (try? broker.chatsh("who", "#ops").output.isEmpty == false) ?? false
+    }
     _ = try broker.chatsh("say", "#ops", "after")
-    #expect(eventually { output.current.contains("after") })
+    try waitUntil(timeout: 10, "tail to print \"after\"") { output.current.contains("after") }
     let texts = try output.current.split(separator: "\n").map {
       (try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String])?["text"]
     }
     #expect(texts == ["before", "after"])
   }
 
-  @Test func exitStatuses() throws {
-    let broker = try BrokerFixture()
+  @Test(
+    "exit statuses: 1 for a refused request, 64 for usage, 69 with the command to start a broker when none is there; CHATBROKER_SOCKET is used"
+  )
+  func exitStatuses() throws {
+    let broker = try BrokerProcess().start()
     let refused = try broker.chatsh("say", "@no-such-user-here", "hi")
     #expect(refused.status == 1)
-    #expect(refused.err.contains("NOSUCHUSER"))
+    #expect(refused.errors.contains("NOSUCHUSER"))
     let usage = try broker.chatsh("history")
     #expect(usage.status == 64)
-    #expect(usage.err.contains("usage: chatsh history"))
+    #expect(usage.errors.contains("usage: chatsh history"))
     let past = try broker.chatsh("say", "--at", "@1", "#ops", "x")
     #expect(past.status == 64)
-    let missing = try run(Binaries.chatsh, ["--socket", broker.directory + "/none", "rooms"])
+    let missing = try runChatsh(["--socket", broker.directory + "/none", "rooms"])
     #expect(missing.status == 69)
-    #expect(missing.err.contains(broker.directory + "/none"))
-    #expect(missing.err.contains("chatbroker --socket"))
-    let fromEnvironment = try run(
-      Binaries.chatsh, ["rooms"], environment: ["CHATBROKER_SOCKET": broker.socket])
+    #expect(missing.errors.contains(broker.directory + "/none"))
+    #expect(missing.errors.contains("chatbroker --socket"))
+    let fromEnvironment = try runChatsh(
+      ["rooms"], environment: ["CHATBROKER_SOCKET": broker.socketPath])
     #expect(fromEnvironment.status == 0)
   }
 
-  @Test func helpAndVersion() throws {
-    let help = try run(Binaries.chatsh, ["--help"])
-    #expect(help.status == 0 && help.out.contains("usage: chatsh"))
+  @Test(
+    "--help, each command's --help and --version print to stdout and exit 0; the screen needs a terminal"
+  )
+  func helpAndVersion() throws {
+    let help = try runChatsh(["--help"])
+    #expect(help.status == 0 && help.output.contains("usage: chatsh"))
     for command in ["say", "history", "tail", "scheduled", "cancel", "rooms", "who"] {
-      let one = try run(Binaries.chatsh, [command, "--help"])
-      #expect(one.status == 0 && one.out.hasPrefix("usage: chatsh \(command)"))
+      let one = try runChatsh([command, "--help"])
+      #expect(one.status == 0 && one.output.hasPrefix("usage: chatsh \(command)"))
     }
-    let version = try run(Binaries.chatsh, ["--version"])
-    #expect(version.status == 0 && version.out.hasPrefix("chatsh "))
-    let notTerminal = try run(Binaries.chatsh, ["#ops"])
+    let version = try runChatsh(["--version"])
+    #expect(version.status == 0 && version.output.hasPrefix("chatsh "))
+    let notTerminal = try runChatsh(["#ops"])
     #expect(notTerminal.status == 64)
   }
 }
@@ -139,24 +151,24 @@ import Testing
 @Suite struct ScriptOutputTests {
   @Test("a TAB, a backslash and a long line keep history's four TAB-separated fields")
   func tabsAndBackslashesAreEscaped() throws {
-    let broker = try BrokerFixture()
+    let broker = try BrokerProcess().start()
     #expect(try broker.chatsh("say", "#ops", "a\tb \\ c").status == 0)
     let history = try broker.chatsh("history", "#ops")
-    let fields = history.out.split(separator: "\n").first?.split(separator: "\t") ?? []
+    let fields = history.output.split(separator: "\n").first?.split(separator: "\t") ?? []
     #expect(fields.count == 4)
     #expect(fields.last == "a\\tb \\\\ c")
   }
 
   @Test("build output: escapes, carriage-return progress and BEL are cleaned; a long line is split")
   func buildOutputIsCleaned() throws {
-    let broker = try BrokerFixture()
+    let broker = try BrokerProcess().start()
     let long = String(repeating: "é", count: 3000)  // 6000 bytes
     let input =
       "\u{1B}]0;make: building\u{7}\u{1B}[1mstep\u{1B}[0m 1\n"
       + " 10%\r 50%\r100%\n" + "ding\u{7}\n" + long + "\n"
     let said = try broker.chatsh("say", "#b", input: input)
-    #expect(said.status == 0, "\(said.err)")
-    let texts = try broker.chatsh("history", "--json", "#b").out.split(separator: "\n").map {
+    #expect(said.status == 0, "\(said.errors)")
+    let texts = try broker.chatsh("history", "--json", "#b").output.split(separator: "\n").map {
       (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String])?["text"] ?? ""
     }
     #expect(texts.prefix(3) == ["step 1", "100%", "ding"])
@@ -167,9 +179,9 @@ import Testing
 
   @Test("text given as arguments is cleaned the same way")
   func argumentsAreCleaned() throws {
-    let broker = try BrokerFixture()
+    let broker = try BrokerProcess().start()
     #expect(try broker.chatsh("say", "#b", "\u{1B}[31mred\u{1B}[0m alert\u{7}").status == 0)
-    #expect(try broker.chatsh("history", "#b").out.hasSuffix("\tred alert\n"))
+    #expect(try broker.chatsh("history", "#b").output.hasSuffix("\tred alert\n"))
   }
 }
 
@@ -181,20 +193,18 @@ import Testing
   )
   func onlyWhatIsForMeRealTime() throws {
     guard getuid() == 0 else { return }
-    let broker = try BrokerFixture()
+    let broker = try BrokerProcess().start()
     chmod(broker.directory, 0o755)
     let me = NSUserName()
-    let tail = try Running(
-      Binaries.chatsh, ["--socket", broker.socket, "tail", "--mentions", "#ops"])
-    let json = try Running(
-      Binaries.chatsh, ["--socket", broker.socket, "tail", "--mentions", "--json"])
+    let tail = try Running.chatsh(["--socket", broker.socketPath, "tail", "--mentions", "#ops"])
+    let json = try Running.chatsh(["--socket", broker.socketPath, "tail", "--mentions", "--json"])
     usleep(400_000)
     func asNobody(_ arguments: String...) throws -> Int32 {
-      try run(
-        "/usr/bin/setpriv",
-        [
-          "--reuid=65534", "--regid=65534", "--clear-groups", Binaries.chatsh, "--socket",
-          broker.socket,
+      try runCommand(
+        ["/usr/bin/setpriv"] + [
+          "--reuid=65534", "--regid=65534", "--clear-groups", BuiltProducts.path("chatsh"),
+          "--socket",
+          broker.socketPath,
         ] + arguments
       ).status
     }
@@ -205,8 +215,12 @@ import Testing
     #expect(try asNobody("say", "@\(me)", "psst") == 0)
     #expect(try broker.chatsh("say", "#ops", "@\(me) talking to myself").status == 0)
     #expect(try asNobody("say", "#ops", "last, for nobody") == 0)
-    #expect(eventually { tail.out.current.contains("psst") })
-    #expect(eventually { json.out.current.contains("psst") })
+    try waitUntil(timeout: 10, "tail --mentions to print the direct message") {
+      tail.out.current.contains("psst")
+    }
+    try waitUntil(timeout: 10, "tail --mentions --json to print the direct message") {
+      json.out.current.contains("psst")
+    }
     usleep(300_000)
     let texts = tail.out.current.split(separator: "\n").map {
       String($0.split(separator: "\t").last ?? "")
@@ -226,28 +240,34 @@ extension TailMentionsTests {
   )
   func directMessagesAcrossRestartRealTime() throws {
     guard getuid() == 0 else { return }
-    let broker = try BrokerFixture()
+    let broker = try BrokerProcess().start()
     chmod(broker.directory, 0o755)
     let me = NSUserName()
     func asNobody(_ arguments: String...) throws -> Int32 {
-      try run(
-        "/usr/bin/setpriv",
-        [
-          "--reuid=65534", "--regid=65534", "--clear-groups", Binaries.chatsh, "--socket",
-          broker.socket,
+      try runCommand(
+        ["/usr/bin/setpriv"] + [
+          "--reuid=65534", "--regid=65534", "--clear-groups", BuiltProducts.path("chatsh"),
+          "--socket",
+          broker.socketPath,
         ] + arguments
       ).status
     }
     #expect(try asNobody("say", "@\(me)", "from before tail") == 0)
-    let tail = try Running(Binaries.chatsh, ["--socket", broker.socket, "tail", "--mentions"])
+    let tail = try Running.chatsh(["--socket", broker.socketPath, "tail", "--mentions"])
     usleep(400_000)
     #expect(try asNobody("say", "@\(me)", "one") == 0)
-    #expect(eventually { tail.out.current.contains("one") })
+    try waitUntil(timeout: 10, "tail --mentions to print \"one\"") {
+      tail.out.current.contains("one")
+    }
     try broker.restart(down: 2)
     #expect(try asNobody("say", "@\(me)", "while you were away") == 0)
-    #expect(eventually(within: 20) { tail.err.current.contains("reconnected") })
+    try waitUntil(timeout: 20, "tail --mentions to say it reconnected") {
+      tail.err.current.contains("reconnected")
+    }
     #expect(try asNobody("say", "@\(me)", "after") == 0)
-    #expect(eventually { tail.out.current.contains("after") })
+    try waitUntil(timeout: 10, "tail --mentions to print \"after\"") {
+      tail.out.current.contains("after")
+    }
     let texts = tail.out.current.split(separator: "\n").map {
       String($0.split(separator: "\t").last ?? "")
     }

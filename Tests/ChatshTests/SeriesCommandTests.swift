@@ -1,5 +1,6 @@
 import Foundation
 import LineProtocol
+import TestSupport
 import Testing
 
 @testable import ChatClient
@@ -141,19 +142,19 @@ struct SeriesCommandTests {
 
   @Test("chatsh say --every on a real broker: the id, first due and rule; scheduled lists it")
   func scriptMode() throws {
-    let broker = try BrokerFixture()
+    let broker = try BrokerProcess().start()
     let started = try broker.chatsh(
       "say", "--every", "weekdays@09:00,count:5", "#team", "stand-up",
       environment: ["TZ": "Europe/Berlin"])
-    #expect(started.status == 0, "\(started.err)")
-    let fields = started.out.trimmingCharacters(in: .newlines).split(separator: "\t")
+    #expect(started.status == 0, "\(started.errors)")
+    let fields = started.output.trimmingCharacters(in: .newlines).split(separator: "\t")
     #expect(fields.count == 3 && fields.last == "weekdays@09:00/Europe/Berlin,count:5")
     let listed = try broker.chatsh("scheduled")
-    let row = listed.out.trimmingCharacters(in: .newlines).split(separator: "\t")
-    #expect(row.count == 5 && row[0] == fields.first && row[4] == fields.last, "\(listed.out)")
+    let row = listed.output.trimmingCharacters(in: .newlines).split(separator: "\t")
+    #expect(row.count == 5 && row[0] == fields.first && row[4] == fields.last, "\(listed.output)")
     let bad = try broker.chatsh("say", "--every", "weekdays@25:00", "#team", "x")
-    #expect(bad.status == 64 && bad.err.contains("a rule is daily@09:00"))
+    #expect(bad.status == 64 && bad.errors.contains("a rule is daily@09:00"))
     #expect(try broker.chatsh("cancel", String(fields[0])).status == 0)
-    #expect(try broker.chatsh("scheduled").out.isEmpty)
+    #expect(try broker.chatsh("scheduled").output.isEmpty)
   }
 }

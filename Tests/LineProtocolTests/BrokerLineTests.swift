@@ -1,4 +1,5 @@
 import LineProtocol
+import TestSupport
 import Testing
 
 private func text(_ line: [UInt8]) -> String {

@@ -1,4 +1,5 @@
 import LineProtocol
+import TestSupport
 import Testing
 
 /// Feeds `input` to a fresh framer in pieces of the given sizes (the last

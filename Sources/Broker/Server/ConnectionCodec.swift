@@ -11,6 +11,15 @@ public enum WireFormat: Sendable {
   case ircOverTCP
 
   var isIRC: Bool { self != .line }
+
+  /// As the debug log names it (chatbroker(8), "LOGGING").
+  var logName: String {
+    switch self {
+    case .line: "line"
+    case .irc: "irc"
+    case .ircOverTCP: "irc-tcp"
+    }
+  }
 }
 
 /// The wire format of a connection: how its input becomes requests for the
@@ -56,9 +65,23 @@ extension Server {
       return
     }
     switch LineCodec.request(from: frame, maximumLineBytes: options.limits.lineBytes) {
-    case .success(let request): engine.receive(request, from: connection.id)
-    case .failure(let error): engine.refuse(error, from: connection.id)
+    case .success(let request):
+      logRequest(request.verb.rawValue, from: connection)
+      engine.receive(request, from: connection.id)
+    case .failure(let error):
+      logRequest(error.verb, from: connection, refused: error.code)
+      engine.refuse(error, from: connection.id)
     }
+  }
+
+  /// `--verbose`: one debug line per request, its verb and who sent it
+  /// (never its text), and the error code when it was refused unread
+  /// (chatbroker(8), "LOGGING").
+  private func logRequest(_ verb: String, from connection: Connection, refused: ErrorCode? = nil) {
+    guard log.isLogging(.debug) else { return }
+    var fields = [("conn", "\(connection.id)"), ("user", connection.user), ("verb", verb)]
+    if let refused { fields.append(("error", refused.rawValue)) }
+    log.log(.debug, "request", fields: fields.map { (key: $0.0, value: $0.1) })
   }
 
   private func perform(_ actions: [IRCSession.Action], for connection: Connection) {
@@ -66,7 +89,9 @@ extension Server {
       guard !connection.closing else { return }
       switch action {
       case .reply(let bytes): enqueue(bytes, to: connection, kind: .neutral)
-      case .request(let request): engine.receive(request, from: connection.id)
+      case .request(let request):
+        logRequest(request.verb.rawValue, from: connection)
+        engine.receive(request, from: connection.id)
       case .registered: break
       case .close:
         engine.disconnect(connection.id)

@@ -1,5 +1,6 @@
 import Broker
 import LineProtocol
+import TestSupport
 import Testing
 
 /// The engine's side of shared rooms (chatbroker(8), "FEDERATION"), on

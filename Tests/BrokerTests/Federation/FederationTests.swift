@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 
 /// Three hosts sharing `#ops` through a three-server JetStream cluster

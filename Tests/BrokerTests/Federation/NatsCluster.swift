@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Posix
+import TestSupport
 
 /// A three-server nats-server cluster with JetStream on loopback ports and
 /// temporary store directories, for the federation tests (chatbroker(8),

@@ -5,22 +5,22 @@ import Testing
 /// Real Unix users for the identity tests, created once per test run when
 /// running as root (idempotent: existing ones are kept). Tests that need them
 /// carry ``UnixUsers/required``, which skips them with the reason otherwise.
-enum UnixUsers {
-  static let names = ["cbtest1", "cbtest2", "cbtest3"]
+public enum UnixUsers {
+  public static let names = ["cbtest1", "cbtest2", "cbtest3"]
 
-  static let isRoot = getuid() == 0
+  public static let isRoot = getuid() == 0
 
-  static var required: ConditionTrait {
+  public static var required: ConditionTrait {
     rootOnly("to create Unix users and connect as them with setpriv")
   }
 
   /// Skips a test, saying why, unless the tests run as root.
-  static func rootOnly(_ why: String) -> ConditionTrait {
+  public static func rootOnly(_ why: String) -> ConditionTrait {
     .enabled(if: isRoot, "needs root \(why)")
   }
 
   /// Creates the users if missing; throws why it could not.
-  static func ensure() throws {
+  public static func ensure() throws {
     try created.get()
   }
 

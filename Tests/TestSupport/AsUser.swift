@@ -6,8 +6,8 @@ import Posix
 /// Programs run as another Unix user (root only), through `setpriv` with
 /// that user's uid, gid and groups, and exactly the environment given (plus
 /// a PATH): what that user would run from their own shell.
-enum AsUser {
-  static func command(
+public enum AsUser {
+  public static func command(
     _ user: String, _ arguments: [String], environment: [String: String] = [:]
   ) -> [String] {
     let variables = (["PATH": "/usr/bin:/bin"].merging(environment) { $1 })
@@ -19,20 +19,20 @@ enum AsUser {
   }
 
   /// Runs a program as `user` to its end (killed after `timeout` seconds).
-  static func run(
+  public static func run(
     _ user: String, _ arguments: [String], environment: [String: String] = [:],
     timeout: Double = 10
   ) throws -> CommandResult {
     try runCommand(command(user, arguments, environment: environment), timeout: timeout)
   }
 
-  static func uid(_ user: String) throws -> uid_t {
+  public static func uid(_ user: String) throws -> uid_t {
     guard let entry = getpwnam(user) else { throw TestFailure("no user \(user)") }
     return entry.pointee.pw_uid
   }
 
   /// Gives `path` to `user` (and their group), with `mode`.
-  static func give(_ path: String, to user: String, mode: mode_t) throws {
+  public static func give(_ path: String, to user: String, mode: mode_t) throws {
     guard let entry = getpwnam(user) else { throw TestFailure("no user \(user)") }
     guard chown(path, entry.pointee.pw_uid, entry.pointee.pw_gid) == 0, chmod(path, mode) == 0
     else { throw TestFailure("chown/chmod \(path): \(String(cString: strerror(errno)))") }
@@ -42,11 +42,11 @@ enum AsUser {
 /// A chatbroker run by a Unix user (root too) with `arguments` and
 /// `environment`, waited for until it answers on `socket`; stopped
 /// (SIGTERM, then SIGKILL) when released.
-final class UserBroker {
-  let socketPath: String
+public final class UserBroker {
+  public let socketPath: String
   private let process: ChildProcess
 
-  init(
+  public init(
     user: String, arguments: [String], socket: String, environment: [String: String] = [:]
   ) throws {
     socketPath = socket
@@ -61,7 +61,7 @@ final class UserBroker {
   }
 
   /// On `socket`, with its state directory in `stateDirectory`.
-  convenience init(user: String, socket: String, stateDirectory: String) throws {
+  public convenience init(user: String, socket: String, stateDirectory: String) throws {
     try self.init(
       user: user,
       arguments: ["--socket", socket, "--state-dir", stateDirectory, "--no-sync"], socket: socket)

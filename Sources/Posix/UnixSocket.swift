@@ -1,16 +1,16 @@
 import Glibc
 
 /// Unix stream sockets by path: the listening socket when chatbroker binds it
-/// itself (without systemd's socket activation), and connections to one
-/// (to detect a live broker; the benchmarks and tests connect the same way).
+/// itself (without systemd's socket activation), and connections to one:
+/// chatsh's, the benchmarks', the fuzzer's and the tests', and the check
+/// for a live broker. Descriptors are close-on-exec, so none leaks into a
+/// child process.
 public enum UnixSocket {
   /// Binds and listens on `path`, creating its directory (0755) if needed.
   /// A socket file left behind by a dead broker is replaced; one that a live
   /// broker answers on is not: that is an error naming the path.
   public static func bind(path: String, mode: mode_t = 0o666) throws(SystemError) -> Int32 {
-    guard path.utf8.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path) else {
-      throw SystemError("bind", errno: ENAMETOOLONG, subject: path)
-    }
+    guard fits(path) else { throw SystemError("bind", errno: ENAMETOOLONG, subject: path) }
     try createParentDirectory(of: path)
     try removeStaleSocket(path)
     let fd = try systemCall("socket") {
@@ -24,24 +24,27 @@ public enum UnixSocket {
       try systemCall("chmod", subject: path) { chmod(path, mode) }
       try systemCall("listen", subject: path) { listen(fd, SOMAXCONN) }
     } catch {
-      close(fd)
+      Glibc.close(fd)
       throw error
     }
     return fd
   }
 
   /// `SOCK_STREAM | SOCK_CLOEXEC`: no descriptor leaks into child processes.
-  static let streamSocketType = Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue)
+  public static let streamSocketType = Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue)
 
-  /// A blocking connection to the socket at `path`.
+  /// A blocking connection to the socket at `path`. Fails with the call
+  /// `socket` when no socket can be made, else with `connect` (a path too
+  /// long for `sun_path` is ENAMETOOLONG, never cut short).
   public static func connect(to path: String) throws(SystemError) -> Int32 {
+    guard fits(path) else { throw SystemError("connect", errno: ENAMETOOLONG, subject: path) }
     let fd = try systemCall("socket") { socket(AF_UNIX, streamSocketType, 0) }
     do throws(SystemError) {
       _ = try withAddress(path) { pointer, length throws(SystemError) in
         try systemCall("connect", subject: path) { Glibc.connect(fd, pointer, length) }
       }
     } catch {
-      close(fd)
+      Glibc.close(fd)
       throw error
     }
     return fd
@@ -50,7 +53,7 @@ public enum UnixSocket {
   /// Whether a broker answers on `path` right now.
   public static func isLive(_ path: String) -> Bool {
     guard let fd = try? connect(to: path) else { return false }
-    close(fd)
+    Glibc.close(fd)
     return true
   }
 
@@ -78,7 +81,14 @@ public enum UnixSocket {
     }
   }
 
-  static func withAddress<T>(
+  /// Whether `path` fits in `sockaddr_un.sun_path` with its NUL.
+  public static func fits(_ path: String) -> Bool {
+    path.utf8.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path)
+  }
+
+  /// Calls `body` with the `sockaddr_un` for `path` (for bind(2), connect(2)
+  /// or sendto(2)), cut to fit: check ``fits(_:)`` first.
+  public static func withAddress<T>(
     _ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) throws(SystemError) -> T
   ) throws(SystemError) -> T {
     var address = sockaddr_un()

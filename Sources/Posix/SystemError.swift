@@ -1,7 +1,8 @@
 import Glibc
 
 /// A failed system call: which call, on what, and errno, in words. In the
-/// spirit of swift-system's `Errno`, thin and typed.
+/// spirit of swift-system's `Errno`, thin and typed; the one error type of
+/// the support layer (the broker's start-up and journal report it too).
 public struct SystemError: Error, CustomStringConvertible, Sendable {
   public let call: String
   public let errno: Int32
@@ -13,22 +14,11 @@ public struct SystemError: Error, CustomStringConvertible, Sendable {
     self.subject = subject
   }
 
+  /// errno in words, as strerror(3) says it.
+  public var reason: String { String(cString: strerror(errno)) }
+
   public var description: String {
-    let reason = String(cString: strerror(errno))
     if let subject { return "\(call) \(subject): \(reason)" }
     return "\(call): \(reason)"
-  }
-}
-
-/// Runs a system call, retrying it on EINTR, and turns -1 into a
-/// ``SystemError`` that names the call.
-@discardableResult
-func systemCall<Result: BinaryInteger>(
-  _ name: String, subject: String? = nil, _ body: () -> Result
-) throws(SystemError) -> Result {
-  while true {
-    let result = body()
-    if result != -1 { return result }
-    if errno != EINTR { throw SystemError(name, subject: subject) }
   }
 }

@@ -2,8 +2,8 @@ import Foundation
 
 /// Where `swift build` put the binaries under test: beside the test bundle
 /// that is running now (`.build/<triple>/debug/`), whatever the scratch path.
-enum BuiltProducts {
-  static let directory: URL = {
+public enum BuiltProducts {
+  public static let directory: URL = {
     if let override = ProcessInfo.processInfo.environment["CHATBROKER_BUILD_DIR"] {
       return URL(fileURLWithPath: override)
     }
@@ -18,7 +18,7 @@ enum BuiltProducts {
     fatalError("chatbroker binary not found near the test executable; run swift build first")
   }()
 
-  static func path(_ name: String) -> String {
+  public static func path(_ name: String) -> String {
     directory.appendingPathComponent(name).path
   }
 }

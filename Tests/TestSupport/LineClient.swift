@@ -5,28 +5,28 @@ import Posix
 
 /// A protocol client for tests: writes lines and reads lines with a bounded
 /// wait, over a real Unix socket. One thread may send while another reads.
-final class LineClient: @unchecked Sendable {
-  let fd: Int32
-  let timeout: Double
+public final class LineClient: @unchecked Sendable {
+  public let fd: Int32
+  public let timeout: Double
   private var buffer: [UInt8] = []
   /// The program that made the connection, when another one did.
   private var child: ChildProcess?
   /// The `HELLO` line, once ``BrokerProcess/connect(as:timeout:)`` read it.
-  var greeting = ""
+  public var greeting = ""
 
-  init(fd: Int32, timeout: Double = 10) {
+  public init(fd: Int32, timeout: Double = 10) {
     self.fd = fd
     self.timeout = timeout
   }
 
-  convenience init(path: String, timeout: Double = 10) throws {
+  public convenience init(path: String, timeout: Double = 10) throws {
     self.init(fd: try UnixSocket.connect(to: path), timeout: timeout)
   }
 
   /// A connection made by another program, such as `nc -U` run as another
   /// user: its standard input and output are this client's end of a socket
   /// pair, so it reads and writes like a direct connection.
-  convenience init(running arguments: [String], timeout: Double = 10) throws {
+  public convenience init(running arguments: [String], timeout: Double = 10) throws {
     var pair: [Int32] = [-1, -1]
     guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0, &pair) == 0
     else { throw TestFailure("socketpair: \(String(cString: strerror(errno)))") }
@@ -42,16 +42,16 @@ final class LineClient: @unchecked Sendable {
     child?.waitUntilExit()
   }
 
-  func send(_ text: String) throws {
+  public func send(_ text: String) throws {
     try sendBytes(Array(text.utf8))
   }
 
   /// Sends `line` and its LF.
-  func line(_ line: String) throws {
+  public func line(_ line: String) throws {
     try send(line + "\n")
   }
 
-  func sendBytes(_ bytes: [UInt8]) throws {
+  public func sendBytes(_ bytes: [UInt8]) throws {
     var offset = 0
     while offset < bytes.count {
       let written = bytes[offset...].withUnsafeBytes {
@@ -64,7 +64,7 @@ final class LineClient: @unchecked Sendable {
   }
 
   /// Closes the writing side, as `nc -N` does after its input ends.
-  func finishWriting() {
+  public func finishWriting() {
     shutdown(fd, Int32(SHUT_WR))
   }
 
@@ -72,7 +72,7 @@ final class LineClient: @unchecked Sendable {
   /// line arrives within `timeout` (default: the client's), and when the
   /// stream ends inside a line: the broker always ends its lines, so a cut
   /// one is never taken for a whole reply.
-  func readLine(timeout: Double? = nil) throws -> String? {
+  public func readLine(timeout: Double? = nil) throws -> String? {
     try readLine(before: Date().addingTimeInterval((timeout ?? self.timeout) * testTimeScale))
   }
 
@@ -105,7 +105,7 @@ final class LineClient: @unchecked Sendable {
   /// Reads until a line starting with `prefix`, returning it; fails when the
   /// stream ends or the time runs out first.
   @discardableResult
-  func expect(_ prefix: String, timeout: Double? = nil) throws -> String {
+  public func expect(_ prefix: String, timeout: Double? = nil) throws -> String {
     let deadline = Date().addingTimeInterval((timeout ?? self.timeout) * testTimeScale)
     var skipped: [String] = []
     while true {
@@ -123,7 +123,7 @@ final class LineClient: @unchecked Sendable {
 
   /// Sends a request and returns every line up to and including its final
   /// `OK`/`ERR` reply.
-  func request(_ line: String) throws -> [String] {
+  public func request(_ line: String) throws -> [String] {
     try self.line(line)
     var lines: [String] = []
     while let reply = try readLine() {
@@ -135,7 +135,7 @@ final class LineClient: @unchecked Sendable {
 
   /// Sends all `lines` in one write (pipelining), then reads the replies:
   /// for each request, the lines up to and including its final reply.
-  func pipeline(_ lines: [String]) throws -> [[String]] {
+  public func pipeline(_ lines: [String]) throws -> [[String]] {
     try send(lines.map { $0 + "\n" }.joined())
     var replies: [[String]] = []
     var current: [String] = []
@@ -153,7 +153,7 @@ final class LineClient: @unchecked Sendable {
   }
 
   /// Reads everything until the broker closes the connection.
-  func readToEnd() throws -> [String] {
+  public func readToEnd() throws -> [String] {
     var lines: [String] = []
     while let line = try readLine() { lines.append(line) }
     return lines

@@ -1,0 +1,54 @@
+import Glibc
+
+/// An open file descriptor, as swift-system's `FileDescriptor`: a plain
+/// value over the `Int32`, closed only by ``close()``, never by going out
+/// of scope, so whoever holds it decides when it ends (a dispatch source's
+/// cancel handler, a `defer`).
+public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
+  public let rawValue: Int32
+
+  public init(rawValue: Int32) {
+    self.rawValue = rawValue
+  }
+
+  public static let standardInput = FileDescriptor(rawValue: STDIN_FILENO)
+  public static let standardOutput = FileDescriptor(rawValue: STDOUT_FILENO)
+  public static let standardError = FileDescriptor(rawValue: STDERR_FILENO)
+
+  /// Closes the descriptor. Not retried on EINTR: on Linux the descriptor
+  /// is gone even then, and a retry could close one opened meanwhile.
+  public func close() {
+    _ = Glibc.close(rawValue)
+  }
+
+  /// Writes every byte, going on after short writes and EINTR: for files,
+  /// pipes and blocking sockets (on a non-blocking one, EAGAIN throws).
+  public func writeAll(_ bytes: UnsafeRawBufferPointer) throws(SystemError) {
+    var offset = 0
+    while offset < bytes.count {
+      let count = try systemCall("write") {
+        Glibc.write(rawValue, bytes.baseAddress! + offset, bytes.count - offset)
+      }
+      // write(2) of at least one byte returns 0 only on a device that takes
+      // nothing more: calling again would spin.
+      guard count > 0 else { throw SystemError("write", errno: EIO) }
+      offset += count
+    }
+  }
+
+  public func writeAll(_ bytes: [UInt8]) throws(SystemError) {
+    let failure = bytes.withUnsafeBytes { buffer -> SystemError? in
+      do throws(SystemError) {
+        try writeAll(buffer)
+        return nil
+      } catch {
+        return error
+      }
+    }
+    if let failure { throw failure }
+  }
+
+  public func writeAll(_ text: String) throws(SystemError) {
+    try writeAll(Array(text.utf8))
+  }
+}
