@@ -35,8 +35,14 @@ let package = Package(
     // No pkgConfig: ncursesw.pc adds -D flags that SwiftPM refuses with a
     // warning, and the module map already links the library.
     .systemLibrary(name: "CNcurses", providers: [.apt(["libncurses-dev"])]),
+    // The NATS C client, for rooms shared across hosts (chatbroker(8),
+    // "FEDERATION"); only the NatsLink target sees it.
+    .systemLibrary(name: "CNats", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
     .target(name: "Broker", dependencies: ["LineProtocol", "IRCProtocol", "CShims", "Posix"]),
-    .executableTarget(name: "chatbroker", dependencies: ["Broker", "CSystemd"]),
+    // The JetStream link behind the Broker's FederationLink seam: libnats
+    // stays here, and the engine sees only values.
+    .target(name: "NatsLink", dependencies: ["Broker", "CNats"]),
+    .executableTarget(name: "chatbroker", dependencies: ["Broker", "CSystemd", "NatsLink"]),
     // chatsh's logic (options, protocol client, rendering, line editing) lives
     // in ChatClient so tests can reach it; the executable keeps the terminal.
     .target(name: "ChatClient", dependencies: ["LineProtocol", "CShims", "Posix"]),

@@ -2,6 +2,9 @@ import LineProtocol
 
 extension Engine {
   func say(_ target: Target, text: String, connection: ConnectionID, user: String) {
+    if isShared(target) {
+      return sayShared(target, text: text, connection: connection, user: user)
+    }
     guard checkRecipient(target, verb: .say, connection: connection) else { return }
     guard admitNewRoom(target, verb: .say, connection: connection, user: user),
       let id = takeID(.say, connection: connection)

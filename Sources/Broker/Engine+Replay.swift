@@ -66,12 +66,16 @@ extension Engine {
       let before = readMarkers[user]?[conversation]
       setMarker(marker(for: id, in: conversation, at: time), of: user, in: conversation)
       return .read(user, conversation, before: before)
+    case .outbox, .remote, .streamPosition:
+      return applyFederated(record)
     }
   }
 
   func noteTaken(_ id: MessageID) {
     // Replayed ids are at most MessageID.maximumValue: the +1 cannot overflow.
-    if id.value >= nextID { nextID = min(id.value, MessageID.maximumValue) + 1 }
+    if id.value >= nextID && id.value < FederatedID.base {
+      nextID = min(id.value, MessageID.maximumValue) + 1
+    }
   }
 
   private static func newHistory(_ capacity: Int, _ made: inout Bool) -> History {
@@ -129,7 +133,7 @@ extension Engine {
       nextID: MessageID(value: nextID),
       rooms: rooms.filter { !isUnused($0.key) }.mapValues(\.created),
       histories: histories, pending: scheduler.all, series: scheduler.allSeries,
-      roomsByUser: roomsByUser, readMarkers: readMarkers)
+      roomsByUser: roomsByUser, readMarkers: readMarkers, federation: federation.durable)
   }
 }
 
@@ -144,6 +148,8 @@ public struct EngineSnapshot: Sendable {
   /// Since 1.2: each user's rooms, and read markers.
   let roomsByUser: [String: [RoomName: Timestamp]]
   let readMarkers: [String: [ConversationKey: ReadMarker]]
+  /// Since 1.3: the outbox and the stream position of shared rooms.
+  let federation: FederationState
 
   /// Calls `body` with every record of a journal that replays to this state:
   /// the header, rooms, each user's rooms, each conversation's history
@@ -166,6 +172,7 @@ public struct EngineSnapshot: Sendable {
         try body(.message(message, target: target))
       }
     }
+    try forEachFederationRecord(body)
     for pending in pending.sorted(by: { $0.id < $1.id }) {
       if let series = series[pending.id] {
         try body(.series(pending, series))

@@ -27,6 +27,11 @@ struct UnsyncedRecords {
     case leave(String, RoomName, since: Timestamp, forgotten: Timestamp?)
     /// A read marker moved; `before` is where it was.
     case read(String, ConversationKey, before: ReadMarker?)
+    /// A shared room's outbox or stream position changed (`before`), and
+    /// perhaps a line from the stream entered a history (Engine+Federation).
+    case federated(
+      FederationState, message: (ConversationKey, evicted: StoredMessage?, newHistory: Bool)?,
+      newRoom: RoomName?, outbox: Bool)
   }
 
   /// Off for an engine alone (tests, compaction's scratch copy) and with
@@ -40,6 +45,8 @@ struct UnsyncedRecords {
   private(set) var pending: [String: Int] = [:]
   /// Unsynced room creations.
   private(set) var rooms = 0
+  /// Unsynced outbox lines: always the outbox's newest.
+  private(set) var outboxLines = 0
 
   var count: Int { undos.count - start }
 
@@ -75,6 +82,7 @@ struct UnsyncedRecords {
     messages.removeAll()
     pending.removeAll()
     rooms = 0
+    outboxLines = 0
   }
 
   private mutating func tally(_ undo: Undo, _ delta: Int) {
@@ -96,6 +104,10 @@ struct UnsyncedRecords {
     case .pendingChange(_, let author, _, _, let delivered, _):
       tally(author: author, delta)
       if let (conversation, _, _) = delivered { tally(conversation, delta) }
+    case .federated(_, let message, let newRoom, let outbox):
+      if let (conversation, _, _) = message { tally(conversation, delta) }
+      if newRoom != nil { rooms += delta }
+      if outbox { outboxLines += delta }
     }
   }
 
@@ -173,6 +185,14 @@ extension Engine {
         addHolder(user, of: room, since: since)
       case .read(let user, let conversation, let before):
         setMarker(before, of: user, in: conversation)
+      case .federated(let before, let message, let newRoom, _):
+        if let (conversation, evicted, newHistory) = message {
+          undoHistory(conversation, evicted: evicted, newHistory: newHistory)
+        }
+        if let newRoom { forgetIfUnused(newRoom) }
+        let settings = federation.settings
+        federation = before
+        federation.settings = settings
       }
     }
     rearmTimer()

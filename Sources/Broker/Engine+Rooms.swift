@@ -203,7 +203,8 @@ extension Engine {
     let kinds = listKinds(answering: .rooms(after: after), showsUnsynced: roomsShowUnsynced)
     for name in names[start..<end] {
       send(
-        .room(name, members: rooms[name]?.sessionsByUser.count ?? 0), to: connection,
+        .room(name, members: rooms[name]?.sessionsByUser.count ?? 0, shared: isShared(name)),
+        to: connection,
         kind: kinds.item)
     }
     let count = String(end - start)

@@ -98,21 +98,27 @@ extension Engine {
     while true {
       let due = scheduler.popDue(now: now, atMost: 4096)
       if due.isEmpty { return true }
-      let records = due.map { pending -> JournalRecord in
+      let records = due.map { pending -> [JournalRecord] in
+        // A line due in a shared room goes the way of a SAY there: into the
+        // outbox, to be shown when the stream brings it back.
+        if let outbox = sharedDelivery(pending, at: now) { return outbox }
         guard let series = scheduler.series(pending.id) else {
-          return .delivery(pending.id, at: now)
+          return [.delivery(pending.id, at: now)]
         }
         guard let id = takeFreshID() else {
           // No id left for another occurrence: this one goes out under the
           // series' own id, as its last.
           log.warning("limit reached", ["limit": "message ids", "series": "\(pending.id)"])
-          return .delivery(pending.id, at: now)
+          return [.delivery(pending.id, at: now)]
         }
-        return .occurrence(
-          id, series: pending.id, at: now, next: series.next(afterDelivery: now, due: pending.due))
+        return [
+          .occurrence(
+            id, series: pending.id, at: now,
+            next: series.next(afterDelivery: now, due: pending.due))
+        ]
       }
       do {
-        try journal.append(records)
+        try journal.append(records.flatMap { $0 })
       } catch {
         // Nothing was delivered; try again shortly rather than lose a message.
         scheduler.restore(due)
@@ -122,8 +128,9 @@ extension Engine {
         output?.armTimer(at: armedDue)
         return false
       }
-      for (pending, record) in zip(due, records) {
-        apply(record)
+      for (pending, group) in zip(due, records) {
+        for record in group { apply(record) }
+        guard let record = group.first, group.count == 1 else { continue }
         var id = pending.id
         if case .occurrence(let occurrence, _, _, _) = record { id = occurrence }
         let message = StoredMessage(id: id, time: now, author: pending.author, text: pending.text)

@@ -60,6 +60,8 @@ public final class Engine {
   /// Each user's conversations: their rooms, and the direct conversations
   /// with a message (see Engine+Conversations).
   var conversationsByUser: [String: Set<ConversationKey>] = [:]
+  /// Shared rooms: the outbox and how far into the stream (Engine+Federation).
+  var federation = FederationState()
 
   public init(
     limits: Limits = Limits(), clock: WallClock, users: UserDirectory, journal: JournalSink,
@@ -245,7 +247,7 @@ public final class Engine {
 
   /// A fresh id, or `nil` once every id has been handed out.
   func takeFreshID() -> MessageID? {
-    guard nextID <= MessageID.maximumValue else { return nil }
+    guard nextID < FederatedID.base else { return nil }
     defer { nextID += 1 }
     return MessageID(value: nextID)
   }

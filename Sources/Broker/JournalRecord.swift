@@ -37,6 +37,17 @@ public enum JournalRecord: Equatable, Sendable {
   /// Since 1.2: `user`'s read position in `target` (as `user` sees it:
   /// `@bob` for alice's conversation with bob) moved to message `id`.
   case read(user: String, target: Target, id: MessageID, at: Timestamp)
+  /// Since 1.3: a line said in a shared room, acknowledged and waiting in
+  /// the outbox to be published (chatbroker(8), "FEDERATION").
+  case outbox(OutboxLine)
+  /// Since 1.3: a line read from the stream entered a shared room's
+  /// history, or a direct conversation's (`target` as this host sees it:
+  /// `@bob` for a line to this host's bob); its author is `user@node`
+  /// unless it is this host's.
+  case remote(StoredMessage, target: Target, position: StreamPosition)
+  /// Since 1.3, in compacted journals: how far into the stream this host
+  /// has applied, and the last outbox id seen from `node`.
+  case streamPosition(StreamPosition)
 
   public static let formatVersion: Int64 = 1
 
@@ -45,6 +56,8 @@ public enum JournalRecord: Equatable, Sendable {
     case .message(let message, _): message.text.utf8.count
     case .schedule(let pending), .series(let pending, _): pending.text.utf8.count
     case .edit(_, let text, _): text.utf8.count
+    case .outbox(let line): line.text.utf8.count
+    case .remote(let message, _, _): message.text.utf8.count
     default: 0
     }
   }
@@ -135,6 +148,29 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("target", target.description)
       json.field("id", id)
       json.field("time", time)
+    case .outbox(let line):
+      json.field("type", "outbox")
+      json.field("id", line.id)
+      json.field("node", line.node)
+      json.field("to", line.target.description)
+      json.field("from", line.author)
+      json.field("at", line.time)
+      json.field("text", line.text)
+    case .remote(let message, let target, let position):
+      json.field("type", "remote")
+      json.field("id", message.id)
+      json.field("to", target.description)
+      json.field("from", message.author)
+      json.field("at", message.time)
+      json.field("seq", Int64(position.sequence))
+      json.field("node", position.node)
+      json.field("origin", position.origin)
+      json.field("text", message.text)
+    case .streamPosition(let position):
+      json.field("type", "stream")
+      json.field("seq", Int64(position.sequence))
+      json.field("node", position.node)
+      json.field("origin", position.origin)
     }
   }
 
@@ -181,6 +217,9 @@ private struct RecordFields {
   var user: String?
   var readTarget: String?
   var time: String?
+  var sequence: Int64?
+  var node: String?
+  var origin: String?
 
   mutating func set(_ key: UnsafeBufferPointer<UInt8>, _ value: JSONScalar) {
     switch value {
@@ -217,12 +256,18 @@ private struct RecordFields {
         readTarget = string
       } else if key.equals("time") {
         time = string
+      } else if key.equals("node") {
+        node = string
+      } else if key.equals("origin") {
+        origin = string
       }
     case .integer(let number):
       if key.equals("version") {
         version = number
       } else if key.equals("done") {
         done = number
+      } else if key.equals("seq") {
+        sequence = number
       }
     case .other:
       break  // Unknown fields are kept for later versions, not errors.
@@ -280,6 +325,19 @@ private struct RecordFields {
       return .read(
         user: try userName(), target: parsed, id: try messageID(id, "id"),
         at: try time(time, "time"))
+    case "outbox":
+      return .outbox(
+        OutboxLine(
+          id: try messageID(id, "id"), node: try nodeName(), target: try target(),
+          author: try author(),
+          time: try time(at, "at"), text: try checkedText()))
+    case "remote":
+      let message = StoredMessage(
+        id: try messageID(id, "id"), time: try time(at, "at"), author: try author(),
+        text: try checkedText())
+      return .remote(message, target: try target(), position: try streamPosition())
+    case "stream":
+      return .streamPosition(try streamPosition())
     default:
       throw JournalFormatError(
         reason: "unknown record type \(type.map { "\"\($0)\"" } ?? "(none)")")
@@ -318,9 +376,28 @@ private struct RecordFields {
     return name
   }
 
+  /// A login name, or `user@node` for a user of another host.
   private func author() throws(JournalFormatError) -> String {
-    guard let from, UserName.isValid(from) else { throw invalid("from") }
+    guard let from else { throw invalid("from") }
+    if let at = from.lastIndex(of: "@") {
+      guard UserName.isValid(from[..<at]),
+        FederationSettings.isValidNode(String(from[from.index(after: at)...]))
+      else { throw invalid("from") }
+      return from
+    }
+    guard UserName.isValid(from) else { throw invalid("from") }
     return from
+  }
+
+  private func streamPosition() throws(JournalFormatError) -> StreamPosition {
+    guard let sequence, sequence >= 1 else { throw invalid("seq") }
+    return StreamPosition(
+      sequence: UInt64(sequence), node: try nodeName(), origin: try messageID(origin, "origin"))
+  }
+
+  private func nodeName() throws(JournalFormatError) -> String {
+    guard let node, FederationSettings.isValidNode(node) else { throw invalid("node") }
+    return node
   }
 
   /// An id the broker can have handed out: 1 to ``MessageID/maximumValue``.

@@ -85,6 +85,7 @@ extension Server: EngineOutput {
   /// leave is written.
   func afterEvent() {
     committer.endOfEvent()
+    offerDurableOutbox()
     flushDirty()
     onStatusChange?()
   }

@@ -70,6 +70,8 @@ public final class Server: @unchecked Sendable {
   var stopping = false
   /// Called (on the queue) whenever counts worth reporting may have changed.
   public var onStatusChange: (() -> Void)?
+  /// Shared rooms' link to the stream (Server+Federation), nil without.
+  var federation: FederationBridge?
 
   /// Bytes queued for all connections since the last flush, and the amount
   /// that triggers one in the middle of an event.

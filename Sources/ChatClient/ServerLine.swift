@@ -101,7 +101,7 @@ public enum ServerLine: Equatable, Sendable {
       self = .join(room: rest[0], user: rest[1])
     case ("PART", 2, nil):
       self = .part(room: rest[0], user: rest[1])
-    case ("ROOM", 2, nil):
+    case ("ROOM", 2...3, nil):
       self = .room(name: rest[0], members: Int(rest[1]) ?? 0)
     case ("MEMBER", 2, nil):
       self = .member(room: rest[0], user: rest[1])

@@ -26,7 +26,8 @@ public enum BrokerEvent: Equatable, Sendable {
   /// Someone's last session left a room.
   case parted(room: RoomName, user: String)
   /// A line of a `ROOMS` reply.
-  case room(RoomName, members: Int)
+  /// Since 1.3 `shared`: the room is shared with other hosts.
+  case room(RoomName, members: Int, shared: Bool = false)
   /// A line of a `WHO` reply.
   case member(room: RoomName, user: String)
   /// Since 1.2: a line of a `CONVERSATIONS` reply.

@@ -165,11 +165,12 @@ public enum BrokerLine {
     }
   }
 
-  public static func room(_ room: RoomName, members: Int) -> [UInt8] {
+  public static func room(_ room: RoomName, members: Int, shared: Bool = false) -> [UInt8] {
     build {
       $0.word("ROOM")
       $0.word(room.description)
       $0.word(String(members))
+      if shared { $0.word("SHARED") }
     }
   }
 

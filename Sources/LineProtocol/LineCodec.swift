@@ -21,7 +21,8 @@ public enum LineCodec {
         id: id, target: target.description, due: due, created: created, rule: rule, text: text)
     case .joined(let room, let user): BrokerLine.join(room: room, user: user)
     case .parted(let room, let user): BrokerLine.part(room: room, user: user)
-    case .room(let room, let members): BrokerLine.room(room, members: members)
+    case .room(let room, let members, let shared):
+      BrokerLine.room(room, members: members, shared: shared)
     case .member(let room, let user): BrokerLine.member(room: room, user: user)
     case .conversation(let summary): BrokerLine.conversation(summary)
     case .markRead(let target, let id): BrokerLine.markRead(target: target, id: id)

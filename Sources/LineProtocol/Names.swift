@@ -89,7 +89,7 @@ public enum Target: Hashable, Sendable, CustomStringConvertible {
   init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
     if bytes.first == UInt8(ascii: "@") {
       let name = bytes.slice(1, bytes.count)
-      guard UserName.isValid(utf8: name) else { return nil }
+      guard UserName.isValid(utf8: name) || Self.isRemoteUser(name) else { return nil }
       self = .user(string(name))
     } else if let room = RoomName(utf8: bytes) {
       self = .room(room)
@@ -187,5 +187,21 @@ public struct MessageID: Hashable, Comparable, Sendable, CustomStringConvertible
 
   public static func < (lhs: MessageID, rhs: MessageID) -> Bool {
     lhs.value < rhs.value
+  }
+}
+
+extension Target {
+  /// `user@node`: a user of another host sharing rooms with this one
+  /// (chatbroker(8), "FEDERATION"); the node is 1 to 32 of `a-z 0-9 _ -`.
+  static func isRemoteUser(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    guard let at = bytes.lastIndex(of: UInt8(ascii: "@")), at > 0 else { return false }
+    let node = bytes.slice(at + 1, bytes.count)
+    guard (1...32).contains(node.count) else { return false }
+    let nodeValid = node.allSatisfy {
+      ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z"))
+        || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || $0 == UInt8(ascii: "_")
+        || $0 == UInt8(ascii: "-")
+    }
+    return nodeValid && UserName.isValid(utf8: bytes.slice(0, at))
   }
 }

@@ -1,5 +1,5 @@
 /// The version shown by `--version` and in every `HELLO` line.
-public let chatbrokerVersion = "1.2.0"
+public let chatbrokerVersion = "1.3.0"
 
 /// The version of the line protocol; `HELLO` carries the broker version,
 /// whose major number follows this.

@@ -23,6 +23,7 @@ let modes: [BenchmarkMode] = [
   ScheduleBenchmark.mode,
   DurableBenchmark.mode,
   JSONBenchmark.mode,
+  FederationBenchmark.mode,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

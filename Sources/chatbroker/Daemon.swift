@@ -48,6 +48,7 @@ final class Daemon: @unchecked Sendable {
     let users = SystemUsers()
     let engine = Engine(
       limits: options.limits, clock: clock, users: users, journal: journal, log: log)
+    federate(engine)
     replay(journal, into: engine, now: clock.now)
 
     let sockets = socketPath.map { [bindSocket($0)] + bindIRCSocket() } ?? passed
@@ -62,7 +63,7 @@ final class Daemon: @unchecked Sendable {
     let status = StatusReporter(queue: queue, enabled: environment["NOTIFY_SOCKET"] != nil) {
       Self.statusText(
         connections: server.connectionCount, rooms: engine.roomCount,
-        pending: engine.pendingCount)
+        pending: engine.pendingCount) + (server.federationState.map { ", link \($0)" } ?? "")
     }
     server.onStatusChange = { status.changed() }
     // Nothing unsaved may ever be acknowledged: a journal that cannot be
@@ -83,6 +84,7 @@ final class Daemon: @unchecked Sendable {
         log.info("listening", ["irc_tcp": "\(options.ircListenText)", "fd": "\(tcp)"])
       }
       engine.finishReplay()
+      startFederation(server, engine)
       // A journal that grew over the last run is compacted now, not once
       // it has doubled again (see FileJournal.shouldCompact).
       server.compactIfDue()
@@ -309,7 +311,7 @@ final class Daemon: @unchecked Sendable {
   /// Ends a start-up that cannot go on. Under systemd the line is logged at
   /// priority err (`<3>`), and the message becomes the unit's status text,
   /// so `systemctl status chatbroker` shows why it failed.
-  private func fail(_ message: String, status: ExitCode) -> Never {
+  func fail(_ message: String, status: ExitCode) -> Never {
     let prefix = Logger.stderrIsJournal() ? "<3>" : ""
     FileHandle.standardError.write(Data("\(prefix)chatbroker: \(message)\n".utf8))
     Systemd.notify("STATUS=cannot start: \(message)")

@@ -16,6 +16,8 @@ struct Options {
   var ircBacklog = 50
   /// `--irc-listen`: a loopback address and port for IRC over TCP.
   var ircListen: (address: in_addr, port: UInt16)?
+  /// `--nats`, `--node`, `--share` and the NATS credentials.
+  var federation = FederationOptions()
 
   static let usage = """
     usage: chatbroker [-hV] [--socket path] [--socket-mode mode] [--state-dir dir]
@@ -25,6 +27,9 @@ struct Options {
                       [--sessions-per-user n] [--output-limit bytes]
                       [--max-rooms n] [--new-rooms-per-minute n]
                       [--irc-socket path] [--irc-listen address:port] [--irc-backlog n]
+                      [--nats urls] [--node name] [--share patterns]
+                      [--nats-user user] [--nats-password password] [--nats-token token]
+                      [--nats-creds file] [--nats-replicas n]
     """
 
   static let help = """
@@ -53,6 +58,16 @@ struct Options {
       --irc-listen address:port  also IRC over TCP, on a loopback address only
                            (127.0.0.1:6667); the owner is read from /proc/net/tcp
       --irc-backlog n      lines of a room an IRC client gets on JOIN (default 50, 0 for none)
+      --nats urls          NATS servers of the JetStream cluster that shares rooms with
+                           other hosts (nats://host:port, separated by commas)
+      --node name          this host's name in the federation (default: the host name)
+      --share patterns     rooms shared with the other hosts: fnmatch(3) patterns
+                           (#ops, '#team-*'), separated by commas; default none
+      --nats-user user     NATS user name (with --nats-password)
+      --nats-password password  NATS password
+      --nats-token token   NATS token
+      --nats-creds file    NATS credentials file (JWT and NKey seed)
+      --nats-replicas n    replicas of the stream if this host creates it (default 3)
       -h, --help           show this help
       -V, --version        show the version
 
@@ -120,10 +135,16 @@ struct Options {
           return bad(argument, "a whole number from 1 to \(Limits.maximumLineBytes)")
         }
         options.setLimit(argument, number)
+      case _ where FederationOptions.names.contains(argument):
+        guard let text = next() else { return missing(argument) }
+        if let expected = options.federation.set(argument, text) { return bad(argument, expected) }
       default:
         return .exit(message: "chatbroker: unknown option \(argument)\n\(usage)", status: .usage)
       }
       index += 1
+    }
+    if let clash = options.federation.check() {
+      return .exit(message: "chatbroker: \(clash)\n\(usage)", status: .usage)
     }
     return .run(options)
   }

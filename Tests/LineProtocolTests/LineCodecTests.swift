@@ -9,8 +9,8 @@ private let due = Timestamp(milliseconds: 1_796_061_600_000)  // 2026-11-30T18:0
 /// writes it.
 private let examples: [(BrokerEvent, String)] = [
   (
-    .hello(version: "1.2.0", user: "alice", text: "welcome alice, type HELP for commands"),
-    "HELLO 1.2.0 alice :welcome alice, type HELP for commands"
+    .hello(version: "1.3.0", user: "alice", text: "welcome alice, type HELP for commands"),
+    "HELLO 1.3.0 alice :welcome alice, type HELP for commands"
   ),
   (.ok(.join, fields: ["#ops", "2"]), "OK JOIN #ops 2"),
   (.ok(.markRead, fields: ["@bob", "k3"]), "OK MARKREAD @bob k3"),

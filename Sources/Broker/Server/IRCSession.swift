@@ -570,7 +570,7 @@ final class IRCSession {
     case .scheduled(let id, let target, let due, _, let rule, let text):
       let when = rule.map { "\(due) (\($0))" } ?? due.description
       return serviceNotice("\(id) to \(shown(target, author: nick)) at \(when): \(text)").bytes
-    case .room(let room, let count):
+    case .room(let room, let count, _):
       return numeric(.list, [room.description, String(count), ""]).bytes
     case .member(_, let who):
       members.append(who)
@@ -724,7 +724,7 @@ final class IRCSession {
     from author: String, to target: String, text: String, tags: [IRCTag],
     command: String = "PRIVMSG"
   ) -> [UInt8] {
-    let source = "\(author)!\(author)@\(serverName)"
+    let source = Self.source(author, serverName: serverName)
     let room = IRCText.room(source: source, command: command, target: target)
     var bytes: [UInt8] = []
     for (index, piece) in IRCText.split(text, maximumBytes: room).enumerated() {
@@ -733,6 +733,16 @@ final class IRCSession {
         .encoded(trailing: true)
     }
     return bytes
+  }
+
+  /// The source of a line by `author`: `alice!alice@host`; a user of
+  /// another host, `alice@h2` on the line protocol, is `alice|h2!alice@h2`,
+  /// since a nick cannot hold `@` (chatbroker(8), "FEDERATION").
+  static func source(_ author: String, serverName: String) -> String {
+    guard let at = author.lastIndex(of: "@") else { return "\(author)!\(author)@\(serverName)" }
+    let user = author[..<at]
+    let node = author[author.index(after: at)...]
+    return "\(user)|\(node)!\(user)@\(node)"
   }
 
   private func whoLine(room: String, member: String) -> Action {

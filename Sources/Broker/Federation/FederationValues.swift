@@ -1,0 +1,130 @@
+import Glibc
+import LineProtocol
+
+/// Which rooms this host shares, and under which node name (chatbroker(8),
+/// "FEDERATION"). A room that no pattern matches never leaves the host.
+public struct FederationSettings: Sendable {
+  /// This host's name in the federation: `alice` here is `alice@node` on
+  /// every other host.
+  public var node: String
+  /// fnmatch(3) patterns of room names, `#ops` or `#team-*`.
+  public var patterns: [String]
+
+  public init(node: String, patterns: [String]) {
+    self.node = node
+    self.patterns = patterns
+  }
+
+  public func shares(_ room: RoomName) -> Bool {
+    let name = room.description
+    return patterns.contains { fnmatch($0, name, 0) == 0 }
+  }
+
+  /// A node name: 1 to 32 of `a-z 0-9 _ -`, so that it is one NATS
+  /// subject token and cannot be mistaken for part of a user name.
+  public static func isValidNode(_ name: String) -> Bool {
+    (1...32).contains(name.utf8.count)
+      && name.utf8.allSatisfy {
+        ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z"))
+          || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || $0 == UInt8(ascii: "_")
+          || $0 == UInt8(ascii: "-")
+      }
+  }
+}
+
+/// The ids of lines that came through the stream: the stream sequence
+/// above a base that local counters never reach, so that a line has the
+/// same id on every host and no local id can be taken for it. Written in
+/// base 36 they are the 12-character ids starting with `z`.
+public enum FederatedID {
+  /// 35 * 36^11: `z00000000000`.
+  public static let base: UInt64 = 4_606_759_634_479_349_760
+
+  public static func id(forSequence sequence: UInt64) -> MessageID? {
+    guard sequence >= 1, sequence <= MessageID.maximumValue - base else { return nil }
+    return MessageID(value: base + sequence)
+  }
+}
+
+/// A line said on this host in a shared room, journaled and acknowledged,
+/// waiting to be published to the stream (chatbroker(8), "FEDERATION").
+public struct OutboxLine: Equatable, Sendable {
+  /// The id its author's `OK SAY` named; with the node, the stream's
+  /// de-duplication id.
+  public var id: MessageID
+  /// The node it is published as: this host's.
+  public var node: String
+  /// A shared room, or `@user@node` for a direct message to another host.
+  public var target: Target
+  public var author: String
+  public var time: Timestamp
+  public var text: String
+
+  public init(
+    id: MessageID, node: String, target: Target, author: String, time: Timestamp, text: String
+  ) {
+    self.id = id
+    self.node = node
+    self.target = target
+    self.author = author
+    self.time = time
+    self.text = text
+  }
+}
+
+/// Where a line stands in the stream: its sequence, the node whose subject
+/// it was published under (the only author a node can vouch for), and the
+/// id it had in that node's outbox.
+public struct StreamPosition: Equatable, Sendable {
+  public var sequence: UInt64
+  public var node: String
+  public var origin: MessageID
+
+  public init(sequence: UInt64, node: String, origin: MessageID) {
+    self.sequence = sequence
+    self.node = node
+    self.origin = origin
+  }
+}
+
+/// A line read from the stream, as the link hands it to the engine.
+public struct StreamLine: Equatable, Sendable {
+  public var position: StreamPosition
+  /// As published: a room, or `@user@node`.
+  public var target: Target
+  /// The author's login name on their own host, without `@node`.
+  public var user: String
+  public var time: Timestamp
+  public var text: String
+
+  public init(
+    position: StreamPosition, target: Target, user: String, time: Timestamp, text: String
+  ) {
+    self.position = position
+    self.target = target
+    self.user = user
+    self.time = time
+    self.text = text
+  }
+}
+
+/// The engine's journaled federation state: the outbox, and how far into
+/// the stream this host has applied (the last sequence, and per node the
+/// last outbox id, so that a line published twice is shown once).
+struct FederationState {
+  var settings: FederationSettings?
+  var outbox: [OutboxLine] = []
+  var sequence: UInt64 = 0
+  var lastOrigin: [String: MessageID] = [:]
+  /// Which connection said each outbox line, while this process runs: it
+  /// got `OK SAY`, and not the line again when the stream brings it back,
+  /// as in a local room. Not journaled.
+  var senders: [MessageID: ConnectionID] = [:]
+
+  /// What a rollback restores: everything but the settings.
+  var durable: FederationState {
+    var copy = self
+    copy.settings = nil
+    return copy
+  }
+}

@@ -1,0 +1,91 @@
+import Dispatch
+import LineProtocol
+
+/// The link to the shared stream as the shell sees it (chatbroker(8),
+/// "FEDERATION"). The NatsLink target implements it with libnats; the
+/// engine and the shell see only values.
+public protocol FederationLink: AnyObject, Sendable {
+  /// Durable outbox lines, in order, each offered once: the link publishes
+  /// them in that order, retrying each until the stream has stored it.
+  func publish(_ lines: [OutboxLine])
+  /// Read the stream again from `sequence`: what was read after it was
+  /// not applied (the journal could not be written, or was rolled back).
+  /// Lines read from then on are delivered with `epoch`; earlier ones, still
+  /// on their way, are ignored.
+  func restart(from sequence: UInt64, epoch: Int)
+}
+
+/// What the server keeps about its link: what it offered and read so far,
+/// and the link's state for the log and `STATUS=`.
+final class FederationBridge {
+  let link: FederationLink
+  var offeredUpTo: MessageID?
+  var readUpTo: UInt64
+  var epoch = 0
+  var state = "connecting"
+  /// The state with its details as last logged: each change is logged once.
+  var lastReport = ""
+
+  init(link: FederationLink, readUpTo: UInt64) {
+    self.link = link
+    self.readUpTo = readUpTo
+  }
+}
+
+extension Server {
+  /// Connects the engine's shared rooms to `link`, on the queue, once the
+  /// journal is replayed.
+  public func attachFederation(_ link: FederationLink) {
+    federation = FederationBridge(link: link, readUpTo: engine.streamSequence)
+    offerDurableOutbox()
+  }
+
+  /// The link's state, for `STATUS=`: nil without a federation.
+  public var federationState: String? { federation?.state }
+
+  /// From the link's threads: lines read from the stream, in order, since
+  /// the restart that started `epoch`.
+  public func deliver(_ lines: [StreamLine], epoch: Int) {
+    queue.async { [unowned self] in
+      guard let federation, epoch == federation.epoch else { return }
+      for line in lines where line.position.sequence > federation.readUpTo {
+        federation.readUpTo = line.position.sequence
+        guard engine.receive(line) else { break }
+      }
+      afterEvent()
+    }
+  }
+
+  /// From the link's threads: the link's state changed.
+  public func federationStateChanged(_ state: String, _ fields: [String: String] = [:]) {
+    queue.async { [unowned self] in
+      let report = "\(state) \(fields.sorted { $0.key < $1.key })"
+      guard let federation, federation.lastReport != report else { return }
+      federation.state = state
+      federation.lastReport = report
+      log.log(
+        .info, "federation link \(state)",
+        fields: [("node", engine.federationSettings?.node ?? "")]
+          + fields.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+      onStatusChange?()
+    }
+  }
+
+  /// After every event: hands newly durable outbox lines to the link, and
+  /// sends it back to read again when lines it read were not applied.
+  func offerDurableOutbox() {
+    guard let federation else { return }
+    if engine.streamSequence < federation.readUpTo {
+      federation.readUpTo = engine.streamSequence
+      federation.epoch += 1
+      federation.link.restart(from: engine.streamSequence + 1, epoch: federation.epoch)
+    }
+    let durable = engine.durableOutbox
+    guard let last = durable.last, federation.offeredUpTo.map({ last.id > $0 }) ?? true else {
+      return
+    }
+    let fresh = durable.filter { line in federation.offeredUpTo.map { line.id > $0 } ?? true }
+    federation.offeredUpTo = last.id
+    federation.link.publish(fresh)
+  }
+}

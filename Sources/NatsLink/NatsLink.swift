@@ -1,0 +1,413 @@
+import Broker
+import CNats
+import Foundation
+import LineProtocol
+
+/// The JetStream link of a host's shared rooms (chatbroker(8),
+/// "FEDERATION"): one stream, `CHAT`, with a subject per room and node
+/// (`chat.room.<room>.<node>`) and per node for direct messages
+/// (`chat.dm.<to-node>.<node>`). A publisher thread publishes the outbox in
+/// order, each line with `Nats-Msg-Id` `<node>:<id>` so that a line sent
+/// again after a lost acknowledgement is stored once; a reader thread reads
+/// the whole stream through a pull consumer named after the node, from
+/// the sequence the journal says comes next. libnats reconnects by itself;
+/// both threads retry until it does.
+public final class NatsLink: FederationLink, @unchecked Sendable {
+  public struct Configuration: Sendable {
+    public var servers: [String]
+    public var node: String
+    public var user: String?
+    public var password: String?
+    public var token: String?
+    public var credentialsFile: String?
+    /// Replicas of the stream when this host creates it.
+    public var replicas = 3
+    public var stream = "CHAT"
+
+    public init(servers: [String], node: String) {
+      self.servers = servers
+      self.node = node
+    }
+  }
+
+  public typealias Deliver = @Sendable ([StreamLine], Int) -> Void
+  public typealias Report = @Sendable (String, [String: String]) -> Void
+
+  let configuration: Configuration
+  let deliver: Deliver
+  let report: Report
+  let condition = NSCondition()
+  /// Guarded by `condition`.
+  var pending: [OutboxLine] = []
+  var nextSequence: UInt64
+  var epoch = 0
+  var restartRequested = false
+  var stopped = false
+  var connection: OpaquePointer?
+  var jetStream: OpaquePointer?
+
+  public init(
+    _ configuration: Configuration, from sequence: UInt64, deliver: @escaping Deliver,
+    report: @escaping Report
+  ) {
+    self.configuration = configuration
+    self.nextSequence = sequence
+    self.deliver = deliver
+    self.report = report
+  }
+
+  /// Connects (in the background: an unreachable cluster is retried) and
+  /// starts the threads. Throws only for a configuration libnats refuses.
+  public func start() throws(NatsError) {
+    var options: OpaquePointer?
+    try check(natsOptions_Create(&options), "natsOptions_Create")
+    defer { natsOptions_Destroy(options) }
+    try withCStrings(configuration.servers) { servers throws(NatsError) in
+      try check(
+        natsOptions_SetServers(options, servers, Int32(configuration.servers.count)),
+        "the NATS server URLs")
+    }
+    if let user = configuration.user {
+      try check(
+        natsOptions_SetUserInfo(options, user, configuration.password ?? ""), "--nats-user")
+    }
+    if let token = configuration.token {
+      try check(natsOptions_SetToken(options, token), "--nats-token")
+    }
+    if let file = configuration.credentialsFile {
+      try check(natsOptions_SetUserCredentialsFromFiles(options, file, nil), "--nats-creds")
+    }
+    // The operator's list is the truth: a host cut off from its servers
+    // must not wander to others it heard of.
+    natsOptions_SetIgnoreDiscoveredServers(options, true)
+    natsOptions_SetMaxReconnect(options, -1)
+    natsOptions_SetReconnectWait(options, 250)
+    natsOptions_SetTimeout(options, 2000)
+    natsOptions_SetName(options, "chatbroker \(configuration.node)")
+    natsOptions_SetRetryOnFailedConnect(options, true, nil, nil)
+    let context = Unmanaged.passUnretained(self).toOpaque()
+    natsOptions_SetDisconnectedCB(
+      options,
+      { _, closure in
+        guard let closure else { return }
+        Unmanaged<NatsLink>.fromOpaque(closure).takeUnretainedValue().report("disconnected", [:])
+      }, context)
+    natsOptions_SetReconnectedCB(
+      options,
+      { _, closure in
+        guard let closure else { return }
+        Unmanaged<NatsLink>.fromOpaque(closure).takeUnretainedValue().report("connected", [:])
+      }, context)
+    // Asynchronous errors, a permissions violation above all: the server
+    // says which subject it refused.
+    natsOptions_SetErrorHandler(
+      options,
+      { connection, _, status, closure in
+        guard let closure else { return }
+        var text: UnsafePointer<CChar>?
+        _ = natsConnection_GetLastError(connection, &text)
+        let reason = text.map { String(cString: $0) } ?? String(cString: natsStatus_GetText(status))
+        Unmanaged<NatsLink>.fromOpaque(closure).takeUnretainedValue().report(
+          "refused by the NATS server", ["reason": reason])
+      }, context)
+    var connection: OpaquePointer?
+    let status = natsConnection_Connect(&connection, options)
+    guard status == NATS_OK || status == NATS_NOT_YET_CONNECTED else {
+      throw NatsError(status, "cannot connect to \(configuration.servers.joined(separator: ","))")
+    }
+    report(status == NATS_OK ? "connected" : "connecting", [:])
+    var jsOptions = jsOptions()
+    jsOptions_Init(&jsOptions)
+    jsOptions.Wait = 2000
+    var jetStream: OpaquePointer?
+    try check(natsConnection_JetStream(&jetStream, connection, &jsOptions), "JetStream")
+    self.connection = connection
+    self.jetStream = jetStream
+    Thread.detachNewThread { [self] in publishLoop() }
+    Thread.detachNewThread { [self] in readLoop() }
+  }
+
+  public func publish(_ lines: [OutboxLine]) {
+    condition.lock()
+    pending.append(contentsOf: lines)
+    condition.signal()
+    condition.unlock()
+  }
+
+  public func restart(from sequence: UInt64, epoch: Int) {
+    condition.lock()
+    nextSequence = sequence
+    self.epoch = epoch
+    restartRequested = true
+    condition.unlock()
+  }
+
+  // MARK: - Publishing
+
+  /// `chat.room.<room>.<node>` for a room, `chat.dm.<to-node>.<node>` for
+  /// a direct message: the publishing node is always the last token.
+  static func subject(for target: Target, node: String) -> String? {
+    switch target {
+    case .room(let room):
+      // Room names may hold dots, which separate subject tokens; `~` never
+      // appears in one.
+      let token = room.description.dropFirst().replacingOccurrences(of: ".", with: "~")
+      return "chat.room.\(token).\(node)"
+    case .user(let name):
+      guard let at = name.lastIndex(of: "@") else { return nil }
+      return "chat.dm.\(name[name.index(after: at)...]).\(node)"
+    }
+  }
+
+  private func publishLoop() {
+    var failing = false
+    while true {
+      condition.lock()
+      while pending.isEmpty && !stopped { condition.wait() }
+      guard !stopped, let line = pending.first else {
+        condition.unlock()
+        return
+      }
+      condition.unlock()
+      let payload = JournalRecord.outbox(line).jsonLine
+      guard let subject = Self.subject(for: line.target, node: configuration.node) else {
+        // Never written by the engine: a line with no subject is dropped
+        // rather than block the lines after it.
+        condition.lock()
+        pending.removeFirst()
+        condition.unlock()
+        continue
+      }
+      let messageID = "\(configuration.node):\(line.id)"
+      var options = jsPubOptions()
+      jsPubOptions_Init(&options)
+      options.MaxWait = 2000
+      var errorCode = jsErrCode(0)
+      let status = messageID.withCString { id in
+        options.MsgId = id
+        return payload.withUnsafeBytes { bytes in
+          js_Publish(
+            nil, jetStream, subject, bytes.baseAddress, Int32(bytes.count), &options, &errorCode)
+        }
+      }
+      if status == NATS_OK {
+        condition.lock()
+        pending.removeFirst()
+        condition.unlock()
+        if failing {
+          failing = false
+          report("publishing", [:])
+        }
+      } else {
+        if !failing {
+          failing = true
+          report(
+            "waiting to publish",
+            ["reason": NatsError(status, "publish", code: errorCode).description])
+        }
+        nats_Sleep(250)
+      }
+    }
+  }
+
+  // MARK: - Reading
+
+  private func readLoop() {
+    while !isStopped {
+      guard ensureStream() else {
+        nats_Sleep(500)
+        continue
+      }
+      condition.lock()
+      let start = nextSequence
+      let epoch = self.epoch
+      restartRequested = false
+      condition.unlock()
+      guard let subscription = subscribe(from: start) else {
+        nats_Sleep(500)
+        continue
+      }
+      readBatches(subscription, epoch: epoch)
+      natsSubscription_Destroy(subscription)
+      nats_Sleep(100)
+    }
+  }
+
+  private var isStopped: Bool {
+    condition.lock()
+    defer { condition.unlock() }
+    return stopped
+  }
+
+  /// The stream exists, or this host created it.
+  private func ensureStream() -> Bool {
+    var info: UnsafeMutablePointer<jsStreamInfo>?
+    var errorCode = jsErrCode(0)
+    var status = js_GetStreamInfo(&info, jetStream, configuration.stream, nil, &errorCode)
+    if status == NATS_OK {
+      jsStreamInfo_Destroy(info)
+      return true
+    }
+    guard status == NATS_NOT_FOUND || errorCode == jsErrCode(10059) else { return false }
+    var config = jsStreamConfig()
+    jsStreamConfig_Init(&config)
+    config.Storage = js_FileStorage
+    config.Replicas = Int64(configuration.replicas)
+    config.Duplicates = 120 * 1_000_000_000
+    status = configuration.stream.withCString { name in
+      config.Name = name
+      return withCStrings(["chat.>"]) { subjects in
+        config.Subjects = subjects
+        config.SubjectsLen = 1
+        return js_AddStream(&info, jetStream, &config, nil, &errorCode)
+      }
+    }
+    if status == NATS_OK {
+      jsStreamInfo_Destroy(info)
+      report("created the stream", ["stream": configuration.stream])
+      return true
+    }
+    report(
+      "cannot create the stream",
+      ["reason": NatsError(status, "js_AddStream", code: errorCode).description])
+    return false
+  }
+
+  /// The node's pull consumer, made afresh to start at `start`: the journal,
+  /// not the consumer, knows what this host has applied.
+  private func subscribe(from start: UInt64) -> OpaquePointer? {
+    var errorCode = jsErrCode(0)
+    _ = js_DeleteConsumer(jetStream, configuration.stream, configuration.node, nil, &errorCode)
+    var options = jsSubOptions()
+    jsSubOptions_Init(&options)
+    options.Config.AckPolicy = js_AckAll
+    options.Config.DeliverPolicy = start <= 1 ? js_DeliverAll : js_DeliverByStartSequence
+    options.Config.OptStartSeq = start <= 1 ? 0 : start
+    var subscription: OpaquePointer?
+    let status = configuration.stream.withCString { stream in
+      options.Stream = stream
+      return js_PullSubscribe(
+        &subscription, jetStream, "chat.>", configuration.node, nil, &options, &errorCode)
+    }
+    guard status == NATS_OK else {
+      report(
+        "cannot read the stream",
+        ["reason": NatsError(status, "js_PullSubscribe", code: errorCode).description])
+      return nil
+    }
+    report("reading", ["from_seq": "\(start)"])
+    return subscription
+  }
+
+  private func readBatches(_ subscription: OpaquePointer, epoch: Int) {
+    var caughtUp = false
+    var failures = 0
+    while true {
+      condition.lock()
+      let stop = stopped || restartRequested
+      condition.unlock()
+      if stop { return }
+      var list = natsMsgList()
+      var errorCode = jsErrCode(0)
+      let status = natsSubscription_Fetch(&list, subscription, 256, 1000, &errorCode)
+      if status == NATS_TIMEOUT {
+        if !caughtUp {
+          caughtUp = true
+          report("caught up", [:])
+        }
+        continue
+      }
+      guard status == NATS_OK else {
+        failures += 1
+        if failures == 1 {
+          report(
+            "cannot read the stream",
+            ["reason": NatsError(status, "fetch", code: errorCode).description])
+        }
+        if failures >= 5 { return }
+        nats_Sleep(250)
+        continue
+      }
+      failures = 0
+      var lines: [StreamLine] = []
+      var last: UInt64 = 0
+      var pendingAfter: UInt64 = 0
+      for index in 0..<Int(list.Count) {
+        guard let message = list.Msgs[index] else { continue }
+        var metadata: UnsafeMutablePointer<jsMsgMetaData>?
+        guard natsMsg_GetMetaData(&metadata, message) == NATS_OK, let metadata else { continue }
+        let sequence = metadata.pointee.Sequence.Stream
+        pendingAfter = metadata.pointee.NumPending
+        jsMsgMetaData_Destroy(metadata)
+        last = sequence
+        if let line = Self.line(message, sequence: sequence) { lines.append(line) }
+      }
+      if list.Count > 0, let message = list.Msgs[Int(list.Count) - 1] {
+        _ = natsMsg_Ack(message, nil)
+      }
+      natsMsgList_Destroy(&list)
+      condition.lock()
+      let current = self.epoch == epoch && !restartRequested
+      if current && last > 0 { nextSequence = last + 1 }
+      condition.unlock()
+      if current && last > 0 { deliver(lines, epoch) }
+      if pendingAfter == 0 && !caughtUp {
+        caughtUp = true
+        report("caught up", ["seq": "\(last)"])
+      } else if pendingAfter > 0 {
+        caughtUp = false
+      }
+    }
+  }
+
+  /// A message of the stream as a line, or nil when it is not one: its
+  /// payload must be an outbox record of the very node whose subject it
+  /// was published under, which NATS permissions make the only node able
+  /// to publish there.
+  static func line(_ message: OpaquePointer, sequence: UInt64) -> StreamLine? {
+    guard let subjectPointer = natsMsg_GetSubject(message) else { return nil }
+    let subject = String(cString: subjectPointer)
+    guard let node = subject.split(separator: ".").last.map(String.init) else { return nil }
+    let length = Int(natsMsg_GetDataLength(message))
+    guard length > 0, let data = natsMsg_GetData(message) else { return nil }
+    var bytes = [UInt8](
+      UnsafeRawBufferPointer(start: data, count: length))
+    if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
+    let record = try? bytes.withUnsafeBufferPointer { buffer in
+      try JournalRecord(jsonLine: buffer)
+    }
+    guard case .outbox(let line) = record, line.node == node,
+      subject == Self.subject(for: line.target, node: node)
+    else { return nil }
+    return StreamLine(
+      position: StreamPosition(sequence: sequence, node: node, origin: line.id),
+      target: line.target, user: line.author, time: line.time, text: line.text)
+  }
+}
+
+/// A libnats call failed.
+public struct NatsError: Error, CustomStringConvertible {
+  public var description: String
+
+  init(_ status: natsStatus, _ what: String, code: jsErrCode = jsErrCode(0)) {
+    let text = natsStatus_GetText(status).map { String(cString: $0) } ?? "status \(status)"
+    description =
+      "\(what): \(text)" + (code.rawValue != 0 ? " (JetStream error \(code.rawValue))" : "")
+  }
+}
+
+func check(_ status: natsStatus, _ what: String) throws(NatsError) {
+  guard status == NATS_OK else { throw NatsError(status, what) }
+}
+
+/// Calls `body` with the strings as a C array of C strings.
+func withCStrings<R, E: Error>(
+  _ strings: [String], _ body: (UnsafeMutablePointer<UnsafePointer<CChar>?>) throws(E) -> R
+) throws(E) -> R {
+  let copies = strings.map { strdup($0) }
+  defer { for copy in copies { free(copy) } }
+  var pointers = copies.map { UnsafePointer<CChar>($0) }
+  return try pointers.withUnsafeMutableBufferPointer { buffer throws(E) in
+    try body(buffer.baseAddress!)
+  }
+}

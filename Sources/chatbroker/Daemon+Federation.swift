@@ -1,0 +1,38 @@
+import Broker
+import Foundation
+import NatsLink
+
+extension Daemon {
+  /// Tells the engine which rooms are shared, before the journal is
+  /// replayed (chatbroker(8), "FEDERATION").
+  func federate(_ engine: Engine) {
+    guard let settings = options.federation.settings else { return }
+    engine.federate(settings)
+    log.info(
+      "sharing rooms",
+      [
+        "node": settings.node, "share": settings.patterns.joined(separator: ","),
+        "nats": options.federation.servers.joined(separator: ","),
+      ])
+  }
+
+  /// Starts the link to the stream, on the queue, once the journal is
+  /// replayed: it reads on after the last sequence the journal applied.
+  func startFederation(_ server: Server, _ engine: Engine) {
+    guard options.federation.settings != nil else { return }
+    let link = NatsLink(
+      options.federation.linkConfiguration, from: engine.streamSequence + 1,
+      deliver: { [unowned server] lines, epoch in server.deliver(lines, epoch: epoch) },
+      report: { [unowned server] state, fields in server.federationStateChanged(state, fields) })
+    server.attachFederation(link)
+    // Connecting may take the NATS client's timeout per server: not on the
+    // queue, which serves clients meanwhile.
+    Thread.detachNewThread { [self] in
+      do throws(NatsError) {
+        try link.start()
+      } catch {
+        fail("cannot start the NATS link: \(error.description)", status: ExitCode.configuration)
+      }
+    }
+  }
+}

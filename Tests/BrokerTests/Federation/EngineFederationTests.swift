@@ -1,0 +1,237 @@
+import Broker
+import LineProtocol
+import TestSupport
+import Testing
+
+/// The engine's side of shared rooms (chatbroker(8), "FEDERATION"), on
+/// virtual time: the outbox, lines from the stream, and what a restart
+/// replays.
+@Suite("Engine: rooms shared across hosts")
+struct EngineFederationTests {
+  static let settings = FederationSettings(node: "h1", patterns: ["#ops", "#team-*"])
+
+  func federatedHarness() -> EngineHarness {
+    let harness = EngineHarness()
+    harness.engine.federate(Self.settings)
+    return harness
+  }
+
+  func line(
+    _ sequence: UInt64, node: String, origin: UInt64, user: String = "alice",
+    room: String = "#ops", text: String
+  ) -> StreamLine {
+    StreamLine(
+      position: StreamPosition(sequence: sequence, node: node, origin: MessageID(value: origin)),
+      target: Target(room)!, user: user,
+      time: Timestamp(rfc3339: "2026-11-30T17:00:00.000Z")!, text: text)
+  }
+
+  @Test("SAY in a shared room is acknowledged into the outbox and shown to nobody yet")
+  func sayGoesToOutbox() {
+    let harness = federatedHarness()
+    let alice = harness.connect("alice")
+    let bob = harness.connect("bob")
+    harness.send(bob, "JOIN #ops")
+    #expect(harness.send(alice, "SAY #ops :deploying") == ["OK SAY 1 2026-11-30T17:00:00.000Z"])
+    #expect(harness.output.take(bob) == [])
+    #expect(harness.engine.durableOutbox.map(\.text) == ["deploying"])
+    #expect(harness.send(bob, "HISTORY #ops") == ["OK HISTORY #ops 0"])
+  }
+
+  @Test("a room no pattern matches stays a local room")
+  func localRoomStaysLocal() {
+    let harness = federatedHarness()
+    let alice = harness.connect("alice")
+    let bob = harness.connect("bob")
+    harness.send(bob, "JOIN #lunch")
+    harness.send(alice, "SAY #lunch :pizza?")
+    #expect(harness.output.take(bob) == ["MSG #lunch 1 2026-11-30T17:00:00.000Z alice :pizza?"])
+    #expect(harness.engine.durableOutbox.isEmpty)
+  }
+
+  @Test("a line from the stream reaches every member once, but not the session that said it")
+  func streamLineIsShownOnce() {
+    let harness = federatedHarness()
+    let alice = harness.connect("alice")
+    let aliceAgain = harness.connect("alice")
+    harness.send(alice, "JOIN #ops")
+    harness.send(aliceAgain, "JOIN #ops")
+    harness.send(alice, "SAY #ops :deploying")
+    harness.engine.receive(line(1, node: "h2", origin: 7, user: "bob", text: "ok"))
+    harness.engine.receive(line(2, node: "h1", origin: 1, text: "deploying"))
+    // The same outbox line published twice, and a sequence already applied.
+    harness.engine.receive(line(3, node: "h1", origin: 1, text: "deploying"))
+    harness.engine.receive(line(2, node: "h2", origin: 8, user: "bob", text: "late"))
+    #expect(
+      harness.output.take(alice) == ["MSG #ops z00000000001 2026-11-30T17:00:00.000Z bob@h2 :ok"])
+    #expect(
+      harness.output.take(aliceAgain) == [
+        "MSG #ops z00000000001 2026-11-30T17:00:00.000Z bob@h2 :ok",
+        "MSG #ops z00000000002 2026-11-30T17:00:00.000Z alice :deploying",
+      ])
+    #expect(harness.engine.durableOutbox.isEmpty, "the line came back: it left the outbox")
+    #expect(harness.engine.streamSequence == 3)
+  }
+
+  @Test("a restart replays the outbox, the history and the stream position")
+  func restartReplaysFederationState() {
+    let harness = federatedHarness()
+    let alice = harness.connect("alice")
+    harness.send(alice, "SAY #ops :first")
+    harness.send(alice, "SAY #ops :second")
+    harness.engine.receive(line(5, node: "h1", origin: 1, text: "first"))
+    let restarted = EngineHarness()
+    restarted.engine.federate(Self.settings)
+    for record in harness.journal.records {
+      // Each record as the journal file holds it, read back.
+      let bytes = Array(record.jsonLine.dropLast())
+      let read = bytes.withUnsafeBufferPointer { try? JournalRecord(jsonLine: $0) }
+      #expect(read == record)
+      restarted.engine.replay(record)
+    }
+    restarted.engine.finishReplay()
+    #expect(restarted.engine.durableOutbox.map(\.text) == ["second"])
+    #expect(restarted.engine.streamSequence == 5)
+    let bob = restarted.connect("bob")
+    #expect(
+      restarted.send(bob, "HISTORY #ops") == [
+        "HIST #ops z00000000005 2026-11-30T17:00:00.000Z alice :first", "OK HISTORY #ops 1",
+      ])
+    // New local ids continue after the outbox's, never in the stream's range.
+    #expect(restarted.send(bob, "SAY @alice hi") == ["OK SAY 3 2026-11-30T17:00:00.000Z"])
+  }
+
+  @Test("a line from the stream that cannot be journaled is not shown, and is read again")
+  func journalFailureLeavesThePosition() {
+    let harness = federatedHarness()
+    let alice = harness.connect("alice")
+    harness.send(alice, "JOIN #ops")
+    harness.journal.failing = true
+    #expect(!harness.engine.receive(line(1, node: "h2", origin: 1, user: "bob", text: "hi")))
+    #expect(harness.output.take(alice) == [])
+    #expect(harness.engine.streamSequence == 0)
+    harness.journal.failing = false
+    #expect(harness.engine.receive(line(1, node: "h2", origin: 1, user: "bob", text: "hi")))
+    #expect(harness.output.take(alice).count == 1)
+  }
+
+  @Test(
+    "a direct message to alice@h2 goes into the outbox; h2's reply is bob's conversation with alice@h2, same ids"
+  )
+  func directMessages() {
+    let harness = federatedHarness()
+    let bob = harness.connect("bob")
+    let bobAgain = harness.connect("bob")
+    #expect(harness.send(bob, "SAY @alice@h2 :hi from h1")[0].hasPrefix("OK SAY 1 "))
+    #expect(harness.engine.durableOutbox.map(\.target.description) == ["@alice@h2"])
+    // Our line comes back; alice's answer comes from h2; a line between
+    // two other hosts is not ours to keep.
+    harness.engine.receive(
+      line(1, node: "h1", origin: 1, user: "bob", room: "@alice@h2", text: "hi from h1"))
+    harness.engine.receive(line(2, node: "h2", origin: 5, room: "@bob@h1", text: "hello bob"))
+    harness.engine.receive(line(3, node: "h2", origin: 6, room: "@carol@h3", text: "not here"))
+    #expect(
+      harness.output.take(bob) == [
+        "MSG @alice@h2 z00000000002 2026-11-30T17:00:00.000Z alice@h2 :hello bob"
+      ])
+    #expect(harness.output.take(bobAgain).count == 2)
+    #expect(
+      harness.send(bob, "HISTORY @alice@h2") == [
+        "HIST @alice@h2 z00000000001 2026-11-30T17:00:00.000Z bob :hi from h1",
+        "HIST @alice@h2 z00000000002 2026-11-30T17:00:00.000Z alice@h2 :hello bob",
+        "OK HISTORY @alice@h2 2",
+      ])
+    #expect(harness.engine.streamSequence == 3)
+  }
+
+  @Test("without a federation, @alice@h2 is refused with NOSUCHUSER")
+  func directMessageWithoutFederation() {
+    let harness = EngineHarness()
+    let bob = harness.connect("bob")
+    #expect(harness.send(bob, "SAY @alice@h2 hi")[0].hasPrefix("ERR SAY NOSUCHUSER :"))
+  }
+
+  @Test("IRC clients see a user of another host as nick alice|h2, mask alice@h2")
+  func ircSource() {
+    let harness = federatedHarness()
+    let irc = IRCHarness(harness)
+    let carol = irc.connect("carol")
+    irc.send(carol, "JOIN #ops")
+    harness.engine.receive(line(1, node: "h2", origin: 3, text: "from afar"))
+    #expect(irc.take(carol) == [":alice|h2!alice@h2 PRIVMSG #ops :from afar"])
+  }
+
+  @Test("ROOMS marks shared rooms SHARED, and only them")
+  func roomsMarksShared() {
+    let harness = federatedHarness()
+    let alice = harness.connect("alice")
+    for room in ["#ops", "#lunch", "#team-a"] { harness.send(alice, "JOIN \(room)") }
+    #expect(
+      harness.send(alice, "ROOMS") == [
+        "ROOM #lunch 1", "ROOM #ops 1 SHARED", "ROOM #team-a 1 SHARED", "OK ROOMS 3",
+      ])
+  }
+
+  @Test("a compacted journal keeps the outbox and the stream position")
+  func compactionKeepsFederationState() {
+    let harness = federatedHarness()
+    let alice = harness.connect("alice")
+    harness.send(alice, "SAY #ops :first")
+    harness.send(alice, "SAY #ops :second")
+    harness.engine.receive(line(3, node: "h2", origin: 4, user: "bob", text: "hi"))
+    harness.engine.receive(line(4, node: "h1", origin: 1, text: "first"))
+    var records: [JournalRecord] = []
+    harness.engine.snapshot().forEachRecord { records.append($0) }
+    let restarted = EngineHarness()
+    restarted.engine.federate(Self.settings)
+    for record in records { restarted.engine.replay(record) }
+    restarted.engine.finishReplay()
+    #expect(restarted.engine.streamSequence == 4)
+    #expect(restarted.engine.durableOutbox.map(\.text) == ["second"])
+    let bob = restarted.connect("bob")
+    #expect(restarted.send(bob, "HISTORY #ops").count == 3)
+    // Lines already applied are not shown again, nor ids reused.
+    restarted.engine.receive(line(5, node: "h2", origin: 4, user: "bob", text: "hi"))
+    #expect(restarted.send(bob, "HISTORY #ops").count == 3)
+    #expect(restarted.send(bob, "SAY @alice hi") == ["OK SAY 3 2026-11-30T17:00:00.000Z"])
+  }
+
+  @Test("a line for a room this host does not share moves the position but shows nothing")
+  func unsharedRoomFromStream() {
+    let harness = federatedHarness()
+    let alice = harness.connect("alice")
+    harness.send(alice, "JOIN #secret")
+    harness.engine.receive(line(1, node: "h2", origin: 1, room: "#secret", text: "psst"))
+    #expect(harness.output.take(alice) == [])
+    #expect(harness.engine.streamSequence == 1)
+  }
+}
+
+@Suite("Engine: scheduled lines and shared rooms")
+struct EngineFederationScheduleTests {
+  @Test("a SAYAT line due in a shared room goes into the outbox under a fresh id, not into history")
+  func scheduledLineGoesToOutbox() {
+    let harness = EngineHarness()
+    harness.engine.federate(EngineFederationTests.settings)
+    let alice = harness.connect("alice")
+    harness.send(alice, "JOIN #ops")
+    #expect(harness.send(alice, "SAYAT #ops 18:30 :standup")[0].hasPrefix("OK SAYAT 1 "))
+    harness.send(alice, "SAY #ops :now")
+    harness.advance(to: "2026-11-30T17:30:00.000Z")
+    #expect(harness.output.take(alice) == [])
+    #expect(harness.engine.durableOutbox.map(\.text) == ["now", "standup"])
+    #expect(harness.engine.durableOutbox.map(\.id.description) == ["2", "3"])
+    #expect(harness.send(alice, "SCHEDULED #ops") == ["OK SCHEDULED 0"])
+  }
+
+  @Test("SAYEVERY to a shared room is refused with LIMIT and a way out")
+  func seriesRefused() {
+    let harness = EngineHarness()
+    harness.engine.federate(EngineFederationTests.settings)
+    let alice = harness.connect("alice")
+    #expect(
+      harness.send(alice, "SAYEVERY #ops daily@09:00 :standup") == [
+        "ERR SAYEVERY LIMIT :#ops is shared with other hosts, and a series cannot go to a shared room; schedule each line with SAYAT"
+      ])
+  }
+}

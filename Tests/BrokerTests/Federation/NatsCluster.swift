@@ -1,0 +1,102 @@
+import Foundation
+import Glibc
+import Posix
+import TestSupport
+
+/// A three-server nats-server cluster with JetStream on loopback ports and
+/// temporary store directories, for the federation tests (chatbroker(8),
+/// "FEDERATION"). Users `h1`, `h2` and `h3` (password `p1`, ...) may each
+/// publish only under their own node's subjects, as in the man page's
+/// example. Every server is killed when the cluster is released.
+final class NatsCluster: @unchecked Sendable {
+  static let server = Tool.find("nats-server")
+
+  let directory: String
+  let clientPorts: [UInt16]
+  let routePorts: [UInt16]
+  private var processes: [ChildProcess?]
+
+  init() throws {
+    directory = try makeShortTemporaryDirectory("nats")
+    clientPorts = (0..<3).map { _ in freeLoopbackPort() }
+    routePorts = (0..<3).map { _ in freeLoopbackPort() }
+    processes = [nil, nil, nil]
+  }
+
+  deinit {
+    for process in processes {
+      process?.signal(SIGKILL)
+      process?.waitUntilExit()
+    }
+    try? FileManager.default.removeItem(atPath: directory)
+  }
+
+  /// The URL of server `index` (0 to 2).
+  func url(_ index: Int) -> String { "nats://127.0.0.1:\(clientPorts[index])" }
+
+  /// Starts all three servers and waits (bounded) until JetStream has a
+  /// meta leader, which takes a few seconds in a fresh cluster.
+  func start(timeout: Double = 20) throws {
+    for index in 0..<3 { try startServer(index) }
+    try waitUntil(timeout: timeout, "the JetStream cluster to elect a leader") {
+      (0..<3).contains { log($0).contains("JetStream cluster new metadata leader") }
+        || (0..<3).contains { log($0).contains("Self is new JetStream cluster metadata leader") }
+    }
+  }
+
+  func startServer(_ index: Int) throws {
+    guard let server = Self.server else { throw TestFailure("no nats-server") }
+    let config = directory + "/n\(index + 1).conf"
+    try configuration(index).write(toFile: config, atomically: true, encoding: .utf8)
+    let logFile = open(
+      directory + "/n\(index + 1).log", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+    guard logFile >= 0 else { throw TestFailure("cannot open the nats-server log") }
+    defer { close(logFile) }
+    processes[index] = try ChildProcess(
+      [server, "-c", config], standardOutput: .descriptor(logFile),
+      standardError: .descriptor(logFile))
+    try waitUntil(timeout: 10, "nats-server \(index + 1) to listen") {
+      log(index).contains("Server is ready")
+    }
+  }
+
+  /// Stops server `index` (SIGKILL: a crash, or a cut cable).
+  func stopServer(_ index: Int) {
+    processes[index]?.signal(SIGKILL)
+    processes[index]?.waitUntilExit()
+    processes[index] = nil
+  }
+
+  func log(_ index: Int) -> String {
+    (try? String(contentsOfFile: directory + "/n\(index + 1).log", encoding: .utf8)) ?? ""
+  }
+
+  private func configuration(_ index: Int) -> String {
+    let routes = (0..<3).filter { $0 != index }.map { "nats://127.0.0.1:\(routePorts[$0])" }
+    let users = (1...3).map { node in
+      """
+          { user: h\(node), password: p\(node), permissions: {
+              publish: [ "chat.room.*.h\(node)", "chat.dm.*.h\(node)", "$JS.API.INFO", "$JS.API.STREAM.INFO.CHAT",
+                "$JS.API.STREAM.CREATE.CHAT", "$JS.API.CONSUMER.*.CHAT.h\(node)",
+                "$JS.API.CONSUMER.*.*.CHAT.h\(node)", "$JS.ACK.CHAT.h\(node).>" ]
+              subscribe: [ "_INBOX.>" ] } }
+      """
+    }
+    return """
+      server_name: n\(index + 1)
+      listen: 127.0.0.1:\(clientPorts[index])
+      jetstream { store_dir: "\(directory)/store\(index + 1)", max_memory_store: 64MB, max_file_store: 256MB }
+      cluster {
+        name: chat
+        listen: 127.0.0.1:\(routePorts[index])
+        routes: [\(routes.joined(separator: ", "))]
+      }
+      authorization {
+        users: [
+      \(users.joined(separator: "\n"))
+        ]
+      }
+
+      """
+  }
+}
