@@ -13,21 +13,46 @@ extension Engine {
       send(error.event, to: connection)
       return
     }
-    guard checkRecipient(target, verb: .sayAt, connection: connection),
-      checkPendingLimit(.sayAt, connection: connection, user: user),
-      admitNewRoom(target, verb: .sayAt, connection: connection, user: user),
-      let id = takeID(.sayAt, connection: connection)
+    guard
+      let (id, newRoom) = admitScheduled(target, verb: .sayAt, connection: connection, user: user)
     else { return }
-    let newRoom = newRoomRecord(for: target)
     let pending = PendingMessage(
       id: id, target: target, author: user, created: now, due: due, text: text)
-    let record = JournalRecord.schedule(pending)
-    guard journal([newRoom, record].compactMap { $0 }, verb: .sayAt, connection: connection)
+    guard
+      storeScheduled(
+        .schedule(pending), creating: newRoom, verb: .sayAt, connection: connection)
     else { return }
-    if let newRoom { applyNewRoom(newRoom) }
-    apply(record)
     send(.accepted(.sayAt, id: pending.id, time: due), to: connection, kind: .outcome(.sayAt))
     rearmTimer()
+  }
+
+  /// What `SAYAT` and `SAYEVERY` check before a line is scheduled: the
+  /// recipient, the author's pending limit and a room this would create.
+  /// Then the line's id and, for a new room, its record; nil once the
+  /// client was told why not.
+  func admitScheduled(_ target: Target, verb: Verb, connection: ConnectionID, user: String)
+    -> (id: MessageID, newRoom: JournalRecord?)?
+  {
+    guard checkRecipient(target, verb: verb, connection: connection),
+      checkPendingLimit(verb, connection: connection, user: user),
+      admitNewRoom(target, verb: verb, connection: connection, user: user),
+      let id = takeID(verb, connection: connection)
+    else { return nil }
+    return (id, newRoomRecord(for: target))
+  }
+
+  /// Journals a scheduled line's record (after the room it creates, if
+  /// any) and applies both; false once the client was told the journal
+  /// refused them.
+  func storeScheduled(
+    _ record: JournalRecord, creating newRoom: JournalRecord?, verb: Verb,
+    connection: ConnectionID
+  ) -> Bool {
+    guard journal([newRoom, record].compactMap { $0 }, verb: verb, connection: connection)
+    else { return false }
+    if let newRoom { applyNewRoom(newRoom) }
+    apply(record)
+    return true
   }
 
   /// `LIMIT` when `user` already has as many pending messages and series as

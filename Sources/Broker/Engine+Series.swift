@@ -24,19 +24,17 @@ extension Engine {
         to: connection)
       return
     }
-    guard checkRecipient(target, verb: .sayEvery, connection: connection),
-      checkPendingLimit(.sayEvery, connection: connection, user: user),
-      admitNewRoom(target, verb: .sayEvery, connection: connection, user: user),
-      let id = takeID(.sayEvery, connection: connection)
+    guard
+      let (id, newRoom) = admitScheduled(
+        target, verb: .sayEvery, connection: connection, user: user)
     else { return }
-    let newRoom = newRoomRecord(for: target)
     let pending = PendingMessage(
       id: id, target: target, author: user, created: now, due: due, text: text)
-    let record = JournalRecord.series(pending, Series(rule: rule))
-    guard journal([newRoom, record].compactMap { $0 }, verb: .sayEvery, connection: connection)
+    guard
+      storeScheduled(
+        .series(pending, Series(rule: rule)), creating: newRoom, verb: .sayEvery,
+        connection: connection)
     else { return }
-    if let newRoom { applyNewRoom(newRoom) }
-    apply(record)
     send(
       .ok(.sayEvery, fields: [pending.id.description, due.description, rule.description]),
       to: connection, kind: .outcome(.sayEvery))

@@ -408,16 +408,6 @@ public final class FileJournal: JournalSink {
   }
 
   static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemError) {
-    var offset = 0
-    while offset < bytes.count {
-      let count = bytes.withUnsafeBytes { buffer in
-        write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-      }
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw SystemError("write")
-      }
-      offset += count
-    }
+    try FileDescriptor(rawValue: fd).writeAll(bytes)
   }
 }

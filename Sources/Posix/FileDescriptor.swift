@@ -23,16 +23,25 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
 
   /// Writes every byte, going on after short writes and EINTR: for files,
   /// pipes and blocking sockets (on a non-blocking one, EAGAIN throws).
-  public func writeAll(_ bytes: UnsafeRawBufferPointer) throws(SystemError) {
-    var offset = 0
-    while offset < bytes.count {
-      let count = try systemCall("write") {
-        Glibc.write(rawValue, bytes.baseAddress! + offset, bytes.count - offset)
+  /// With an `offset`, at that place in the file (pwrite(2)), leaving the
+  /// file offset alone.
+  public func writeAll(_ bytes: UnsafeRawBufferPointer, at offset: Int64? = nil)
+    throws(SystemError)
+  {
+    var done = 0
+    while done < bytes.count {
+      let start = bytes.baseAddress! + done
+      let count = try systemCall(offset == nil ? "write" : "pwrite") {
+        if let offset {
+          Glibc.pwrite(rawValue, start, bytes.count - done, off_t(offset) + done)
+        } else {
+          Glibc.write(rawValue, start, bytes.count - done)
+        }
       }
       // write(2) of at least one byte returns 0 only on a device that takes
       // nothing more: calling again would spin.
       guard count > 0 else { throw SystemError("write", errno: EIO) }
-      offset += count
+      done += count
     }
   }
 

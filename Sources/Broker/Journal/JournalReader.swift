@@ -101,23 +101,27 @@ enum JournalReader {
     var contents = [UInt8](unsafeUninitializedCapacity: Int(total)) { buffer, count in
       count = 0
       while count < buffer.count {
-        let read = Glibc.read(input, buffer.baseAddress! + count, buffer.count - count)
-        if read < 0 && errno == EINTR { continue }
-        if read < 0 { failed = true }
-        if read <= 0 { break }
+        let start = buffer.baseAddress! + count
+        guard let read = try? systemCall("read", { Glibc.read(input, start, buffer.count - count) })
+        else {
+          failed = true
+          break
+        }
+        if read == 0 { break }
         count += read
       }
     }
+    if failed { throw SystemError("read", subject: path) }
     // A file that grew since fstat is read to its end.
     var chunk = [UInt8](repeating: 0, count: 1 << 16)
-    while !failed && length == nil {
-      let count = chunk.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress, $0.count) }
-      if count < 0 && errno == EINTR { continue }
-      if count < 0 { failed = true }
-      if count <= 0 { break }
+    while length == nil {
+      let count = chunk.withUnsafeMutableBytes { buffer in
+        try? systemCall("read") { Glibc.read(input, buffer.baseAddress, buffer.count) }
+      }
+      guard let count else { throw SystemError("read", subject: path) }
+      if count == 0 { break }
       contents.append(contentsOf: chunk[0..<count])
     }
-    if failed { throw SystemError("read", subject: path) }
     return contents
   }
 

@@ -102,14 +102,6 @@ final class ZeroFill: @unchecked Sendable {
   static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64)
     throws(SystemError)
   {
-    var done = 0
-    while done < bytes.count {
-      let count = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + done)
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw SystemError("write")
-      }
-      done += count
-    }
+    try FileDescriptor(rawValue: fd).writeAll(bytes, at: offset)
   }
 }

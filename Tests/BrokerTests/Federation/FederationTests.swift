@@ -151,6 +151,9 @@ struct FederationTests {
       cluster.stopServer(2)
       try hosts[2].waitForLog("federation link disconnected")
       _ = try clients[0].request("SAY #ops :a2")
+      // OK SAY means durable on h1, not yet in the stream: b1, said on h2
+      // at once, could come first. The order asserted is the stream's.
+      try Self.waitForHistory(clients[1], count: 2)
       _ = try clients[1].request("SAY #ops :b1")
       for text in ["c1", "c2", "c3"] {
         #expect(try clients[2].request("SAY #ops :\(text)").last?.hasPrefix("OK SAY ") == true)
