@@ -90,7 +90,12 @@ extension Engine {
       return true
     }
     let position = line.position
-    let seen = federation.lastOrigin[position.node].map { position.origin <= $0 } ?? false
+    // A node vouches for its own users only: an author that already names
+    // a node (`root@h1` published by h2) is another node's user, and the
+    // line is passed over like one this host does not share.
+    let seen =
+      federation.lastOrigin[position.node].map { position.origin <= $0 } ?? false
+      || !UserName.isValid(line.user)
     let own = position.node == settings.node
     let author = own ? line.user : "\(line.user)@\(position.node)"
     var records: [JournalRecord] = []

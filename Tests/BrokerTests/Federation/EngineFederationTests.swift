@@ -207,6 +207,20 @@ struct EngineFederationTests {
   }
 }
 
+extension EngineFederationTests {
+  @Test("a node cannot speak for a user of another node: root@h1 published by h2 is shown nowhere")
+  func authorNamingAnotherNode() {
+    let harness = federatedHarness()
+    let alice = harness.connect("alice")
+    harness.send(alice, "JOIN #ops")
+    harness.engine.receive(line(1, node: "h2", origin: 1, user: "root@h1", text: "reboot now"))
+    harness.engine.receive(line(2, node: "h2", origin: 2, user: "bob", text: "ok"))
+    #expect(
+      harness.output.take(alice) == ["MSG #ops z00000000002 2026-11-30T17:00:00.000Z bob@h2 :ok"])
+    #expect(harness.engine.streamSequence == 2)
+  }
+}
+
 @Suite("Engine: scheduled lines and shared rooms")
 struct EngineFederationScheduleTests {
   @Test("a SAYAT line due in a shared room goes into the outbox under a fresh id, not into history")
