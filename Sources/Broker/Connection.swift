@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 import LineProtocol
 
@@ -11,8 +10,10 @@ final class Connection {
   /// Set for a client of the IRC listener: its registration, capabilities
   /// and codec. Nil for the line protocol.
   let irc: IRCSession?
-  let readSource: DispatchSourceRead
-  let writeSource: DispatchSourceWrite
+  /// Where its readiness comes from; it is registered there while open.
+  private unowned let poll: ReadinessPoll
+  /// What ``poll`` watches it for.
+  private(set) var interest = ReadinessPoll.Interest()
 
   /// Released bytes, ready to be written.
   var output = OutputBuffer()
@@ -30,8 +31,8 @@ final class Connection {
     /// Its output went over the limit, while it was open or closing: nothing
     /// more is queued until the server has dropped the rest and queued BYE.
     case overflowed(wasClosing: Bool)
-    /// Gone from the server and both sources cancelled: they must never be
-    /// suspended again (a flush or a turn still under way may try).
+    /// Gone from the server, its descriptor closed: nothing may watch it
+    /// again (a flush or a turn still under way may try).
     case finished
   }
 
@@ -71,8 +72,6 @@ final class Connection {
   }
 
   // The flags below are orthogonal to the phase: each combination occurs.
-  var readSuspended = true
-  var writeSuspended = true
   /// Listed among the server's connections to flush after this event.
   var isDirty = false
   /// The framer may still hold complete requests: the last turn ended on
@@ -86,64 +85,55 @@ final class Connection {
   var inputEnded = false
   /// Waiting in the server's round-robin queue of connections with work.
   var isQueued = false
-  /// Sources cancelled so far; the descriptor closes after both.
-  var cancelledSources = 0
 
+  /// Registers `fd` with `poll`, watched for nothing yet; fails when the
+  /// kernel has no room for another registration.
   init(
-    id: ConnectionID, fd: Int32, user: String, maximumLineBytes: Int, queue: DispatchQueue,
+    id: ConnectionID, fd: Int32, user: String, maximumLineBytes: Int, poll: ReadinessPoll,
     irc: IRCSession? = nil
-  ) {
+  ) throws(SystemError) {
+    try poll.register(fd, token: id.pollToken)
     self.irc = irc
     self.id = id
     self.fd = fd
     self.user = user
+    self.poll = poll
     framer = LineFramer(maximumLineBytes: maximumLineBytes)
-    readSource = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-    writeSource = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
   }
 
   var pendingBytes: Int { output.count + heldBytes }
 
+  var isReading: Bool { interest.contains(.readable) }
+  var isWaitingForWritable: Bool { interest.contains(.writable) }
+
   func pauseReading() {
-    guard !readSuspended, phase != .finished else { return }
-    readSource.suspend()
-    readSuspended = true
+    change(interest.subtracting(.readable))
   }
 
   func resumeReading() {
-    guard readSuspended, !closing else { return }
-    readSuspended = false
-    readSource.resume()
+    guard !closing else { return }
+    change(interest.union(.readable))
   }
 
   func waitForWritable() {
-    guard writeSuspended else { return }
-    writeSuspended = false
-    writeSource.resume()
+    change(interest.union(.writable))
   }
 
   func stopWaitingForWritable() {
-    guard !writeSuspended, phase != .finished else { return }
-    writeSource.suspend()
-    writeSuspended = true
+    change(interest.subtracting(.writable))
   }
 
-  /// Cancels both sources; each must be resumed for its cancel handler to
-  /// run, and libdispatch aborts on releasing a suspended source, so none
-  /// is suspended again afterwards (a flush or a turn still under way may
-  /// try).
-  func cancelSources() {
+  private func change(_ wanted: ReadinessPoll.Interest) {
+    guard wanted != interest, phase != .finished else { return }
+    interest = wanted
+    poll.watch(fd, token: id.pollToken, for: wanted)
+  }
+
+  /// Unregisters and closes the descriptor, once.
+  func closeDescriptor() {
     guard phase != .finished else { return }
     phase = .finished
-    readSource.cancel()
-    writeSource.cancel()
-    if readSuspended {
-      readSuspended = false
-      readSource.resume()
-    }
-    if writeSuspended {
-      writeSuspended = false
-      writeSource.resume()
-    }
+    poll.unregister(fd)
+    Glibc.close(fd)
   }
 }

@@ -19,6 +19,13 @@ struct ConnectionTable {
     return ConnectionID(value, slot: slots.count - 1)
   }
 
+  /// Frees the slot of an id from ``makeID(_:)`` that nothing was stored
+  /// under (the connection could not be opened).
+  mutating func abandon(_ id: ConnectionID) {
+    precondition(slots[Int(id.slot)] == nil, "only an id nothing is stored under is abandoned")
+    freeSlots.append(Int(id.slot))
+  }
+
   /// The connection with `id`, if it is still open; storing one needs an
   /// id from ``makeID(_:)``, storing `nil` frees its slot.
   subscript(id: ConnectionID) -> Connection? {
@@ -38,6 +45,14 @@ struct ConnectionTable {
         removeValue(forKey: id)
       }
     }
+  }
+
+  /// The connection a ``ReadinessPoll`` event is for, if still open.
+  subscript(pollToken token: UInt64) -> Connection? {
+    let slot = Int(UInt32(truncatingIfNeeded: token))
+    guard slot < slots.count, let connection = slots[slot], connection.id.pollToken == token
+    else { return nil }
+    return connection
   }
 
   /// Removes and returns the connection with `id`, freeing its slot.

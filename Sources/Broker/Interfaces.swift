@@ -26,6 +26,13 @@ public struct ConnectionID: Hashable, Comparable, Sendable, CustomStringConverti
   public static func < (lhs: ConnectionID, rhs: ConnectionID) -> Bool { lhs.value < rhs.value }
 
   public var description: String { String(value) }
+
+  /// What the server's ``ReadinessPoll`` reports the connection's events
+  /// under: the slot and the low half of the value, so that an event still
+  /// pending for a closed connection finds nothing in its slot's next one.
+  var pollToken: UInt64 {
+    UInt64(UInt32(bitPattern: slot)) | UInt64(UInt32(truncatingIfNeeded: value)) << 32
+  }
 }
 
 /// The wall clock and the time zone that local clock times (`SAYAT #a 18:00`)

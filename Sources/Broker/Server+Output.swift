@@ -235,7 +235,9 @@ extension Server: EngineOutput {
   func finish(_ connection: Connection) {
     guard connections.removeValue(forKey: connection.id) != nil else { return }
     holding.remove(connection.id)
-    connection.cancelSources()
+    connection.closeDescriptor()
+    // A descriptor is free: a listener paused at the limit may go on.
+    resumeAccepting()
     logConnection(
       .info, "connection closed", user: connection.user,
       [("conn", "\(connection.id)"), ("user", connection.user)])

@@ -32,6 +32,8 @@ public final class Server: @unchecked Sendable {
   let log: Logger
 
   var connections = ConnectionTable()
+  /// Every connection's readiness, one pass at a time (``ReadinessPoll``).
+  let poll: ReadinessPoll
   var nextConnection = 1
   var listeners: [DispatchSourceRead] = []
   /// Accepting stopped (the listeners suspended) because accept(2) ran out
@@ -108,12 +110,14 @@ public final class Server: @unchecked Sendable {
   public init(
     queue: DispatchQueue, engine: Engine, journal: FileJournal, users: SystemUsers,
     options: Options, log: Logger
-  ) {
+  ) throws(SystemError) {
     self.queue = queue
     self.engine = engine
     self.users = users
     self.options = options
     self.log = log
+    // First: a dispatch source must not be released before it was resumed.
+    poll = try ReadinessPoll(queue: queue)
     timer = DispatchSource.makeTimerSource(flags: [], queue: queue)
     committer = JournalCommitter(
       journal: journal, engine: engine, queue: queue, syncs: options.syncJournal,
@@ -127,6 +131,9 @@ public final class Server: @unchecked Sendable {
     timer.resume()
     engine.output = self
     committer.delegate = self
+    poll.start(
+      ready: { [unowned self] event in ready(event) },
+      endOfPass: { [unowned self] in afterEvent() })
   }
 
   deinit {
@@ -261,31 +268,18 @@ public final class Server: @unchecked Sendable {
       ? IRCSession(
         user: user, serverName: options.serverName, timeZone: engine.timeZone,
         backlog: options.ircBacklog, userExists: { [users] in users.userExists($0) }) : nil
-    let connection = Connection(
-      id: id, fd: fd, user: user,
-      maximumLineBytes: wire.isIRC ? IRCSession.maximumLineBytes : options.limits.lineBytes,
-      queue: queue, irc: irc)
-    // Handlers look the connection up by id rather than hold a weak
-    // reference: a weak reference gives every retain of it the slow path.
-    connection.readSource.setEventHandler { [unowned self] in
-      if let connection = connections[id] { readable(connection) }
+    let connection: Connection
+    do {
+      connection = try Connection(
+        id: id, fd: fd, user: user,
+        maximumLineBytes: wire.isIRC ? IRCSession.maximumLineBytes : options.limits.lineBytes,
+        poll: poll, irc: irc)
+    } catch {
+      connections.abandon(id)
+      logConnection(.error, "connection refused", user: user, [("reason", error.description)])
+      Glibc.close(fd)
+      return
     }
-    connection.writeSource.setEventHandler { [unowned self] in
-      guard let connection = connections[id] else { return }
-      flush(connection)
-      afterEvent()
-    }
-    // Strong on purpose: the connection lives until both sources are
-    // cancelled, then libdispatch releases these handlers and with them it.
-    let closeOnce = { [unowned self] in
-      connection.cancelledSources += 1
-      guard connection.cancelledSources == 2 else { return }
-      Glibc.close(connection.fd)
-      // A descriptor is free: a listener paused at the limit may go on.
-      resumeAccepting()
-    }
-    connection.readSource.setCancelHandler(handler: closeOnce)
-    connection.writeSource.setCancelHandler(handler: closeOnce)
     connections[id] = connection
     logConnection(.info, "connection opened", user: user, [("conn", "\(id)"), ("user", user)])
     if engine.connect(id, user: user) {
@@ -310,6 +304,15 @@ public final class Server: @unchecked Sendable {
 
   // MARK: - Input
 
+  /// One ready connection of a ``ReadinessPoll`` pass: output first, which
+  /// may let its requests go on, then input. The pass ends with
+  /// ``afterEvent()``.
+  func ready(_ event: ReadinessPoll.Event) {
+    guard let connection = connections[pollToken: event.token] else { return }
+    if event.isWritable && connection.isWaitingForWritable { flush(connection) }
+    if event.isReadable && connection.isReading { readable(connection) }
+  }
+
   /// Bytes arrived: one read, then one turn of this connection's requests.
   /// Reading is paused whenever requests wait in the framer, so the input
   /// buffered per connection stays at one read.
@@ -327,7 +330,6 @@ public final class Server: @unchecked Sendable {
       }
     } catch {
       drop(connection, reason: error.reason)
-      afterEvent()
       return
     }
     guard case .processed(let count) = received else { return }
@@ -338,7 +340,6 @@ public final class Server: @unchecked Sendable {
       connection.inputEnded = true
     }
     serve(connection)
-    afterEvent()
   }
 
   /// One turn: up to ``requestsPerTurn`` requests or ``replyBytesPerTurn``

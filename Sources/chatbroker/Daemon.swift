@@ -57,9 +57,14 @@ final class Daemon: @unchecked Sendable {
     serverOptions.ircBacklog = options.ircBacklog
     serverOptions.limits = options.limits
     serverOptions.syncJournal = options.sync
-    let server = Server(
-      queue: queue, engine: engine, journal: journal, users: users, options: serverOptions,
-      log: log)
+    let server: Server
+    do {
+      server = try Server(
+        queue: queue, engine: engine, journal: journal, users: users, options: serverOptions,
+        log: log)
+    } catch {
+      fail(error.description, status: ExitCode.systemError)
+    }
     let status = StatusReporter(queue: queue, enabled: environment["NOTIFY_SOCKET"] != nil) {
       Self.statusText(
         connections: server.connectionCount, rooms: engine.roomCount,

@@ -250,7 +250,7 @@ struct SyncFailureTests {
     var options = Server.Options()
     options.synchronize = { disk.synchronize($0) }
     let queue = DispatchQueue(label: "sync-failure-test")
-    let server = Server(
+    let server = try Server(
       queue: queue, engine: engine, journal: journal, users: users, options: options,
       log: Logger(sink: nil))
     server.onJournalFailure = onJournalFailure
