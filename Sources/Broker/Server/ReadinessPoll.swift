@@ -32,7 +32,9 @@ final class ReadinessPoll {
     let events: UInt32
 
     /// Reading would not block: bytes, end of input or an error to read.
-    var isReadable: Bool { events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 }
+    var isReadable: Bool {
+      events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
+    }
     /// Writing would not block, or would fail at once.
     var isWritable: Bool {
       events & (EPOLLOUT.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
