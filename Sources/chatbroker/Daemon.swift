@@ -114,7 +114,7 @@ final class Daemon: @unchecked Sendable {
   private func openJournal(_ directory: String) -> FileJournal {
     prepare(directory, role: .state, mode: 0o700)
     do {
-      return try FileJournal(directory: directory)
+      return try FileJournal(directory: directory, compactionFloor: options.compactMinSize)
     } catch {
       switch error {
       case .locked: fail(error.description, status: ExitCode.temporaryFailure)

@@ -10,6 +10,8 @@ struct Options {
   var sync = true
   var repair = false
   var verbose = false
+  /// `--compact-min-size`: the journal is never compacted below this size.
+  var compactMinSize = FileJournal.defaultCompactionFloor
   var limits = Limits()
   /// `--irc-socket`: nil for irc.sock beside the main socket, empty for none.
   var ircSocketPath: String?
@@ -21,7 +23,8 @@ struct Options {
 
   static let usage = """
     usage: chatbroker [-hV] [--socket path] [--socket-mode mode] [--state-dir dir]
-                      [--no-sync] [--repair] [--verbose] [--max-line-bytes n]
+                      [--no-sync] [--repair] [--verbose] [--compact-min-size bytes]
+                      [--max-line-bytes n]
                       [--history-per-conversation n] [--history-request n]
                       [--pending-per-user n] [--horizon-days n]
                       [--sessions-per-user n] [--output-limit bytes]
@@ -44,6 +47,8 @@ struct Options {
       --no-sync            do not fdatasync the journal (throwaway state only)
       --repair             keep every readable journal record, set damaged ones aside
       --verbose            log debug events too
+      --compact-min-size bytes  journal size below which it is never compacted
+                           (default 67108864)
       --max-line-bytes n   longest request line (default 4096)
       --history-per-conversation n  messages kept per conversation (default 10000)
       --history-request n  most lines one HISTORY returns (default 1000)
@@ -125,6 +130,11 @@ struct Options {
       case "--no-sync": options.sync = false
       case "--repair": options.repair = true
       case "--verbose", "-v": options.verbose = true
+      case "--compact-min-size":
+        guard let text = next(), let number = Int64(text), number >= 0 else {
+          return bad(argument, "a number of bytes from 0")
+        }
+        options.compactMinSize = number
       case "--max-line-bytes", "--history-per-conversation", "--history-request",
         "--pending-per-user", "--horizon-days", "--sessions-per-user", "--output-limit",
         "--max-rooms", "--new-rooms-per-minute":

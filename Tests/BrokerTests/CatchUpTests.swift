@@ -93,7 +93,9 @@ struct CatchUpTests {
     try journal.write(contentsOf: Data(records.flatMap(\.jsonLine)))
     try journal.close()
 
-    let options = ["--no-sync", "--history-per-conversation", "100"]
+    let options = [
+      "--no-sync", "--history-per-conversation", "100", "--compact-min-size", "4194304",
+    ]
     try broker.start(options)
     defer { _ = try? broker.stop() }
     try broker.waitForLog("journal compacted", timeout: 30)

@@ -4,12 +4,15 @@ import Testing
 
 @Suite("Compaction of the real journal")
 struct CompactionTests {
-  /// Enough traffic to pass the 4 MiB floor twice over, in a room whose
+  /// Enough traffic to pass a 4 MiB `--compact-min-size` twice over, in a room whose
   /// history keeps only the newest 100: compaction must shrink the file and
   /// replay to the same state, while the broker keeps answering.
   @Test("a grown journal is compacted in the background and replays to the same state")
   func compactsAndReplays() throws {
-    let broker = try BrokerProcess().start(["--no-sync", "--history-per-conversation", "100"])
+    let options = [
+      "--no-sync", "--history-per-conversation", "100", "--compact-min-size", "4194304",
+    ]
+    let broker = try BrokerProcess().start(options)
     let client = try broker.connect()
     let text = String(repeating: "c", count: 200)
     let pending = try client.request("SAYAT #keep +1h still pending")
@@ -35,12 +38,27 @@ struct CompactionTests {
     #expect(size < 4 << 20, "compacted to what is kept, not all that happened (\(size) bytes)")
 
     #expect(try broker.stop() == 0)
-    try broker.start(["--no-sync", "--history-per-conversation", "100"])
+    try broker.start(options)
     let again = try broker.connect()
     #expect(try again.request("HISTORY #busy 1000") == history)
     #expect(try again.request("SCHEDULED") == scheduled)
     #expect(try again.request("ROOMS") == rooms)
     let newID = try again.request("SAY #busy new").last?.split(separator: " ")[2]
     #expect(newID.map { !history.joined().contains(" \($0) ") } == true, "ids are never reused")
+  }
+
+  @Test("--compact-min-size takes a number of bytes from 0, and refuses anything else")
+  func minimumSizeOption() throws {
+    let broker = try BrokerProcess()
+    for wrong in ["-1", "64M", ""] {
+      let refused = try broker.runToExit([
+        "--socket", broker.socketPath, "--state-dir", broker.stateDirectory,
+        "--compact-min-size", wrong,
+      ])
+      #expect(refused.status == 64, "\(wrong): \(refused.errors)")
+      #expect(refused.errors.contains("--compact-min-size needs a number of bytes from 0"))
+    }
+    try broker.start(["--no-sync", "--compact-min-size", "0"])
+    #expect(try broker.connect().request("PING") == ["OK PING"])
   }
 }
