@@ -125,6 +125,11 @@ struct FederationTests {
       #expect(received.hasSuffix(" root@h1 :just between h1 and h2"))
       _ = try clients[1].request("SAY @root@h1 :got it")
       try clients[0].expect("MSG @root@h2 ", timeout: 20)
+      // h2's own line enters its history when it comes back from the
+      // stream, which its arrival on h1 does not wait for.
+      try waitUntil(timeout: 20, "both lines in h2's history of the conversation") {
+        try clients[1].request("HISTORY @root@h1").count == 3
+      }
       let onH1 = try clients[0].request("HISTORY @root@h2").dropLast()
       let onH2 = try clients[1].request("HISTORY @root@h1").dropLast()
       #expect(onH1.count == 2 && onH2.count == 2)
