@@ -1,24 +1,28 @@
 import CShims
 import Dispatch
+import Foundation
 import Glibc
 
 /// The readiness of every connection, through one epoll instance of the
-/// server's own that a single dispatch source watches.
+/// server's own, waited on by a thread of its own that serves each pass on
+/// the engine's queue.
 ///
 /// A dispatch source per connection cost, for every event, a wake-up of
 /// libdispatch's manager thread, a `FIONREAD` ioctl, a hop to the queue's
-/// thread and an `epoll_ctl` to re-arm the one-shot registration: under
-/// `chatbench durable` at 100 clients, `perf record -g` put a third of the
-/// broker's CPU in the scheduler and wake-up paths. Here one source event
-/// hands over every ready connection at once, and the server ends the pass
-/// as it ends any event (``Server/afterEvent()``): one journal write, one
-/// sync request and one flush for all the requests of the pass, as Redis
-/// writes its AOF once per turn of its event loop.
+/// thread, and after the handler an `eventfd` write to wake the manager
+/// again to re-arm the one-shot registration: under `chatbench durable` at
+/// 100 clients, `perf record -g` put a third of the broker's CPU in the
+/// scheduler and wake-up paths. Here the kernel wakes this thread straight
+/// from `epoll_wait`, it takes the queue with `sync` (run on this thread
+/// when the queue is idle: no hop), hands over every ready connection, and
+/// the server ends the pass as it ends any event (``Server/afterEvent()``):
+/// one journal write, one sync request and one flush for all the requests
+/// of the pass, as Redis writes its AOF once per turn of its event loop.
 ///
 /// Registrations are level-triggered. A connection watched for nothing is
 /// registered one-shot: epoll reports a hang-up even to a registration that
 /// asked for nothing, and reporting it on every pass would spin.
-final class ReadinessPoll {
+final class ReadinessPoll: @unchecked Sendable {
   /// What a connection waits for.
   struct Interest: OptionSet {
     let rawValue: UInt32
@@ -43,44 +47,73 @@ final class ReadinessPoll {
 
   /// The most registrations one pass hands over; more wait for the next.
   static let eventsPerPass = 256
+  /// The token of ``stopSignal``, which no connection has (its slot would
+  /// be 2³² − 1).
+  private static let stopToken = UInt64.max
 
+  private let queue: DispatchQueue
   private let descriptor: Int32
-  private let source: DispatchSourceRead
-  private let events: UnsafeMutableBufferPointer<epoll_event>
+  /// An eventfd the waiting thread watches too: written once, it ends the
+  /// thread, which then closes both descriptors.
+  private let stopSignal: Int32
 
   /// Creates the epoll instance, idle until ``start(ready:endOfPass:)``.
   init(queue: DispatchQueue) throws(SystemError) {
+    self.queue = queue
     descriptor = try systemCall("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
-    events = .allocate(capacity: Self.eventsPerPass)
-    source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
-    let descriptor = descriptor
-    let events = events
-    source.setCancelHandler {
+    do throws(SystemError) {
+      stopSignal = try systemCall("eventfd") { eventfd(0, Int32(EFD_CLOEXEC)) }
+      var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(u64: Self.stopToken))
+      _ = try systemCall("epoll_ctl") { epoll_ctl(descriptor, EPOLL_CTL_ADD, stopSignal, &event) }
+    } catch {
       Glibc.close(descriptor)
-      events.deallocate()
+      throw error
     }
   }
 
   /// From now on `ready` is called on the queue for each ready
-  /// registration of a pass, then `endOfPass` once.
-  func start(ready: @escaping (Event) -> Void, endOfPass: @escaping () -> Void) {
-    let descriptor = descriptor
-    let events = events
-    source.setEventHandler {
-      // Level-triggered on libdispatch's side too: registrations left
-      // ready after this pass make the source fire again.
-      let count = epoll_wait(descriptor, events.baseAddress, Int32(Self.eventsPerPass), 0)
-      guard count > 0 else { return }
-      for event in events[0..<Int(count)] {
-        ready(Event(token: event.data.u64, events: event.events))
-      }
-      endOfPass()
+  /// registration of a pass, then `endOfPass` once (Sendable because the
+  /// waiting thread holds them; they only ever run on the queue).
+  func start(
+    ready: @escaping @Sendable (Event) -> Void, endOfPass: @escaping @Sendable () -> Void
+  ) {
+    let thread = Thread { [queue, descriptor, stopSignal] in
+      Self.wait(
+        on: descriptor, until: stopSignal, queue: queue, ready: ready, endOfPass: endOfPass)
     }
-    source.resume()
+    thread.name = "chatbroker.poll"
+    thread.start()
   }
 
   deinit {
-    source.cancel()
+    var one: UInt64 = 1
+    _ = Glibc.write(stopSignal, &one, MemoryLayout<UInt64>.size)
+  }
+
+  /// The waiting thread: every pass is served on `queue`, in one block.
+  private static func wait(
+    on descriptor: Int32, until stopSignal: Int32, queue: DispatchQueue,
+    ready: (Event) -> Void, endOfPass: () -> Void
+  ) {
+    let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: eventsPerPass)
+    defer {
+      events.deallocate()
+      Glibc.close(stopSignal)
+      Glibc.close(descriptor)
+    }
+    while true {
+      let count = epoll_wait(descriptor, events.baseAddress, Int32(eventsPerPass), -1)
+      guard count > 0 else {
+        if count < 0 && errno != EINTR { return }  // EBADF, EINVAL: nothing to wait on
+        continue
+      }
+      let pass = events[0..<Int(count)]
+      if pass.contains(where: { $0.data.u64 == stopToken }) { return }
+      queue.sync {
+        for event in pass { ready(Event(token: event.data.u64, events: event.events)) }
+        endOfPass()
+      }
+    }
   }
 
   /// Registers `fd`, watched for nothing until ``watch(_:token:for:)``.
