@@ -120,7 +120,8 @@ public final class Server: @unchecked Sendable {
     poll = try ReadinessPoll(queue: queue)
     timer = DispatchSource.makeTimerSource(flags: [], queue: queue)
     committer = JournalCommitter(
-      journal: journal, engine: engine, queue: queue, syncs: options.syncJournal,
+      journal: journal, engine: engine, queue: queue, post: { [poll] in poll.post($0) },
+      syncs: options.syncJournal,
       synchronize: options.synchronize, limits: options.limits, log: log)
     reserveDescriptor = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
     timer.setEventHandler { [unowned self] in

@@ -45,15 +45,16 @@ final class GroupCommit: @unchecked Sendable {
   private var syncs = 0
 
   private let synchronize: @Sendable (Int32) -> Int32
-  private let queue: DispatchQueue
+  private let post: JournalCommitter.Post
   private let deliver: (Outcome) -> Void
 
-  /// `deliver` runs on `queue`.
+  /// `deliver` runs on the engine's queue, where `post` runs what it is
+  /// given.
   init(
-    queue: DispatchQueue, synchronize: @escaping @Sendable (Int32) -> Int32,
+    post: @escaping JournalCommitter.Post, synchronize: @escaping @Sendable (Int32) -> Int32,
     deliver: @escaping (Outcome) -> Void
   ) {
-    self.queue = queue
+    self.post = post
     self.synchronize = synchronize
     self.deliver = deliver
   }
@@ -147,7 +148,7 @@ final class GroupCommit: @unchecked Sendable {
       }
       if !deliveryPosted {
         deliveryPosted = true
-        queue.async { [self] in
+        post { [self] in
           let outcome = condition.withLock {
             deliveryPosted = false
             let outcome = delivery

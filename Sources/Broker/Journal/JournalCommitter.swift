@@ -65,10 +65,11 @@ final class JournalCommitter: @unchecked Sendable {
   private let log: Logger
   weak var delegate: JournalCommitterDelegate?
 
-  private lazy var groupCommit = GroupCommit(queue: queue, synchronize: synchronize) {
+  private lazy var groupCommit = GroupCommit(post: post, synchronize: synchronize) {
     [weak self] in self?.syncsFinished($0)
   }
   private let synchronize: @Sendable (Int32) -> Int32
+  private let post: Post
   private let compactionQueue = DispatchQueue(label: "chatbroker.compaction")
 
   /// Records known to be on stable storage, and where they end in the file.
@@ -89,13 +90,19 @@ final class JournalCommitter: @unchecked Sendable {
   private(set) var failure: JournalUnrecoverable?
 
   /// Takes over `journal`, loaded already; syncing unless `--no-sync`.
+  /// Runs a block on the engine's queue, from any thread.
+  typealias Post = @Sendable (@escaping @Sendable () -> Void) -> Void
+
+  /// `post` is how the sync thread hands its outcome to the engine's queue
+  /// (`queue.async` unless the caller has a cheaper way).
   init(
-    journal: FileJournal, engine: Engine, queue: DispatchQueue, syncs: Bool,
+    journal: FileJournal, engine: Engine, queue: DispatchQueue, post: Post? = nil, syncs: Bool,
     synchronize: @escaping @Sendable (Int32) -> Int32, limits: Limits, log: Logger
   ) {
     self.journal = journal
     self.engine = engine
     self.queue = queue
+    self.post = post ?? { [queue] block in queue.async(execute: block) }
     self.syncs = syncs
     self.synchronize = synchronize
     self.limits = limits

@@ -47,24 +47,25 @@ final class ReadinessPoll: @unchecked Sendable {
 
   /// The most registrations one pass hands over; more wait for the next.
   static let eventsPerPass = 256
-  /// The token of ``stopSignal``, which no connection has (its slot would
-  /// be 2³² − 1).
-  private static let stopToken = UInt64.max
+  /// The token of the ``Mailbox``'s eventfd, which no connection has (its
+  /// slot would be 2³² − 1).
+  private static let mailboxToken = UInt64.max
 
   private let queue: DispatchQueue
   private let descriptor: Int32
-  /// An eventfd the waiting thread watches too: written once, it ends the
-  /// thread, which then closes both descriptors.
-  private let stopSignal: Int32
+  private let mailbox: Mailbox
 
   /// Creates the epoll instance, idle until ``start(ready:endOfPass:)``.
   init(queue: DispatchQueue) throws(SystemError) {
     self.queue = queue
     descriptor = try systemCall("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
     do throws(SystemError) {
-      stopSignal = try systemCall("eventfd") { eventfd(0, Int32(EFD_CLOEXEC)) }
-      var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(u64: Self.stopToken))
-      _ = try systemCall("epoll_ctl") { epoll_ctl(descriptor, EPOLL_CTL_ADD, stopSignal, &event) }
+      mailbox = try Mailbox()
+      var event = epoll_event(
+        events: EPOLLIN.rawValue, data: epoll_data_t(u64: Self.mailboxToken))
+      _ = try systemCall("epoll_ctl") {
+        epoll_ctl(descriptor, EPOLL_CTL_ADD, mailbox.descriptor, &event)
+      }
     } catch {
       Glibc.close(descriptor)
       throw error
@@ -77,28 +78,35 @@ final class ReadinessPoll: @unchecked Sendable {
   func start(
     ready: @escaping @Sendable (Event) -> Void, endOfPass: @escaping @Sendable () -> Void
   ) {
-    let thread = Thread { [queue, descriptor, stopSignal] in
-      Self.wait(
-        on: descriptor, until: stopSignal, queue: queue, ready: ready, endOfPass: endOfPass)
+    let thread = Thread { [queue, descriptor, mailbox] in
+      Self.wait(on: descriptor, mailbox: mailbox, queue: queue, ready: ready, endOfPass: endOfPass)
     }
     thread.name = "chatbroker.poll"
     thread.start()
   }
 
   deinit {
-    var one: UInt64 = 1
-    _ = Glibc.write(stopSignal, &one, MemoryLayout<UInt64>.size)
+    mailbox.stop()
+  }
+
+  /// Runs `block` on the queue as part of the next pass, from any thread.
+  /// The journal's sync thread delivers through here rather than with
+  /// `queue.async`: the queue would otherwise pass between this thread and
+  /// a libdispatch worker on every sync, a futex wake-up each way (measured
+  /// with `chatbench durable` at 10 clients: 90–104k acknowledgements a
+  /// second with `queue.async`, 115–119k through here).
+  func post(_ block: @escaping @Sendable () -> Void) {
+    mailbox.post(block)
   }
 
   /// The waiting thread: every pass is served on `queue`, in one block.
   private static func wait(
-    on descriptor: Int32, until stopSignal: Int32, queue: DispatchQueue,
+    on descriptor: Int32, mailbox: Mailbox, queue: DispatchQueue,
     ready: (Event) -> Void, endOfPass: () -> Void
   ) {
     let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: eventsPerPass)
     defer {
       events.deallocate()
-      Glibc.close(stopSignal)
       Glibc.close(descriptor)
     }
     while true {
@@ -108,11 +116,68 @@ final class ReadinessPoll: @unchecked Sendable {
         continue
       }
       let pass = events[0..<Int(count)]
-      if pass.contains(where: { $0.data.u64 == stopToken }) { return }
+      var posted: [@Sendable () -> Void] = []
+      if pass.contains(where: { $0.data.u64 == mailboxToken }) {
+        guard let blocks = mailbox.take() else { return }
+        posted = blocks
+      }
       queue.sync {
-        for event in pass { ready(Event(token: event.data.u64, events: event.events)) }
+        for block in posted { block() }
+        for event in pass where event.data.u64 != mailboxToken {
+          ready(Event(token: event.data.u64, events: event.events))
+        }
         endOfPass()
       }
+    }
+  }
+
+  /// Blocks posted from other threads, and the eventfd that wakes the
+  /// waiting thread for them or to stop it.
+  private final class Mailbox: @unchecked Sendable {
+    let descriptor: Int32
+    private let lock = NSLock()
+    private var blocks: [@Sendable () -> Void] = []
+    private var signalled = false
+    private var stopped = false
+
+    init() throws(SystemError) {
+      descriptor = try systemCall("eventfd") {
+        eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
+      }
+    }
+
+    deinit {
+      Glibc.close(descriptor)
+    }
+
+    func post(_ block: @escaping @Sendable () -> Void) {
+      let wake = lock.withLock {
+        blocks.append(block)
+        defer { signalled = true }
+        return !signalled
+      }
+      if wake { signal() }
+    }
+
+    func stop() {
+      lock.withLock { stopped = true }
+      signal()
+    }
+
+    /// What was posted since the last call, or nil once stopped.
+    func take() -> [@Sendable () -> Void]? {
+      var count: UInt64 = 0
+      _ = Glibc.read(descriptor, &count, MemoryLayout<UInt64>.size)
+      return lock.withLock {
+        signalled = false
+        defer { blocks.removeAll() }
+        return stopped ? nil : blocks
+      }
+    }
+
+    private func signal() {
+      var one: UInt64 = 1
+      _ = Glibc.write(descriptor, &one, MemoryLayout<UInt64>.size)
     }
   }
 
