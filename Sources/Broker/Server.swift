@@ -400,12 +400,14 @@ public final class Server: @unchecked Sendable {
     scheduleTurn()
   }
 
-  /// At most one turn waits on the queue at any time, so whatever else
-  /// arrives meanwhile (a PING, a timer) runs after at most one turn.
+  /// At most one turn waits at any time, so whatever else arrives
+  /// meanwhile (a PING, a timer) runs after at most one turn. It runs in
+  /// the poll's next pass, so the queue stays on the poll thread (see
+  /// ``ReadinessPoll/post(_:)``).
   func scheduleTurn() {
     guard !turnScheduled, readyHead < ready.count else { return }
     turnScheduled = true
-    queue.async { [unowned self] in takeTurn() }
+    poll.post { [unowned self] in takeTurn() }
   }
 
   func takeTurn() {
