@@ -56,9 +56,25 @@ struct UnsyncedRecords {
   }
 
   /// The oldest `synced` records are durable: forget how to undo them.
+  /// Messages to one conversation come in runs (a busy room's lines between
+  /// two syncs): their count is taken off once per run, one hash instead
+  /// of one per message.
   mutating func confirm(_ synced: Int) {
     let end = start + max(0, min(synced, count))
-    for index in start..<end { tally(undos[index], -1) }
+    var run: (conversation: ConversationKey, count: Int)?
+    for index in start..<end {
+      guard case .message(let conversation, _, _, newRoom: nil) = undos[index] else {
+        tally(undos[index], -1)
+        continue
+      }
+      if run?.conversation == conversation {
+        run?.count += 1
+      } else {
+        if let run { tally(run.conversation, -run.count) }
+        run = (conversation, 1)
+      }
+    }
+    if let run { tally(run.conversation, -run.count) }
     start = end
     if start == undos.count {
       undos.removeAll(keepingCapacity: true)
@@ -112,13 +128,23 @@ struct UnsyncedRecords {
   }
 
   private mutating func tally(_ conversation: ConversationKey, _ delta: Int) {
-    let total = messages[conversation, default: 0] + delta
-    messages[conversation] = total > 0 ? total : nil
+    Self.tally(conversation, delta, in: &messages)
   }
 
   private mutating func tally(author: String, _ delta: Int) {
-    let total = pending[author, default: 0] + delta
-    pending[author] = total > 0 ? total : nil
+    Self.tally(author, delta, in: &pending)
+  }
+
+  /// Adds `delta` to `key`'s count, which goes when it reaches 0: one
+  /// hash of the key either way.
+  private static func tally<Key: Hashable>(_ key: Key, _ delta: Int, in counts: inout [Key: Int]) {
+    guard delta <= 0 else {
+      counts[key, default: 0] += delta
+      return
+    }
+    guard let index = counts.index(forKey: key) else { return }
+    let total = counts.values[index] + delta
+    if total > 0 { counts.values[index] = total } else { counts.remove(at: index) }
   }
 }
 
