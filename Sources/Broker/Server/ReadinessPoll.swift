@@ -79,9 +79,9 @@ final class ReadinessPoll: @unchecked Sendable {
     ready: @escaping @Sendable (Event) -> Void, endOfPass: @escaping @Sendable () -> Void
   ) {
     let thread = Thread { [queue, descriptor, mailbox] in
+      Thread.current.name = "chatbroker-poll"  // see GroupCommit.start()
       Self.wait(on: descriptor, mailbox: mailbox, queue: queue, ready: ready, endOfPass: endOfPass)
     }
-    thread.name = "chatbroker.poll"
     thread.start()
   }
 
