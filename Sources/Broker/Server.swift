@@ -122,7 +122,7 @@ public final class Server: @unchecked Sendable {
     committer = JournalCommitter(
       journal: journal, engine: engine, queue: queue, post: { [poll] in poll.post($0) },
       syncs: options.syncJournal,
-      synchronize: options.synchronize, limits: options.limits, log: log)
+      synchronize: options.synchronize, log: log)
     reserveDescriptor = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
     timer.setEventHandler { [unowned self] in
       engine.timerFired()

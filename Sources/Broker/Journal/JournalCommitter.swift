@@ -61,7 +61,6 @@ final class JournalCommitter: @unchecked Sendable {
   private let engine: Engine
   private let queue: DispatchQueue
   private let syncs: Bool
-  private let limits: Limits
   private let log: Logger
   weak var delegate: JournalCommitterDelegate?
 
@@ -97,7 +96,7 @@ final class JournalCommitter: @unchecked Sendable {
   /// (`queue.async` unless the caller has a cheaper way).
   init(
     journal: FileJournal, engine: Engine, queue: DispatchQueue, post: Post? = nil, syncs: Bool,
-    synchronize: @escaping @Sendable (Int32) -> Int32, limits: Limits, log: Logger
+    synchronize: @escaping @Sendable (Int32) -> Int32, log: Logger
   ) {
     self.journal = journal
     self.engine = engine
@@ -105,7 +104,6 @@ final class JournalCommitter: @unchecked Sendable {
     self.post = post ?? { [queue] block in queue.async(execute: block) }
     self.syncs = syncs
     self.synchronize = synchronize
-    self.limits = limits
     self.log = log
     syncedCount = journal.writtenCount
     syncedSize = journal.size
@@ -134,8 +132,8 @@ final class JournalCommitter: @unchecked Sendable {
   /// `--no-sync` every record is durable as soon as it is written.
   func endOfEvent() {
     guard failure == nil else { return }
-    compactIfDue()
     guard syncs else {
+      compactIfDue()
       delegate?.journalRecordsDurable(upTo: journal.writtenCount)
       return
     }
@@ -146,6 +144,8 @@ final class JournalCommitter: @unchecked Sendable {
       writeFailed(reason: String(cString: strerror(error.errno)))
       return
     }
+    // After the flush: the engine's state is then what the file holds.
+    compactIfDue()
     guard journal.flushedCount > syncedCount else { return }
     groupCommit.request(
       .init(
@@ -272,15 +272,17 @@ final class JournalCommitter: @unchecked Sendable {
   /// at start-up, for a journal found over the floor.
   func compactIfDue() {
     guard journal.shouldCompact, !compacting, failure == nil else { return }
+    // Every record applied is in the file: the snapshot is what the file's
+    // first `length` bytes replay to.
+    guard journal.flushedCount == journal.writtenCount else { return }
     compacting = true
     let started = DispatchTime.now()
     let length = journal.size
-    let path = journal.path
-    let temporary = path + ".compacting"
-    let limits = limits
+    let temporary = journal.path + ".compacting"
+    let snapshot = engine.snapshot()
     runCompactionStep(started: started, temporary: temporary, copied: length) {
       () throws(SystemError) in
-      try Compactor.writeCompacted(journal: path, length: length, limits: limits, to: temporary)
+      try Compactor.write(snapshot, to: temporary)
     }
   }
 
