@@ -36,15 +36,16 @@ enum JournalParser {
     nonisolated(unsafe) let buffer = contents
     DispatchQueue.global().async(group: parsing) {
       for chunk in chunks {
-        guard pipeline.waitForSpace() else { return }
-        pipeline.push(parse(buffer, chunk))
+        guard var parsed = pipeline.waitForSpace() else { return }
+        parse(buffer, chunk, into: &parsed)
+        pipeline.push(parsed)
       }
     }
     // The parsing thread reads `contents`: it must be done before they go.
     defer { parsing.wait() }
     var lineNumber = 0
     for _ in chunks {
-      let parsed = pipeline.pop()
+      var parsed = pipeline.pop()
       for line in parsed {
         lineNumber += 1
         guard let record = line.record else { continue }
@@ -53,6 +54,8 @@ enum JournalParser {
           return
         }
       }
+      parsed.removeAll(keepingCapacity: true)
+      pipeline.recycle(parsed)
     }
   }
 
@@ -70,8 +73,10 @@ enum JournalParser {
     return ranges
   }
 
-  private static func parse(_ buffer: UnsafeBufferPointer<UInt8>, _ chunk: Range<Int>) -> [Parsed] {
-    var parsed: [Parsed] = []
+  /// Appends the lines of `chunk` to `parsed`.
+  private static func parse(
+    _ buffer: UnsafeBufferPointer<UInt8>, _ chunk: Range<Int>, into parsed: inout [Parsed]
+  ) {
     var start = chunk.lowerBound
     while start < chunk.upperBound {
       var end = start
@@ -90,7 +95,6 @@ enum JournalParser {
       parsed.append((start..<(end + 1), record))
       start = end + 1
     }
-    return parsed
   }
 
   /// Whether a line (without its LF) holds nothing but spaces, tabs or CR.
@@ -98,10 +102,15 @@ enum JournalParser {
     line.allSatisfy { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == 0x0D }
   }
 
-  /// A bounded hand-over of parsed chunks from the parsing thread.
+  /// A bounded hand-over of parsed chunks from the parsing thread, whose
+  /// arrays go back to it once applied: a fresh array per chunk (megabytes,
+  /// grown by doubling) cost a copy and a page fault per page of new memory
+  /// each time, a third of the parsing thread's time (measured with `perf
+  /// record` on a 1,000,000-record journal).
   private final class Pipeline: @unchecked Sendable {
     private let lock = NSLock()
     private var ready: [[Parsed]] = []
+    private var spare: [[Parsed]] = []
     private var cancelled = false
     private let items = DispatchSemaphore(value: 0)
     private let space: DispatchSemaphore
@@ -110,9 +119,10 @@ enum JournalParser {
       space = DispatchSemaphore(value: capacity)
     }
 
-    func waitForSpace() -> Bool {
+    /// An empty array to parse the next chunk into, or nil once cancelled.
+    func waitForSpace() -> [Parsed]? {
       space.wait()
-      return lock.withLock { !cancelled }
+      return lock.withLock { cancelled ? nil : spare.popLast() ?? [] }
     }
 
     func push(_ chunk: [Parsed]) {
@@ -122,9 +132,13 @@ enum JournalParser {
 
     func pop() -> [Parsed] {
       items.wait()
-      let chunk = lock.withLock { ready.removeFirst() }
+      return lock.withLock { ready.removeFirst() }
+    }
+
+    /// Hands back an applied chunk's (emptied) array, and its place.
+    func recycle(_ chunk: [Parsed]) {
+      lock.withLock { spare.append(chunk) }
       space.signal()
-      return chunk
     }
 
     func cancel() {
