@@ -3,7 +3,13 @@ extension Timestamp {
   /// `YYYY-MM-DDTHH:MM:SS.mmmZ`: the fast path for the journal, where every
   /// time has that one form. `nil` for anything else, year 0 included.
   public init?<S: StringProtocol>(rfc3339 text: S) {
-    let bytes = Array(text.utf8)
+    guard let time = withUTF8Bytes(text, Timestamp.init(rfc3339UTF8:)) else { return nil }
+    self = time
+  }
+
+  /// The same from UTF-8 bytes, with no array in between: the journal
+  /// holds a time or two in every record.
+  public init?(rfc3339UTF8 bytes: UnsafeBufferPointer<UInt8>) {
     guard bytes.count == 24, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
       bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"),
       bytes[16] == UInt8(ascii: ":"), bytes[19] == UInt8(ascii: "."),
