@@ -14,8 +14,14 @@ import Foundation
 /// careless `echo >>` leaves them, and they hold nothing to lose
 /// (chatbroker(8), "JOURNAL FORMAT").
 enum JournalParser {
-  /// A line and what it parsed to; `nil` for a blank line.
-  typealias Parsed = (bytes: Range<Int>, record: Result<JournalRecord, JournalFormatError>?)
+  /// A line and what it parsed to; `nil` for a blank line. A struct, not a
+  /// tuple: arrays of tuples were copied and destroyed through the runtime's
+  /// generic tuple witnesses, a fifth of the applying thread (measured with
+  /// `perf record` on a 1,000,000-record journal).
+  struct Parsed {
+    let bytes: Range<Int>
+    let record: Result<JournalRecord, JournalFormatError>?
+  }
 
   /// Calls `body` for each line of `contents` (which ends in LF), in order,
   /// with its 1-based number, its bytes (LF included) and what it parsed to;
@@ -62,10 +68,11 @@ enum JournalParser {
     var lineNumber = 0
     for _ in 0..<count {
       var parsed = pipeline.pop()
-      for line in parsed {
+      // By index: each line is lent to `body`, not copied out of the array.
+      for index in parsed.indices {
         lineNumber += 1
-        guard let record = line.record else { continue }
-        if !body(lineNumber, line.bytes, record) {
+        guard case .some(let record) = parsed[index].record else { continue }
+        if !body(lineNumber, parsed[index].bytes, record) {
           pipeline.cancel()
           return
         }
@@ -95,8 +102,7 @@ enum JournalParser {
   ) {
     var start = chunk.lowerBound
     while start < chunk.upperBound {
-      var end = start
-      while buffer[end] != UInt8(ascii: "\n") { end += 1 }
+      let end = lineEnd(buffer, from: start)
       let line = UnsafeBufferPointer(rebasing: buffer[start..<end])
       let record: Result<JournalRecord, JournalFormatError>?
       if isBlank(line) {
@@ -108,9 +114,17 @@ enum JournalParser {
           record = .failure(error)
         }
       }
-      parsed.append((start..<(end + 1), record))
+      parsed.append(Parsed(bytes: start..<(end + 1), record: record))
       start = end + 1
     }
+  }
+
+  /// Where the line starting at `start` ends (its LF), found by memchr(3)
+  /// rather than a byte at a time. Chunks end just after an LF.
+  private static func lineEnd(_ buffer: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+    let base = buffer.baseAddress!
+    let newline = memchr(base + start, Int32(UInt8(ascii: "\n")), buffer.count - start)!
+    return UnsafeRawPointer(newline) - UnsafeRawPointer(base)
   }
 
   /// Whether a line (without its LF) holds nothing but spaces, tabs or CR.
