@@ -56,6 +56,7 @@ enum JournalParser {
       }
       // `body` and what it captures must not outlive this call.
       applying.wait()
+      pipeline.synchronize()
     }
   }
 
@@ -65,6 +66,7 @@ enum JournalParser {
     _ count: Int, from pipeline: Pipeline,
     _ body: (Int, Range<Int>, Result<JournalRecord, JournalFormatError>) -> Bool
   ) {
+    defer { pipeline.synchronize() }
     var lineNumber = 0
     for _ in 0..<count {
       var parsed = pipeline.pop()
@@ -169,6 +171,13 @@ enum JournalParser {
     func recycle(_ chunk: [Parsed]) {
       lock.withLock { spare.append(chunk) }
       space.signal()
+    }
+
+    /// Taken last by the applier and first by the caller once it is done:
+    /// what `body` wrote on the applying thread is ordered before what the
+    /// caller reads next, as ThreadSanitizer can see.
+    func synchronize() {
+      lock.withLock {}
     }
 
     func cancel() {
