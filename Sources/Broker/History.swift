@@ -10,6 +10,14 @@ struct History: Sendable {
   private var head = 0
   /// Sequence number of the oldest kept message.
   private(set) var firstSequence = 0
+  /// Messages from this sequence number on have ascending ids, and are
+  /// found by binary search: ids are handed out in order, so this holds
+  /// for almost every history. Hashing every id into a dictionary was a
+  /// fifth of start-up replay (measured with `perf record` on a
+  /// 1,000,000-record journal).
+  private var idsAscendFrom = 0
+  /// The sequence numbers of the kept messages before ``idsAscendFrom``:
+  /// a late scheduled delivery or a line from another host broke the order.
   private var sequenceByID: [MessageID: Int] = [:]
   /// Who wrote and who is mentioned where, for unread counts.
   private var index = HistoryIndex()
@@ -30,18 +38,20 @@ struct History: Sendable {
   @discardableResult
   mutating func append(_ message: StoredMessage) -> StoredMessage? {
     if !ring.isEmpty && message.time < self[endSequence - 1].time { orderedFrom = endSequence }
+    if !ring.isEmpty && message.id <= self[endSequence - 1].id {
+      startAscendingIDs(at: endSequence)
+    }
     var evicted: StoredMessage?
     if ring.count < capacity {
       ring.append(message)
     } else {
       evicted = ring[head]
-      sequenceByID[ring[head].id] = nil
+      if firstSequence < idsAscendFrom { sequenceByID[ring[head].id] = nil }
       index.removeOldest(ring[head])
       ring[head] = message
       head = (head + 1) % capacity
       firstSequence += 1
     }
-    sequenceByID[message.id] = endSequence - 1
     index.addNewest(message, at: endSequence - 1)
     return evicted
   }
@@ -50,18 +60,40 @@ struct History: Sendable {
   /// puts back the one it evicted, so a rolled-back message leaves the
   /// history as it was (a failed sync, chatbroker(8)).
   mutating func removeNewest(restoring evicted: StoredMessage?) {
+    guard !ring.isEmpty else { return }
+    let newest = endSequence - 1
+    if newest < idsAscendFrom { sequenceByID[self[newest].id] = nil }
+    idsAscendFrom = min(idsAscendFrom, newest)
     if let evicted {
       head = (head + capacity - 1) % capacity
-      sequenceByID[ring[head].id] = nil
       index.removeNewest(ring[head])
       ring[head] = evicted
       firstSequence -= 1
-      sequenceByID[evicted.id] = firstSequence
+      restoreOldestID(evicted.id)
       index.addOldest(evicted, at: firstSequence)
     } else if let newest = ring.popLast() {
-      sequenceByID[newest.id] = nil
       index.removeNewest(newest)
     }
+  }
+
+  /// The oldest message was put back: found by id as part of the ascending
+  /// ids when its id is below the next one's, else through the dictionary.
+  private mutating func restoreOldestID(_ id: MessageID) {
+    let oldest = firstSequence
+    if oldest < idsAscendFrom {
+      sequenceByID[id] = oldest
+    } else if oldest + 1 < endSequence && id >= self[oldest + 1].id {
+      startAscendingIDs(at: oldest + 1)
+    }
+  }
+
+  /// Ids ascend from `sequence` on no longer: the kept messages before it
+  /// are entered into ``sequenceByID``, each at most once in its life.
+  private mutating func startAscendingIDs(at sequence: Int) {
+    for kept in max(firstSequence, idsAscendFrom)..<sequence {
+      sequenceByID[self[kept].id] = kept
+    }
+    idsAscendFrom = sequence
   }
 
   /// What is unread for `user` after sequence `marker` (before every
@@ -81,7 +113,14 @@ struct History: Sendable {
   }
 
   func sequence(of id: MessageID) -> Int? {
-    sequenceByID[id]
+    var low = max(firstSequence, idsAscendFrom)
+    var high = endSequence
+    while low < high {
+      let middle = (low + high) / 2
+      if self[middle].id < id { low = middle + 1 } else { high = middle }
+    }
+    if low < endSequence && self[low].id == id { return low }
+    return sequenceByID.isEmpty ? nil : sequenceByID[id]
   }
 
   /// The message with sequence number `sequence`, which must be kept.

@@ -73,10 +73,37 @@ struct JSONLineWriter {
 }
 
 /// A value of a flat JSON object.
-enum JSONScalar: Equatable {
-  case string(String)
+enum JSONScalar {
+  case string(JSONText)
   case integer(Int64)
   case other
+}
+
+/// A string value, as cheaply as it can be had: most values are read as
+/// bytes (an id, a time, a record type) and never need a `String`.
+enum JSONText {
+  /// The bytes between the quotes of a string without escapes, in a line
+  /// checked as valid UTF-8 as a whole, and only valid while it is read.
+  case bytes(UnsafeBufferPointer<UInt8>)
+  /// A string with escapes, or from a line with invalid UTF-8 somewhere.
+  case decoded(String)
+
+  var string: String {
+    switch self {
+    case .bytes(let bytes): String(decoding: bytes, as: UTF8.self)
+    case .decoded(let text): text
+    }
+  }
+
+  func withUTF8<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+    switch self {
+    case .bytes(let bytes):
+      return body(bytes)
+    case .decoded(let text):
+      var text = text
+      return text.withUTF8(body)
+    }
+  }
 }
 
 /// Why a journal line could not be read.
@@ -92,7 +119,7 @@ func readJSONObject(
   _ line: UnsafeBufferPointer<UInt8>,
   field: (UnsafeBufferPointer<UInt8>, JSONScalar) throws(JSONLineError) -> Void
 ) throws(JSONLineError) {
-  var reader = JSONReader(bytes: line)
+  var reader = JSONReader(bytes: line, isValidUTF8: isValidUTF8(line))
   reader.skipSpace()
   try reader.expect(UInt8(ascii: "{"))
   reader.skipSpace()
@@ -128,8 +155,55 @@ func readJSONObject(
   guard reader.position == line.count else { throw JSONLineError(reason: "text after the object") }
 }
 
+/// Whether a whole line is valid UTF-8: then a string without escapes cut
+/// out of it at its quotes is valid too, and needs no check of its own
+/// (checking each string measured as a twentieth of start-up's parsing).
+private func isValidUTF8(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
+  if isASCII(line) { return true }
+  // Decoding repairs invalid UTF-8: valid exactly when nothing changed.
+  var text = String(decoding: line, as: UTF8.self)
+  return text.withUTF8 { decoded in
+    decoded.count == line.count && memcmp(decoded.baseAddress!, line.baseAddress!, line.count) == 0
+  }
+}
+
+/// Whether every byte is below 80, eight at a time.
+private func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+  guard let base = bytes.baseAddress else { return true }
+  let raw = UnsafeRawPointer(base)
+  var index = 0
+  var high: UInt64 = 0
+  while index + 8 <= bytes.count {
+    high |= raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+    index += 8
+  }
+  while index < bytes.count {
+    high |= UInt64(base[index])
+    index += 1
+  }
+  return high & 0x8080_8080_8080_8080 == 0
+}
+
+/// Whether any of eight bytes is a quote, a backslash or a control byte
+/// (below 20): the bytes a string's fast scan must stop at. Each test is
+/// the classic "has a zero byte" (or "a byte less than") bit trick: exact,
+/// never a false alarm.
+@inline(__always)
+private func mayEndString(_ word: UInt64) -> Bool {
+  let ones: UInt64 = 0x0101_0101_0101_0101
+  let highs: UInt64 = 0x8080_8080_8080_8080
+  let quote = word ^ (ones &* 0x22)
+  let backslash = word ^ (ones &* 0x5C)
+  let hasQuote = (quote &- ones) & ~quote
+  let hasBackslash = (backslash &- ones) & ~backslash
+  let hasControl = (word &- ones &* 0x20) & ~word
+  return (hasQuote | hasBackslash | hasControl) & highs != 0
+}
+
 private struct JSONReader {
   let bytes: UnsafeBufferPointer<UInt8>
+  /// The line is valid UTF-8: strings need no check of their own.
+  let isValidUTF8: Bool
   var position = 0
 
   func peek() -> UInt8? { position < bytes.count ? bytes[position] : nil }
@@ -172,7 +246,7 @@ private struct JSONReader {
   mutating func scalar() throws(JSONLineError) -> JSONScalar {
     switch peek() ?? 0 {
     case UInt8(ascii: "\""):
-      return .string(try string())
+      return .string(try text())
     case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
       return try number()
     case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
@@ -208,13 +282,44 @@ private struct JSONReader {
     return .integer(negative ? -value : value)
   }
 
+  /// A string value: its bytes when it has no escapes and the line is
+  /// valid UTF-8, else decoded as ``string()`` does.
+  mutating func text() throws(JSONLineError) -> JSONText {
+    guard isValidUTF8 else { return .decoded(try string()) }
+    let start = position
+    position += 1
+    skipPlainBytes()
+    guard peek() == UInt8(ascii: "\"") else {
+      position = start
+      return .decoded(try string())
+    }
+    position += 1
+    return .bytes(UnsafeBufferPointer(rebasing: bytes[start + 1..<position - 1]))
+  }
+
+  /// Moves past bytes that neither end a string nor start an escape, eight
+  /// at a time while it can.
+  private mutating func skipPlainBytes() {
+    if let base = bytes.baseAddress {
+      let raw = UnsafeRawPointer(base)
+      while position + 8 <= bytes.count,
+        !mayEndString(raw.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+      {
+        position += 8
+      }
+    }
+    while let byte = peek(), byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte >= 0x20 {
+      position += 1
+    }
+  }
+
   mutating func string() throws(JSONLineError) -> String {
     try expect(UInt8(ascii: "\""))
     let start = position
     // Fast path: no escapes, the bytes are the string.
-    while let byte = peek(), byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") {
-      guard byte >= 0x20 else { throw JSONLineError(reason: "control byte inside a string") }
-      position += 1
+    skipPlainBytes()
+    if let byte = peek(), byte < 0x20 {
+      throw JSONLineError(reason: "control byte inside a string")
     }
     if peek() == UInt8(ascii: "\"") {
       let text = try validated(UnsafeBufferPointer(rebasing: bytes[start..<position]))

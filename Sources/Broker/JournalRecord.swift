@@ -198,28 +198,33 @@ public struct JournalFormatError: Error, Equatable, Sendable {
 /// journal replays could have come from a request: an edited or damaged
 /// journal can never put a control character on a client's screen, an
 /// impossible id into the counter or a time RFC 3339 cannot write.
+///
+/// The string fields are kept as read (most as bytes of the line) and only
+/// the ones a record keeps become Strings: ids, times and the record type
+/// are read from bytes (a String for each measured as a fifth of start-up's
+/// parsing).
 private struct RecordFields {
-  var type: String?
-  var id: String?
-  var room: String?
-  var to: String?
-  var from: String?
-  var at: String?
-  var created: String?
-  var due: String?
-  var text: String?
-  var nextID: String?
+  var type: JSONText?
+  var id: JSONText?
+  var room: JSONText?
+  var to: JSONText?
+  var from: JSONText?
+  var at: JSONText?
+  var created: JSONText?
+  var due: JSONText?
+  var text: JSONText?
+  var nextID: JSONText?
   var version: Int64?
-  var rule: String?
-  var series: String?
-  var next: String?
+  var rule: JSONText?
+  var series: JSONText?
+  var next: JSONText?
   var done: Int64?
-  var user: String?
-  var readTarget: String?
-  var time: String?
+  var user: JSONText?
+  var readTarget: JSONText?
+  var time: JSONText?
   var sequence: Int64?
-  var node: String?
-  var origin: String?
+  var node: JSONText?
+  var origin: JSONText?
 
   mutating func set(_ key: UnsafeBufferPointer<UInt8>, _ value: JSONScalar) {
     switch value {
@@ -275,30 +280,29 @@ private struct RecordFields {
   }
 
   func record() throws(JournalFormatError) -> JournalRecord {
-    switch type {
-    case "journal":
+    switch type?.withUTF8(RecordType.init(utf8:)) {
+    case .journal:
       guard let version, version <= JournalRecord.formatVersion else {
         throw JournalFormatError(reason: "journal format version \(version ?? 0) is not supported")
       }
       return .header(nextID: try nextMessageID())
-    case "room":
-      guard let room, let name = RoomName(room) else { throw invalid("room") }
-      return .room(name, created: try time(at, "at"))
-    case "message":
+    case .room:
+      return .room(try roomName(), created: try time(at, "at"))
+    case .message:
       let message = StoredMessage(
         id: try messageID(id, "id"), time: try time(at, "at"), author: try author(),
         text: try checkedText())
       return .message(message, target: try target())
-    case "schedule":
+    case .schedule:
       let pending = PendingMessage(
         id: try messageID(id, "id"), target: try target(), author: try author(),
         created: try time(created, "created"), due: try time(due, "due"), text: try checkedText())
       return .schedule(pending)
-    case "cancel":
+    case .cancel:
       return .cancel(try messageID(id, "id"), at: try time(at, "at"))
-    case "delivery":
+    case .delivery:
       return .delivery(try messageID(id, "id"), at: try time(at, "at"))
-    case "series":
+    case .series:
       let pending = PendingMessage(
         id: try messageID(id, "id"), target: try target(), author: try author(),
         created: try time(created, "created"), due: try time(due, "due"), text: try checkedText())
@@ -306,41 +310,41 @@ private struct RecordFields {
         throw invalid(rule == nil ? "rule" : "done")
       }
       return .series(pending, Series(rule: parsedRule, done: Int(done)))
-    case "occurrence":
+    case .occurrence:
       return .occurrence(
         try messageID(id, "id"), series: try messageID(series, "series"), at: try time(at, "at"),
         next: try next.map { value throws(JournalFormatError) in try time(value, "next") })
-    case "reschedule":
+    case .reschedule:
       return .reschedule(
         try messageID(id, "id"), due: try time(due, "due"), rule: try recurrence(),
         at: try time(at, "at"))
-    case "edit":
+    case .edit:
       return .edit(try messageID(id, "id"), text: try checkedText(), at: try time(at, "at"))
-    case "member":
+    case .member:
       return .member(user: try userName(), room: try roomName(), at: try time(time, "time"))
-    case "leave":
+    case .leave:
       return .leave(user: try userName(), room: try roomName(), at: try time(time, "time"))
-    case "read":
-      guard let readTarget, let parsed = Target(readTarget) else { throw invalid("target") }
+    case .read:
+      guard let parsed = readTarget?.withUTF8(Target.init(utf8:)) else { throw invalid("target") }
       return .read(
         user: try userName(), target: parsed, id: try messageID(id, "id"),
         at: try time(time, "time"))
-    case "outbox":
+    case .outbox:
       return .outbox(
         OutboxLine(
           id: try messageID(id, "id"), node: try nodeName(), target: try target(),
           author: try author(),
           time: try time(at, "at"), text: try checkedText()))
-    case "remote":
+    case .remote:
       let message = StoredMessage(
         id: try messageID(id, "id"), time: try time(at, "at"), author: try author(),
         text: try checkedText())
       return .remote(message, target: try target(), position: try streamPosition())
-    case "stream":
+    case .stream:
       return .streamPosition(try streamPosition())
     default:
       throw JournalFormatError(
-        reason: "unknown record type \(type.map { "\"\($0)\"" } ?? "(none)")")
+        reason: "unknown record type \(type.map { "\"\($0.string)\"" } ?? "(none)")")
     }
   }
 
@@ -352,41 +356,47 @@ private struct RecordFields {
   /// control characters, no longer than the longest line a broker accepts.
   private func checkedText() throws(JournalFormatError) -> String {
     guard let text else { throw invalid("text") }
-    if text.utf8.count > Limits.maximumLineBytes {
-      throw JournalFormatError(
+    if let problem = text.withUTF8(Self.problem(withText:)) { throw problem }
+    return text.string
+  }
+
+  private static func problem(withText text: UnsafeBufferPointer<UInt8>) -> JournalFormatError? {
+    if text.count > Limits.maximumLineBytes {
+      return JournalFormatError(
         reason: "field \"text\" is longer than \(Limits.maximumLineBytes) bytes")
     }
-    if text.utf8.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) {
-      throw JournalFormatError(reason: "field \"text\" is empty")
+    if text.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) {
+      return JournalFormatError(reason: "field \"text\" is empty")
     }
-    if containsControlCharacter(text) {
-      throw JournalFormatError(reason: "field \"text\" holds a control character")
+    if containsControlCharacter(utf8: text) {
+      return JournalFormatError(reason: "field \"text\" holds a control character")
     }
-    return text
+    return nil
   }
 
   /// The user of a `member`, `leave` or `read` record: a login name.
   private func userName() throws(JournalFormatError) -> String {
-    guard let user, UserName.isValid(user) else { throw invalid("user") }
-    return user
+    guard let user, user.withUTF8(UserName.isValid(utf8:)) else { throw invalid("user") }
+    return user.string
   }
 
   private func roomName() throws(JournalFormatError) -> RoomName {
-    guard let room, let name = RoomName(room) else { throw invalid("room") }
+    guard let name = room?.withUTF8(RoomName.init(utf8:)) else { throw invalid("room") }
     return name
   }
 
   /// A login name, or `user@node` for a user of another host.
   private func author() throws(JournalFormatError) -> String {
-    guard let from else { throw invalid("from") }
-    if let at = from.lastIndex(of: "@") {
-      guard UserName.isValid(from[..<at]),
-        FederationSettings.isValidNode(String(from[from.index(after: at)...]))
-      else { throw invalid("from") }
-      return from
+    guard let from, from.withUTF8(Self.isAuthor) else { throw invalid("from") }
+    return from.string
+  }
+
+  private static func isAuthor(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    guard let at = bytes.lastIndex(of: UInt8(ascii: "@")) else {
+      return UserName.isValid(utf8: bytes)
     }
-    guard UserName.isValid(from) else { throw invalid("from") }
-    return from
+    return UserName.isValid(utf8: UnsafeBufferPointer(rebasing: bytes[..<at]))
+      && FederationSettings.isValidNode(String(decoding: bytes[(at + 1)...], as: UTF8.self))
   }
 
   private func streamPosition() throws(JournalFormatError) -> StreamPosition {
@@ -396,14 +406,17 @@ private struct RecordFields {
   }
 
   private func nodeName() throws(JournalFormatError) -> String {
-    guard let node, FederationSettings.isValidNode(node) else { throw invalid("node") }
+    guard let node = node?.string, FederationSettings.isValidNode(node) else {
+      throw invalid("node")
+    }
     return node
   }
 
   /// An id the broker can have handed out: 1 to ``MessageID/maximumValue``.
-  private func messageID(_ value: String?, _ field: String) throws(JournalFormatError) -> MessageID
+  private func messageID(_ value: JSONText?, _ field: String) throws(JournalFormatError)
+    -> MessageID
   {
-    guard let value, let id = MessageID(value), id != .none, id.value >= 1 else {
+    guard let id = value?.withUTF8(MessageID.init(utf8:)), id != .none, id.value >= 1 else {
       throw invalid(field)
     }
     return id
@@ -412,19 +425,19 @@ private struct RecordFields {
   /// `next_id` may be one past the largest id: then every id is taken.
   private func nextMessageID() throws(JournalFormatError) -> MessageID {
     let exhausted = MessageID(value: MessageID.maximumValue + 1)
-    if nextID == exhausted.description { return exhausted }
+    if nextID?.string == exhausted.description { return exhausted }
     return try messageID(nextID, "next_id")
   }
 
   /// A time in years 1 to 9999, in the one form the journal writes.
-  private func time(_ value: String?, _ field: String) throws(JournalFormatError) -> Timestamp {
-    guard let value, let time = Timestamp(rfc3339: value) else { throw invalid(field) }
+  private func time(_ value: JSONText?, _ field: String) throws(JournalFormatError) -> Timestamp {
+    guard let time = value?.withUTF8(Timestamp.init(rfc3339UTF8:)) else { throw invalid(field) }
     return time
   }
 
   /// The rule of a series, nil when the record has none.
   private func recurrence() throws(JournalFormatError) -> Recurrence? {
-    guard let rule else { return nil }
+    guard let rule = rule?.string else { return nil }
     do {
       return try Recurrence.parse(rule, defaultZone: TimeZone(identifier: "UTC")!, verb: .sayEvery)
     } catch {
@@ -433,7 +446,40 @@ private struct RecordFields {
   }
 
   private func target() throws(JournalFormatError) -> Target {
-    guard let to, let target = Target(to) else { throw invalid("to") }
+    guard let target = to?.withUTF8(Target.init(utf8:)) else { throw invalid("to") }
     return target
+  }
+}
+
+/// The `type` of a record, read from its bytes.
+private enum RecordType: CaseIterable {
+  case journal, room, message, schedule, cancel, delivery, series, occurrence, reschedule, edit
+  case member, leave, read, outbox, remote, stream
+
+  /// How the journal spells it.
+  var name: StaticString {
+    switch self {
+    case .journal: "journal"
+    case .room: "room"
+    case .message: "message"
+    case .schedule: "schedule"
+    case .cancel: "cancel"
+    case .delivery: "delivery"
+    case .series: "series"
+    case .occurrence: "occurrence"
+    case .reschedule: "reschedule"
+    case .edit: "edit"
+    case .member: "member"
+    case .leave: "leave"
+    case .read: "read"
+    case .outbox: "outbox"
+    case .remote: "remote"
+    case .stream: "stream"
+    }
+  }
+
+  init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
+    guard let type = Self.allCases.first(where: { bytes.equals($0.name) }) else { return nil }
+    self = type
   }
 }

@@ -11,7 +11,8 @@ public struct RoomName: Hashable, Comparable, Sendable, CustomStringConvertible 
     self = room
   }
 
-  init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
+  /// The same from UTF-8 bytes (the journal reads them without a String).
+  public init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
     guard (2...Self.maximumLength + 1).contains(bytes.count), bytes[0] == UInt8(ascii: "#")
     else { return nil }
     var folded = false
@@ -56,7 +57,8 @@ public enum UserName {
     withUTF8Bytes(text, isValid(utf8:))
   }
 
-  static func isValid(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+  /// The same on UTF-8 bytes.
+  public static func isValid(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool {
     guard (1...maximumLength).contains(bytes.count), bytes[0] != UInt8(ascii: "-") else {
       return false
     }
@@ -86,7 +88,8 @@ public enum Target: Hashable, Sendable, CustomStringConvertible {
     self = target
   }
 
-  init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
+  /// The same from UTF-8 bytes (the journal reads them without a String).
+  public init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
     if bytes.first == UInt8(ascii: "@") {
       let name = bytes.slice(1, bytes.count)
       guard UserName.isValid(utf8: name) || Self.isRemoteUser(name) else { return nil }
@@ -135,7 +138,8 @@ public struct MessageID: Hashable, Comparable, Sendable, CustomStringConvertible
     self = id
   }
 
-  init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
+  /// The same from UTF-8 bytes (the journal reads them without a String).
+  public init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
     guard (1...Self.maximumLength).contains(bytes.count) else { return nil }
     var value: UInt64 = 0
     // Counters are written without leading zeros, so `00a` cannot be `a`.

@@ -253,7 +253,7 @@ public func containsControlCharacter<S: StringProtocol>(_ text: S) -> Bool {
 /// below 20, no 7F and no C2. In valid UTF-8, `C2` is always a lead byte,
 /// and a byte 80-9F right after it is a C1 control; C2 only begins
 /// U+0080-U+00BF, so it is rare enough to be checked byte by byte.
-func containsControlCharacter(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+public func containsControlCharacter(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool {
   guard let base = bytes.baseAddress else { return false }
   var index = 0
   var afterC2 = false
