@@ -84,6 +84,7 @@ extension Server: EngineOutput {
   /// starts its sync (see ``JournalCommitter/endOfEvent()``), and what may
   /// leave is written.
   func afterEvent() {
+    committer.syncInline = holding.count <= 1
     committer.endOfEvent()
     offerDurableOutbox()
     flushDirty()

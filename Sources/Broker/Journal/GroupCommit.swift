@@ -90,6 +90,35 @@ final class GroupCommit: @unchecked Sendable {
     }
   }
 
+  /// Syncs `target` on the calling thread (the engine's queue) and returns
+  /// the outcome, if the thread is idle with nothing asked of it; nil
+  /// otherwise, and the caller asks with ``request(_:)`` as usual. With one
+  /// client waiting, handing the sync to the thread and its outcome back
+  /// cost two wake-ups per round trip, a tenth of it on this machine's disk
+  /// (`perf trace`: 250 µs per fdatasync, 330 µs per round trip); Redis
+  /// syncs in its event loop likewise.
+  func syncNow(_ target: Target) -> Outcome? {
+    let claimed = condition.withLock {
+      guard !busy, !halted, !stopped, !deliveryPosted, wanted == nil else { return false }
+      busy = true
+      newest = (target.count, target.generation)
+      return true
+    }
+    guard claimed else { return nil }
+    let failure = synchronize(target.fd) == 0 ? 0 : errno
+    return condition.withLock {
+      busy = false
+      syncs += 1
+      // The thread may have retired descriptors to close, or been stopped.
+      condition.signal()
+      guard failure != 0 else { return Outcome(synced: target, failure: nil) }
+      halted = true
+      wanted = nil
+      newest = nil
+      return Outcome(synced: nil, failure: (target, failure))
+    }
+  }
+
   /// Whether no sync is running or waiting to be delivered.
   var isIdle: Bool {
     condition.withLock { !busy && !deliveryPosted }

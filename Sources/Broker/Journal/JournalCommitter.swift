@@ -52,7 +52,7 @@ protocol JournalCommitterDelegate: AnyObject {
 /// every event the server calls ``endOfEvent()``, which writes what the
 /// event gathered with one `pwrite(2)` and asks the group commit thread
 /// to sync it. When a sync returns, the engine's queue learns it here
-/// (``syncsFinished(_:)``) and the delegate is told which records are
+/// (``syncsFinished(_:endingEvent:)``) and the delegate is told which records are
 /// durable (``JournalCommitterDelegate/journalRecordsDurable(upTo:)``).
 /// The sync thread holds this committer weakly, and it holds its delegate
 /// weakly: freeing the server ends both.
@@ -122,6 +122,12 @@ final class JournalCommitter: @unchecked Sendable {
   /// once ``durableCount`` reaches this.
   var writtenCount: UInt64 { journal.writtenCount }
 
+  /// Set by the server before each end of event: whether this event's
+  /// sync may run on the engine's queue (``GroupCommit/syncNow(_:)``).
+  /// Only while at most one connection waits for it: with more, syncing
+  /// on the thread lets the engine gather the next batch meanwhile.
+  var syncInline = false
+
   /// Records on stable storage (all of them with `--no-sync`).
   var durableCount: UInt64 { syncs ? syncedCount : journal.writtenCount }
 
@@ -147,10 +153,14 @@ final class JournalCommitter: @unchecked Sendable {
     // After the flush: the engine's state is then what the file holds.
     compactIfDue()
     guard journal.flushedCount > syncedCount else { return }
-    groupCommit.request(
-      .init(
-        count: journal.flushedCount, size: journal.size, generation: journal.generation,
-        fd: journal.fd))
+    let target = GroupCommit.Target(
+      count: journal.flushedCount, size: journal.size, generation: journal.generation,
+      fd: journal.fd)
+    if syncInline, let outcome = groupCommit.syncNow(target) {
+      syncsFinished(outcome, endingEvent: false)
+    } else {
+      groupCommit.request(target)
+    }
   }
 
   /// The gathered records could not be written: like a failed sync, what
@@ -161,8 +171,9 @@ final class JournalCommitter: @unchecked Sendable {
     if groupCommit.isIdle { refuseUnsynced(reason: reason, written: true) }
   }
 
-  /// What the group commit thread reports, on the queue.
-  private func syncsFinished(_ outcome: GroupCommit.Outcome) {
+  /// What the group commit thread reports, on the queue; `endingEvent`
+  /// is false for a sync made inline, at the end of an event already.
+  private func syncsFinished(_ outcome: GroupCommit.Outcome, endingEvent: Bool = true) {
     syncCount = groupCommit.syncCount
     guard failure == nil else { return }
     if let target = outcome.synced, target.generation == journal.generation {
@@ -181,7 +192,7 @@ final class JournalCommitter: @unchecked Sendable {
       refuseUnsynced(reason: reason, written: true)
       return
     }
-    delegate?.journalNeedsEndOfEvent()
+    if endingEvent { delegate?.journalNeedsEndOfEvent() }
   }
 
   /// Records up to `count` (ending at `size` in the file) are durable:
