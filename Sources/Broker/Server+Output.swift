@@ -81,11 +81,10 @@ extension Server: EngineOutput {
   }
 
   /// After every event: the journal writes what the event appended and
-  /// starts its sync (see ``JournalCommitter/endOfEvent()``), and what may
+  /// starts its sync (see ``JournalCommitter/endOfEvent(mayWaitForSync:)``), and what may
   /// leave is written.
   func afterEvent() {
-    committer.syncInline = holding.count <= 1
-    committer.endOfEvent()
+    committer.endOfEvent(mayWaitForSync: holding.count <= 1)
     offerDurableOutbox()
     flushDirty()
     onStatusChange?()

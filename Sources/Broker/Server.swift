@@ -7,9 +7,11 @@ import LineProtocol
 /// The I/O shell around the engine: it accepts connections, moves bytes and
 /// time in and effects out, and keeps the promise "durable before visible":
 /// a line queued after a journal record leaves only once that record is
-/// synced. Everything runs on one serial queue; only `fdatasync` runs on a
-/// second one, so the engine keeps working while the disk syncs (group
-/// commit: whatever was appended meanwhile is covered by the next sync).
+/// synced. Everything runs on one serial queue, most of it on the poll
+/// thread (``ReadinessPoll``); `fdatasync` runs on a thread of its own, so
+/// the engine keeps working while the disk syncs (group commit: whatever
+/// was appended meanwhile is covered by the next sync), except when at most
+/// one connection waits for it (``GroupCommit/syncNow(_:)``).
 public final class Server: @unchecked Sendable {
   public struct Options: Sendable {
     public var limits = Limits()
@@ -116,7 +118,8 @@ public final class Server: @unchecked Sendable {
     self.users = users
     self.options = options
     self.log = log
-    // First: a dispatch source must not be released before it was resumed.
+    // First, as it may throw: the timer, a dispatch source, must not be
+    // released before it was resumed.
     poll = try ReadinessPoll(queue: queue)
     timer = DispatchSource.makeTimerSource(flags: [], queue: queue)
     committer = JournalCommitter(

@@ -34,7 +34,7 @@ protocol JournalCommitterDelegate: AnyObject {
   func journalRolledBack(because text: String)
   /// Something the committer waited for happened outside an event (a
   /// pause after a failure ended, a compaction step returned): run the
-  /// end-of-event work, which calls ``JournalCommitter/endOfEvent()``.
+  /// end-of-event work, which calls ``JournalCommitter/endOfEvent(mayWaitForSync:)``.
   func journalNeedsEndOfEvent()
   /// The journal cannot be recovered: from now on no record becomes
   /// durable. The caller must stop the broker.
@@ -49,7 +49,7 @@ protocol JournalCommitterDelegate: AnyObject {
 /// compaction.
 ///
 /// The engine appends records through the ``FileJournal``; at the end of
-/// every event the server calls ``endOfEvent()``, which writes what the
+/// every event the server calls ``endOfEvent(mayWaitForSync:)``, which writes what the
 /// event gathered with one `pwrite(2)` and asks the group commit thread
 /// to sync it. When a sync returns, the engine's queue learns it here
 /// (``syncsFinished(_:endingEvent:)``) and the delegate is told which records are
@@ -93,15 +93,15 @@ final class JournalCommitter: @unchecked Sendable {
   typealias Post = @Sendable (@escaping @Sendable () -> Void) -> Void
 
   /// `post` is how the sync thread hands its outcome to the engine's queue
-  /// (`queue.async` unless the caller has a cheaper way).
+  /// (``ReadinessPoll/post(_:)``).
   init(
-    journal: FileJournal, engine: Engine, queue: DispatchQueue, post: Post? = nil, syncs: Bool,
+    journal: FileJournal, engine: Engine, queue: DispatchQueue, post: @escaping Post, syncs: Bool,
     synchronize: @escaping @Sendable (Int32) -> Int32, log: Logger
   ) {
     self.journal = journal
     self.engine = engine
     self.queue = queue
-    self.post = post ?? { [queue] block in queue.async(execute: block) }
+    self.post = post
     self.syncs = syncs
     self.synchronize = synchronize
     self.log = log
@@ -122,12 +122,6 @@ final class JournalCommitter: @unchecked Sendable {
   /// once ``durableCount`` reaches this.
   var writtenCount: UInt64 { journal.writtenCount }
 
-  /// Set by the server before each end of event: whether this event's
-  /// sync may run on the engine's queue (``GroupCommit/syncNow(_:)``).
-  /// Only while at most one connection waits for it: with more, syncing
-  /// on the thread lets the engine gather the next batch meanwhile.
-  var syncInline = false
-
   /// Records on stable storage (all of them with `--no-sync`).
   var durableCount: UInt64 { syncs ? syncedCount : journal.writtenCount }
 
@@ -136,7 +130,10 @@ final class JournalCommitter: @unchecked Sendable {
   /// At the end of every event: compacts if due, writes what the event
   /// gathered and asks the group commit thread to sync it; with
   /// `--no-sync` every record is durable as soon as it is written.
-  func endOfEvent() {
+  /// `mayWaitForSync` (at most one connection waits for this sync) lets
+  /// the sync run here when the thread is idle (``GroupCommit/syncNow(_:)``):
+  /// with more waiting, the engine gathers the next batch meanwhile.
+  func endOfEvent(mayWaitForSync: Bool) {
     guard failure == nil else { return }
     guard syncs else {
       compactIfDue()
@@ -156,7 +153,7 @@ final class JournalCommitter: @unchecked Sendable {
     let target = GroupCommit.Target(
       count: journal.flushedCount, size: journal.size, generation: journal.generation,
       fd: journal.fd)
-    if syncInline, let outcome = groupCommit.syncNow(target) {
+    if mayWaitForSync, let outcome = groupCommit.syncNow(target) {
       syncsFinished(outcome, endingEvent: false)
     } else {
       groupCommit.request(target)

@@ -112,7 +112,9 @@ final class ReadinessPoll: @unchecked Sendable {
     while true {
       let count = epoll_wait(descriptor, events.baseAddress, Int32(eventsPerPass), -1)
       guard count > 0 else {
-        if count < 0 && errno != EINTR { return }  // EBADF, EINVAL: nothing to wait on
+        // EBADF or EINVAL: a bug, and a broker that stopped serving must
+        // not go on looking alive.
+        if count < 0 && errno != EINTR { fatalError(SystemError("epoll_wait").description) }
         continue
       }
       let pass = events[0..<Int(count)]
