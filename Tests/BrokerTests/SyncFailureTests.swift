@@ -14,6 +14,7 @@ final class FlakyDisk: @unchecked Sendable {
   private var holding = false
   private var blocked = 0
   private var breaking = false
+  private var delay: useconds_t = 0
 
   var fails: Bool {
     get { condition.withLock { failing } }
@@ -25,6 +26,13 @@ final class FlakyDisk: @unchecked Sendable {
   var breaksFile: Bool {
     get { condition.withLock { breaking } }
     set { condition.withLock { breaking = newValue } }
+  }
+
+  /// From now on each sync takes at least this many milliseconds, as on
+  /// a slow disk.
+  var slowness: Int {
+    get { condition.withLock { Int(delay / 1000) } }
+    set { condition.withLock { delay = useconds_t(newValue * 1000) } }
   }
 
   /// From now on each sync waits until ``release()``.
@@ -52,7 +60,9 @@ final class FlakyDisk: @unchecked Sendable {
     blocked -= 1
     let fail = failing
     let breaks = breaking
+    let delay = delay
     condition.unlock()
+    if delay > 0 { usleep(delay) }
     if fail && breaks {
       let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
       dup2(null, fd)
@@ -100,6 +110,29 @@ struct SyncFailureTests {
     let journal = try String(contentsOfFile: directory + "/state/journal.jsonl", encoding: .utf8)
     #expect(journal.contains("\"one\"") && journal.contains("\"four\""))
     #expect(!journal.contains("\"two\"") && !journal.contains("\"three\""))
+  }
+
+  /// With one connection waiting, the engine's thread syncs itself
+  /// (chatbroker(8)'s journal committer): on a slow disk it must stop, or
+  /// everyone would wait for every sync.
+  @Test("on a slow disk a writer's syncs run beside the engine, and others are answered meanwhile")
+  func slowDiskSyncsOnTheThread() throws {
+    let directory = try makeShortTemporaryDirectory("cb-sync")
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let disk = FlakyDisk()
+    disk.slowness = 20
+    let writer = try startServer(in: directory, disk: disk)
+    let other = try LineClient(path: directory + "/sock", timeout: 5)
+    _ = try other.expect("HELLO ")
+    #expect(try writer.request("SAY #a slow").last?.hasPrefix("OK SAY ") == true)
+
+    disk.hold()
+    defer { disk.release() }
+    try writer.line("SAY #a held")
+    try disk.waitForHangingSync()
+    #expect(try other.request("PING meanwhile") == ["OK PING meanwhile"])
+    disk.release()
+    #expect(try writer.expect("OK SAY ").hasPrefix("OK SAY "))
   }
 
   @Test(

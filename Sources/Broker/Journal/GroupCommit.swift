@@ -43,6 +43,12 @@ final class GroupCommit: @unchecked Sendable {
   private var retired: [Int32] = []
   /// `fdatasync` calls made: with group commit, far fewer than records.
   private var syncs = 0
+  /// Whether the last sync took longer than ``inlineLimit``: then none is
+  /// made on the engine's queue, where it would hold up everyone.
+  private var lastSyncWasSlow = false
+  /// The longest sync that may still be made inline next time: a slow or
+  /// stalling disk costs the engine's queue at most one such wait.
+  static let inlineLimit = DispatchTimeInterval.milliseconds(1)
 
   private let synchronize: @Sendable (Int32) -> Int32
   private let post: JournalCommitter.Post
@@ -96,19 +102,24 @@ final class GroupCommit: @unchecked Sendable {
   /// client waiting, handing the sync to the thread and its outcome back
   /// cost two wake-ups per round trip, a tenth of it on this machine's disk
   /// (`perf trace`: 250 µs per fdatasync, 330 µs per round trip); Redis
-  /// syncs in its event loop likewise.
+  /// syncs in its event loop likewise. Not after a sync that took longer
+  /// than ``inlineLimit``: on a slow disk the thread syncs, and the engine
+  /// goes on answering everyone else meanwhile.
   func syncNow(_ target: Target) -> Outcome? {
     let claimed = condition.withLock {
-      guard !busy, !halted, !stopped, !deliveryPosted, wanted == nil else { return false }
+      guard !busy, !halted, !stopped, !deliveryPosted, wanted == nil, !lastSyncWasSlow else {
+        return false
+      }
       busy = true
       newest = (target.count, target.generation)
       return true
     }
     guard claimed else { return nil }
-    let failure = synchronize(target.fd) == 0 ? 0 : errno
+    let (failure, slow) = timedSync(target.fd)
     return condition.withLock {
       busy = false
       syncs += 1
+      lastSyncWasSlow = slow
       // The thread may have retired descriptors to close, or been stopped.
       condition.signal()
       guard failure != 0 else { return Outcome(synced: target, failure: nil) }
@@ -154,6 +165,14 @@ final class GroupCommit: @unchecked Sendable {
     }
   }
 
+  /// Syncs `fd`: the errno of a failure (0 for none), and whether it took
+  /// longer than ``inlineLimit``.
+  private func timedSync(_ fd: Int32) -> (failure: Int32, slow: Bool) {
+    let started = DispatchTime.now()
+    let failure = synchronize(fd) == 0 ? 0 : errno
+    return (failure, DispatchTime.now() > started + Self.inlineLimit)
+  }
+
   private func run() {
     condition.lock()
     while true {
@@ -167,10 +186,11 @@ final class GroupCommit: @unchecked Sendable {
       wanted = nil
       busy = true
       condition.unlock()
-      let failure = synchronize(target.fd) == 0 ? 0 : errno
+      let (failure, slow) = timedSync(target.fd)
       condition.lock()
       busy = false
       syncs += 1
+      lastSyncWasSlow = slow
       if failure == 0 {
         delivery.synced = target
       } else {
