@@ -57,8 +57,4 @@ struct CompactionSnapshotTests {
   private func lines(of path: String) throws -> [String] {
     try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
   }
-
-  private func okID(_ replies: [String]) -> String {
-    replies.last.map { String($0.split(separator: " ")[2]) } ?? ""
-  }
 }
