@@ -120,8 +120,8 @@ final class GroupCommit: @unchecked Sendable {
       busy = false
       syncs += 1
       lastSyncWasSlow = slow
-      // The thread may have retired descriptors to close, or been stopped.
-      condition.signal()
+      // No need to wake the thread: nothing can have been asked of it
+      // meanwhile, since its callers run on this queue, which was here.
       guard failure != 0 else { return Outcome(synced: target, failure: nil) }
       halted = true
       wanted = nil

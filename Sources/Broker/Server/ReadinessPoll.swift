@@ -61,8 +61,7 @@ final class ReadinessPoll: @unchecked Sendable {
     descriptor = try systemCall("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
     do throws(SystemError) {
       mailbox = try Mailbox()
-      var event = epoll_event(
-        events: EPOLLIN.rawValue, data: epoll_data_t(u64: Self.mailboxToken))
+      var event = Self.event(token: Self.mailboxToken, interest: .readable)
       _ = try systemCall("epoll_ctl") {
         epoll_ctl(descriptor, EPOLL_CTL_ADD, mailbox.descriptor, &event)
       }
