@@ -74,8 +74,9 @@ final class Connection {
   // The flags below are orthogonal to the phase: each combination occurs.
   /// Listed among the server's connections to flush after this event.
   var isDirty = false
-  /// The framer may still hold complete requests: the last turn ended on
-  /// its budget, or bytes arrived since the framer was last emptied.
+  /// The framer may still hold complete requests, or the IRC session steps
+  /// of a line that named several targets: the last turn ended on its
+  /// budget, or bytes arrived since the framer was last emptied.
   var mayHaveRequests = false
   /// Its own replies wait to be sent above the server's threshold: its
   /// requests wait until they drain (back-pressure at request level).

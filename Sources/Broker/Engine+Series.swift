@@ -162,6 +162,16 @@ extension Engine {
   private func firstOccurrence(of rule: Recurrence, now: Timestamp, verb: Verb)
     throws(RequestError) -> Timestamp
   {
+    // An interval longer than the horizon has no first occurrence within
+    // it, even when one past year 9999 is all there is.
+    if case .interval(let step) = rule.pattern, step > limits.horizonMilliseconds {
+      throw RequestError(
+        verb: verb.rawValue, code: .tooFar,
+        text:
+          "the interval of \(rule) is more than "
+          + "\(limits.horizonMilliseconds / 86_400_000) days: its first occurrence is too far ahead"
+      )
+    }
     guard let due = rule.first(after: now) else {
       throw RequestError(
         verb: verb.rawValue, code: .past,

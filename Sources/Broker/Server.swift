@@ -368,11 +368,16 @@ public final class Server: @unchecked Sendable {
         connection.outputBlocked = true
         break
       }
-      guard let frame = connection.framer.next() else {
+      // The next target of a line that named several comes before the
+      // next line: each is one request of the turn.
+      if let step = connection.irc?.nextStep() {
+        perform(step, for: connection)
+      } else if let frame = connection.framer.next() {
+        receive(frame, from: connection)
+      } else {
         connection.mayHaveRequests = false
         break
       }
-      receive(frame, from: connection)
       budget -= 1 + extraTurnCost
       extraTurnCost = 0
       // Write out a large fan-out before it outgrows the CPU caches:
@@ -468,6 +473,10 @@ public final class Server: @unchecked Sendable {
   func endOfInput(_ connection: Connection) {
     if !connection.closing, let frame = connection.framer.finish() {
       receive(frame, from: connection)
+      // The last line's other targets (at most IRCSession.maximumTargets).
+      while !connection.closing, let step = connection.irc?.nextStep() {
+        perform(step, for: connection)
+      }
     }
     if !connection.closing {
       engine.disconnect(connection.id)

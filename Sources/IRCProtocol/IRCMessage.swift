@@ -87,6 +87,12 @@ public struct IRCMessage: Equatable, Sendable {
       }
       bytes.append(contentsOf: parameter.utf8)
     }
+    // The last guard of the wire: whatever a caller put in, a CR, LF or
+    // NUL never ends this line early or starts another (cleaned() makes
+    // replies that quote a client readable; this only keeps the framing).
+    for index in bytes.indices where bytes[index] == 13 || bytes[index] == 10 || bytes[index] == 0 {
+      bytes[index] = UInt8(ascii: " ")
+    }
     bytes.append(contentsOf: [13, 10])
     return bytes
   }

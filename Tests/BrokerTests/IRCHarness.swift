@@ -48,11 +48,23 @@ final class IRCHarness {
   /// Feeds one line; returns every IRC line the connection has got since.
   @discardableResult
   func send(_ id: ConnectionID, _ line: String) -> [String] {
-    let actions = sessions[id]!.receive(line) {
+    let session = sessions[id]!
+    var actions = session.receive(line) {
       IRCSession.Counts(
         connections: 1, rooms: 0, roomCreated: self.engine.engine.roomCreated,
         activeConversations: self.engine.engine.activeConversations)
     }
+    // The other steps of a line with several targets, as the server's
+    // turns serve them.
+    while true {
+      perform(actions, for: id)
+      guard let step = session.nextStep() else { break }
+      actions = step
+    }
+    return take(id)
+  }
+
+  private func perform(_ actions: [IRCSession.Action], for id: ConnectionID) {
     for action in actions {
       switch action {
       case .reply(let bytes): engine.output.encoded[id, default: []] += bytes
@@ -61,7 +73,6 @@ final class IRCHarness {
       case .close: engine.engine.disconnect(id)
       }
     }
-    return take(id)
   }
 
   /// The IRC lines the connection got, without their CR LF.

@@ -84,7 +84,8 @@ extension Server {
     log.log(.debug, "request", fields: fields.map { (key: $0.0, value: $0.1) })
   }
 
-  private func perform(_ actions: [IRCSession.Action], for connection: Connection) {
+  /// What one step of an IRC line asks, in order.
+  func perform(_ actions: [IRCSession.Action], for connection: Connection) {
     for action in actions {
       guard !connection.closing else { return }
       switch action {

@@ -64,6 +64,18 @@ final class IRCSession {
   /// Rooms whose JOIN failed: the names and backlog asked with it are not shown.
   private var failedJoins: Set<RoomName> = []
   private var nextBatch = 1
+  /// The room a `LIST` showed last, where its next page starts.
+  private var lastListed: RoomName?
+  /// What is left of a line that names several targets (or of a `LIST`
+  /// longer than a page): one step per target, each served as one request
+  /// of the connection's turn, so a long line waits between its targets
+  /// like any other requests (chatbroker(7), "IRC", `TARGMAX`).
+  private var pendingSteps: [[Action]] = []
+
+  /// The most targets one `JOIN`, `PART`, `NAMES`, `PRIVMSG` or `NOTICE`
+  /// may name (ISUPPORT `TARGMAX` and `MAXTARGETS`); the rest are refused
+  /// with 407.
+  static let maximumTargets = 20
 
   /// Whether a login name exists, for WHOIS.
   let userExists: (String) -> Bool
@@ -88,9 +100,103 @@ final class IRCSession {
 
   // MARK: - Input
 
-  /// One line from the client, already framed and valid UTF-8.
+  /// Whether steps of an earlier line wait (``nextStep()``).
+  var hasPendingSteps: Bool { !pendingSteps.isEmpty }
+
+  /// The next step of a line that named several targets, to be served as
+  /// one more request of the connection's turn; nil when none is left.
+  func nextStep() -> [Action]? {
+    pendingSteps.isEmpty ? nil : pendingSteps.removeFirst()
+  }
+
+  /// One line from the client, already framed and valid UTF-8: what its
+  /// first step asks (a line naming several targets leaves the others to
+  /// ``nextStep()``).
   func receive(_ line: String, counts: () -> Counts) -> [Action] {
+    if let tooLong = Self.overLimit(line) {
+      return [numeric(.inputTooLong, [tooLong])]
+    }
     guard let message = IRCMessage(parsing: line) else { return [] }
+    var steps = handle(message, counts: counts)
+    guard !steps.isEmpty else { return [] }
+    let first = steps.removeFirst()
+    pendingSteps += steps
+    return first
+  }
+
+  /// IRC's limits on what a client sends (modern.ircdocs.horse, "Message
+  /// format"): 512 bytes without the tags, CR LF included, and 4096 of
+  /// tags, `@` and the space after them included. The reason when `line`
+  /// breaks one, else nil.
+  static func overLimit(_ line: String) -> String? {
+    var rest = line.utf8[...]
+    if rest.first == UInt8(ascii: "@") {
+      let end = rest.firstIndex(of: UInt8(ascii: " ")) ?? rest.endIndex
+      if rest.distance(from: rest.startIndex, to: end) + 1 > IRCMessage.maximumClientTagBytes {
+        return "Input line was too long: at most 4096 bytes of tags"
+      }
+      rest = rest[end...].drop { $0 == UInt8(ascii: " ") }
+    }
+    if rest.count + 2 > IRCMessage.maximumBytes {
+      return "Input line was too long: at most 512 bytes with CR LF, tags apart"
+    }
+    return nil
+  }
+
+  /// A message as steps (one per target where it names several).
+  private func handle(_ message: IRCMessage, counts: () -> Counts) -> [[Action]] {
+    switch message.command {
+    case "JOIN", "PART", "NAMES", "PRIVMSG", "NOTICE":
+      guard registered else { return [[numeric(.notRegistered, ["You have not registered"])]] }
+      return multiTarget(message)
+    default:
+      return [receive(message, counts: counts)]
+    }
+  }
+
+  /// JOIN, PART, NAMES, PRIVMSG and NOTICE: one step per target, at most
+  /// ``maximumTargets`` of them; the rest are answered 407 at once.
+  private func multiTarget(_ message: IRCMessage) -> [[Action]] {
+    let parameters = message.parameters
+    let command = message.command
+    let needed = command == "PRIVMSG" || command == "NOTICE" ? 2 : 1
+    guard parameters.count >= needed else {
+      if command == "PRIVMSG" || command == "NOTICE" {
+        if parameters.isEmpty {
+          return [[numeric(.noRecipient, ["No recipient given (\(command))"])]]
+        }
+        return [[numeric(.noTextToSend, ["No text to send"])]]
+      }
+      return [[numeric(.needMoreParameters, [command, "Not enough parameters"])]]
+    }
+    let targets = parameters[0].split(separator: ",").map(String.init)
+    var steps: [[Action]] = targets.prefix(Self.maximumTargets).map { name in
+      switch command {
+      case "JOIN": join(name)
+      case "PART": part(name)
+      case "NAMES": names(name)
+      default: privmsg(command, to: name, text: parameters[1])
+      }
+    }
+    if targets.count > Self.maximumTargets {
+      steps.append([
+        numeric(
+          .tooManyTargets,
+          [
+            targets[Self.maximumTargets],
+            "Too many targets: at most \(Self.maximumTargets) in one \(command); "
+              + "the rest of the line was not sent",
+          ])
+      ])
+    }
+    if steps.isEmpty && command == "NAMES" {
+      steps.append([numeric(.endOfNames, ["*", "End of /NAMES list"])])
+    }
+    return steps
+  }
+
+  /// A command that names at most one target: one step.
+  private func receive(_ message: IRCMessage, counts: () -> Counts) -> [Action] {
     let parameters = message.parameters
     switch message.command {
     case "CAP": return capability(parameters, counts: counts)
@@ -125,10 +231,10 @@ final class IRCSession {
 
   /// A line that is not valid UTF-8 or too long: told, not disconnected.
   func refuse(_ frame: Frame) -> [Action] {
-    let text =
-      frame == .tooLong
-      ? "Input line was too long and was discarded"
-      : "Your line was not valid UTF-8 and was discarded; set your client to UTF-8"
+    if frame == .tooLong {
+      return [numeric(.inputTooLong, ["Input line was too long and was discarded"])]
+    }
+    let text = "Your line was not valid UTF-8 and was discarded; set your client to UTF-8"
     return [reply(source: serverName, "NOTICE", [registered ? nick : "*", text])]
   }
 
@@ -138,41 +244,68 @@ final class IRCSession {
     switch sub {
     case "LS":
       if !registered { negotiating = true }
-      let offered = Capability.allCases.map(\.rawValue).joined(separator: " ")
-      return [reply(source: serverName, "CAP", [target, "LS", offered], trailing: true)]
+      let offered = Capability.allCases.map(\.rawValue)
+      return capabilityLines(
+        target, "LS", offered, continued: (Int(parameters.dropFirst().first ?? "") ?? 0) >= 302)
     case "LIST":
       let active = Capability.allCases.filter(capabilities.contains).map(\.rawValue)
-      return [
-        reply(
-          source: serverName, "CAP", [target, "LIST", active.joined(separator: " ")], trailing: true
-        )
-      ]
+      return capabilityLines(target, "LIST", active, continued: true)
     case "REQ":
       if !registered { negotiating = true }
-      let asked = (parameters.dropFirst().first ?? "").split(separator: " ")
+      let request = parameters.dropFirst().first ?? ""
+      let asked = request.split(separator: " ")
       var changed = capabilities
+      var known = true
       for name in asked {
         let removing = name.hasPrefix("-")
         guard let capability = Capability(rawValue: String(removing ? name.dropFirst() : name))
         else {
-          return [
-            reply(
-              source: serverName, "CAP", [target, "NAK", asked.joined(separator: " ")],
-              trailing: true)
-          ]
+          known = false
+          break
         }
         if removing { changed.remove(capability) } else { changed.insert(capability) }
       }
+      // The answer names the request as sent; one that cannot fit a line
+      // is no list of capabilities a client would send, and is refused.
+      let answer = IRCMessage(
+        source: serverName, "CAP", [target, known ? "ACK" : "NAK", request])
+      guard known, answer.encoded(trailing: true).count <= IRCMessage.maximumBytes else {
+        return [reply(source: serverName, "CAP", [target, "NAK", request])]
+      }
       capabilities = changed
-      return [
-        reply(
-          source: serverName, "CAP", [target, "ACK", asked.joined(separator: " ")], trailing: true)
-      ]
+      return [reply(source: serverName, "CAP", [target, "ACK", request])]
     case "END":
       negotiating = false
       return completeRegistration(counts: counts)
     default:
-      return [numeric(.unknownCommand, ["CAP \(sub)", "Unknown CAP subcommand"])]
+      return [numeric(.invalidCapCommand, [sub, "Unknown CAP subcommand"])]
+    }
+  }
+
+  /// `CAP * LS` or `CAP * LIST` with `names`, in as many lines as 512
+  /// bytes need: each but the last marked `*` when the client speaks CAP
+  /// 302, which allows that (IRCv3 capability negotiation, "Multiline
+  /// replies").
+  private func capabilityLines(
+    _ target: String, _ sub: String, _ names: [String], continued: Bool
+  ) -> [Action] {
+    let room = IRCMessage.maximumBytes - 64 - serverName.utf8.count - target.utf8.count
+    var lines: [[String]] = [[]]
+    var length = 0
+    for name in names {
+      if length + name.utf8.count + 1 > room && !lines[lines.count - 1].isEmpty {
+        lines.append([])
+        length = 0
+      }
+      lines[lines.count - 1].append(name)
+      length += name.utf8.count + 1
+    }
+    if !continued { lines = [Array(lines.joined())] }
+    return lines.enumerated().map { index, line in
+      let more = index < lines.count - 1 ? ["*"] : []
+      return reply(
+        source: serverName, "CAP", [target, sub] + more + [line.joined(separator: " ")],
+        trailing: true)
     }
   }
 
@@ -187,13 +320,23 @@ final class IRCSession {
       "CHANNELLEN=\(RoomName.maximumLength + 1)", "NICKLEN=\(UserName.maximumLength)",
       "SAFELIST",
     ]
-    tokens.append("CHATHISTORY=1000")
+    tokens.append("CHATHISTORY=\(Self.maximumHistory)")
+    let most = Self.maximumTargets
+    tokens.append("TARGMAX=JOIN:\(most),PART:\(most),NAMES:\(most),PRIVMSG:\(most),NOTICE:\(most)")
+    tokens.append("MAXTARGETS=\(most)")
     var actions: [Action] = [
       numeric(.welcome, ["Welcome to chatbroker on \(serverName), \(nick)"]),
       numeric(.yourHost, ["Your host is \(serverName), running chatbroker \(chatbrokerVersion)"]),
       numeric(.created, ["This server speaks chatbroker(7) and IRC"]),
       numeric(.myInfo, [serverName, "chatbroker-\(chatbrokerVersion)", "i", "nt"]),
-      numeric(.iSupport, tokens + ["are supported by this server"]),
+    ]
+    // At most 13 tokens a line, so that with the nick and the closing
+    // text a 005 has no more than the 15 parameters IRC allows.
+    for start in stride(from: 0, to: tokens.count, by: 13) {
+      let line = Array(tokens[start..<min(start + 13, tokens.count)])
+      actions.append(numeric(.iSupport, line + ["are supported by this server"]))
+    }
+    actions += [
       numeric(
         .luserClient,
         ["There are \(counts.connections) connections and 0 invisible on 1 server"]),
@@ -214,20 +357,6 @@ final class IRCSession {
         ? [numeric(.needMoreParameters, [message.command, "Not enough parameters"])] : nil
     }
     switch message.command {
-    case "JOIN":
-      if let missing = need(1) { return missing }
-      return parameters[0].split(separator: ",").flatMap { join(String($0)) }
-    case "PART":
-      if let missing = need(1) { return missing }
-      return parameters[0].split(separator: ",").flatMap { name -> [Action] in
-        guard let room = room(String(name)) else { return [noSuchChannel(String(name))] }
-        return [.request(.part(room))]
-      }
-    case "NAMES":
-      if let missing = need(1) { return missing }
-      guard let room = room(parameters[0]) else { return [noSuchChannel(parameters[0])] }
-      whoPurposes.append(.names)
-      return [.request(.who(room))]
     case "WHO":
       if let missing = need(1) { return missing }
       guard let room = room(parameters[0]) else {
@@ -281,13 +410,6 @@ final class IRCSession {
         numeric(.channelModeIs, [target, "+nt"], trailing: false),
         numeric(.creationTime, [target, String(created / 1000)], trailing: false),
       ]
-    case "PRIVMSG", "NOTICE":
-      if parameters.count < 2 {
-        return [numeric(.needMoreParameters, [message.command, "Not enough parameters"])]
-      }
-      return parameters[0].split(separator: ",").flatMap {
-        privmsg(message.command, to: String($0), text: parameters[1])
-      }
     case "SAYAT":
       if let missing = need(3) { return missing }
       return schedule(target: parameters[0], when: parameters[1], text: parameters[2])
@@ -320,12 +442,29 @@ final class IRCSession {
     return actions
   }
 
+  private func part(_ name: String) -> [Action] {
+    guard let room = room(name) else { return [noSuchChannel(name)] }
+    return [.request(.part(room))]
+  }
+
+  /// `NAMES <room>`: its members (353) and 366; a name that is no room
+  /// gets 366 alone, as RFC 2812 says of channels that cannot be seen.
+  private func names(_ name: String) -> [Action] {
+    guard let room = room(name) else {
+      return [numeric(.endOfNames, [name, "End of /NAMES list"])]
+    }
+    whoPurposes.append(.names)
+    return [.request(.who(room))]
+  }
+
   private func privmsg(_ command: String, to target: String, text raw: String) -> [Action] {
     if target.caseInsensitiveCompare(Self.serviceNick) == .orderedSame {
       return service(raw)
     }
     let text = Self.plainText(raw)
-    guard !text.allSatisfy({ $0 == " " }) else { return [] }
+    guard !text.allSatisfy({ $0 == " " }) else {
+      return [numeric(.noTextToSend, ["No text to send"])]
+    }
     if containsControlCharacter(text) {
       return [
         reply(
@@ -428,7 +567,7 @@ final class IRCSession {
     let name = parameters[1]
     let target = name.hasPrefix("#") ? room(name).map(Target.room) : Target("@" + name)
     guard let target else { return fail("INVALID_TARGET", "No such room or nick") }
-    guard let limit = Int(parameters[needed - 1]), limit >= 1 else {
+    guard let limit = Self.historyLimit(parameters[needed - 1]) else {
       return fail("INVALID_PARAMS", "The limit must be a number from 1 to 1000")
     }
     var points: [HistoryPoint] = []
@@ -457,8 +596,19 @@ final class IRCSession {
     historyPurposes.append(.chathistory(batch: batch))
     return [
       .reply(batchLine(["+\(batch)", "chathistory", name])),
-      .request(.history(target, count: min(limit, 1000), anchor: anchor)),
+      .request(.history(target, count: limit, anchor: anchor)),
     ]
+  }
+
+  /// The most lines one CHATHISTORY answers (ISUPPORT `CHATHISTORY`).
+  static let maximumHistory = 1000
+
+  /// A CHATHISTORY limit: digits, at least 1; more than
+  /// ``maximumHistory`` (however many digits) means that many.
+  static func historyLimit(_ text: String) -> Int? {
+    guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+    guard let value = Int(text) else { return maximumHistory }
+    return value >= 1 ? min(value, maximumHistory) : nil
   }
 
   /// `CHATHISTORY TARGETS <timestamp=time> <timestamp=time> <limit>`: the
@@ -478,11 +628,10 @@ final class IRCSession {
       }
       times.append(time)
     }
-    guard let limit = Int(parameters[3]), limit >= 1 else {
+    guard let limit = Self.historyLimit(parameters[3]) else {
       return fail("INVALID_PARAMS", "The limit must be a number from 1 to 1000")
     }
-    let active = counts().activeConversations(
-      user, times.min()!, times.max()!, min(limit, 1000))
+    let active = counts().activeConversations(user, times.min()!, times.max()!, limit)
     let batch = "h\(nextBatch)"
     nextBatch += 1
     let tags = capabilities.contains(.batch) ? [IRCTag("batch", batch)] : []
@@ -571,6 +720,7 @@ final class IRCSession {
       let when = rule.map { "\(due) (\($0))" } ?? due.description
       return serviceNotice("\(id) to \(shown(target, author: nick)) at \(when): \(text)").bytes
     case .room(let room, let count, _):
+      lastListed = room
       return numeric(.list, [room.description, String(count), ""]).bytes
     case .member(_, let who):
       members.append(who)
@@ -636,6 +786,13 @@ final class IRCSession {
       }
       return []
     case .rooms:
+      // A page of ROOMS is 1000 rooms: LIST goes on with the next page
+      // as a step of its own, and ends after the last.
+      if fields.contains("MORE"), let lastListed {
+        pendingSteps.insert([.request(.rooms(after: lastListed))], at: 0)
+        return []
+      }
+      lastListed = nil
       return numeric(.listEnd, ["End of /LIST"]).bytes
     case .scheduled:
       let count = fields.first ?? "0"
@@ -760,11 +917,18 @@ final class IRCSession {
   private func reply(
     source: String, _ command: String, _ parameters: [String], trailing: Bool = true
   ) -> Action {
-    .reply(IRCMessage(source: source, command, parameters).encoded(trailing: trailing))
+    .reply(IRCMessage(source: source, command, parameters).cleaned().encoded(trailing: trailing))
   }
 
+  /// A NOTICE from the service nick, split into lines that fit 512 bytes
+  /// (a pending message's text can be 4 KB).
   private func serviceNotice(_ text: String) -> Action {
-    reply(source: "\(Self.serviceNick)!service@\(serverName)", "NOTICE", [nick, text])
+    let source = "\(Self.serviceNick)!service@\(serverName)"
+    let room = IRCText.room(source: source, command: "NOTICE", target: nick)
+    return .reply(
+      IRCText.split(text, maximumBytes: room).flatMap {
+        reply(source: source, "NOTICE", [nick, $0]).bytes
+      })
   }
 
   private func clock(_ time: Timestamp) -> String {
