@@ -111,6 +111,13 @@ public final class Engine {
   /// codec: the engine never sees bytes.
   public func receive(_ request: Request, from connection: ConnectionID) {
     guard let session = sessions[connection] else { return }
+    // Whatever codec built it: a text the journal would refuse on replay
+    // is refused here, never acknowledged (chatbroker(7), "Requests").
+    if let text = request.text, let problem = MessageText.problem(text, verb: request.verb.rawValue)
+    {
+      send(problem.event, to: connection)
+      return
+    }
     handle(request, from: connection, user: session.user)
   }
 

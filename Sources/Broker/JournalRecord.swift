@@ -365,13 +365,11 @@ private struct RecordFields {
       return JournalFormatError(
         reason: "field \"text\" is longer than \(Limits.maximumLineBytes) bytes")
     }
-    if text.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) {
-      return JournalFormatError(reason: "field \"text\" is empty")
+    switch MessageText.problem(text, verb: "-")?.code {
+    case .empty?: return JournalFormatError(reason: "field \"text\" is empty")
+    case nil: return nil
+    default: return JournalFormatError(reason: "field \"text\" holds a control character")
     }
-    if containsControlCharacter(utf8: text) {
-      return JournalFormatError(reason: "field \"text\" holds a control character")
-    }
-    return nil
   }
 
   /// The user of a `member`, `leave` or `read` record: a login name.

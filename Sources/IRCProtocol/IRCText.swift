@@ -5,26 +5,27 @@ public enum IRCText {
   /// piece at least half full, else at the last Unicode scalar that fits.
   public static func split(_ text: String, maximumBytes: Int) -> [String] {
     let limit = max(maximumBytes, 4)
-    var pieces: [String] = []
-    var rest = Substring(text)
-    while rest.utf8.count > limit {
-      var end = rest.startIndex
-      var bytes = 0
-      var lastSpace: String.Index?
-      for index in rest.unicodeScalars.indices {
-        let scalar = rest.unicodeScalars[index]
-        let width = String(scalar).utf8.count
-        if bytes + width > limit { break }
-        bytes += width
-        end = rest.unicodeScalars.index(after: index)
-        if scalar == " " && bytes >= limit / 2 { lastSpace = end }
+    guard text.utf8.count > limit else { return [text] }
+    var text = text
+    // On the bytes: a history of long lines is thousands of cuts a request.
+    return text.withUTF8 { bytes in
+      var pieces: [String] = []
+      var start = 0
+      while bytes.count - start > limit {
+        // The first byte left out begins a character: never a continuation byte.
+        var cut = start + limit
+        while bytes[cut] & 0xC0 == 0x80 { cut -= 1 }
+        let halfFull = start + limit / 2 - 1
+        var space = cut - 1
+        while space >= halfFull && bytes[space] != UInt8(ascii: " ") { space -= 1 }
+        if space >= halfFull { cut = space + 1 }
+        pieces.append(
+          String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<cut]), as: UTF8.self))
+        start = cut
       }
-      let cut = lastSpace ?? end
-      pieces.append(String(rest[..<cut]))
-      rest = rest[cut...]
+      pieces.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[start...]), as: UTF8.self))
+      return pieces
     }
-    if !rest.isEmpty || pieces.isEmpty { pieces.append(String(rest)) }
-    return pieces
   }
 
   /// Room for the text of a `PRIVMSG`/`NOTICE` from `source` to `target`:

@@ -215,14 +215,7 @@ public enum RequestParser {
   private static func text(_ verb: Verb, _ words: WordScanner) throws(RequestError) -> String {
     var text = try words.text(verb)
     if text.first == UInt8(ascii: ":") { text = text.slice(1, text.count) }
-    if text.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) {
-      throw RequestError(verb: verb.rawValue, code: .empty, text: "the text is empty")
-    }
-    if containsControlCharacter(utf8: text) {
-      throw RequestError(
-        verb: verb.rawValue, code: .badChar,
-        text: "the text contains a control character; only printable text and TAB are allowed")
-    }
+    if let problem = MessageText.problem(text, verb: verb.rawValue) { throw problem }
     return words.string(text)
   }
 

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import Posix
 import TestSupport
 import Testing
 
@@ -96,16 +97,7 @@ struct FairnessTests {
     // all to look at.
     let request =
       "CHATHISTORY TARGETS timestamp=2099-01-01T00:00:00.000Z timestamp=2100-01-01T00:00:00.000Z 10\r\n"
-    let clients = try (0..<4).map { _ in
-      let irc = try LineClient(path: broker.ircSocketPath, timeout: 60)
-      try irc.send(
-        "CAP LS 302\r\nNICK flood\r\nUSER flood 0 * :Flood\r\n"
-          + "CAP REQ :draft/chathistory batch\r\nCAP END\r\n")
-      #expect(try irc.expect(":\(Host.name) CAP ").contains(" LS "))
-      #expect(try irc.expect(":\(Host.name) CAP ").contains(" ACK :draft/chathistory batch"))
-      try irc.expect(":\(Host.name) 001 ")
-      return irc
-    }
+    let clients = try ircClients(broker, count: 4, caps: "draft/chathistory batch")
     let flood = Flood(
       clients, payload: String(repeating: request, count: Self.floodBytes / request.utf8.count),
       repeats: 1000)
@@ -115,6 +107,81 @@ struct FairnessTests {
     let latency = try pingLatencies(pinger, count: 200)
     print("PING during a TARGETS flood over 500 rooms of 200 messages: \(latency)")
     #expect(latency.p99 < 0.050, "\(latency)")
+  }
+
+  @Test(
+    "another user's PING p99 stays under 50 ms while one user floods IRC JOIN lines of 100 targets, each with a backlog (real time)"
+  )
+  func ircJoinTargetsFloodRealTime() throws {
+    try UnixUsers.ensure()
+    let broker = try BrokerProcess().start(["--no-sync"])
+    let writer = try broker.connect()
+    let text = String(repeating: "x", count: 400)
+    _ = try writer.pipeline((0..<50).map { "SAY #big \($0) \(text)" })
+    // Each line names #big 100 times, as many as 512 bytes hold: 20 joins
+    // with NAMES and a 50-line backlog each, served one a request, and 407.
+    let request = "JOIN " + Array(repeating: "#big", count: 100).joined(separator: ",") + "\r\n"
+    let flood = Flood(
+      try ircClients(broker, count: 4),
+      payload: String(repeating: request, count: Self.floodBytes / request.utf8.count),
+      repeats: 100)
+    defer { flood.stop(broker) }
+    try flood.waitUntilReceived(bytes: 8 << 20)
+    let pinger = try broker.connect(as: "cbtest2")
+    let latency = try pingLatencies(pinger, count: 200)
+    print("PING during an IRC JOIN flood of 100 targets a line from 4 sessions: \(latency)")
+    #expect(latency.p99 < 0.050, "\(latency)")
+  }
+
+  @Test(
+    "another user's PING p99 stays under 50 ms while one user floods IRC PRIVMSG lines of 65 targets (real time)"
+  )
+  func ircPrivmsgTargetsFloodRealTime() throws {
+    try UnixUsers.ensure()
+    let broker = try BrokerProcess().start()
+    let listeners = try (0..<5).map { _ in try broker.connect() }
+    for listener in listeners { _ = try listener.request("JOIN #flood") }
+    let drains = listeners.map { Drain($0) }
+    defer { for drain in drains { drain.stop() } }
+    // 65 targets, about as many as 512 bytes hold: 20 SAYs a line, and 407.
+    let request =
+      "PRIVMSG " + Array(repeating: "#flood", count: 65).joined(separator: ",")
+      + " :flooding line\r\n"
+    let flood = Flood(
+      try ircClients(broker, count: 4),
+      payload: String(repeating: request, count: Self.floodBytes / request.utf8.count),
+      repeats: 100)
+    defer { flood.stop(broker) }
+    try waitUntil(timeout: 60, "the room to receive 1 MB") {
+      drains.reduce(0) { $0 + $1.received } > 1 << 20
+    }
+    let pinger = try broker.connect(as: "cbtest2")
+    let latency = try pingLatencies(pinger, count: 200)
+    print("PING during an IRC PRIVMSG flood of 65 targets a line into a room of 5: \(latency)")
+    #expect(latency.p99 < 0.050, "\(latency)")
+  }
+
+  @Test(
+    "another user's PING p99 stays under 50 ms while one user floods IRC CHATHISTORY of 1000 long lines (real time)"
+  )
+  func ircChathistoryFloodRealTime() throws {
+    try UnixUsers.ensure()
+    let broker = try BrokerProcess().start()
+    try fillBigRoom(broker)
+    let request = "CHATHISTORY LATEST #big * 1000\r\n"
+    let flood = Flood(
+      try ircClients(broker, count: 1, caps: "draft/chathistory batch server-time message-tags"),
+      payload: String(repeating: request, count: 100))
+    defer { flood.stop(broker) }
+    try flood.waitUntilReceived(bytes: 8 << 20)
+    let pinger = try broker.connect(as: "cbtest2")
+    let latency = try pingLatencies(pinger, count: 200)
+    print("PING during an IRC CHATHISTORY flood from 8 sessions: \(latency)")
+    #expect(latency.p99 < 0.050, "\(latency)")
+    let ircPinger = try ircClients(broker, count: 1, as: "cbtest2")[0]
+    let ircLatency = try ircPingLatencies(ircPinger, count: 200)
+    print("IRC PING during the same flood: \(ircLatency)")
+    #expect(ircLatency.p99 < 0.050, "\(ircLatency)")
   }
 
   @Test("a client reading at full speed gets all three pipelined 4 MB HISTORY replies")
@@ -262,6 +329,39 @@ struct FairnessTests {
     try writer.send((0..<1000).map { "SAY #big \($0) \(text)\n" }.joined())
     try writer.expect("OK SAY ", timeout: 30)
     for _ in 1..<1000 { try writer.expect("OK SAY ", timeout: 30) }
+  }
+
+  /// Registered IRC clients on irc.sock, of the user running the tests
+  /// or, as root, of `user`.
+  private func ircClients(
+    _ broker: BrokerProcess, count: Int, caps: String? = nil, as user: String? = nil
+  ) throws -> [LineClient] {
+    try (0..<count).map { _ in
+      let irc =
+        try user.map {
+          LineClient(fd: try connectUnixSocket(broker.ircSocketPath, as: $0), timeout: 60)
+        } ?? LineClient(path: broker.ircSocketPath, timeout: 60)
+      let request = caps.map { "CAP LS 302\r\nCAP REQ :\($0)\r\nCAP END\r\n" } ?? ""
+      try irc.send(request + "NICK flood\r\nUSER flood 0 * :Flood\r\n")
+      if let caps {
+        #expect(try irc.expect(":\(Host.name) CAP ").contains(" LS "))
+        #expect(try irc.expect(":\(Host.name) CAP ").contains(" ACK :\(caps)"))
+      }
+      try irc.expect(":\(Host.name) 001 ")
+      try irc.expect(":\(Host.name) 422 ")
+      return irc
+    }
+  }
+
+  private func ircPingLatencies(_ client: LineClient, count: Int) throws -> Latencies {
+    var seconds: [Double] = []
+    for number in 0..<count {
+      let started = DispatchTime.now().uptimeNanoseconds
+      try client.send("PING :p\(number)\r\n")
+      #expect(try client.expect(":\(Host.name) PONG ").hasSuffix(" :p\(number)\r"))
+      seconds.append(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+    }
+    return Latencies(seconds)
   }
 
   private func pingLatencies(_ client: LineClient, count: Int) throws -> Latencies {

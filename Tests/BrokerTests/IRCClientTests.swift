@@ -98,6 +98,45 @@ struct IRCClientTests {
   }
 
   @Test(
+    "on the real broker, a CR sent in PING, NICK or a command forges no line for the sender, lines over 512 bytes get 417, and a PRIVMSG of 60 targets is 20 SAYs and 407",
+    UnixUsers.required)
+  func rawClientLimits() throws {
+    try UnixUsers.ensure()
+    let broker = try BrokerProcess().start(["--no-sync"])
+    let irc = LineClient(fd: try connectUnixSocket(broker.ircSocketPath, as: "cbtest1"))
+    try irc.send("NICK x\r\nUSER x 0 * :x\r\n")
+    try irc.expect(":\(Host.name) 422 cbtest1 ")
+    let person = try broker.connect(as: "cbtest2")
+    _ = try person.request("JOIN #lab")
+    try irc.send(
+      "PING :x\r:root!root@h PRIVMSG cbtest1 :forged\r\n"
+        + "NICK y\r:root!root@h\r\nWHO\u{1B}[2J #lab\r\nPING :done\r\n")
+    var lines: [String] = []
+    while lines.last?.hasSuffix(" :done\r") != true {
+      lines.append(try irc.readLine() ?? "")
+    }
+    #expect(lines.count == 4, "one answer each: \(lines)")
+    for line in lines {
+      #expect(
+        line.hasPrefix(":\(Host.name) "), "from the server, not forged: \(line.debugDescription)")
+      #expect(
+        !line.dropLast().contains("\r") && !line.contains("\u{1B}"), "\(line.debugDescription)")
+    }
+
+    try irc.send("PRIVMSG #lab :" + String(repeating: "a", count: 600) + "\r\nPING :after\r\n")
+    #expect(try irc.expect(":").hasPrefix(":\(Host.name) 417 cbtest1 :Input line was too long"))
+    #expect(try irc.expect(":").hasSuffix(" :after\r"))
+
+    let targets = Array(repeating: "#lab", count: 60).joined(separator: ",")
+    try irc.send("JOIN #lab\r\nPRIVMSG \(targets) :many\r\n")
+    #expect(
+      try irc.expect(":\(Host.name) 407 ").hasPrefix(":\(Host.name) 407 cbtest1 #lab :Too many"))
+    _ = try person.expect("JOIN #lab cbtest1")
+    for _ in 0..<20 { #expect(try person.expect("MSG #lab ").hasSuffix(" cbtest1 :many")) }
+    #expect(try person.request("PING end") == ["OK PING end"], "no 21st line came before")
+  }
+
+  @Test(
     "a python3-irc bot, as a real Unix user, answers a line-protocol user in a room and in private",
     UnixUsers.required,
     .enabled(

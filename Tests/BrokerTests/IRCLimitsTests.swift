@@ -198,6 +198,19 @@ struct IRCLimitsTests {
     expectWellFormed(burst)
   }
 
+  @Test(
+    "a blank text sent by the IRC door (SAYAT, the service nick, PRIVMSG) is refused, never journaled",
+    arguments: ["SAYAT #a +1h : ", "PRIVMSG sched|bot :at +1h #a \t", "PRIVMSG #a :\t"])
+  func blankTexts(line: String) {
+    let irc = IRCHarness()
+    let alice = irc.connect("alice")
+    irc.send(alice, "JOIN #a")
+    let before = irc.engine.journal.records.count
+    let lines = irc.send(alice, line)
+    #expect(!lines.isEmpty, "told, not silently dropped")
+    #expect(irc.engine.journal.records.count == before, "\(lines)")
+  }
+
   @Test("a series whose interval passes the horizon is TOOFAR, not PAST")
   func hugeInterval() {
     let harness = EngineHarness()

@@ -1,0 +1,35 @@
+/// The rule every message text keeps, whichever door it came in by
+/// (chatbroker(7), "Requests"): not blank, and no control character but
+/// TAB. The request parser, the engine's admission of requests from any
+/// codec and the journal's replay all ask this one rule, so that nothing
+/// the broker acknowledges can be refused when the journal is read again.
+public enum MessageText {
+  /// Why `text` is no message text, as the request's error; nil when it is one.
+  public static func problem(_ text: UnsafeBufferPointer<UInt8>, verb: String) -> RequestError? {
+    if text.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) {
+      return RequestError(verb: verb, code: .empty, text: "the text is empty")
+    }
+    if containsControlCharacter(utf8: text) {
+      return RequestError(
+        verb: verb, code: .badChar,
+        text: "the text contains a control character; only printable text and TAB are allowed")
+    }
+    return nil
+  }
+
+  /// The same rule on a string.
+  public static func problem(_ text: String, verb: String) -> RequestError? {
+    withUTF8Bytes(text) { problem($0, verb: verb) }
+  }
+}
+
+extension Request {
+  /// The message text the request carries, if any.
+  public var text: String? {
+    switch self {
+    case .say(_, let text), .sayAt(_, _, let text), .sayEvery(_, _, let text), .edit(_, let text):
+      text
+    default: nil
+    }
+  }
+}
