@@ -242,14 +242,13 @@ public final class Server: @unchecked Sendable {
   func open(_ fd: Int32, wire: WireFormat) {
     let uid: uid_t
     if wire == .ircOverTCP {
-      guard let owner = LoopbackTCP.ownerUID(of: fd) else {
-        logConnection(
-          .error, "connection refused", user: "-",
-          [("reason", "the TCP peer's owner is not in /proc/net/tcp")])
+      switch TCPPeerOwner.uid(of: fd) {
+      case .success(let owner): uid = owner
+      case .failure(let refusal):
+        logConnection(.error, "connection refused", user: "-", [("reason", refusal.description)])
         Glibc.close(fd)
         return
       }
-      uid = owner
     } else {
       do {
         uid = try PeerCredentials.uid(of: fd)
