@@ -33,8 +33,7 @@ struct TCPIdentityTests {
     var stopped = true
     defer { if stopped { process.signal(SIGCONT) } }
     // The whole session, queued in the kernel before the broker accepts,
-    // and the client's socket closed: what is left of it is a timewait
-    // entry with no owner.
+    // and the client's socket closed.
     let forger = try runCommand(
       asUser(
         "cbtest1",
@@ -44,10 +43,23 @@ struct TCPIdentityTests {
           import socket
           s = socket.create_connection(("127.0.0.1", \(port)))
           s.sendall(b"NICK x\\r\\nUSER x 0 * :x\\r\\nJOIN #owner\\r\\nPRIVMSG #owner :forged\\r\\n")
+          print(s.getsockname()[1])
           s.close()
           """,
         ]))
     #expect(forger.status == 0, "\(forger.errors)")
+    // Once the broker's kernel has acknowledged the client's FIN, all that
+    // is left of the client's socket is a timewait entry, which the kernel
+    // lists with uid 0 and no inode: the case that made it root.
+    let client = LoopbackTCP.Endpoint(
+      family: AF_INET, address: [127, 0, 0, 1],
+      port: try #require(UInt16(forger.output.trimmingCharacters(in: .whitespacesAndNewlines))))
+    let server = LoopbackTCP.Endpoint(family: AF_INET, address: [127, 0, 0, 1], port: port)
+    try waitUntil(timeout: 10, "the client's socket to be a timewait entry") {
+      guard case .success(let socket) = TCPPeerOwner.lookup(source: client, destination: server)
+      else { return false }
+      return socket.inode == 0 && socket.uid == 0
+    }
     process.signal(SIGCONT)
     stopped = false
     // Refused, or served as cbtest1 (and then closed): either is an answer.
