@@ -9,8 +9,8 @@ import Testing
 /// Who a loopback TCP IRC client is (chatbroker(8), `--irc-listen`): the
 /// owner of the client's end of the connection, as the kernel names it,
 /// or nobody. Against the real binary, with real Unix users: a client that
-/// closed before it was accepted is never taken for root, and other users'
-/// sockets do not hide anyone.
+/// closed before it was accepted is never taken for root, other users'
+/// sockets do not hide anyone, and IPv6 loopback works as IPv4 does.
 @Suite(
   "The owner of a loopback TCP connection", .serialized, UnixUsers.required,
   .enabled(
@@ -111,11 +111,43 @@ struct TCPIdentityTests {
     #expect(try irc.expect(":").contains(" 001 cbtest1 :"), "\(broker.log)")
   }
 
+  @Test(
+    "a client on IPv6 loopback ([::1]) is named as on IPv4",
+    .enabled(if: ipv6LoopbackPort() != nil, "needs IPv6 loopback (::1)"))
+  func ipv6Loopback() throws {
+    try UnixUsers.ensure()
+    let port = try #require(ipv6LoopbackPort())
+    let broker = try BrokerProcess().start(["--no-sync", "--irc-listen", "[::1]:\(port)"])
+    try broker.waitForLog("irc_tcp=[::1]:\(port)")
+    let irc = try LineClient(running: asUser("cbtest1", ["/usr/bin/nc", "-N", "::1", "\(port)"]))
+    try irc.send("NICK root\r\nUSER root 0 * :root\r\n")
+    #expect(try irc.expect(":").contains(" 001 cbtest1 :"), "\(broker.log)")
+    try irc.send("JOIN #six\r\n")
+    #expect(try irc.expect(":cbtest1!").hasSuffix(" JOIN #six\r"))
+  }
 }
 
 /// `arguments` run as `user` (and that user's group, no others).
 private func asUser(_ user: String, _ arguments: [String]) -> [String] {
   ["/usr/bin/setpriv", "--reuid=\(user)", "--regid=\(user)", "--clear-groups"] + arguments
+}
+
+/// A TCP port on ::1 that was free a moment ago; nil when the host has no
+/// IPv6 loopback.
+private func ipv6LoopbackPort() -> UInt16? {
+  let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+  guard fd >= 0 else { return nil }
+  defer { close(fd) }
+  var address = sockaddr_in6()
+  address.sin6_family = sa_family_t(AF_INET6)
+  address.sin6_addr = in6addr_loopback
+  var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+  let bound = withUnsafeMutablePointer(to: &address) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+      bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+    }
+  }
+  return bound ? UInt16(bigEndian: address.sin6_port) : nil
 }
 
 /// ``TCPPeerOwner`` and ``LoopbackTCP`` in this process, on real loopback
@@ -135,6 +167,16 @@ struct TCPPeerOwnerTests {
     #expect(found.inode == UInt32(truncatingIfNeeded: status.st_ino), "the client's own socket")
     #expect(found.state == 1, "ESTABLISHED")
     #expect(found.uid == getuid())
+  }
+
+  @Test(
+    "the owner of an IPv6 loopback connection is this process's uid",
+    .enabled(if: ipv6LoopbackPort() != nil, "needs IPv6 loopback (::1)"))
+  func ownerOfIPv6Connection() throws {
+    let pair = try LoopbackPair(family: AF_INET6)
+    #expect(TCPPeerOwner.uid(of: pair.accepted) == .success(getuid()))
+    let peer = try #require(LoopbackTCP.Endpoint(of: pair.accepted, peer: true))
+    #expect(peer.description.hasPrefix("[::1]:"))
   }
 
   @Test("a client that closed before the accept has no owner: refused, never uid 0")
@@ -160,13 +202,28 @@ struct TCPPeerOwnerTests {
   }
 
   @Test(
-    "--irc-listen takes IPv4 loopback addresses only",
+    "--irc-listen takes IPv4 and IPv6 loopback addresses only",
     arguments: [
       ("127.0.0.1:6667", "127.0.0.1:6667"), ("127.1.2.3:1", "127.1.2.3:1"),
-      ("127.0.0.1", nil), ("128.0.0.1:6667", nil), ("127.0.0.1:0", nil),
+      ("[::1]:6667", "[::1]:6667"), ("[0:0:0:0:0:0:0:1]:7000", "[::1]:7000"),
+      ("[::]:6667", nil), ("[::2]:6667", nil), ("::1:6667", nil),
+      ("[::ffff:127.0.0.1]:6667", nil), ("[::1]:0", nil), ("[::1]", nil), ("127.0.0.1", nil),
+      ("128.0.0.1:6667", nil), ("127.0.0.1:0", nil), ("[fe80::1]:6667", nil),
     ] as [(String, String?)])
   func parse(text: String, typedBack: String?) {
     #expect(LoopbackTCP.parse(text)?.description == typedBack)
+  }
+
+  @Test(
+    "--irc-listen refuses an IPv6 address other than [::1], with status 64",
+    arguments: ["[::]:6667", "[::2]:6667", "::1:6667", "[::ffff:127.0.0.1]:6667"])
+  func refusesOtherIPv6(address: String) throws {
+    let broker = try BrokerProcess()
+    let result = try broker.runToExit([
+      "--state-dir", broker.stateDirectory, "--irc-listen", address,
+    ])
+    #expect(result.status == 64)
+    #expect(result.errors.contains("--irc-listen needs a loopback address"))
   }
 
   /// The cost on the accept path, as one number: the mean of many lookups

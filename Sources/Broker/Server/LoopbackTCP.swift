@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 
 /// The IRC listener on TCP, loopback only (chatbroker(8), `--irc-listen`):
-/// IPv4 (127.0.0.0/8). A TCP peer has no SO_PEERCRED, so
+/// IPv4 (127.0.0.0/8) or IPv6 (`[::1]`). A TCP peer has no SO_PEERCRED, so
 /// its owner is asked of the kernel (``TCPPeerOwner``), and a connection
 /// whose owner the kernel does not vouch for is refused.
 public enum LoopbackTCP {
@@ -69,15 +69,25 @@ public enum LoopbackTCP {
     }
   }
 
-  /// `127.0.0.1:6667` into an endpoint; nil unless the address is IPv4
-  /// loopback (127.0.0.0/8) and the port 1 to 65535.
+  /// `127.0.0.1:6667` or `[::1]:6667` into an endpoint; nil unless the
+  /// address is loopback (127.0.0.0/8, or ::1 in brackets) and the port 1
+  /// to 65535.
   public static func parse(_ text: String) -> Endpoint? {
     guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]),
       port > 0
     else { return nil }
-    var bytes: [UInt8] = [0, 0, 0, 0]
-    guard inet_pton(AF_INET, String(text[..<colon]), &bytes) == 1 else { return nil }
-    let endpoint = Endpoint(family: AF_INET, address: bytes, port: port)
+    var host = text[..<colon]
+    let family: Int32
+    var bytes = [UInt8](repeating: 0, count: 16)
+    if host.hasPrefix("[") && host.hasSuffix("]") {
+      host = host.dropFirst().dropLast()
+      family = AF_INET6
+    } else {
+      family = AF_INET
+      bytes = [0, 0, 0, 0]
+    }
+    guard inet_pton(family, String(host), &bytes) == 1 else { return nil }
+    let endpoint = Endpoint(family: family, address: bytes, port: port)
     return endpoint.isLoopback ? endpoint : nil
   }
 
