@@ -10,7 +10,8 @@ import Testing
 /// owner of the client's end of the connection, as the kernel names it,
 /// or nobody. Against the real binary, with real Unix users: a client that
 /// closed before it was accepted is never taken for root, other users'
-/// sockets do not hide anyone, and IPv6 loopback works as IPv4 does.
+/// sockets do not hide anyone, IPv6 loopback works as IPv4 does, and a
+/// connect flood does not starve the other users.
 @Suite(
   "The owner of a loopback TCP connection", .serialized, UnixUsers.required,
   .enabled(
@@ -125,6 +126,63 @@ struct TCPIdentityTests {
     try irc.send("JOIN #six\r\n")
     #expect(try irc.expect(":cbtest1!").hasSuffix(" JOIN #six\r"))
   }
+
+  @Test("more clients waiting than one wake-up accepts are all served, in later wake-ups")
+  func manyWaitingClients() throws {
+    try UnixUsers.ensure()
+    let port = freeLoopbackPort()
+    let broker = try BrokerProcess().start(["--no-sync", "--irc-listen", "127.0.0.1:\(port)"])
+    try broker.waitForLog("irc_tcp=127.0.0.1:\(port)")
+    let process = try #require(broker.process)
+    process.signal(SIGSTOP)
+    var stopped = true
+    defer { if stopped { process.signal(SIGCONT) } }
+    // 50 clients in the accept queue at once, three wake-ups' worth and then some.
+    let clients = try (0..<50).map { _ in LineClient(fd: try connectLoopback(port: port)) }
+    for client in clients { try client.send("NICK n\r\nUSER n 0 * :n\r\n") }
+    process.signal(SIGCONT)
+    stopped = false
+    for client in clients {
+      #expect(try client.expect(":").contains(" 001 root :"))
+    }
+  }
+
+  @Test("another user's PING p99 stays under 50 ms while one user floods TCP connects (real time)")
+  func connectFloodRealTime() throws {
+    try UnixUsers.ensure()
+    let port = freeLoopbackPort()
+    let broker = try BrokerProcess().start(["--no-sync", "--irc-listen", "127.0.0.1:\(port)"])
+    try broker.waitForLog("irc_tcp=127.0.0.1:\(port)")
+    let pinger = try broker.connect(as: "cbtest2")
+    let flood = ConnectFlood(port: port, threads: 2)
+    defer { flood.stop() }
+    try waitUntil(timeout: 10, "the flood to make 2,000 connections") { flood.connections > 2000 }
+    try broker.waitForLog("\"connection")
+    var seconds: [Double] = []
+    let end = DispatchTime.now().uptimeNanoseconds + 3_000_000_000
+    while seconds.count < 100 || DispatchTime.now().uptimeNanoseconds < end {
+      let number = seconds.count
+      let started = DispatchTime.now().uptimeNanoseconds
+      #expect(try pinger.request("PING \(number)") == ["OK PING \(number)"])
+      seconds.append(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+      if seconds.count >= 100_000 { break }
+    }
+    let made = flood.connections
+    flood.stop()
+    seconds.sort()
+    let p99 = seconds[min(seconds.count - 1, seconds.count * 99 / 100)]
+    let summary = String(
+      format: "%d PINGs, p50 %.1f ms, p99 %.1f ms, max %.1f ms; %d connections made",
+      seconds.count, seconds[seconds.count / 2] * 1000, p99 * 1000, seconds.last! * 1000, made)
+    print("PING during a TCP connect flood: \(summary)")
+    #expect(p99 < 0.050, "\(summary)")
+    #expect(broker.log.contains("\"connection refused\""), "the flood reached the broker")
+    // And the listener still serves: the flood did not stop it.
+    let irc = try LineClient(
+      running: asUser("cbtest1", ["/usr/bin/nc", "-N", "127.0.0.1", "\(port)"]))
+    try irc.send("NICK someone\r\nUSER someone 0 * :someone\r\n")
+    #expect(try irc.expect(":", timeout: 20).contains(" 001 cbtest1 :"))
+  }
 }
 
 /// `arguments` run as `user` (and that user's group, no others).
@@ -148,6 +206,89 @@ private func ipv6LoopbackPort() -> UInt16? {
     }
   }
   return bound ? UInt16(bigEndian: address.sin6_port) : nil
+}
+
+/// A TCP connection from this process to 127.0.0.1:`port`.
+private func connectLoopback(port: UInt16) throws -> Int32 {
+  let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
+  guard fd >= 0 else { throw TestFailure("socket: \(String(cString: strerror(errno)))") }
+  var server = sockaddr_in()
+  server.sin_family = sa_family_t(AF_INET)
+  server.sin_port = port.bigEndian
+  server.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+  let connected = withUnsafePointer(to: &server) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+      connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+    }
+  }
+  guard connected == 0 else {
+    close(fd)
+    throw TestFailure("connect: \(String(cString: strerror(errno)))")
+  }
+  return fd
+}
+
+/// Threads of this process that connect to a loopback TCP port and close
+/// at once, as fast as they can, until ``stop()``. Each connection comes
+/// from another 127.0.0.x source address in turn, so that the timewait
+/// entries they leave spread over many addresses rather than use up the
+/// ephemeral ports of one; the threads run below the broker and the user
+/// who measures in the CPU's favour, so that on a small machine it is the
+/// broker's work for the flood that counts, not the flood's own.
+private final class ConnectFlood: @unchecked Sendable {
+  private let lock = NSLock()
+  private var made = 0
+  private var stopping = false
+  private let done = DispatchGroup()
+
+  init(port: UInt16, threads: Int) {
+    for thread in 0..<threads {
+      done.enter()
+      Thread.detachNewThread { [self] in
+        setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+        var round = 0
+        while !isStopping {
+          round += 1
+          let source = UInt32(0x7F00_0002 + (thread * 120 + round % 120) % 250)
+          if connectAndClose(port: port, source: source) {
+            lock.withLock { made += 1 }
+          }
+        }
+        done.leave()
+      }
+    }
+  }
+
+  var connections: Int { lock.withLock { made } }
+  private var isStopping: Bool { lock.withLock { stopping } }
+
+  func stop() {
+    lock.withLock { stopping = true }
+    _ = done.wait(timeout: .now() + 10)
+  }
+
+  private func connectAndClose(port: UInt16, source: UInt32) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var one: Int32 = 1
+    setsockopt(fd, SOL_IP, IP_BIND_ADDRESS_NO_PORT, &one, socklen_t(MemoryLayout<Int32>.size))
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = source.bigEndian
+    var server = sockaddr_in()
+    server.sin_family = sa_family_t(AF_INET)
+    server.sin_port = port.bigEndian
+    server.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+    let length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 }
+    }
+    guard bound else { return false }
+    return withUnsafePointer(to: &server) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, length) == 0 }
+    }
+  }
 }
 
 /// ``TCPPeerOwner`` and ``LoopbackTCP`` in this process, on real loopback
