@@ -158,8 +158,16 @@ public final class Server: @unchecked Sendable {
     source.resume()
   }
 
+  /// At most this many connections are accepted per wake-up of a listener;
+  /// then other work runs, and the listener's source fires again while
+  /// clients wait. A connect flood costs the others at most one such batch
+  /// at a time (chatbroker(8), SECURITY CONSIDERATIONS).
+  static let acceptsPerEvent = 16
+
   func accept(from listener: Int32, wire: WireFormat) {
-    while !stopping && !acceptPaused {
+    var attempts = 0
+    while !stopping && !acceptPaused && attempts < Self.acceptsPerEvent {
+      attempts += 1
       let accepted: IOResult<Int32>
       do {
         accepted = try ioCall("accept") { chat_accept_nonblocking(listener) }
@@ -242,14 +250,13 @@ public final class Server: @unchecked Sendable {
   func open(_ fd: Int32, wire: WireFormat) {
     let uid: uid_t
     if wire == .ircOverTCP {
-      guard let owner = LoopbackTCP.ownerUID(of: fd) else {
-        logConnection(
-          .error, "connection refused", user: "-",
-          [("reason", "the TCP peer's owner is not in /proc/net/tcp")])
+      switch TCPPeerOwner.uid(of: fd) {
+      case .success(let owner): uid = owner
+      case .failure(let refusal):
+        logConnection(.error, "connection refused", user: "-", [("reason", refusal.description)])
         Glibc.close(fd)
         return
       }
-      uid = owner
     } else {
       do {
         uid = try PeerCredentials.uid(of: fd)

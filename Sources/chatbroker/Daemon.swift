@@ -243,7 +243,7 @@ final class Daemon: @unchecked Sendable {
   private func listenIRCOverTCP() -> Int32? {
     guard let listen = options.ircListen else { return nil }
     do {
-      return try LoopbackTCP.listen(address: listen.address, port: listen.port)
+      return try LoopbackTCP.listen(on: listen)
     } catch {
       let status = error.errno == EADDRINUSE ? ExitCode.temporaryFailure : ExitCode.cannotCreate
       fail("cannot listen on \(options.ircListenText): \(error)", status: status)

@@ -17,7 +17,7 @@ struct Options {
   var ircSocketPath: String?
   var ircBacklog = 50
   /// `--irc-listen`: a loopback address and port for IRC over TCP.
-  var ircListen: (address: in_addr, port: UInt16)?
+  var ircListen: LoopbackTCP.Endpoint?
   /// `--nats`, `--node`, `--share` and the NATS credentials.
   var federation = FederationOptions()
 
@@ -61,7 +61,8 @@ struct Options {
       --irc-socket path    Unix socket for IRC clients (default irc.sock beside the
                            socket; empty for none)
       --irc-listen address:port  also IRC over TCP, on a loopback address only
-                           (127.0.0.1:6667); the owner is read from /proc/net/tcp
+                           (127.0.0.1:6667, [::1]:6667); the kernel names each
+                           client's owner (sock_diag), or it is refused
       --irc-backlog n      lines of a room an IRC client gets on JOIN (default 50, 0 for none)
       --nats urls          NATS servers of the JetStream cluster that shares rooms with
                            other hosts (nats://host:port, separated by commas)
@@ -119,7 +120,7 @@ struct Options {
         options.ircSocketPath = path
       case "--irc-listen":
         guard let text = next(), let listen = LoopbackTCP.parse(text) else {
-          return bad(argument, "a loopback address and port such as 127.0.0.1:6667")
+          return bad(argument, "a loopback address and port such as 127.0.0.1:6667 or [::1]:6667")
         }
         options.ircListen = listen
       case "--irc-backlog":
@@ -183,12 +184,6 @@ struct Options {
 }
 
 extension Options {
-  /// `--irc-listen` as typed back: `127.0.0.1:6667`.
-  var ircListenText: String {
-    guard var listen = ircListen else { return "" }
-    var buffer = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
-    inet_ntop(AF_INET, &listen.address, &buffer, socklen_t(buffer.count))
-    let text = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
-    return String(decoding: text, as: UTF8.self) + ":\(listen.port)"
-  }
+  /// `--irc-listen` as typed back: `127.0.0.1:6667`, `[::1]:6667`.
+  var ircListenText: String { ircListen?.description ?? "" }
 }

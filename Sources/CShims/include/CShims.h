@@ -4,7 +4,8 @@
 // Glibc module hides behind feature macros (accept4 and struct ucred need
 // _GNU_SOURCE, wcwidth needs _XOPEN_SOURCE, malloc_trim, epoll and eventfd are
 // left out), and code that must run between fork and exec or after fork in a
-// child, where Swift's runtime may not (spawning, connecting as another user).
+// child, where Swift's runtime may not (spawning, connecting as another user),
+// and the netlink structs of sock_diag(7).
 #include <malloc.h>       // malloc_trim, which Glibc's Swift module leaves out
 #include <sys/epoll.h>    // epoll(7), which Glibc's Swift module leaves out
 #include <sys/eventfd.h>  // eventfd(2), likewise
@@ -16,6 +17,29 @@ int chat_peer_uid(int fd, uid_t *uid, pid_t *pid);
 
 
 
+/// What the kernel lists for one TCP socket (sock_diag(7), struct inet_diag_msg).
+struct chat_tcp_socket {
+  /// The socket's owner: the uid that created it (0 for a timewait entry).
+  uid_t uid;
+  /// Its inode: 0 once no process holds it (orphaned, or a timewait entry).
+  unsigned int inode;
+  /// Its TCP state, as the kernel numbers them: 1 ESTABLISHED, 4 FIN_WAIT1,
+  /// 5 FIN_WAIT2, 6 TIME_WAIT, 8 CLOSE_WAIT, 10 LISTEN, ... (a timewait
+  /// entry says the state it was closed in, FIN_WAIT2 or TIME_WAIT).
+  unsigned char state;
+};
+/// Asks the kernel (netlink NETLINK_SOCK_DIAG, SOCK_DIAG_BY_FAMILY with an
+/// inet_diag_req_v2) for the TCP socket whose own end is `source` and whose
+/// other end is `destination`: `family` AF_INET or AF_INET6, addresses of 4
+/// or 16 bytes in network order, ports in host order. A netlink socket of
+/// its own, non-blocking; waits at most `timeout_ms` for the answer, which
+/// must name exactly that socket. Returns 0 with `found` filled, or an error
+/// number: ENOENT when the kernel lists no such socket, ETIMEDOUT when it
+/// did not answer in time, EPROTO when the answer was about another socket
+/// or malformed, or the error of a system call.
+int chat_tcp_socket_lookup(int family, const void *source, unsigned short source_port,
+                           const void *destination, unsigned short destination_port,
+                           int timeout_ms, struct chat_tcp_socket *found);
 /// accept4(2) with SOCK_NONBLOCK | SOCK_CLOEXEC; accept4 also needs
 /// _GNU_SOURCE.
 int chat_accept_nonblocking(int fd);
