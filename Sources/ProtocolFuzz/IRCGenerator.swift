@@ -291,6 +291,12 @@ public struct IRCGenerator {
     let forged = "\r:\(other)!\(other)@h PRIVMSG #hot :forged \(token())"
     let control = random.pick(["\r", "\u{0}", "\u{7}", "\u{1B}[2J", "\u{1}", "\u{7F}", "\u{1F}"])
     let bad = random.chance(50) ? forged : "x\(control)y"
+    if random.chance(15) {
+      // A long word where the gateway echoes one: a reply must still fit
+      // in 512 bytes.
+      let word = String(repeating: "w", count: Int.random(in: 500...4000, using: &random))
+      return Array((random.pick(["NICK ", "WHO ", "JOIN #", "PING :", "MODE ", ""]) + word).utf8)
+    }
     let line: String
     switch Int.random(in: 0..<7, using: &random) {
     case 0: line = "PING :x\(bad)"
