@@ -82,7 +82,8 @@ struct ProtocolFuzzTests {
     #expect(report.findings("contract").isEmpty, summary)
     #expect(report.findings("identity").isEmpty, summary)
     #expect(
-      report.findings("freeze").isEmpty && report.findings("liveness").isEmpty, summary)
+      report.findings("freeze").isEmpty && report.findings("liveness").isEmpty
+        && report.findings("restart").isEmpty, summary)
     let p99 = try #require(report.latency(percentile: 0.99), "the PING probe got no answer")
     #expect(p99 < configuration.latencyLimit, summary)
   }
