@@ -117,6 +117,13 @@ enum IRCCulprits {
     let all = shared.ircSuspects.withLock { $0 }
     for (kind, suspects) in all.sorted(by: { $0.key < $1.key }) {
       guard monotonicSeconds() < deadline else { break }
+      guard suspects.violation.evidence != nil else {
+        // How a connection ended is no single line's doing.
+        shared.findings.setReproducer(
+          "no line of its own: the broker closed it (its log says why; keep it with --keep)",
+          category: suspects.violation.category, summary: kind)
+        continue
+      }
       var probe: IRCProbe?
       var found: [UInt8]?
       let ranked = rank(suspects.violation.suspects, by: suspects.violation.evidence)
