@@ -1,7 +1,8 @@
 /// One thing the broker did that it promised not to, with how to see it
 /// again.
 public struct Finding: Sendable {
-  /// `crash`, `contract`, `freeze`, `latency`, `liveness`, `log`, `restart`.
+  /// `crash`, `contract`, `identity`, `freeze`, `latency`, `liveness`,
+  /// `log`, `restart`.
   public var category: String
   /// What happened, without the particulars that differ per sighting.
   public var summary: String
@@ -35,20 +36,33 @@ public final class FindingLog: Sendable {
   public func record(_ violation: Violation, behaviour: String) {
     record(
       Finding(
-        category: "contract", summary: violation.kind,
+        category: violation.category, summary: violation.kind,
         detail: "\(violation.detail) (a \(behaviour) client)",
         reproducer: violation.request.map { Reproducer.shell([$0]) }))
   }
 
   public var all: [Finding] { state.withLock { $0 } }
+
+  /// Gives the finding of this category and summary its reproducer.
+  public func setReproducer(_ reproducer: String, category: String, summary: String) {
+    state.withLock { findings in
+      for index in findings.indices
+      where findings[index].category == category && findings[index].summary == summary {
+        findings[index].reproducer = reproducer
+      }
+    }
+  }
 }
 
 /// Shell commands that send exact bytes to the broker, whatever they are.
 public enum Reproducer {
-  /// `printf '...' | nc -N -U "$SOCK"`, each line followed by LF, with every
-  /// byte that is not plain printable ASCII written as an octal escape, and
-  /// long runs of one byte made with `head -c` and `tr`.
-  public static func shell(_ lines: [[UInt8]]) -> String {
+  /// `printf '...' | nc -N -U "$SOCK"`, each line followed by LF (or
+  /// `lineEnd`, CR LF for IRC) and piped into `connect`, with every byte
+  /// that is not plain printable ASCII written as an octal escape, and long
+  /// runs of one byte made with `head -c` and `tr`.
+  public static func shell(
+    _ lines: [[UInt8]], lineEnd: String = "\\n", connect: String = "nc -N -U \"$SOCK\""
+  ) -> String {
     var commands: [String] = []
     var format = ""
     func flush() {
@@ -72,11 +86,11 @@ public enum Reproducer {
         format += escaped(byte)
         index += 1
       }
-      format += "\\n"
+      format += lineEnd
     }
     flush()
     let input = commands.count == 1 ? commands[0] : "{ \(commands.joined(separator: "; ")); }"
-    return "\(input) | nc -N -U \"$SOCK\""
+    return "\(input) | \(connect)"
   }
 
   private static func escaped(_ byte: UInt8) -> String {

@@ -3,6 +3,18 @@ import Foundation
 import Glibc
 import Posix
 
+/// What a fuzzing connection speaks, and where.
+enum Wire: Equatable {
+  /// chatbroker(7)'s line protocol, on the main socket.
+  case line
+  /// IRC on irc.sock.
+  case irc
+  /// IRC on the loopback TCP listener (`--irc-listen`).
+  case ircTCP
+
+  var isIRC: Bool { self != .line }
+}
+
 /// One connection of a fuzzing worker: its socket (made as another Unix
 /// user when it speaks as one, see ``connectUnixSocket(_:as:)``), what it
 /// still has to send, what it received, and the contract checker for it.
@@ -11,7 +23,10 @@ final class FuzzConnection {
   let behaviour: Behaviour
   let user: String?
   let generation: Int
-  var checker = ReplyChecker()
+  let wire: Wire
+  /// The IRC capabilities it asked for when it registered.
+  let capabilities: [String]
+  var checker: any ConnectionChecker
   var outbox: [UInt8] = []
   var outboxOffset = 0
   var inbox: [UInt8] = []
@@ -29,13 +44,19 @@ final class FuzzConnection {
   var lastFlood = ""
 
   init(
-    path: String, behaviour: Behaviour, user: String?, generation: Int, lifetime: Double
+    path: String, behaviour: Behaviour, user: String?, generation: Int, lifetime: Double,
+    wire: Wire = .line, tcpPort: UInt16 = 0, capabilities: [String] = [], users: [String] = []
   ) throws {
     self.behaviour = behaviour
     self.user = user
     self.generation = generation
+    self.wire = wire
+    self.capabilities = capabilities
+    checker = wire.isIRC ? IRCReplyChecker(users: users) : ReplyChecker()
     windDownAt = monotonicSeconds() + lifetime
-    if let user {
+    if wire == .ircTCP {
+      fd = try connectLoopbackTCP(port: tcpPort)
+    } else if let user {
       do {
         fd = try connectUnixSocket(path, as: user)
       } catch {
@@ -55,12 +76,19 @@ final class FuzzConnection {
 
   /// Its behaviour, and the user it speaks as, for findings.
   var kind: String {
-    behaviour.rawValue + (user.map { " as \($0)" } ?? "")
+    let wireName =
+      switch wire {
+      case .line: ""
+      case .irc: "IRC "
+      case .ircTCP: "IRC-over-TCP "
+      }
+    return wireName + behaviour.rawValue + (user.map { " as \($0)" } ?? "")
   }
 
-  /// Queues request lines, each with its LF, and tells the checker.
-  /// Floods are remembered (as suspects of a crash) by their first and last
-  /// line only, so that they do not push everything else out.
+  /// Queues request lines, each with its LF (CR LF on IRC, followed by a
+  /// fence, see ``IRCReplyChecker``), and tells the checker. Floods are
+  /// remembered (as suspects of a crash) by their first and last line only,
+  /// so that they do not push everything else out.
   func queue(
     _ lines: [[UInt8]], shared: SharedState, lastWithoutNewline: Bool = false,
     rememberAll: Bool = true
@@ -69,11 +97,18 @@ final class FuzzConnection {
       outbox.removeAll(keepingCapacity: true)
       outboxOffset = 0
     }
+    var lines = lines
+    if wire.isIRC && !lastWithoutNewline, let fence = checker.fence() { lines.append(fence) }
     for (index, line) in lines.enumerated() {
       outbox += line
-      if !(lastWithoutNewline && index == lines.count - 1) { outbox.append(0x0A) }
+      if !(lastWithoutNewline && index == lines.count - 1) {
+        if wire.isIRC { outbox.append(0x0D) }
+        outbox.append(0x0A)
+      }
       checker.sent(line)
-      if rememberAll || index == 0 || index == lines.count - 1 { shared.remember(line) }
+      if rememberAll || index == 0 || index == lines.count - 1 {
+        shared.remember(line, irc: wire.isIRC)
+      }
     }
     shared.requestsSent.add(lines.count, ordering: .relaxed)
   }
@@ -125,4 +160,43 @@ final class FuzzConnection {
     }
     if start > 0 { inbox.removeFirst(start) }
   }
+}
+
+/// A TCP connection to the broker's IRC listener on 127.0.0.1.
+func connectLoopbackTCP(port: UInt16) throws -> Int32 {
+  let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
+  guard fd >= 0 else { throw FuzzError("socket: \(String(cString: strerror(errno)))") }
+  var address = sockaddr_in()
+  address.sin_family = sa_family_t(AF_INET)
+  address.sin_port = port.bigEndian
+  address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+  let status = withUnsafePointer(to: &address) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+      Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+    }
+  }
+  guard status == 0 else {
+    let reason = String(cString: strerror(errno))
+    close(fd)
+    throw FuzzError("connect to 127.0.0.1:\(port): \(reason)")
+  }
+  return fd
+}
+
+/// A free TCP port on 127.0.0.1, for the broker the fuzzer starts.
+func freeLoopbackPort() throws -> UInt16 {
+  let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
+  guard fd >= 0 else { throw FuzzError("socket: \(String(cString: strerror(errno)))") }
+  defer { close(fd) }
+  var address = sockaddr_in()
+  address.sin_family = sa_family_t(AF_INET)
+  address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+  var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+  let bound = withUnsafeMutablePointer(to: &address) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+      bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+    }
+  }
+  guard bound else { throw FuzzError("no free port: \(String(cString: strerror(errno)))") }
+  return UInt16(bigEndian: address.sin_port)
 }

@@ -30,6 +30,17 @@ public struct FuzzConfiguration: Sendable {
   /// all when empty.
   public var behaviours: [String] = []
 
+  /// The percentage of connections that speak IRC (`--wire irc` is 100,
+  /// `--irc-share`); the others speak the line protocol.
+  public var ircShare = 0
+  /// The broker's IRC socket; irc.sock beside `socketPath` when nil.
+  public var ircSocketPath: String?
+  /// Some IRC clients over loopback TCP: the fuzzer's own broker is started
+  /// with `--irc-listen 127.0.0.1:<a free port>`.
+  public var tcp = false
+  /// The TCP port of a running broker's `--irc-listen`, for `tcp`.
+  public var ircTCPPort: UInt16?
+
   /// The names `behaviours` accepts.
   public static let behaviourNames = Behaviour.allCases.map(\.rawValue)
 
@@ -69,8 +80,12 @@ public struct FuzzReport: Sendable {
     var lines: [String] = []
     let who =
       configuration.users.isEmpty ? "" : " (also as \(configuration.users.joined(separator: ", ")))"
+    let wire =
+      configuration.ircShare == 0
+      ? ""
+      : ", \(configuration.ircShare)% of them IRC" + (configuration.tcp ? " (some over TCP)" : "")
     lines.append(
-      "chatfuzz: seed \(configuration.seed), \(Int(configuration.seconds)) s, \(configuration.connections) connections\(who)"
+      "chatfuzz: seed \(configuration.seed), \(Int(configuration.seconds)) s, \(configuration.connections) connections\(who)\(wire)"
     )
     lines.append(
       "sent \(requestsSent) requests on \(connectionsOpened) connections; checked \(repliesChecked) replies in \(linesReceived) lines; broker crashes: \(crashes)"
@@ -110,6 +125,11 @@ public enum Fuzzer {
 
   public static func run(_ configuration: FuzzConfiguration) throws -> FuzzReport {
     var configuration = configuration
+    if configuration.tcp && configuration.brokerBinary != nil && configuration.ircShare > 0 {
+      let port = try freeLoopbackPort()
+      configuration.ircTCPPort = port
+      configuration.brokerArguments += ["--irc-listen", "127.0.0.1:\(port)"]
+    }
     let owned = try configuration.brokerBinary.map {
       try OwnedBroker(binary: $0, arguments: configuration.brokerArguments)
     }
@@ -137,13 +157,24 @@ public enum Fuzzer {
     let perThread = max(1, configuration.connections / threadCount)
     var slotUsers: [String?] = [nil]
     if getuid() == 0 { slotUsers += configuration.users.map { Optional($0) } + [nil] }
+    let endpoints = IRCEndpoints(
+      socketPath: configuration.ircSocketPath
+        ?? (socketPath.split(separator: "/", omittingEmptySubsequences: false).dropLast()
+          .joined(separator: "/") + "/irc.sock"),
+      tcpPort: configuration.tcp ? configuration.ircTCPPort : nil)
+    let ircUsers = [ownUserName()] + (getuid() == 0 ? configuration.users : [])
     let workers = (0..<threadCount).map { _ in
       Worker(
         socketPath: socketPath, slots: perThread, users: slotUsers, shared: shared,
         behaviours: behaviours,
         generator: RequestGenerator(
           random: random.split(), users: configuration.users,
-          maximumLineBytes: configuration.maximumLineBytes))
+          maximumLineBytes: configuration.maximumLineBytes),
+        irc: configuration.ircShare == 0
+          ? nil
+          : IRCWorkerSettings(
+            share: configuration.ircShare, endpoints: endpoints, users: ircUsers,
+            generator: IRCGenerator(random: random.split(), users: ircUsers)))
     }
     let probe = LatencyProbe(socketPath: socketPath, shared: shared)
     let bodies: [@Sendable () -> Void] =
@@ -194,6 +225,9 @@ public enum Fuzzer {
       crashes += 1
       handleCrash(owned, shared: shared, configuration: configuration)
     }
+    if configuration.ircShare > 0 {
+      IRCCulprits.find(shared, endpoints: endpoints, users: ircUsers, budget: 20)
+    }
     try finalChecks(owned, socketPath: socketPath, shared: shared, configuration: configuration)
 
     var report = FuzzReport(configuration: configuration, findings: [])
@@ -226,6 +260,9 @@ public enum Fuzzer {
     sleepSeconds(0.1)  // the workers drop their connections
     let crash = CrashOfOwnedBroker(owned)
     let suspects = shared.takeRecent()
+    let endpoints = IRCEndpoints(
+      socketPath: configuration.ircSocketPath ?? owned.directory + "/irc.sock",
+      tcpPort: nil)
     var finding = Finding(
       category: "crash", summary: "\(crash.cause), the request not found", detail: crash.detail)
     do {
@@ -247,8 +284,10 @@ public enum Fuzzer {
     {
       let started = monotonicSeconds()
       defer { minimizingBudget.withLock { $0 -= monotonicSeconds() - started } }
-      if let culprit = findCulprit(owned, suspects, crash.cause, shared: shared) {
-        finding.reproducer = Reproducer.shell([culprit])
+      if let culprit = findCulprit(
+        owned, suspects, crash.cause, shared: shared, endpoints: endpoints)
+      {
+        finding.reproducer = reproducer(culprit, endpoints)
         finding.summary = "\(crash.cause) on \(crashKey(culprit))"
       } else {
         finding.reproducer =
@@ -280,20 +319,30 @@ public enum Fuzzer {
   /// it after each death. A suspect that kills it another way is a finding
   /// of its own.
   private static func findCulprit(
-    _ owned: OwnedBroker, _ suspects: [[UInt8]], _ cause: String, shared: SharedState
-  ) -> [UInt8]? {
+    _ owned: OwnedBroker, _ suspects: [Suspect], _ cause: String, shared: SharedState,
+    endpoints: IRCEndpoints
+  ) -> Suspect? {
     let deadline = monotonicSeconds() + minimizingBudget.withLock { $0 }
     for suspect in suspects where monotonicSeconds() < deadline {
-      guard let connection = try? ProbeConnection(path: owned.socketPath) else { break }
-      try? connection.send(suspect + Array("\nPING culprit\n".utf8))
-      var answered = false
-      while let line = try? connection.readLine(timeout: 2) {
-        if line == Array("OK PING culprit".utf8) {
-          answered = true
-          break
+      if suspect.irc {
+        // Registered with every capability, as most of the IRC clients.
+        guard
+          let probe = try? IRCProbe(
+            endpoints, tcp: false, capabilities: IRCGenerator.capabilities, users: [])
+        else { break }
+        if probe.exchange(suspect.bytes).answered { continue }
+      } else {
+        guard let connection = try? ProbeConnection(path: owned.socketPath) else { break }
+        try? connection.send(suspect.bytes + Array("\nPING culprit\n".utf8))
+        var answered = false
+        while let line = try? connection.readLine(timeout: 2) {
+          if line == Array("OK PING culprit".utf8) {
+            answered = true
+            break
+          }
         }
+        if answered { continue }
       }
-      if answered { continue }
       let gone = monotonicSeconds() + 1
       while owned.isRunning && monotonicSeconds() < gone { sleepSeconds(0.01) }
       guard !owned.isRunning else { continue }
@@ -303,7 +352,7 @@ public enum Fuzzer {
       shared.findings.record(
         Finding(
           category: "crash", summary: "\(crash.cause) on \(crashKey(suspect))",
-          detail: crash.detail, reproducer: Reproducer.shell([suspect])))
+          detail: crash.detail, reproducer: reproducer(suspect, endpoints)))
     }
     return nil
   }
@@ -378,6 +427,21 @@ public enum Fuzzer {
 
   /// One finding per kind of request that crashes the broker: its verb,
   /// and for SAYAT and HISTORY the argument that is not a name or a text.
+  static func crashKey(_ suspect: Suspect) -> String {
+    suspect.irc ? "IRC " + crashKey(suspect.bytes) : crashKey(suspect.bytes)
+  }
+
+  /// The shell command that sends a suspect again: on the line protocol
+  /// as it is, on IRC after a registration with every capability.
+  static func reproducer(_ suspect: Suspect, _ endpoints: IRCEndpoints) -> String {
+    guard suspect.irc else { return Reproducer.shell([suspect.bytes]) }
+    let registration = IRCGenerator.registration(
+      nick: ownUserName(), capabilities: IRCGenerator.capabilities)
+    return Reproducer.shell(
+      registration + [suspect.bytes], lineEnd: "\\r\\n",
+      connect: endpoints.connectCommand(tcp: false))
+  }
+
   static func crashKey(_ line: [UInt8]) -> String {
     let words = line.split(separator: 0x20, maxSplits: 4).map {
       String(decoding: $0, as: UTF8.self)
@@ -399,4 +463,12 @@ public enum Fuzzer {
     }
     return String(words.joined(separator: " ").prefix(200))
   }
+}
+
+/// The fuzzer's own login name, as the broker names its connections.
+func ownUserName() -> String {
+  guard let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name else {
+    return "uid\(geteuid())"
+  }
+  return String(cString: name)
 }

@@ -7,7 +7,36 @@ public struct Violation: Sendable {
   public var detail: String
   /// The request line the broken reply belongs to, when there is one.
   public var request: [UInt8]?
+  /// `contract`, or `identity` for a line that names the wrong author.
+  public var category = "contract"
+  /// When the reply names no request (IRC): the lines sent before it,
+  /// oldest first, one of which is replayed alone to show it again.
+  public var suspects: [[UInt8]] = []
+  /// The broken line itself, when it is one.
+  public var evidence: [UInt8]?
 }
+
+/// What a fuzzing connection's checker does, whichever protocol it speaks.
+protocol ConnectionChecker {
+  var unanswered: Int { get }
+  var oldestWaiting: [UInt8]? { get }
+  var repliesChecked: Int { get }
+  var bye: String? { get }
+  var quitWasAnswered: Bool { get }
+  mutating func sent(_ line: [UInt8])
+  mutating func fence() -> [UInt8]?
+  mutating func received(_ line: [UInt8]) -> [Violation]
+  func endOfStream(halfClosed: Bool) -> [Violation]
+}
+
+extension ConnectionChecker {
+  /// A line to send after a batch whose answer says the batch was
+  /// answered, for protocols whose replies name no request.
+  mutating func fence() -> [UInt8]? { nil }
+}
+
+extension ReplyChecker: ConnectionChecker {}
+extension IRCReplyChecker: ConnectionChecker {}
 
 /// Follows the lines of one connection and checks them against the
 /// requests it sent, as chatbroker(7) promises: `HELLO` first, exactly one

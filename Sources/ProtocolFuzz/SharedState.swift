@@ -17,11 +17,15 @@ final class SharedState: Sendable {
   let repliesChecked = Atomic<Int>(0)
   let connectionsOpened = Atomic<Int>(0)
   let connectFailures = Atomic<Int>(0)
-  private let recent = Locked<(lines: [[UInt8]], next: Int)>(([], 0))
+  private let recent = Locked<(lines: [Suspect], next: Int)>(([], 0))
   static let recentCapacity = 3000
+  /// For each kind of IRC violation, the first sighting's suspects (see
+  /// ``Violation/suspects``), to replay at the end of the run.
+  let ircSuspects = Locked<[String: IRCSuspects]>([:])
 
   /// Remembers a request line as sent, keeping the latest few thousand.
-  func remember(_ line: [UInt8]) {
+  func remember(_ line: [UInt8], irc: Bool = false) {
+    let line = Suspect(bytes: line, irc: irc)
     recent.withLock { ring in
       if ring.lines.count < Self.recentCapacity {
         ring.lines.append(line)
@@ -33,14 +37,28 @@ final class SharedState: Sendable {
   }
 
   /// The latest request lines, newest first, each once; and forgets them.
-  func takeRecent() -> [[UInt8]] {
+  func takeRecent() -> [Suspect] {
     recent.withLock { ring in
       let ordered =
         ring.lines.count < Self.recentCapacity
         ? ring.lines : Array(ring.lines[ring.next...] + ring.lines[..<ring.next])
       ring = ([], 0)
-      var seen = Set<[UInt8]>()
+      var seen = Set<Suspect>()
       return ordered.reversed().filter { seen.insert($0).inserted }
     }
   }
+}
+
+/// A line sent, on the line protocol or IRC.
+struct Suspect: Hashable {
+  var bytes: [UInt8]
+  var irc: Bool
+}
+
+/// Lines one IRC connection sent before a violation, and how it had
+/// registered and connected, so that each can be replayed alone.
+struct IRCSuspects {
+  var violation: Violation
+  var capabilities: [String]
+  var tcp: Bool
 }

@@ -12,16 +12,22 @@ final class Worker: @unchecked Sendable {
   let shared: SharedState
   let behaviours: [Behaviour]
   private var generator: RequestGenerator
+  /// IRC clients: what share of the connections, where, and their lines.
+  private var irc: IRCWorkerSettings?
   private var connections: [FuzzConnection?]
   /// Findings about connections that ended, held back a moment: if the
   /// broker crashed meanwhile, the crash is the finding, not these.
-  private var heldBack: [(at: Double, generation: Int, violation: Violation, behaviour: String)] =
-    []
+  private var heldBack:
+    [(
+      at: Double, generation: Int, violation: Violation, behaviour: String,
+      capabilities: [String], tcp: Bool
+    )] = []
 
   init(
     socketPath: String, slots: Int, users: [String?], shared: SharedState,
-    behaviours: [Behaviour], generator: RequestGenerator
+    behaviours: [Behaviour], generator: RequestGenerator, irc: IRCWorkerSettings? = nil
   ) {
+    self.irc = irc
     self.behaviours = behaviours
     self.socketPath = socketPath
     self.slots = slots
@@ -60,10 +66,33 @@ final class Worker: @unchecked Sendable {
       guard connections[slot] == nil else { continue }
       let behaviour = Behaviour.random(from: behaviours, using: &generator.random)
       let lifetime = Double.random(in: 0.2...4, using: &generator.random)
+      let user = users[slot % users.count]
       do {
-        connections[slot] = try FuzzConnection(
-          path: socketPath, behaviour: behaviour, user: users[slot % users.count],
-          generation: generation, lifetime: lifetime)
+        if var irc, Int.random(in: 0..<100, using: &generator.random) < irc.share {
+          // Only the fuzzer's own user connects over TCP: connecting as
+          // another is for Unix sockets (``connectUnixSocket(_:as:)``).
+          let tcp = irc.endpoints.tcpPort != nil && user == nil && generator.random.chance(50)
+          let capabilities = irc.generator.capabilitySet()
+          let connection = try FuzzConnection(
+            path: irc.endpoints.socketPath, behaviour: behaviour, user: user,
+            generation: generation, lifetime: lifetime, wire: tcp ? .ircTCP : .irc,
+            tcpPort: irc.endpoints.tcpPort ?? 0, capabilities: capabilities, users: irc.users)
+          let nick = user ?? irc.users[0]
+          connection.queue(
+            IRCGenerator.registration(nick: nick, capabilities: capabilities), shared: shared)
+          self.irc = irc
+          if var checker = connection.checker as? IRCReplyChecker {
+            checker.wantsSuspects = { [shared] kind in
+              shared.ircSuspects.withLock { $0[kind] == nil }
+            }
+            connection.checker = checker
+          }
+          connections[slot] = connection
+        } else {
+          connections[slot] = try FuzzConnection(
+            path: socketPath, behaviour: behaviour, user: user,
+            generation: generation, lifetime: lifetime)
+        }
         shared.connectionsOpened.add(1, ordering: .relaxed)
       } catch {
         shared.connectFailures.add(1, ordering: .relaxed)
@@ -79,6 +108,16 @@ final class Worker: @unchecked Sendable {
       return
     }
     guard !connection.windingDown, !connection.hasOutput else { return }
+    if connection.wire.isIRC, var irc {
+      irc.generator.speaker = connection.user.flatMap { irc.users.firstIndex(of: $0) } ?? 0
+      feed(connection, with: &irc.generator)
+      self.irc = irc
+      return
+    }
+    feed(connection, with: &generator)
+  }
+
+  private func feed(_ connection: FuzzConnection, with generator: inout some LineSource) {
     switch connection.behaviour {
     case .chatter:
       if connection.checker.unanswered < 100 {
@@ -121,7 +160,8 @@ final class Worker: @unchecked Sendable {
     connection.windingDown = true
     if connection.behaviour == .halfClosing && generator.random.chance(40) {
       // A last line without LF still counts as a line (chatbroker(7)).
-      connection.queue([generator.line()], shared: shared, lastWithoutNewline: true)
+      let last = connection.wire.isIRC ? irc?.generator.next() : generator.line()
+      connection.queue([last ?? []], shared: shared, lastWithoutNewline: true)
     }
     if connection.behaviour.reads {
       connection.silence.windDown(at: now)
@@ -197,9 +237,13 @@ final class Worker: @unchecked Sendable {
     shared.linesReceived.add(lines.count, ordering: .relaxed)
     let checkedBefore = connection.checker.repliesChecked
     for line in lines {
-      generator.learn(line)
+      if connection.wire.isIRC {
+        irc?.generator.learn(line)
+      } else {
+        generator.learn(line)
+      }
       for violation in connection.checker.received(line) {
-        shared.findings.record(violation, behaviour: connection.kind)
+        report(violation, on: connection)
       }
     }
     shared.repliesChecked.add(
@@ -214,6 +258,20 @@ final class Worker: @unchecked Sendable {
     if ended { streamEnded(connection) }
   }
 
+  /// Records a violation; for IRC, whose replies name no request, keeps
+  /// the first sighting's suspects to find the line that shows it again.
+  private func report(_ violation: Violation, on connection: FuzzConnection) {
+    shared.findings.record(violation, behaviour: connection.kind)
+    guard connection.wire.isIRC, !violation.suspects.isEmpty else { return }
+    shared.ircSuspects.withLock { known in
+      if known[violation.kind] == nil {
+        known[violation.kind] = IRCSuspects(
+          violation: violation, capabilities: connection.capabilities,
+          tcp: connection.wire == .ircTCP)
+      }
+    }
+  }
+
   private func streamEnded(_ connection: FuzzConnection) {
     connection.finished = true
     let now = monotonicSeconds()
@@ -223,12 +281,18 @@ final class Worker: @unchecked Sendable {
       // client is only read less often.
       violations.append(
         Violation(
-          kind: "a client that reads was sent BYE and dropped",
+          kind: connection.wire.isIRC
+            ? "IRC: a client that reads was sent ERROR and dropped"
+            : "a client that reads was sent BYE and dropped",
           detail: "\(bye) after \(connection.lastFlood)",
           request: connection.checker.oldestWaiting))
     }
     for violation in violations {
-      heldBack.append((now, connection.generation, violation, connection.kind))
+      heldBack.append(
+        (
+          now, connection.generation, violation, connection.kind, connection.capabilities,
+          connection.wire == .ircTCP
+        ))
     }
   }
 
@@ -270,8 +334,45 @@ final class Worker: @unchecked Sendable {
       guard now - held.at >= age else { return false }
       if alive && held.generation == generation && !shared.paused.load(ordering: .relaxed) {
         shared.findings.record(held.violation, behaviour: held.behaviour)
+        if !held.violation.suspects.isEmpty {
+          shared.ircSuspects.withLock { known in
+            if known[held.violation.kind] == nil {
+              known[held.violation.kind] = IRCSuspects(
+                violation: held.violation, capabilities: held.capabilities, tcp: held.tcp)
+            }
+          }
+        }
       }
       return true
     }
   }
+}
+
+/// The IRC share of a worker's connections (`chatfuzz --wire irc`,
+/// `--irc-share`): in percent, where to connect, the users its tokens name
+/// (the fuzzer's own first), and its generator.
+struct IRCWorkerSettings {
+  var share: Int
+  var endpoints: IRCEndpoints
+  var users: [String]
+  var generator: IRCGenerator
+}
+
+/// Where a worker's lines come from: the line protocol's generator or
+/// IRC's.
+protocol LineSource {
+  var random: SplitMix64 { get set }
+  mutating func line() -> [UInt8]
+  mutating func shortLine(maximumBytes: Int) -> [UInt8]
+  mutating func flood() -> [[UInt8]]
+}
+
+extension LineSource {
+  mutating func shortLine() -> [UInt8] { shortLine(maximumBytes: 256) }
+}
+
+extension RequestGenerator: LineSource {}
+
+extension IRCGenerator: LineSource {
+  mutating func line() -> [UInt8] { next() }
 }

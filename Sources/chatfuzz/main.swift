@@ -4,12 +4,16 @@ import ProtocolFuzz
 /// chatfuzz: a protocol fuzzer for chatbroker. It opens many connections
 /// that send random and mutated requests, floods and half-closes, while one
 /// well-behaved client measures PING latency, and checks every reply
-/// against chatbroker(7). Exit status 0 when nothing was found, 1 when
+/// against chatbroker(7); with `--wire irc` or `--irc-share`, IRC clients
+/// on irc.sock (and loopback TCP) too, each of their lines checked as IRC
+/// and for who it claims to be from. Exit status 0 when nothing was found, 1 when
 /// something was, 64 for a bad option.
 let usage = """
   usage: chatfuzz (--socket path | --broker path) [--seconds n] [--connections n]
                   [--seed n] [--users name,...] [--log path] [--latency-limit ms]
                   [--behaviours name,...] [--keep]
+                  [--wire line|irc] [--irc-share percent] [--irc-socket path]
+                  [--tcp] [--irc-port port]
     --socket path      fuzz the broker listening on path
     --broker path      start this chatbroker (with --no-sync on a temporary
                        socket and state directory), restart it after a crash
@@ -24,6 +28,23 @@ let usage = """
     --keep             keep the started broker's logs (with backtraces) and state
     --behaviours a,b   only these kinds of clients: \(FuzzConfiguration.behaviourNames.joined(separator: ", "))
                        (default: all)
+    --wire line|irc    what the misbehaving clients speak: chatbroker(7)'s line
+                       protocol (default) or IRC, on the IRC socket; the PING
+                       probe speaks the line protocol either way
+    --irc-share n      n percent of the clients speak IRC, the rest the line
+                       protocol (--wire irc is 100)
+    --irc-socket path  the broker's IRC socket (default irc.sock beside --socket)
+    --tcp              half of the IRC clients (those of the fuzzer's own user)
+                       use loopback TCP: the started broker gets --irc-listen
+                       127.0.0.1 on a free port; with --socket, give --irc-port
+    --irc-port port    the TCP port of the running broker's --irc-listen
+  IRC clients register (CAP LS 302, CAP REQ, NICK, USER, CAP END), then send
+  every command of the gateway, lines of many targets, tags, control
+  characters, invalid UTF-8 and floods; every line they get must be IRC
+  (CR LF, no NUL, CR or other control character but formatting in a text, at
+  most 512 bytes after tags of at most 8191) and come from whoever wrote it.
+  A finding on IRC is replayed line by line on a fresh connection, and the
+  line that shows it again printed as a printf ... | nc -N -U "$IRCSOCK" line.
   """
 
 func fail(_ message: String) -> Never {
@@ -69,6 +90,16 @@ while let argument = arguments.next() {
     for name in configuration.behaviours where !FuzzConfiguration.behaviourNames.contains(name) {
       fail("no behaviour \(name)")
     }
+  case "--wire":
+    switch value() {
+    case "line": configuration.ircShare = 0
+    case "irc": configuration.ircShare = 100
+    case let other: fail("--wire takes line or irc, not \(other)")
+    }
+  case "--irc-share": configuration.ircShare = Int(number(0...100))
+  case "--irc-socket": configuration.ircSocketPath = value()
+  case "--tcp": configuration.tcp = true
+  case "--irc-port": configuration.ircTCPPort = UInt16(number(1...65535))
   case "--latency-limit": configuration.latencyLimit = number(1...60_000) / 1000
   case "-h", "--help":
     print(usage)
@@ -78,6 +109,12 @@ while let argument = arguments.next() {
 }
 if (configuration.socketPath == nil) == (configuration.brokerBinary == nil) {
   fail("give exactly one of --socket and --broker")
+}
+if configuration.tcp && configuration.ircShare == 0 {
+  fail("--tcp is for IRC clients: give --wire irc or --irc-share")
+}
+if configuration.tcp && configuration.socketPath != nil && configuration.ircTCPPort == nil {
+  fail("--tcp with --socket needs the broker's --irc-listen port as --irc-port")
 }
 
 do {

@@ -55,4 +55,36 @@ struct ProtocolFuzzTests {
     #expect(broker.process?.isRunning == true)
     #expect(LogScan.alarms(in: broker.log).isEmpty, Comment(rawValue: broker.log))
   }
+
+  /// The same over the IRC door (chatbroker(7), "IRC"): IRC clients on
+  /// irc.sock and loopback TCP, with every line they get checked as IRC and
+  /// for who it claims to come from. `CHATFUZZ_IRC_SECONDS` changes its
+  /// length.
+  @Test(
+    "IRC clients neither crash, freeze nor deceive the broker, and get only clean IRC lines (real time)",
+    .timeLimit(.minutes(5)))
+  func fuzzIRCRealTime() throws {
+    let environment = ProcessInfo.processInfo.environment
+    var configuration = Self.configuration
+    configuration.seconds = environment["CHATFUZZ_IRC_SECONDS"].flatMap(Double.init) ?? 15
+    configuration.brokerBinary = BuiltProducts.path("chatbroker")
+    configuration.ircShare = 100
+    configuration.tcp = true
+    if UnixUsers.isRoot {
+      try UnixUsers.ensure()
+      configuration.users = ["cbtest1", "cbtest2"]
+    }
+    let report = try Fuzzer.run(configuration)
+    let summary = Comment(rawValue: report.summary)
+
+    #expect(report.requestsSent > 1000, "the fuzzer hardly ran: \(report.summary)")
+    #expect(report.findings("crash").isEmpty && report.findings("log").isEmpty, summary)
+    #expect(report.findings("contract").isEmpty, summary)
+    #expect(report.findings("identity").isEmpty, summary)
+    #expect(
+      report.findings("freeze").isEmpty && report.findings("liveness").isEmpty
+        && report.findings("restart").isEmpty, summary)
+    let p99 = try #require(report.latency(percentile: 0.99), "the PING probe got no answer")
+    #expect(p99 < configuration.latencyLimit, summary)
+  }
 }
