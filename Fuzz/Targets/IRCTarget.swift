@@ -56,13 +56,16 @@ func callSession(
   case .frame(.line(let line)): return session.receive(line, counts: counts)
   case .frame(let refused): return session.refuse(refused)
   case .event(let outgoing): return [.reply(session.encode(outgoing))]
+  case .nextStep: return session.nextStep() ?? []
   }
 }
 
-/// What is asked of a session: read a frame, or encode an event.
+/// What is asked of a session: read a frame, encode an event, or hand
+/// over the next step of a line that named several targets.
 enum SessionCall {
   case frame(Frame)
   case event(Outgoing)
+  case nextStep
 }
 
 /// A ``FuzzWorld`` whose engine also serves IRC clients, as the server's
@@ -129,21 +132,26 @@ final class IRCWorld {
       fatalError("framed line holds an LF")
     }
     let engine = world.engine
-    let actions = callSession(session, .frame(frame)) {
+    let counts = {
       IRCSession.Counts(
         connections: 3, rooms: engine.roomCount, roomCreated: engine.roomCreated,
         activeConversations: engine.activeConversations)
     }
-    for action in actions {
-      guard !output.closed.contains(connection) else { return }
-      switch action {
-      case .reply(let bytes): checkIRCBytes(bytes, "reply to \(shown(frame))")
-      case .request(let request): engine.receive(request, from: connection)
-      case .registered: break
-      case .close:
-        engine.disconnect(connection)
-        output.closed.insert(connection)
+    var actions = callSession(session, .frame(frame), counts: counts)
+    // A line's other targets, one step each, as the server's turns serve them.
+    while !actions.isEmpty {
+      for action in actions {
+        guard !output.closed.contains(connection) else { return }
+        switch action {
+        case .reply(let bytes): checkIRCBytes(bytes, "reply to \(shown(frame))")
+        case .request(let request): engine.receive(request, from: connection)
+        case .registered: break
+        case .close:
+          engine.disconnect(connection)
+          output.closed.insert(connection)
+        }
       }
+      actions = callSession(session, .nextStep, counts: counts)
     }
     world.clock.now = world.clock.now + 1
   }

@@ -1,10 +1,13 @@
+import Glibc
+
 /// A reply that quotes what a client sent (a nick, a command, a target, a
 /// `PING` token) made safe to send back and to show: IRC clients print
 /// parameters as they come, and a CR would start a forged line of its own
 /// (chatbroker(7), "IRC").
 extension IRCMessage {
-  /// The message with every control character (C0 but TAB, DEL, C1) of
-  /// its parameters replaced by U+FFFD, likewise every space and a leading
+  /// The message with every control character (C0, DEL, C1; a TAB is
+  /// kept in the text of a NOTICE or PRIVMSG only) of its parameters
+  /// replaced by U+FFFD, likewise every space and a leading
   /// `:` in a middle parameter, an empty middle parameter written `*`, and
   /// parameters cut (at a character) so the line fits 512 bytes: the last
   /// one gets what the others leave, each middle one at most 128 bytes.
@@ -12,12 +15,16 @@ extension IRCMessage {
     var copy = self
     let lastIndex = parameters.count - 1
     for (index, parameter) in parameters.enumerated() where index < lastIndex {
-      var middle = IRCText.replacingControls(in: parameter, spacesToo: true)
+      var middle = IRCText.replacingControls(in: parameter, spacesToo: true, tabToo: true)
       if middle.hasPrefix(":") { middle = "\u{FFFD}" + middle.dropFirst() }
       copy.parameters[index] = middle.isEmpty ? "*" : IRCText.prefix(middle, maximumBytes: 128)
     }
     guard lastIndex >= 0 else { return copy }
-    let last = IRCText.replacingControls(in: parameters[lastIndex], spacesToo: false)
+    // A TAB may stand in a message's text (chatbroker(7)), as in the
+    // NOTICEs that show one; anywhere else it is a control character too.
+    let isText = command == "PRIVMSG" || command == "NOTICE"
+    let last = IRCText.replacingControls(
+      in: parameters[lastIndex], spacesToo: false, tabToo: !isText)
     copy.parameters[lastIndex] = ""
     let room = Self.maximumBytes - copy.encoded(trailing: true).count
     copy.parameters[lastIndex] = IRCText.prefix(last, maximumBytes: max(room, 0))
@@ -25,13 +32,77 @@ extension IRCMessage {
   }
 }
 
+extension IRCMessage {
+  /// `PRIVMSG` (or `NOTICE`) lines of `text` from `source` to `target`,
+  /// the text cut to fit 512 bytes as ``IRCText/split(_:maximumBytes:)``
+  /// cuts it; the first line carries `tags`, the others `laterTags`. The
+  /// same bytes as encoding each piece as a message, written at once: a
+  /// room's backlog or a history is many of these.
+  public static func textLines(
+    tags: [IRCTag], laterTags: [IRCTag], source: String, command: String, target: String,
+    text: String
+  ) -> [UInt8] {
+    var head: [UInt8] = [UInt8(ascii: ":")]
+    head.append(contentsOf: source.utf8)
+    head.append(UInt8(ascii: " "))
+    head.append(contentsOf: command.utf8)
+    head.append(UInt8(ascii: " "))
+    head.append(contentsOf: target.utf8)
+    head.append(contentsOf: [UInt8(ascii: " "), UInt8(ascii: ":")])
+    let room = maximumBytes - head.count - 2
+    let firstTags = tagBytes(tags)
+    // Texts hold no CR, LF or NUL (chatbroker(7)); if one ever did, it
+    // would not end a line: encoded() has the same guard.
+    var text = text
+    let breaksLines = text.withUTF8 { bytes in
+      guard let base = bytes.baseAddress else { return false }
+      return memchr(base, 13, bytes.count) != nil || memchr(base, 10, bytes.count) != nil
+        || memchr(base, 0, bytes.count) != nil
+    }
+    if breaksLines {
+      text = String(
+        decoding: text.utf8.map { $0 == 13 || $0 == 10 || $0 == 0 ? UInt8(ascii: " ") : $0 },
+        as: UTF8.self)
+    }
+    return text.withUTF8 { bytes in
+      let ends = IRCText.cuts(bytes, maximumBytes: room)
+      let otherTags = ends.count > 1 ? tagBytes(laterTags) : []
+      var lines: [UInt8] = []
+      lines.reserveCapacity(
+        bytes.count + ends.count * (head.count + 2) + firstTags.count
+          + (ends.count - 1) * otherTags.count)
+      var start = 0
+      for end in ends {
+        lines.append(contentsOf: start == 0 ? firstTags : otherTags)
+        lines.append(contentsOf: head)
+        lines.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<end]))
+        lines.append(contentsOf: [13, 10])
+        start = end
+      }
+      return lines
+    }
+  }
+
+  /// `@tag;tag ` as encoded() writes it; nothing for no tags.
+  private static func tagBytes(_ tags: [IRCTag]) -> [UInt8] {
+    guard !tags.isEmpty else { return [] }
+    var bytes: [UInt8] = [UInt8(ascii: "@")]
+    for index in 0..<tags.count {
+      if index > 0 { bytes.append(UInt8(ascii: ";")) }
+      tags[index].append(to: &bytes)
+    }
+    bytes.append(UInt8(ascii: " "))
+    return bytes
+  }
+}
+
 extension IRCText {
-  /// `text` with its control characters (C0 but TAB, DEL, C1), and its
-  /// spaces when `spacesToo`, replaced by U+FFFD.
-  public static func replacingControls(in text: String, spacesToo: Bool) -> String {
+  /// `text` with its control characters (C0, DEL, C1; TAB only when
+  /// `tabToo`), and its spaces when `spacesToo`, replaced by U+FFFD.
+  public static func replacingControls(in text: String, spacesToo: Bool, tabToo: Bool) -> String {
     func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
       switch scalar.value {
-      case 0x09: false
+      case 0x09: tabToo
       case 0x00..<0x20, 0x7F...0x9F: true
       case 0x20: spacesToo
       default: false

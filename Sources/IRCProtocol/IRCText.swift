@@ -4,28 +4,40 @@ public enum IRCText {
   /// never inside a character's bytes: at the last space that leaves the
   /// piece at least half full, else at the last Unicode scalar that fits.
   public static func split(_ text: String, maximumBytes: Int) -> [String] {
-    let limit = max(maximumBytes, 4)
-    guard text.utf8.count > limit else { return [text] }
     var text = text
-    // On the bytes: a history of long lines is thousands of cuts a request.
     return text.withUTF8 { bytes in
       var pieces: [String] = []
       var start = 0
-      while bytes.count - start > limit {
-        // The first byte left out begins a character: never a continuation byte.
-        var cut = start + limit
-        while bytes[cut] & 0xC0 == 0x80 { cut -= 1 }
-        let halfFull = start + limit / 2 - 1
-        var space = cut - 1
-        while space >= halfFull && bytes[space] != UInt8(ascii: " ") { space -= 1 }
-        if space >= halfFull { cut = space + 1 }
+      for end in cuts(bytes, maximumBytes: maximumBytes) {
         pieces.append(
-          String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<cut]), as: UTF8.self))
-        start = cut
+          String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self))
+        start = end
       }
-      pieces.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[start...]), as: UTF8.self))
       return pieces
     }
+  }
+
+  /// Where ``split(_:maximumBytes:)`` cuts UTF-8 `bytes`: the end offset
+  /// of each piece, the last being `bytes.count` (one piece, empty, for no
+  /// bytes). On the bytes, since a history of long lines is thousands of
+  /// cuts a request.
+  public static func cuts(_ bytes: UnsafeBufferPointer<UInt8>, maximumBytes: Int) -> [Int] {
+    let limit = max(maximumBytes, 4)
+    var ends: [Int] = []
+    var start = 0
+    while bytes.count - start > limit {
+      // The first byte left out begins a character: never a continuation byte.
+      var cut = start + limit
+      while bytes[cut] & 0xC0 == 0x80 { cut -= 1 }
+      let halfFull = start + limit / 2 - 1
+      var space = cut - 1
+      while space >= halfFull && bytes[space] != UInt8(ascii: " ") { space -= 1 }
+      if space >= halfFull { cut = space + 1 }
+      ends.append(cut)
+      start = cut
+    }
+    ends.append(bytes.count)
+    return ends
   }
 
   /// Room for the text of a `PRIVMSG`/`NOTICE` from `source` to `target`:

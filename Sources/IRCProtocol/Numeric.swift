@@ -62,7 +62,18 @@ public enum Capability: String, CaseIterable, Sendable {
   case readMarker = "draft/read-marker"
 
   /// This capability's bit in a ``CapabilitySet``.
-  var bit: UInt8 { UInt8(1) << UInt8(Capability.allCases.firstIndex(of: self)!) }
+  /// A switch, not a search of `allCases`: it is asked for every tag of
+  /// every line an IRC client gets.
+  var bit: UInt8 {
+    switch self {
+    case .serverTime: 1 << 0
+    case .messageTags: 1 << 1
+    case .echoMessage: 1 << 2
+    case .batch: 1 << 3
+    case .chathistory: 1 << 4
+    case .readMarker: 1 << 5
+    }
+  }
 }
 
 /// The capabilities a client negotiated, as bits: small enough to key the

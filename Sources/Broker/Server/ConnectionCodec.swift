@@ -7,7 +7,8 @@ public enum WireFormat: Sendable {
   case line
   /// IRC (chatbroker(7), "IRC").
   case irc
-  /// IRC on the loopback TCP listener: the owner comes from /proc/net/tcp.
+  /// IRC on the loopback TCP listener: the owner comes from the kernel
+  /// (netlink sock_diag, ``TCPPeerOwner``).
   case ircOverTCP
 
   var isIRC: Bool { self != .line }

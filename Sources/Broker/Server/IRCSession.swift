@@ -881,15 +881,10 @@ final class IRCSession {
     from author: String, to target: String, text: String, tags: [IRCTag],
     command: String = "PRIVMSG"
   ) -> [UInt8] {
-    let source = Self.source(author, serverName: serverName)
-    let room = IRCText.room(source: source, command: command, target: target)
-    var bytes: [UInt8] = []
-    for (index, piece) in IRCText.split(text, maximumBytes: room).enumerated() {
-      let pieceTags = index == 0 ? tags : tags.filter { $0.key != "msgid" }
-      bytes += IRCMessage(tags: pieceTags, source: source, command, [target, piece])
-        .encoded(trailing: true)
-    }
-    return bytes
+    IRCMessage.textLines(
+      tags: tags, laterTags: tags.filter { $0.key != "msgid" },
+      source: Self.source(author, serverName: serverName), command: command, target: target,
+      text: text)
   }
 
   /// The source of a line by `author`: `alice!alice@host`; a user of
