@@ -10,11 +10,14 @@ import LineProtocol
 /// each, not a copy of the event's strings.
 public final class Outgoing {
   public let event: BrokerEvent
-  /// The event as a line of chatbroker(7)'s line protocol, encoded up
-  /// front: a constant is read by every recipient without the exclusivity
-  /// checks a lazily cached property costs (measured with `chatbench
-  /// fanout`), and one encoding is cheap even when only IRC clients read it.
-  public let line: [UInt8]
+  /// The event as a line of chatbroker(7)'s line protocol, encoded the
+  /// first time a line-protocol connection asks. Release builds of Broker
+  /// leave out the run-time exclusivity checks that once made a lazily
+  /// cached property cost more than encoding up front (Package.swift); a
+  /// history sent to an IRC client, one event per line, is then never
+  /// encoded for the line protocol at all (`perf record` under IRC
+  /// CHATHISTORY floods: a fifth of the poll thread).
+  public private(set) lazy var line: [UInt8] = LineCodec.encode(event)
   /// Encodings for other wire formats, keyed by the codec's variant (IRC
   /// lines differ by the capabilities a client negotiated). Few variants
   /// exist, so a short list beats a dictionary.
@@ -22,7 +25,6 @@ public final class Outgoing {
 
   public init(_ event: BrokerEvent) {
     self.event = event
-    line = LineCodec.encode(event)
   }
 
   /// The event in another wire format, encoded by `encode` the first time

@@ -35,11 +35,12 @@ extension IRCMessage {
 extension IRCMessage {
   /// `PRIVMSG` (or `NOTICE`) lines of `text` from `source` to `target`,
   /// the text cut to fit 512 bytes as ``IRCText/split(_:maximumBytes:)``
-  /// cuts it; the first line carries `tags`, the others `laterTags`. The
-  /// same bytes as encoding each piece as a message, written at once: a
-  /// room's backlog or a history is many of these.
+  /// cuts it; the first line starts with the encoded `tags` (`@...` and
+  /// its space, or nothing), the others with `laterTags`. The same bytes as
+  /// encoding each piece as a message, written at once: a room's backlog
+  /// or a history is many of these.
   public static func textLines(
-    tags: [IRCTag], laterTags: [IRCTag], source: String, command: String, target: String,
+    tags: [UInt8], laterTags: [UInt8], source: String, command: String, target: String,
     text: String
   ) -> [UInt8] {
     var head: [UInt8] = [UInt8(ascii: ":")]
@@ -50,7 +51,6 @@ extension IRCMessage {
     head.append(contentsOf: target.utf8)
     head.append(contentsOf: [UInt8(ascii: " "), UInt8(ascii: ":")])
     let room = maximumBytes - head.count - 2
-    let firstTags = tagBytes(tags)
     // Texts hold no CR, LF or NUL (chatbroker(7)); if one ever did, it
     // would not end a line: encoded() has the same guard.
     var text = text
@@ -66,14 +66,12 @@ extension IRCMessage {
     }
     return text.withUTF8 { bytes in
       let ends = IRCText.cuts(bytes, maximumBytes: room)
-      let otherTags = ends.count > 1 ? tagBytes(laterTags) : []
       var lines: [UInt8] = []
       lines.reserveCapacity(
-        bytes.count + ends.count * (head.count + 2) + firstTags.count
-          + (ends.count - 1) * otherTags.count)
+        bytes.count + ends.count * (head.count + 2 + laterTags.count) + tags.count)
       var start = 0
       for end in ends {
-        lines.append(contentsOf: start == 0 ? firstTags : otherTags)
+        lines.append(contentsOf: start == 0 ? tags : laterTags)
         lines.append(contentsOf: head)
         lines.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<end]))
         lines.append(contentsOf: [13, 10])
@@ -81,18 +79,6 @@ extension IRCMessage {
       }
       return lines
     }
-  }
-
-  /// `@tag;tag ` as encoded() writes it; nothing for no tags.
-  private static func tagBytes(_ tags: [IRCTag]) -> [UInt8] {
-    guard !tags.isEmpty else { return [] }
-    var bytes: [UInt8] = [UInt8(ascii: "@")]
-    for index in 0..<tags.count {
-      if index > 0 { bytes.append(UInt8(ascii: ";")) }
-      tags[index].append(to: &bytes)
-    }
-    bytes.append(UInt8(ascii: " "))
-    return bytes
   }
 }
 

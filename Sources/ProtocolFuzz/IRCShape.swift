@@ -181,18 +181,20 @@ public enum IRCShape {
   }
 
   /// Whether a line from the broker claims, by its source, to be from
-  /// another user than the one its tokens name: a PRIVMSG, NOTICE, JOIN or
-  /// PART from `nick!user@host`, where `users[i]` sent the token `fz<i>...`.
+  /// another user than the one its tokens name: a PRIVMSG or NOTICE from
+  /// `nick!user@host` whose text holds the token `fz<i>...` that `users[i]`
+  /// sent.
   /// Returns the claimed and the real user.
   public static func forgery(_ parsed: Parsed, users: [String]) -> (claimed: String, real: String)?
   {
-    guard ["PRIVMSG", "NOTICE", "JOIN", "PART"].contains(parsed.command.uppercased()),
-      let nick = parsed.sourceNick, !nick.contains("|")
+    // Only a text is someone's words: a room's name (a JOIN, a PART, a
+    // PRIVMSG's target) may hold any client's token, and anyone may join it.
+    guard ["PRIVMSG", "NOTICE"].contains(parsed.command.uppercased()),
+      let nick = parsed.sourceNick, !nick.contains("|"), let text = parsed.parameters.last,
+      parsed.parameters.count >= 2
     else { return nil }
-    for parameter in parsed.parameters {
-      for user in tokenUsers(in: parameter.utf8) where user < users.count && users[user] != nick {
-        return (nick, users[user])
-      }
+    for user in tokenUsers(in: text.utf8) where user < users.count && users[user] != nick {
+      return (nick, users[user])
     }
     return nil
   }

@@ -682,8 +682,7 @@ final class IRCSession {
     case .hello: return []
     case .message(let target, let id, let time, let author, let text):
       return privmsgLines(
-        from: author, to: shown(target, author: author), text: text,
-        tags: tags(id: id, time: time))
+        from: author, to: shown(target, author: author), text: text, id: id, time: time)
     case .joined(let room, let who):
       return IRCMessage(source: "\(who)!\(who)@\(serverName)", "JOIN", [room.description])
         .encoded()
@@ -695,7 +694,7 @@ final class IRCSession {
       let said = pendingSays.removeFirst()
       guard capabilities.contains(.echoMessage) else { return [] }
       return privmsgLines(
-        from: nick, to: said.target, text: said.text, tags: tags(id: id, time: time),
+        from: nick, to: said.target, text: said.text, id: id, time: time,
         command: said.command)
     case .accepted(let verb, let id, let time):
       return serviceNotice("\(verb.rawValue) accepted: \(id) is due at \(time)").bytes
@@ -706,16 +705,17 @@ final class IRCSession {
     case .history(let target, let id, let time, let author, let text):
       let purpose = historyPurposes.first ?? .backlog
       if case .room(let room) = target, failedJoins.contains(room) { return [] }
-      var lineTags = tags(id: id, time: time)
       var shownText = text
+      var inBatch: String?
       switch purpose {
       case .backlog:
         if !capabilities.contains(.serverTime) { shownText = "[\(clock(time))] " + text }
       case .chathistory(let batch):
-        if capabilities.contains(.batch) { lineTags.insert(IRCTag("batch", batch), at: 0) }
+        if capabilities.contains(.batch) { inBatch = batch }
       }
       return privmsgLines(
-        from: author, to: shown(target, author: author), text: shownText, tags: lineTags)
+        from: author, to: shown(target, author: author), text: shownText, id: id, time: time,
+        batch: inBatch)
     case .scheduled(let id, let target, let due, _, let rule, let text):
       let when = rule.map { "\(due) (\($0))" } ?? due.description
       return serviceNotice("\(id) to \(shown(target, author: nick)) at \(when): \(text)").bytes
@@ -868,21 +868,41 @@ final class IRCSession {
     }
   }
 
-  private func tags(id: MessageID, time: Timestamp) -> [IRCTag] {
-    var tags: [IRCTag] = []
-    if capabilities.sendsTime { tags.append(IRCTag("time", time.description)) }
-    if capabilities.sendsMsgid { tags.append(IRCTag("msgid", id.description)) }
-    return tags
+  /// A message's tags as this client reads them (`@batch=...;time=...;msgid=... `,
+  /// each only when negotiated), written as bytes: every line of a
+  /// history has them. Nothing in them needs escaping.
+  private func tagBytes(batch: String?, time: Timestamp, id: MessageID?) -> [UInt8] {
+    var bytes: [UInt8] = []
+    func start(_ key: String) {
+      bytes.append(bytes.isEmpty ? UInt8(ascii: "@") : UInt8(ascii: ";"))
+      bytes.append(contentsOf: key.utf8)
+      bytes.append(UInt8(ascii: "="))
+    }
+    if let batch {
+      start("batch")
+      bytes.append(contentsOf: batch.utf8)
+    }
+    if capabilities.sendsTime {
+      start("time")
+      time.appendRFC3339(to: &bytes)
+    }
+    if let id, capabilities.sendsMsgid {
+      start("msgid")
+      id.appendDescription(to: &bytes)
+    }
+    if !bytes.isEmpty { bytes.append(UInt8(ascii: " ")) }
+    return bytes
   }
 
   /// `PRIVMSG` lines, the text split to fit 512 bytes; only the first
   /// piece carries the msgid, as each line is one message to a client.
   private func privmsgLines(
-    from author: String, to target: String, text: String, tags: [IRCTag],
-    command: String = "PRIVMSG"
+    from author: String, to target: String, text: String, id: MessageID, time: Timestamp,
+    batch: String? = nil, command: String = "PRIVMSG"
   ) -> [UInt8] {
     IRCMessage.textLines(
-      tags: tags, laterTags: tags.filter { $0.key != "msgid" },
+      tags: tagBytes(batch: batch, time: time, id: id),
+      laterTags: tagBytes(batch: batch, time: time, id: nil),
       source: Self.source(author, serverName: serverName), command: command, target: target,
       text: text)
   }
