@@ -12,6 +12,20 @@ extension IRCMessage {
   /// parameters cut (at a character) so the line fits 512 bytes: the last
   /// one gets what the others leave, each middle one at most 128 bytes.
   public func cleaned() -> IRCMessage {
+    // Most replies quote nothing odd (a LIST is a thousand of them): a
+    // look at the bytes first, and a copy only when something must change.
+    let isText = command == "PRIVMSG" || command == "NOTICE"
+    var length = 64 + (source?.utf8.count ?? 0) + command.utf8.count
+    var clean = true
+    for index in 0..<parameters.count where clean {
+      var parameter = parameters[index]
+      let isLast = index == parameters.count - 1
+      length += parameter.utf8.count + 2
+      clean = parameter.withUTF8 {
+        IRCText.isClean($0, middle: !isLast, tabAllowed: isLast && isText)
+      }
+    }
+    if clean && length <= Self.maximumBytes { return self }
     var copy = self
     let lastIndex = parameters.count - 1
     for (index, parameter) in parameters.enumerated() where index < lastIndex {
@@ -22,7 +36,6 @@ extension IRCMessage {
     guard lastIndex >= 0 else { return copy }
     // A TAB may stand in a message's text (chatbroker(7)), as in the
     // NOTICEs that show one; anywhere else it is a control character too.
-    let isText = command == "PRIVMSG" || command == "NOTICE"
     let last = IRCText.replacingControls(
       in: parameters[lastIndex], spacesToo: false, tabToo: !isText)
     copy.parameters[lastIndex] = ""
@@ -83,6 +96,25 @@ extension IRCMessage {
 }
 
 extension IRCText {
+  /// Whether a parameter needs nothing of ``IRCMessage/cleaned()``: no
+  /// control character (a TAB only where `tabAllowed`), and as a middle
+  /// parameter no space, not empty, no leading `:` and at most 128 bytes.
+  static func isClean(_ bytes: UnsafeBufferPointer<UInt8>, middle: Bool, tabAllowed: Bool) -> Bool
+  {
+    if middle && (bytes.isEmpty || bytes.count > 128 || bytes[0] == UInt8(ascii: ":")) {
+      return false
+    }
+    var afterC2 = false
+    for index in 0..<bytes.count {
+      let byte = bytes[index]
+      if byte < 0x20 && !(byte == 0x09 && tabAllowed) { return false }
+      if byte == 0x7F || (afterC2 && byte >= 0x80 && byte <= 0x9F) { return false }
+      if middle && byte == UInt8(ascii: " ") { return false }
+      afterC2 = byte == 0xC2
+    }
+    return true
+  }
+
   /// `text` with its control characters (C0, DEL, C1; TAB only when
   /// `tabToo`), and its spaces when `spacesToo`, replaced by U+FFFD.
   public static func replacingControls(in text: String, spacesToo: Bool, tabToo: Bool) -> String {

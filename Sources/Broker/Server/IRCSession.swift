@@ -869,9 +869,12 @@ final class IRCSession {
   }
 
   /// A message's tags as this client reads them (`@batch=...;time=...;msgid=... `,
-  /// each only when negotiated), written as bytes: every line of a
+  /// each only when negotiated), written as bytes, and the same without
+  /// the msgid for the further pieces of a long text: every line of a
   /// history has them. Nothing in them needs escaping.
-  private func tagBytes(batch: String?, time: Timestamp, id: MessageID?) -> [UInt8] {
+  private func tagBytes(batch: String?, time: Timestamp, id: MessageID)
+    -> (first: [UInt8], later: [UInt8])
+  {
     var bytes: [UInt8] = []
     func start(_ key: String) {
       bytes.append(bytes.isEmpty ? UInt8(ascii: "@") : UInt8(ascii: ";"))
@@ -886,12 +889,14 @@ final class IRCSession {
       start("time")
       time.appendRFC3339(to: &bytes)
     }
-    if let id, capabilities.sendsMsgid {
+    var later = bytes
+    if !later.isEmpty { later.append(UInt8(ascii: " ")) }
+    if capabilities.sendsMsgid {
       start("msgid")
       id.appendDescription(to: &bytes)
     }
     if !bytes.isEmpty { bytes.append(UInt8(ascii: " ")) }
-    return bytes
+    return (bytes, later)
   }
 
   /// `PRIVMSG` lines, the text split to fit 512 bytes; only the first
@@ -900,9 +905,9 @@ final class IRCSession {
     from author: String, to target: String, text: String, id: MessageID, time: Timestamp,
     batch: String? = nil, command: String = "PRIVMSG"
   ) -> [UInt8] {
-    IRCMessage.textLines(
-      tags: tagBytes(batch: batch, time: time, id: id),
-      laterTags: tagBytes(batch: batch, time: time, id: nil),
+    let tags = tagBytes(batch: batch, time: time, id: id)
+    return IRCMessage.textLines(
+      tags: tags.first, laterTags: tags.later,
       source: Self.source(author, serverName: serverName), command: command, target: target,
       text: text)
   }
