@@ -19,7 +19,10 @@ extension Server: EngineOutput {
   public func send(_ outgoing: Outgoing, to id: ConnectionID, kind: LineKind) {
     guard let connection = connections[id], !connection.overflowed else { return }
     if let irc = connection.irc {
-      enqueue(irc.encode(outgoing), to: connection, kind: kind)
+      // A neutral line may be encoded in a later step of the connection's
+      // turns (IRCSession's CHATHISTORY pages).
+      let mayDefer = if case .neutral = kind { true } else { false }
+      enqueue(irc.encode(outgoing, mayDefer: mayDefer), to: connection, kind: kind)
     } else {
       // Borrowed straight from the shared event: no retain per recipient.
       enqueue(outgoing.line, to: connection, kind: kind)
@@ -153,6 +156,12 @@ extension Server: EngineOutput {
         }
       }
       markDirty(connection)
+      // An answer given again may go on in steps of its own (an IRC LIST's
+      // next page, a CHATHISTORY's): the connection needs a turn for them.
+      if connection.irc?.hasPendingSteps == true {
+        connection.mayHaveRequests = true
+        continueInput(connection)
+      }
     }
   }
 

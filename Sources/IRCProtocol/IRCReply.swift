@@ -99,8 +99,7 @@ extension IRCText {
   /// Whether a parameter needs nothing of ``IRCMessage/cleaned()``: no
   /// control character (a TAB only where `tabAllowed`), and as a middle
   /// parameter no space, not empty, no leading `:` and at most 128 bytes.
-  static func isClean(_ bytes: UnsafeBufferPointer<UInt8>, middle: Bool, tabAllowed: Bool) -> Bool
-  {
+  static func isClean(_ bytes: UnsafeBufferPointer<UInt8>, middle: Bool, tabAllowed: Bool) -> Bool {
     if middle && (bytes.isEmpty || bytes.count > 128 || bytes[0] == UInt8(ascii: ":")) {
       return false
     }

@@ -182,6 +182,42 @@ struct IRCLimitsTests {
     #expect(lines.last == ":host.test 323 alice :End of /LIST")
   }
 
+  @Test("a CHATHISTORY of 250 synced lines is encoded 100 a step, in order, each by its own author")
+  func chathistoryPages() {
+    let irc = IRCHarness(backlog: 0)
+    let carol = irc.engine.connect("carol")
+    let bob = irc.engine.connect("bob")
+    irc.engine.send(carol, "JOIN #a")
+    irc.engine.send(bob, "JOIN #a")
+    for index in 0..<250 { irc.engine.send(index % 2 == 0 ? carol : bob, "SAY #a line \(index)") }
+    let alice = irc.connect("alice", caps: ["draft/chathistory", "batch"])
+    let session = irc.session(alice)
+    // As the server encodes a list that shows only synced messages.
+    irc.engine.output.encoders[alice] = { session.encode($0, mayDefer: true) }
+    let first = session.receive("CHATHISTORY LATEST #a * 1000") { IRCSession.Counts() }
+    for action in first {
+      switch action {
+      case .reply(let bytes): irc.engine.output.encoded[alice, default: []] += bytes
+      case .request(let request): irc.engine.engine.receive(request, from: alice)
+      default: break
+      }
+    }
+    #expect(irc.take(alice).count == 1, "the batch start; its lines wait for steps")
+    var pages: [[String]] = []
+    while let step = session.nextStep() {
+      for case .reply(let bytes) in step { irc.engine.output.encoded[alice, default: []] += bytes }
+      pages.append(irc.take(alice))
+    }
+    #expect(pages.map(\.count) == [100, 100, 51], "the last page ends the batch")
+    let lines = pages.joined().filter { $0.contains(" PRIVMSG ") }
+    #expect(lines.count == 250)
+    for (index, line) in lines.enumerated() {
+      let author = index % 2 == 0 ? "carol" : "bob"
+      #expect(line.hasSuffix(":\(author)!\(author)@host.test PRIVMSG #a :line \(index)"), "\(line)")
+    }
+    #expect(pages.last?.last == ":host.test BATCH -h1")
+  }
+
   @Test("005 carries TARGMAX and MAXTARGETS, at most 13 tokens a line")
   func isupport() {
     let irc = IRCHarness()

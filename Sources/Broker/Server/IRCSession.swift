@@ -70,7 +70,25 @@ final class IRCSession {
   /// longer than a page): one step per target, each served as one request
   /// of the connection's turn, so a long line waits between its targets
   /// like any other requests (chatbroker(7), "IRC", `TARGMAX`).
-  private var pendingSteps: [[Action]] = []
+  private var pendingSteps: [Step] = []
+
+  /// One step of ``pendingSteps``: actions ready to be carried out, or the
+  /// next page of a CHATHISTORY answer, encoded only when its turn comes.
+  private enum Step {
+    case actions([Action])
+    case historyPage
+  }
+
+  /// The lines of a CHATHISTORY answer that showed only synced messages,
+  /// not yet encoded (with the batch each belongs to): a thousand long
+  /// lines are encoded ``historyLinesPerStep`` a step, in the order the
+  /// engine sent them, then the batch ends (`batchEnd`).
+  private var deferredHistory: [(event: BrokerEvent, batch: String?)] = []
+  private var deferredStart = 0
+  private var deferredBatchEnd: [UInt8] = []
+
+  /// Lines of a CHATHISTORY answer encoded in one step.
+  static let historyLinesPerStep = 100
 
   /// The most targets one `JOIN`, `PART`, `NAMES`, `PRIVMSG` or `NOTICE`
   /// may name (ISUPPORT `TARGMAX` and `MAXTARGETS`); the rest are refused
@@ -106,7 +124,33 @@ final class IRCSession {
   /// The next step of a line that named several targets, to be served as
   /// one more request of the connection's turn; nil when none is left.
   func nextStep() -> [Action]? {
-    pendingSteps.isEmpty ? nil : pendingSteps.removeFirst()
+    guard !pendingSteps.isEmpty else { return nil }
+    switch pendingSteps.removeFirst() {
+    case .actions(let actions): return actions
+    case .historyPage: return [.reply(nextHistoryPage())]
+    }
+  }
+
+  /// The next ``historyLinesPerStep`` deferred CHATHISTORY lines, and
+  /// the batch's end after the last; the page after it waits for a step
+  /// of its own.
+  private func nextHistoryPage() -> [UInt8] {
+    let end = min(deferredStart + Self.historyLinesPerStep, deferredHistory.count)
+    var bytes: [UInt8] = []
+    for index in deferredStart..<end {
+      bytes += historyLine(
+        deferredHistory[index].event, batch: deferredHistory[index].batch, backlog: false)
+    }
+    deferredStart = end
+    if deferredStart < deferredHistory.count {
+      pendingSteps.insert(.historyPage, at: 0)
+    } else {
+      bytes += deferredBatchEnd
+      deferredHistory.removeAll()
+      deferredStart = 0
+      deferredBatchEnd = []
+    }
+    return bytes
   }
 
   /// One line from the client, already framed and valid UTF-8: what its
@@ -120,7 +164,7 @@ final class IRCSession {
     var steps = handle(message, counts: counts)
     guard !steps.isEmpty else { return [] }
     let first = steps.removeFirst()
-    pendingSteps += steps
+    pendingSteps += steps.map(Step.actions)
     return first
   }
 
@@ -668,13 +712,31 @@ final class IRCSession {
   /// The event as this client's IRC lines (possibly none). Room events are
   /// encoded once per capability set and shared; the rest are for this
   /// client alone.
-  func encode(_ outgoing: Outgoing) -> [UInt8] {
+  ///
+  /// `mayDefer`: the line shows nothing unsynced (its kind is neutral), so
+  /// a CHATHISTORY line may be encoded in a later step (``nextStep()``)
+  /// instead of now; it still leaves in the engine's order.
+  func encode(_ outgoing: Outgoing, mayDefer: Bool = false) -> [UInt8] {
     switch outgoing.event {
     case .message(.room, _, _, _, _), .joined, .parted:
       return outgoing.encoded(variant: encodingVariant) { encode($0) }
+    case .history(let target, _, _, _, _):
+      guard case .chathistory(let batch) = historyPurposes.first ?? .backlog else { break }
+      if case .room(let room) = target, failedJoins.contains(room) { return [] }
+      if mayDefer || !deferredHistory.isEmpty {
+        deferredHistory.append((outgoing.event, capabilities.contains(.batch) ? batch : nil))
+        return []
+      }
+    case .ok(.history, _):
+      if !deferredHistory.isEmpty, case .chathistory = historyPurposes.first {
+        deferredBatchEnd = encode(outgoing.event)
+        pendingSteps.insert(.historyPage, at: 0)
+        return []
+      }
     default:
-      return encode(outgoing.event)
+      break
     }
+    return encode(outgoing.event)
   }
 
   func encode(_ event: BrokerEvent) -> [UInt8] {
@@ -702,20 +764,14 @@ final class IRCSession {
       return ok(verb, fields)
     case .error(let verb, let code, let text):
       return error(verb, code, text)
-    case .history(let target, let id, let time, let author, let text):
-      let purpose = historyPurposes.first ?? .backlog
+    case .history(let target, _, _, _, _):
       if case .room(let room) = target, failedJoins.contains(room) { return [] }
-      var shownText = text
-      var inBatch: String?
-      switch purpose {
-      case .backlog:
-        if !capabilities.contains(.serverTime) { shownText = "[\(clock(time))] " + text }
+      switch historyPurposes.first ?? .backlog {
+      case .backlog: return historyLine(event, batch: nil, backlog: true)
       case .chathistory(let batch):
-        if capabilities.contains(.batch) { inBatch = batch }
+        return historyLine(
+          event, batch: capabilities.contains(.batch) ? batch : nil, backlog: false)
       }
-      return privmsgLines(
-        from: author, to: shown(target, author: author), text: shownText, id: id, time: time,
-        batch: inBatch)
     case .scheduled(let id, let target, let due, _, let rule, let text):
       let when = rule.map { "\(due) (\($0))" } ?? due.description
       return serviceNotice("\(id) to \(shown(target, author: nick)) at \(when): \(text)").bytes
@@ -739,6 +795,22 @@ final class IRCSession {
     case .bye(let text):
       return IRCMessage("ERROR", ["Closing link: \(text)"]).encoded(trailing: true)
     }
+  }
+
+  /// A `HIST` event as PRIVMSG lines, in a CHATHISTORY `batch` if any; in
+  /// a JOIN's `backlog` the time starts the text for a client without
+  /// server-time.
+  private func historyLine(_ event: BrokerEvent, batch: String?, backlog: Bool) -> [UInt8] {
+    guard case .history(let target, let id, let time, let author, let text) = event else {
+      return []
+    }
+    var shownText = text
+    if backlog && !capabilities.contains(.serverTime) {
+      shownText = "[\(clock(time))] " + text
+    }
+    return privmsgLines(
+      from: author, to: shown(target, author: author), text: shownText, id: id, time: time,
+      batch: batch)
   }
 
   private func ok(_ verb: Verb, _ fields: [String]) -> [UInt8] {
@@ -789,7 +861,7 @@ final class IRCSession {
       // A page of ROOMS is 1000 rooms: LIST goes on with the next page
       // as a step of its own, and ends after the last.
       if fields.contains("MORE"), let lastListed {
-        pendingSteps.insert([.request(.rooms(after: lastListed))], at: 0)
+        pendingSteps.insert(.actions([.request(.rooms(after: lastListed))]), at: 0)
         return []
       }
       lastListed = nil
@@ -869,16 +941,18 @@ final class IRCSession {
   }
 
   /// A message's tags as this client reads them (`@batch=...;time=...;msgid=... `,
-  /// each only when negotiated), written as bytes, and the same without
-  /// the msgid for the further pieces of a long text: every line of a
-  /// history has them. Nothing in them needs escaping.
+  /// each only when negotiated), written as bytes, with where the msgid
+  /// begins: the further pieces of a long text carry the tags before it.
+  /// Every line of a history has them; nothing in them needs escaping.
   private func tagBytes(batch: String?, time: Timestamp, id: MessageID)
-    -> (first: [UInt8], later: [UInt8])
+    -> (bytes: [UInt8], msgidAt: Int)
   {
     var bytes: [UInt8] = []
-    func start(_ key: String) {
+    bytes.reserveCapacity(64)
+    func start(_ key: StaticString) {
       bytes.append(bytes.isEmpty ? UInt8(ascii: "@") : UInt8(ascii: ";"))
-      bytes.append(contentsOf: key.utf8)
+      bytes.append(
+        contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
       bytes.append(UInt8(ascii: "="))
     }
     if let batch {
@@ -889,15 +963,18 @@ final class IRCSession {
       start("time")
       time.appendRFC3339(to: &bytes)
     }
-    var later = bytes
-    if !later.isEmpty { later.append(UInt8(ascii: " ")) }
+    let msgidAt = bytes.count
     if capabilities.sendsMsgid {
       start("msgid")
       id.appendDescription(to: &bytes)
     }
     if !bytes.isEmpty { bytes.append(UInt8(ascii: " ")) }
-    return (bytes, later)
+    return (bytes, msgidAt)
   }
+
+  /// The last author's `:source` as written, since a history or a room's
+  /// backlog is mostly runs of one author's lines.
+  private var lastSource: (author: String, source: String) = ("", "")
 
   /// `PRIVMSG` lines, the text split to fit 512 bytes; only the first
   /// piece carries the msgid, as each line is one message to a client.
@@ -906,10 +983,17 @@ final class IRCSession {
     batch: String? = nil, command: String = "PRIVMSG"
   ) -> [UInt8] {
     let tags = tagBytes(batch: batch, time: time, id: id)
+    if lastSource.author != author {
+      lastSource = (author, Self.source(author, serverName: serverName))
+    }
+    var later: [UInt8] = []
+    if text.utf8.count > IRCText.room(source: lastSource.source, command: command, target: target) {
+      later = Array(tags.bytes[..<tags.msgidAt])
+      if !later.isEmpty { later.append(UInt8(ascii: " ")) }
+    }
     return IRCMessage.textLines(
-      tags: tags.first, laterTags: tags.later,
-      source: Self.source(author, serverName: serverName), command: command, target: target,
-      text: text)
+      tags: tags.bytes, laterTags: later, source: lastSource.source, command: command,
+      target: target, text: text)
   }
 
   /// The source of a line by `author`: `alice!alice@host`; a user of
