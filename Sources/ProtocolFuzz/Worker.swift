@@ -109,12 +109,17 @@ final class Worker: @unchecked Sendable {
     }
     guard !connection.windingDown, !connection.hasOutput else { return }
     if connection.wire.isIRC, var irc {
-      irc.generator.speaker = connection.user.flatMap { irc.users.firstIndex(of: $0) } ?? 0
+      irc.generator.speaker = speaker(of: connection, in: irc)
       feed(connection, with: &irc.generator)
       self.irc = irc
       return
     }
     feed(connection, with: &generator)
+  }
+
+  /// Whose tokens `connection` sends: its Unix user's (the fuzzer's own is 0).
+  private func speaker(of connection: FuzzConnection, in irc: IRCWorkerSettings) -> Int {
+    connection.user.flatMap { irc.users.firstIndex(of: $0) } ?? 0
   }
 
   private func feed(_ connection: FuzzConnection, with generator: inout some LineSource) {
@@ -160,8 +165,15 @@ final class Worker: @unchecked Sendable {
     connection.windingDown = true
     if connection.behaviour == .halfClosing && generator.random.chance(40) {
       // A last line without LF still counts as a line (chatbroker(7)).
-      let last = connection.wire.isIRC ? irc?.generator.next() : generator.line()
-      connection.queue([last ?? []], shared: shared, lastWithoutNewline: true)
+      var last = generator.line()
+      if connection.wire.isIRC, var irc {
+        // In this connection's user's name, like every line it sends: its
+        // token must be its own, or the identity check sees a forgery.
+        irc.generator.speaker = speaker(of: connection, in: irc)
+        last = irc.generator.next()
+        self.irc = irc
+      }
+      connection.queue([last], shared: shared, lastWithoutNewline: true)
     }
     if connection.behaviour.reads {
       connection.silence.windDown(at: now)

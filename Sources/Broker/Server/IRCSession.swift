@@ -972,10 +972,6 @@ final class IRCSession {
     return (bytes, msgidAt)
   }
 
-  /// The last author's `:source` as written, since a history or a room's
-  /// backlog is mostly runs of one author's lines.
-  private var lastSource: (author: String, source: String) = ("", "")
-
   /// `PRIVMSG` lines, the text split to fit 512 bytes; only the first
   /// piece carries the msgid, as each line is one message to a client.
   private func privmsgLines(
@@ -983,17 +979,15 @@ final class IRCSession {
     batch: String? = nil, command: String = "PRIVMSG"
   ) -> [UInt8] {
     let tags = tagBytes(batch: batch, time: time, id: id)
-    if lastSource.author != author {
-      lastSource = (author, Self.source(author, serverName: serverName))
-    }
+    let source = Self.source(author, serverName: serverName)
     var later: [UInt8] = []
-    if text.utf8.count > IRCText.room(source: lastSource.source, command: command, target: target) {
+    if text.utf8.count > IRCText.room(source: source, command: command, target: target) {
       later = Array(tags.bytes[..<tags.msgidAt])
       if !later.isEmpty { later.append(UInt8(ascii: " ")) }
     }
     return IRCMessage.textLines(
-      tags: tags.bytes, laterTags: later, source: lastSource.source, command: command,
-      target: target, text: text)
+      tags: tags.bytes, laterTags: later, source: source, command: command, target: target,
+      text: text)
   }
 
   /// The source of a line by `author`: `alice!alice@host`; a user of
