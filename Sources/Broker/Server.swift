@@ -92,6 +92,10 @@ public final class Server: @unchecked Sendable {
   /// flooding client costs everybody else at most one short turn.
   let requestsPerTurn = 64
   let replyBytesPerTurn = 64 * 1024
+  /// And the time after which it ends early: requests cost unequal work
+  /// (a page of an IRC CHATHISTORY, a LIST page, a JOIN with its backlog),
+  /// so a count alone lets a few heavy turns hold a pass.
+  let nanosecondsPerTurn: UInt64 = 2_000_000
   /// Connections with requests left after their turn, served round-robin,
   /// one per turn, each turn a separate block on the queue so that timers,
   /// accepts and other clients' input interleave.
@@ -368,9 +372,11 @@ public final class Server: @unchecked Sendable {
     extraTurnCost = 0
     var budget = requestsPerTurn
     let replyLimit = connection.pendingBytes + replyBytesPerTurn
+    let timeLimit = DispatchTime.now().uptimeNanoseconds + nanosecondsPerTurn
     while budget > 0, !connection.closing, connection.mayHaveRequests,
       connection.pendingBytes < replyLimit
     {
+      if budget < requestsPerTurn && DispatchTime.now().uptimeNanoseconds > timeLimit { break }
       if connection.pendingBytes >= pauseReadingAbove {
         connection.outputBlocked = true
         break

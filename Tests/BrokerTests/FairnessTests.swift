@@ -170,7 +170,7 @@ struct FairnessTests {
     try fillBigRoom(broker)
     let request = "CHATHISTORY LATEST #big * 1000\r\n"
     let flood = Flood(
-      try ircClients(broker, count: 1, caps: "draft/chathistory batch server-time message-tags"),
+      try ircClients(broker, count: 8, caps: "draft/chathistory batch server-time message-tags"),
       payload: String(repeating: request, count: 100))
     defer { flood.stop(broker) }
     try flood.waitUntilReceived(bytes: 8 << 20)

@@ -182,7 +182,7 @@ struct IRCLimitsTests {
     #expect(lines.last == ":host.test 323 alice :End of /LIST")
   }
 
-  @Test("a CHATHISTORY of 250 synced lines is encoded 100 a step, in order, each by its own author")
+  @Test("a CHATHISTORY of 250 synced lines is encoded 50 a step, in order, each by its own author")
   func chathistoryPages() {
     let irc = IRCHarness(backlog: 0)
     let carol = irc.engine.connect("carol")
@@ -208,7 +208,7 @@ struct IRCLimitsTests {
       for case .reply(let bytes) in step { irc.engine.output.encoded[alice, default: []] += bytes }
       pages.append(irc.take(alice))
     }
-    #expect(pages.map(\.count) == [100, 100, 51], "the last page ends the batch")
+    #expect(pages.map(\.count) == [50, 50, 50, 50, 51], "the last page ends the batch")
     let lines = pages.joined().filter { $0.contains(" PRIVMSG ") }
     #expect(lines.count == 250)
     for (index, line) in lines.enumerated() {

@@ -88,7 +88,7 @@ final class IRCSession {
   private var deferredBatchEnd: [UInt8] = []
 
   /// Lines of a CHATHISTORY answer encoded in one step.
-  static let historyLinesPerStep = 100
+  static let historyLinesPerStep = 50
 
   /// The most targets one `JOIN`, `PART`, `NAMES`, `PRIVMSG` or `NOTICE`
   /// may name (ISUPPORT `TARGMAX` and `MAXTARGETS`); the rest are refused
