@@ -55,7 +55,7 @@ final class FuzzConnection {
     checker = wire.isIRC ? IRCReplyChecker(users: users) : ReplyChecker()
     windDownAt = monotonicSeconds() + lifetime
     if wire == .ircTCP {
-      fd = try connectLoopbackTCP(port: tcpPort)
+      fd = try LoopbackSocket.connect(port: tcpPort)
     } else if let user {
       do {
         fd = try connectUnixSocket(path, as: user)
@@ -160,43 +160,4 @@ final class FuzzConnection {
     }
     if start > 0 { inbox.removeFirst(start) }
   }
-}
-
-/// A TCP connection to the broker's IRC listener on 127.0.0.1.
-func connectLoopbackTCP(port: UInt16) throws -> Int32 {
-  let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
-  guard fd >= 0 else { throw FuzzError("socket: \(String(cString: strerror(errno)))") }
-  var address = sockaddr_in()
-  address.sin_family = sa_family_t(AF_INET)
-  address.sin_port = port.bigEndian
-  address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-  let status = withUnsafePointer(to: &address) {
-    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-      Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-    }
-  }
-  guard status == 0 else {
-    let reason = String(cString: strerror(errno))
-    close(fd)
-    throw FuzzError("connect to 127.0.0.1:\(port): \(reason)")
-  }
-  return fd
-}
-
-/// A free TCP port on 127.0.0.1, for the broker the fuzzer starts.
-func freeLoopbackPort() throws -> UInt16 {
-  let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
-  guard fd >= 0 else { throw FuzzError("socket: \(String(cString: strerror(errno)))") }
-  defer { close(fd) }
-  var address = sockaddr_in()
-  address.sin_family = sa_family_t(AF_INET)
-  address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-  var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-  let bound = withUnsafeMutablePointer(to: &address) {
-    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-      bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-    }
-  }
-  guard bound else { throw FuzzError("no free port: \(String(cString: strerror(errno)))") }
-  return UInt16(bigEndian: address.sin_port)
 }

@@ -126,7 +126,7 @@ public enum Fuzzer {
   public static func run(_ configuration: FuzzConfiguration) throws -> FuzzReport {
     var configuration = configuration
     if configuration.tcp && configuration.brokerBinary != nil && configuration.ircShare > 0 {
-      let port = try freeLoopbackPort()
+      let port = try LoopbackSocket.freePort()
       configuration.ircTCPPort = port
       configuration.brokerArguments += ["--irc-listen", "127.0.0.1:\(port)"]
     }

@@ -29,7 +29,7 @@ final class IRCProbe {
     timeout: Double = 5
   ) throws {
     if tcp, let port = endpoints.tcpPort {
-      fd = try connectLoopbackTCP(port: port)
+      fd = try LoopbackSocket.connect(port: port)
     } else {
       fd = try UnixSocket.connect(to: endpoints.socketPath)
     }

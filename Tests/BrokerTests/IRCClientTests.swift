@@ -290,17 +290,5 @@ enum Host {
 
 /// A TCP port on 127.0.0.1 that was free a moment ago.
 func freeLoopbackPort() -> UInt16 {
-  let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-  defer { close(fd) }
-  var address = sockaddr_in()
-  address.sin_family = sa_family_t(AF_INET)
-  address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-  var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-  withUnsafeMutablePointer(to: &address) {
-    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-      _ = bind(fd, $0, length)
-      _ = getsockname(fd, $0, &length)
-    }
-  }
-  return UInt16(bigEndian: address.sin_port)
+  (try? LoopbackSocket.freePort()) ?? 0
 }

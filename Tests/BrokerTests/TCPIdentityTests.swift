@@ -3,6 +3,7 @@ import CShims
 import Dispatch
 import Foundation
 import Glibc
+import Posix
 import TestSupport
 import Testing
 
@@ -138,7 +139,7 @@ struct TCPIdentityTests {
     var stopped = true
     defer { if stopped { process.signal(SIGCONT) } }
     // 50 clients in the accept queue at once, three wake-ups' worth and then some.
-    let clients = try (0..<50).map { _ in LineClient(fd: try connectLoopback(port: port)) }
+    let clients = try (0..<50).map { _ in LineClient(fd: try LoopbackSocket.connect(port: port)) }
     for client in clients { try client.send("NICK n\r\nUSER n 0 * :n\r\n") }
     process.signal(SIGCONT)
     stopped = false
@@ -206,26 +207,6 @@ private func ipv6LoopbackPort() -> UInt16? {
     }
   }
   return bound ? UInt16(bigEndian: address.sin6_port) : nil
-}
-
-/// A TCP connection from this process to 127.0.0.1:`port`.
-private func connectLoopback(port: UInt16) throws -> Int32 {
-  let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
-  guard fd >= 0 else { throw TestFailure("socket: \(String(cString: strerror(errno)))") }
-  var server = sockaddr_in()
-  server.sin_family = sa_family_t(AF_INET)
-  server.sin_port = port.bigEndian
-  server.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-  let connected = withUnsafePointer(to: &server) {
-    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-      connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-    }
-  }
-  guard connected == 0 else {
-    close(fd)
-    throw TestFailure("connect: \(String(cString: strerror(errno)))")
-  }
-  return fd
 }
 
 /// Threads of this process that connect to a loopback TCP port and close
