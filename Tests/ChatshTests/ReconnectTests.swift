@@ -46,7 +46,9 @@ import Testing
     let say = try Running.chatsh(["--socket", broker.socketPath, "say", "#burst"])
     let lines = (1...900).map { "line \($0)" }
     say.write(lines.prefix(600).map { $0 + "\n" }.joined())
-    usleep(30_000)
+    try waitUntil(timeout: 10, "the burst to reach #burst") {
+      ((try? texts(broker, "#burst").count) ?? 0) > 0
+    }
     try broker.restart(down: 0.5, crash: true)
     say.write(lines.dropFirst(600).map { $0 + "\n" }.joined())
     say.closeInput()
@@ -76,7 +78,9 @@ import Testing
     let say = try Running.chatsh([
       "--socket", broker.socketPath, "say", "--wait", "20", "#b", "first", "words",
     ])
-    usleep(1_500_000)
+    try waitUntil(timeout: 10, "say to wait for the broker") {
+      say.err.current.contains("waiting up to 20 s")
+    }
     try broker.restart()
     #expect(say.waitForExit(within: 30) == 0, "\(say.err.current)")
     #expect(try texts(broker, "#b") == ["first words"])
@@ -87,7 +91,7 @@ import Testing
     let broker = try BrokerProcess().start()
     _ = try broker.chatsh("say", "#ops", "before tail")
     let tail = try Running.chatsh(["--socket", broker.socketPath, "tail", "#ops"])
-    usleep(300_000)
+    try broker.waitForMember(NSUserName(), in: "#ops")
     #expect(try broker.chatsh("say", "#ops", "one").status == 0)
     try waitUntil(timeout: 10, "tail to print \"one\"") { tail.out.current.contains("one") }
     try broker.restart()

@@ -150,6 +150,25 @@ public final class BrokerProcess: @unchecked Sendable {
     try waitUntil(timeout: timeout, "\"\(text)\" in the broker's log") { log.contains(text) }
   }
 
+  /// Waits (bounded) until `user` has a session in `room`, as `WHO` says:
+  /// a client started in the background has connected and joined.
+  public func waitForMember(_ user: String, in room: String, timeout: Double = 10) throws {
+    let probe = try connect(timeout: timeout)
+    try waitUntil(timeout: timeout, "\(user) in \(room)") {
+      (try? probe.request("WHO \(room)"))?.contains("MEMBER \(room) \(user)") == true
+    }
+  }
+
+  /// Waits (bounded) until `count` connections of `user` were opened, as
+  /// the broker's log says (chatbroker(8), "LOGGING").
+  public func waitForConnections(of user: String, count: Int, timeout: Double = 10) throws {
+    try waitUntil(timeout: timeout, "\(count) connections of \(user) in the log") {
+      log.components(separatedBy: "\n").filter {
+        $0.contains("connection opened") && $0.contains("user=\(user)")
+      }.count >= count
+    }
+  }
+
   public var log: String {
     (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
   }
