@@ -450,7 +450,7 @@ private struct RecordFields {
 }
 
 /// The `type` of a record, read from its bytes.
-private enum RecordType: CaseIterable {
+enum RecordType: CaseIterable {
   case journal, room, message, schedule, cancel, delivery, series, occurrence, reschedule, edit
   case member, leave, read, outbox, remote, stream
 
@@ -480,4 +480,8 @@ private enum RecordType: CaseIterable {
     guard let type = Self.allCases.first(where: { bytes.equals($0.name) }) else { return nil }
     self = type
   }
+
+  /// Every type's name, for the tables that must list them all (the fuzz
+  /// dictionary's test).
+  static var names: [String] { allCases.map { $0.name.description } }
 }
