@@ -13,7 +13,9 @@ struct FuzzDictionaryTests {
   private static let entries: Set<String> = {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
       .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    let text = (try? String(contentsOf: root.appendingPathComponent("Fuzz/protocol.dict"), encoding: .utf8)) ?? ""
+    let text =
+      (try? String(contentsOf: root.appendingPathComponent("Fuzz/protocol.dict"), encoding: .utf8))
+      ?? ""
     return Set(
       text.split(separator: "\n").filter { $0.hasPrefix("\"") && $0.hasSuffix("\"") }.map {
         String($0.dropFirst().dropLast()).replacingOccurrences(of: "\\\"", with: "\"")

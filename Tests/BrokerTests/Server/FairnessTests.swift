@@ -300,6 +300,15 @@ struct FairnessTests {
       _ = ioctl(trickler.fd, UInt(FIONREAD), &waiting)
       return waiting > 100_000
     }
+    // And 3600 of the SAYs served, each a MSG the trickler has not read:
+    // however slow the broker (a sanitizer's), its output is then well
+    // past the back-pressure mark.
+    let probe = try broker.connect()
+    try waitUntil(timeout: 60, "3600 of the non-reader's SAYs in #hot") {
+      let newest = (try? probe.dataLines("HISTORY #hot 1"))?.last ?? ""
+      return (newest.split(separator: ":").last.flatMap { Int($0.prefix { $0 != " " }) } ?? 0)
+        >= 3599
+    }
 
     // Three requests a byte at a time, the last without LF, then the
     // half-close; only then does the trickler read.
