@@ -1,5 +1,6 @@
 import Foundation
 import LineProtocol
+import TestSupport
 import Testing
 
 @testable import Broker
@@ -11,11 +12,8 @@ import Testing
 struct FuzzDictionaryTests {
   /// The dictionary's entries, each as the bytes it stands for.
   private static let entries: Set<String> = {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-      .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     let text =
-      (try? String(contentsOf: root.appendingPathComponent("Fuzz/protocol.dict"), encoding: .utf8))
-      ?? ""
+      (try? String(contentsOfFile: Repository.path("Fuzz/protocol.dict"), encoding: .utf8)) ?? ""
     return Set(
       text.split(separator: "\n").filter { $0.hasPrefix("\"") && $0.hasSuffix("\"") }.map {
         String($0.dropFirst().dropLast()).replacingOccurrences(of: "\\\"", with: "\"")

@@ -596,14 +596,6 @@ enum JournalFile {
   }
 }
 
-/// The repository this test was built from (for systemd/, man/, Makefile).
-enum Repository {
-  static let root: String = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-
-  static func path(_ relative: String) -> String { root + "/" + relative }
-}
-
 enum Tool {
   /// `name` on the PATH (or in the usual places), if installed.
   static func find(_ name: String) -> String? {
