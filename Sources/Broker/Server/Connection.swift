@@ -86,6 +86,9 @@ final class Connection {
   var inputEnded = false
   /// Waiting in the server's round-robin queue of connections with work.
   var isQueued = false
+  /// Nanoseconds of work this connection may still do in its turns
+  /// (``Server/nanosecondsPerTurn``); below zero, it owes the others time.
+  var timeCredit: Int64 = 0
 
   /// Registers `fd` with `poll`, watched for nothing yet; fails when the
   /// kernel has no room for another registration.

@@ -92,10 +92,14 @@ public final class Server: @unchecked Sendable {
   /// flooding client costs everybody else at most one short turn.
   let requestsPerTurn = 64
   let replyBytesPerTurn = 64 * 1024
-  /// And the time after which it ends early: requests cost unequal work
-  /// (a page of an IRC CHATHISTORY, a LIST page, a JOIN with its backlog),
-  /// so a count alone lets a few heavy turns hold a pass.
-  let nanosecondsPerTurn: UInt64 = 2_000_000
+  /// And time: requests cost unequal work (a page of an IRC CHATHISTORY,
+  /// a LIST page, a JOIN with its backlog, a HISTORY of 4 MB), so a count
+  /// alone lets a few heavy turns hold a pass. Each turn adds this much to
+  /// a connection's time credit (never above one turn's worth), its
+  /// requests' time is taken from it, and the turn ends when it is spent;
+  /// a request that took many turns' worth leaves the connection owing,
+  /// and it skips its turns until the others have had as much time.
+  let nanosecondsPerTurn: Int64 = 2_000_000
   /// Connections with requests left after their turn, served round-robin,
   /// one per turn, each turn a separate block on the queue so that timers,
   /// accepts and other clients' input interleave.
@@ -372,11 +376,14 @@ public final class Server: @unchecked Sendable {
     extraTurnCost = 0
     var budget = requestsPerTurn
     let replyLimit = connection.pendingBytes + replyBytesPerTurn
-    let timeLimit = DispatchTime.now().uptimeNanoseconds + nanosecondsPerTurn
+    connection.timeCredit = min(connection.timeCredit + nanosecondsPerTurn, nanosecondsPerTurn)
+    let started = DispatchTime.now().uptimeNanoseconds
+    func spent() -> Int64 { Int64(DispatchTime.now().uptimeNanoseconds - started) }
+    defer { connection.timeCredit -= spent() }
     while budget > 0, !connection.closing, connection.mayHaveRequests,
-      connection.pendingBytes < replyLimit
+      connection.pendingBytes < replyLimit, connection.timeCredit > 0
     {
-      if budget < requestsPerTurn && DispatchTime.now().uptimeNanoseconds > timeLimit { break }
+      if budget < requestsPerTurn && spent() >= connection.timeCredit { break }
       if connection.pendingBytes >= pauseReadingAbove {
         connection.outputBlocked = true
         break
