@@ -100,6 +100,8 @@ public final class Server: @unchecked Sendable {
   /// a request that took many turns' worth leaves the connection owing,
   /// and it skips its turns until the others have had as much time.
   let nanosecondsPerTurn: Int64 = 2_000_000
+  /// Requests a turn serves before its time credit can end it.
+  let minimumRequestsPerTurn = 16
   /// Connections with requests left after their turn, served round-robin,
   /// one per turn, each turn a separate block on the queue so that timers,
   /// accepts and other clients' input interleave.
@@ -383,7 +385,11 @@ public final class Server: @unchecked Sendable {
     while budget > 0, !connection.closing, connection.mayHaveRequests,
       connection.pendingBytes < replyLimit, connection.timeCredit > 0
     {
-      if budget < requestsPerTurn && spent() >= connection.timeCredit { break }
+      // A few requests whatever their time, so that cheap ones (SAYs)
+      // still share a journal sync; past those, the credit decides.
+      if budget <= requestsPerTurn - minimumRequestsPerTurn && spent() >= connection.timeCredit {
+        break
+      }
       if connection.pendingBytes >= pauseReadingAbove {
         connection.outputBlocked = true
         break
