@@ -1,0 +1,179 @@
+import Foundation
+import IRCProtocol
+import LineProtocol
+
+/// IRC commands after registration, as the requests they become
+/// (chatbroker(7), "IRC"): one step per target where a line names several.
+extension IRCSession {
+
+  // MARK: - Commands after registration
+
+  func command(_ message: IRCMessage, counts: () -> Counts) -> [Action] {
+    let parameters = message.parameters
+    func need(_ count: Int) -> [Action]? {
+      parameters.count < count
+        ? [numeric(.needMoreParameters, [message.command, "Not enough parameters"])] : nil
+    }
+    switch message.command {
+    case "WHO":
+      if let missing = need(1) { return missing }
+      guard let room = room(parameters[0]) else {
+        // WHO <nick>: only oneself is known without asking the engine.
+        var actions: [Action] = []
+        if parameters[0] == nick { actions.append(whoLine(room: "*", member: nick)) }
+        actions.append(numeric(.endOfWho, [parameters[0], "End of /WHO list"]))
+        return actions
+      }
+      whoPurposes.append(.who)
+      return [.request(.who(room))]
+    case "WHOIS":
+      if let missing = need(1) { return missing }
+      let who = parameters.last!
+      guard who == nick || (UserName.isValid(who) && userExists(who)) else {
+        return [
+          numeric(.noSuchNick, [who, "No such nick"]),
+          numeric(.endOfWhois, [who, "End of /WHOIS list"]),
+        ]
+      }
+      return [
+        numeric(.whoisUser, [who, who, serverName, "*", who]),
+        numeric(.whoisServer, [who, serverName, "chatbroker"]),
+        numeric(.endOfWhois, [who, "End of /WHOIS list"]),
+      ]
+    case "LIST":
+      return [numeric(.listStart, ["Channel", "Users  Name"]), .request(.rooms(after: nil))]
+    case "TOPIC":
+      if let missing = need(1) { return missing }
+      if parameters.count > 1 {
+        return [
+          numeric(.chanOPrivsNeeded, [parameters[0], "Rooms have no topics on chatbroker"])
+        ]
+      }
+      return [numeric(.noTopic, [parameters[0], "No topic is set"])]
+    case "MODE":
+      if let missing = need(1) { return missing }
+      let target = parameters[0]
+      guard target.hasPrefix("#") else {
+        if target == nick { return [numeric(.userModeIs, ["+i"])] }
+        return [numeric(.usersDontMatch, ["Cannot view modes of other users"])]
+      }
+      if parameters.count > 1 {
+        if parameters[1].contains("b") {
+          return [numeric(.endOfBanList, [target, "End of channel ban list"])]
+        }
+        return [numeric(.chanOPrivsNeeded, [target, "Rooms have no modes on chatbroker"])]
+      }
+      let created = room(target).flatMap { counts().roomCreated($0) }?.milliseconds ?? 0
+      return [
+        numeric(.channelModeIs, [target, "+nt"], trailing: false),
+        numeric(.creationTime, [target, String(created / 1000)], trailing: false),
+      ]
+    case "SAYAT":
+      if let missing = need(3) { return missing }
+      return schedule(target: parameters[0], when: parameters[1], text: parameters[2])
+    case "MARKREAD":
+      return markRead(parameters)
+    case "CHATHISTORY":
+      if parameters.first?.uppercased() == "TARGETS" && capabilities.contains(.chathistory) {
+        return chathistoryTargets(parameters, counts: counts)
+      }
+      return chathistory(parameters)
+    case "USERHOST", "ISON", "AWAY", "LUSERS", "MOTD":
+      if message.command == "MOTD" { return [numeric(.noMotd, ["MOTD File is missing"])] }
+      return []
+    default:
+      return [numeric(.unknownCommand, [message.command, "Unknown command"])]
+    }
+  }
+
+  func join(_ name: String) -> [Action] {
+    guard let room = room(name) else { return [noSuchChannel(name)] }
+    var actions: [Action] = [.request(.join(room))]
+    // draft/read-marker: the room's marker before the end of its names.
+    if capabilities.contains(.readMarker) { actions.append(.request(.readMarker(.room(room)))) }
+    actions.append(.request(.who(room)))
+    whoPurposes.append(.names)
+    if !capabilities.contains(.chathistory) && backlog > 0 {
+      historyPurposes.append(.backlog)
+      actions.append(.request(.history(.room(room), count: backlog, anchor: nil)))
+    }
+    return actions
+  }
+
+  func part(_ name: String) -> [Action] {
+    guard let room = room(name) else { return [noSuchChannel(name)] }
+    return [.request(.part(room))]
+  }
+
+  /// `NAMES <room>`: its members (353) and 366; a name that is no room
+  /// gets 366 alone, as RFC 2812 says of channels that cannot be seen.
+  func names(_ name: String) -> [Action] {
+    guard let room = room(name) else {
+      return [numeric(.endOfNames, [name, "End of /NAMES list"])]
+    }
+    whoPurposes.append(.names)
+    return [.request(.who(room))]
+  }
+
+  func privmsg(_ command: String, to target: String, text raw: String) -> [Action] {
+    if target.caseInsensitiveCompare(Self.serviceNick) == .orderedSame {
+      return service(raw)
+    }
+    let text = Self.plainText(raw)
+    guard !text.allSatisfy({ $0 == " " }) else {
+      return [numeric(.noTextToSend, ["No text to send"])]
+    }
+    if containsControlCharacter(text) {
+      return [
+        reply(
+          source: serverName, "NOTICE",
+          [nick, "\(target): the text contains a control character and was not sent"])
+      ]
+    }
+    let brokerTarget: Target
+    if target.hasPrefix("#") {
+      guard let room = room(target) else { return [noSuchChannel(target)] }
+      brokerTarget = .room(room)
+    } else {
+      guard let user = Target("@" + target) else {
+        return [numeric(.noSuchNick, [target, "No such nick"])]
+      }
+      brokerTarget = user
+    }
+    pendingSays.append((command, target, text))
+    return [.request(.say(brokerTarget, text: text))]
+  }
+
+  func schedule(target: String, when: String, text raw: String) -> [Action] {
+    let text = Self.plainText(raw)
+    let brokerTarget = target.hasPrefix("#") ? room(target).map(Target.room) : Target("@" + target)
+    guard let brokerTarget else { return [serviceNotice("\(target) is not a room or a nick")] }
+    guard !text.isEmpty, !containsControlCharacter(text) else {
+      return [serviceNotice("the text is empty or holds a control character")]
+    }
+    return [.request(.sayAt(brokerTarget, when: when, text: text))]
+  }
+
+  /// `MARKREAD <target> [timestamp=<time>]` of IRCv3 `draft/read-marker`:
+  /// moves the user's read marker (chatbroker(7), "Your rooms and read markers") to the
+  /// newest message delivered at or before the time, or asks where it
+  /// stands; answered with `MARKREAD <target> timestamp=<time>|*`.
+  func markRead(_ parameters: [String]) -> [Action] {
+    func fail(_ code: String, _ text: String) -> [Action] {
+      [reply(source: serverName, "FAIL", ["MARKREAD", code] + parameters.prefix(1) + [text])]
+    }
+    guard capabilities.contains(.readMarker) else {
+      return [numeric(.unknownCommand, ["MARKREAD", "Negotiate draft/read-marker first"])]
+    }
+    guard let name = parameters.first else { return fail("NEED_MORE_PARAMS", "Missing parameters") }
+    let target = name.hasPrefix("#") ? room(name).map(Target.room) : Target("@" + name)
+    guard let target else { return fail("INVALID_PARAMS", "No such room or nick") }
+    guard parameters.count > 1 else { return [.request(.readMarker(target))] }
+    guard case .time(let time) = Self.historyPoint(parameters[1]) else {
+      return fail(
+        "INVALID_PARAMS",
+        "\(parameters[1]) is not a time: use timestamp=<YYYY-MM-DDThh:mm:ss.sssZ>")
+    }
+    return [.request(.markReadAt(target, time))]
+  }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import IRCProtocol
+import LineProtocol
+
+/// The pieces IRC lines are built of: targets and sources, tags, numerics,
+/// notices, and texts made plain.
+extension IRCSession {
+
+  // MARK: - Helpers
+
+  /// Room names are case-insensitive on IRC (CASEMAPPING=ascii) and
+  /// lower-case on chatbroker.
+  func room(_ name: String) -> RoomName? {
+    RoomName(name.lowercased())
+  }
+
+  func noSuchChannel(_ name: String) -> Action {
+    numeric(
+      .noSuchChannel,
+      [name, "Not a room name: use # then 1 to 32 of a-z 0-9 . _ - (chatbroker(7))"])
+  }
+
+  /// The IRC target of a broker target: the room, or for a direct message
+  /// the recipient (this client, when someone else wrote it).
+  func shown(_ target: Target, author: String) -> String {
+    switch target {
+    case .room(let room): room.description
+    case .user(let other): author == nick ? other : nick
+    }
+  }
+
+  /// A message's tags as this client reads them (`@batch=...;time=...;msgid=... `,
+  /// each only when negotiated), written as bytes, with where the msgid
+  /// begins: the further pieces of a long text carry the tags before it.
+  /// Every line of a history has them; nothing in them needs escaping.
+  func tagBytes(batch: String?, time: Timestamp, id: MessageID)
+    -> (bytes: [UInt8], msgidAt: Int)
+  {
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(64)
+    func start(_ key: StaticString) {
+      bytes.append(bytes.isEmpty ? UInt8(ascii: "@") : UInt8(ascii: ";"))
+      bytes.append(
+        contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+      bytes.append(UInt8(ascii: "="))
+    }
+    if let batch {
+      start("batch")
+      bytes.append(contentsOf: batch.utf8)
+    }
+    if capabilities.sendsTime {
+      start("time")
+      time.appendRFC3339(to: &bytes)
+    }
+    let msgidAt = bytes.count
+    if capabilities.sendsMsgid {
+      start("msgid")
+      id.appendDescription(to: &bytes)
+    }
+    if !bytes.isEmpty { bytes.append(UInt8(ascii: " ")) }
+    return (bytes, msgidAt)
+  }
+
+  /// `PRIVMSG` lines, the text split to fit 512 bytes; only the first
+  /// piece carries the msgid, as each line is one message to a client.
+  func privmsgLines(
+    from author: String, to target: String, text: String, id: MessageID, time: Timestamp,
+    batch: String? = nil, command: String = "PRIVMSG"
+  ) -> [UInt8] {
+    let tags = tagBytes(batch: batch, time: time, id: id)
+    let source = Self.source(author, serverName: serverName)
+    var later: [UInt8] = []
+    if text.utf8.count > IRCText.room(source: source, command: command, target: target) {
+      later = Array(tags.bytes[..<tags.msgidAt])
+      if !later.isEmpty { later.append(UInt8(ascii: " ")) }
+    }
+    return IRCMessage.textLines(
+      tags: tags.bytes, laterTags: later, source: source, command: command, target: target,
+      text: text)
+  }
+
+  /// The source of a line by `author`: `alice!alice@host`; a user of
+  /// another host, `alice@h2` on the line protocol, is `alice|h2!alice@h2`,
+  /// since a nick cannot hold `@` (chatbroker(8), "FEDERATION").
+  static func source(_ author: String, serverName: String) -> String {
+    guard let at = author.lastIndex(of: "@") else { return "\(author)!\(author)@\(serverName)" }
+    let user = author[..<at]
+    let node = author[author.index(after: at)...]
+    return "\(user)|\(node)!\(user)@\(node)"
+  }
+
+  func whoLine(room: String, member: String) -> Action {
+    numeric(.whoReply, [room, member, serverName, serverName, member, "H", "0 \(member)"])
+  }
+
+  func numeric(_ numeric: Numeric, _ parameters: [String], trailing: Bool = true)
+    -> Action
+  {
+    reply(
+      source: serverName, numeric.rawValue, [registered ? nick : "*"] + parameters,
+      trailing: trailing)
+  }
+
+  func reply(
+    source: String, _ command: String, _ parameters: [String], trailing: Bool = true
+  ) -> Action {
+    .reply(IRCMessage(source: source, command, parameters).cleaned().encoded(trailing: trailing))
+  }
+
+  /// A NOTICE from the service nick, split into lines that fit 512 bytes
+  /// (a pending message's text can be 4 KB).
+  func serviceNotice(_ text: String) -> Action {
+    let source = "\(Self.serviceNick)!service@\(serverName)"
+    let room = IRCText.room(source: source, command: "NOTICE", target: nick)
+    return .reply(
+      IRCText.split(text, maximumBytes: room).flatMap {
+        reply(source: source, "NOTICE", [nick, $0]).bytes
+      })
+  }
+
+  func clock(_ time: Timestamp) -> String {
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = timeZone
+    let date = Date(timeIntervalSince1970: Double(time.milliseconds) / 1000)
+    let parts = calendar.dateComponents([.hour, .minute], from: date)
+    return String(format: "%02d:%02d", parts.hour ?? 0, parts.minute ?? 0)
+  }
+
+  /// IRC formatting (bold, colours, reset...) taken out, and a CTCP ACTION
+  /// written as `/me`: chatbroker texts hold no control characters.
+  static func plainText(_ text: String) -> String {
+    var text = Substring(text)
+    var action = false
+    if text.hasPrefix("\u{01}ACTION ") {
+      action = true
+      text = text.dropFirst(8)
+      if text.hasSuffix("\u{01}") { text = text.dropLast() }
+    }
+    var result = ""
+    var scalars = text.unicodeScalars[...]
+    while let scalar = scalars.popFirst() {
+      switch scalar.value {
+      case 0x02, 0x0F, 0x11, 0x16, 0x1D, 0x1E, 0x1F: continue
+      case 0x03:
+        // ^C, then up to two digits, optionally a comma and two more.
+        var digits = 0
+        while digits < 2, let next = scalars.first, ("0"..."9").contains(next) {
+          scalars.removeFirst()
+          digits += 1
+        }
+        if digits > 0, scalars.first == ",",
+          scalars.dropFirst().first.map({ ("0"..."9").contains($0) }) == true
+        {
+          scalars.removeFirst()
+          var more = 0
+          while more < 2, let next = scalars.first, ("0"..."9").contains(next) {
+            scalars.removeFirst()
+            more += 1
+          }
+        }
+      default: result.unicodeScalars.append(scalar)
+      }
+    }
+    return action ? "/me " + result : result
+  }
+}
+
+extension IRCSession.Action {
+  /// The bytes of a reply, for building longer answers out of several.
+  var bytes: [UInt8] {
+    if case .reply(let bytes) = self { return bytes }
+    return []
+  }
+}
