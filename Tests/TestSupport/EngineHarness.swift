@@ -36,12 +36,12 @@ public final class RecordingOutput: EngineOutput {
   public var lastOutgoing: [ConnectionID: Outgoing] = [:]
   /// Connections with their own wire format (IRC): encoded as they are
   /// sent, as the shell does, and kept here instead of in `lines`.
-  public var encoders: [ConnectionID: (Outgoing) -> [UInt8]] = [:]
+  public var encoders: [ConnectionID: (Outgoing, LineKind) -> [UInt8]] = [:]
   public var encoded: [ConnectionID: [UInt8]] = [:]
 
   public func send(_ outgoing: Outgoing, to connection: ConnectionID, kind: LineKind) {
     if let encoder = encoders[connection] {
-      encoded[connection, default: []] += encoder(outgoing)
+      encoded[connection, default: []] += encoder(outgoing, kind)
       return
     }
     events[connection, default: []].append(outgoing.event)

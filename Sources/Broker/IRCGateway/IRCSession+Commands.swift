@@ -24,8 +24,7 @@ extension IRCSession {
         actions.append(numeric(.endOfWho, [parameters[0], "End of /WHO list"]))
         return actions
       }
-      whoPurposes.append(.who)
-      return [.request(.who(room))]
+      return [.request(.who(room), answering: IRCReplyContext(.who))]
     case "WHOIS":
       if let missing = need(1) { return missing }
       let who = parameters.last!
@@ -41,7 +40,10 @@ extension IRCSession {
         numeric(.endOfWhois, [who, "End of /WHOIS list"]),
       ]
     case "LIST":
-      return [numeric(.listStart, ["Channel", "Users  Name"]), .request(.rooms(after: nil))]
+      return [
+        numeric(.listStart, ["Channel", "Users  Name"]),
+        .request(.rooms(after: nil), answering: IRCReplyContext(.list)),
+      ]
     case "TOPIC":
       if let missing = need(1) { return missing }
       if parameters.count > 1 {
@@ -88,21 +90,28 @@ extension IRCSession {
 
   func join(_ name: String) -> [Action] {
     guard let room = room(name) else { return [noSuchChannel(name)] }
-    var actions: [Action] = [.request(.join(room))]
-    // draft/read-marker: the room's marker before the end of its names.
-    if capabilities.contains(.readMarker) { actions.append(.request(.readMarker(.room(room)))) }
-    actions.append(.request(.who(room)))
-    whoPurposes.append(.names)
+    // What the JOIN asks besides, shown only when the engine let the
+    // client in: the room's read marker (draft/read-marker) before the
+    // end of its names, the names, and a backlog without chathistory.
+    let joining = IRCReplyContext(.join)
+    var actions: [Action] = [.request(.join(room), answering: joining)]
+    if capabilities.contains(.readMarker) {
+      actions.append(
+        .request(.readMarker(.room(room)), answering: IRCReplyContext(.readMarker, join: joining)))
+    }
+    actions.append(.request(.who(room), answering: IRCReplyContext(.names, join: joining)))
     if !capabilities.contains(.chathistory) && backlog > 0 {
-      historyPurposes.append(.backlog)
-      actions.append(.request(.history(.room(room), count: backlog, anchor: nil)))
+      actions.append(
+        .request(
+          .history(.room(room), count: backlog, anchor: nil),
+          answering: IRCReplyContext(.backlog, join: joining)))
     }
     return actions
   }
 
   func part(_ name: String) -> [Action] {
     guard let room = room(name) else { return [noSuchChannel(name)] }
-    return [.request(.part(room))]
+    return [.request(.part(room), answering: nil)]
   }
 
   /// `NAMES <room>`: its members (353) and 366; a name that is no room
@@ -111,8 +120,7 @@ extension IRCSession {
     guard let room = room(name) else {
       return [numeric(.endOfNames, [name, "End of /NAMES list"])]
     }
-    whoPurposes.append(.names)
-    return [.request(.who(room))]
+    return [.request(.who(room), answering: IRCReplyContext(.names))]
   }
 
   func privmsg(_ command: String, to target: String, text raw: String) -> [Action] {
@@ -140,8 +148,8 @@ extension IRCSession {
       }
       brokerTarget = user
     }
-    pendingSays.append((command, target, text))
-    return [.request(.say(brokerTarget, text: text))]
+    let said = IRCReplyContext(.say(command: command, target: target, text: text))
+    return [.request(.say(brokerTarget, text: text), answering: said)]
   }
 
   func schedule(target: String, when: String, text raw: String) -> [Action] {
@@ -151,7 +159,7 @@ extension IRCSession {
     guard !text.isEmpty, !containsControlCharacter(text) else {
       return [serviceNotice("the text is empty or holds a control character")]
     }
-    return [.request(.sayAt(brokerTarget, when: when, text: text))]
+    return [.request(.sayAt(brokerTarget, when: when, text: text), answering: nil)]
   }
 
   /// `MARKREAD <target> [timestamp=<time>]` of IRCv3 `draft/read-marker`:
@@ -168,12 +176,12 @@ extension IRCSession {
     guard let name = parameters.first else { return fail("NEED_MORE_PARAMS", "Missing parameters") }
     let target = name.hasPrefix("#") ? room(name).map(Target.room) : Target("@" + name)
     guard let target else { return fail("INVALID_PARAMS", "No such room or nick") }
-    guard parameters.count > 1 else { return [.request(.readMarker(target))] }
+    guard parameters.count > 1 else { return [.request(.readMarker(target), answering: nil)] }
     guard case .time(let time) = Self.historyPoint(parameters[1]) else {
       return fail(
         "INVALID_PARAMS",
         "\(parameters[1]) is not a time: use timestamp=<YYYY-MM-DDThh:mm:ss.sssZ>")
     }
-    return [.request(.markReadAt(target, time))]
+    return [.request(.markReadAt(target, time), answering: nil)]
   }
 }

@@ -2,42 +2,35 @@ import Foundation
 import IRCProtocol
 import LineProtocol
 
-/// The engine's events as this client's IRC lines.
+/// The engine's events as this client's IRC lines. What a reply answers
+/// comes with it (``IRCReplyContext``); nothing here changes the
+/// session's own state, so a reply encoded late, after a sync, reads the
+/// same as one encoded at once.
 extension IRCSession {
-
-  // MARK: - Output
-
   /// The event as this client's IRC lines (possibly none). Room events are
   /// encoded once per capability set and shared; the rest are for this
   /// client alone.
   ///
   /// `mayDefer`: the line shows nothing unsynced (its kind is neutral), so
-  /// a CHATHISTORY line may be encoded in a later step (``nextStep()``)
-  /// instead of now; it still leaves in the engine's order.
-  func encode(_ outgoing: Outgoing, mayDefer: Bool = false) -> [UInt8] {
+  /// a CHATHISTORY line may be kept in its context for a later step
+  /// (``nextStep()``) instead of encoded now; it still leaves in the
+  /// engine's order.
+  func encode(_ outgoing: Outgoing, answering context: ReplyContext?, mayDefer: Bool) -> [UInt8] {
     switch outgoing.event {
     case .message(.room, _, _, _, _), .joined, .parted:
       return outgoing.encoded(variant: encodingVariant) { encode($0) }
-    case .history(let target, _, _, _, _):
-      guard case .chathistory(let batch) = historyPurposes.first ?? .backlog else { break }
-      if case .room(let room) = target, failedJoins.contains(room) { return [] }
-      if mayDefer || !deferredHistory.isEmpty {
-        deferredHistory.append((outgoing.event, capabilities.contains(.batch) ? batch : nil))
-        return []
-      }
-    case .ok(.history, _):
-      if !deferredHistory.isEmpty, case .chathistory = historyPurposes.first {
-        deferredBatchEnd = encode(outgoing.event)
-        pendingSteps.insert(.historyPage, at: 0)
-        return []
-      }
     default:
-      break
+      return encode(
+        outgoing.event, answering: context as? IRCReplyContext, mayDefer: mayDefer)
     }
-    return encode(outgoing.event)
   }
 
-  func encode(_ event: BrokerEvent) -> [UInt8] {
+  /// One event, for this client alone, as a reply to `context`'s request
+  /// when it is one.
+  func encode(
+    _ event: BrokerEvent, answering context: IRCReplyContext? = nil, mayDefer: Bool = false
+  ) -> [UInt8] {
+    if let context, context.joinRefused { return [] }
     switch event {
     case .hello: return []
     case .message(let target, let id, let time, let author, let text):
@@ -50,40 +43,40 @@ extension IRCSession {
       return IRCMessage(source: "\(who)!\(who)@\(serverName)", "PART", [room.description])
         .encoded()
     case .accepted(.say, let id, let time):
-      guard !pendingSays.isEmpty else { return [] }
-      let said = pendingSays.removeFirst()
-      guard capabilities.contains(.echoMessage) else { return [] }
+      guard case .say(let command, let target, let text) = context?.purpose,
+        capabilities.contains(.echoMessage)
+      else { return [] }
       return privmsgLines(
-        from: nick, to: said.target, text: said.text, id: id, time: time,
-        command: said.command)
+        from: nick, to: target, text: text, id: id, time: time, command: command)
     case .accepted(let verb, let id, let time):
       return serviceNotice("\(verb.rawValue) accepted: \(id) is due at \(time)").bytes
     case .ok(let verb, let fields):
-      return ok(verb, fields)
+      return ok(verb, fields, answering: context)
     case .error(let verb, let code, let text):
-      return error(verb, code, text)
-    case .history(let target, _, _, _, _):
-      if case .room(let room) = target, failedJoins.contains(room) { return [] }
-      switch historyPurposes.first ?? .backlog {
-      case .backlog: return historyLine(event, batch: nil, backlog: true)
-      case .chathistory(let batch):
-        return historyLine(
-          event, batch: capabilities.contains(.batch) ? batch : nil, backlog: false)
+      return error(verb, code, text, answering: context)
+    case .history:
+      guard let context, let batch = context.batchName else {
+        return historyLine(event, batch: nil, backlog: true)
       }
+      if mayDefer || context.isDeferring {
+        context.deferred.append(event)
+        return []
+      }
+      return historyLine(
+        event, batch: capabilities.contains(.batch) ? batch : nil, backlog: false)
     case .scheduled(let id, let target, let due, _, let rule, let text):
       let when = rule.map { "\(due) (\($0))" } ?? due.description
       return serviceNotice("\(id) to \(shown(target, author: nick)) at \(when): \(text)").bytes
     case .room(let room, let count, _):
-      lastListed = room
+      context?.lastListed = room
       return numeric(.list, [room.description, String(count), ""]).bytes
     case .member(_, let who):
-      members.append(who)
+      context?.members.append(who)
       return []
     case .conversation, .markRead:
       return []
     case .readMarker(let target, _, let time):
       guard capabilities.contains(.readMarker) else { return [] }
-      if case .room(let room) = target, failedJoins.contains(room) { return [] }
       return IRCMessage(
         source: serverName, "MARKREAD",
         [shown(target, author: nick), time.map { "timestamp=\($0)" } ?? "*"]
@@ -111,7 +104,7 @@ extension IRCSession {
       batch: batch)
   }
 
-  func ok(_ verb: Verb, _ fields: [String]) -> [UInt8] {
+  func ok(_ verb: Verb, _ fields: [String], answering context: IRCReplyContext?) -> [UInt8] {
     switch verb {
     case .join:
       return IRCMessage(source: mask, "JOIN", [fields.first ?? ""]).encoded()
@@ -119,15 +112,9 @@ extension IRCSession {
       return IRCMessage(source: mask, "PART", [fields.first ?? ""]).encoded()
     case .who:
       let room = fields.first ?? "*"
-      let listed = members
-      members = []
-      let purpose = whoPurposes.isEmpty ? .who : whoPurposes.removeFirst()
-      if let name = RoomName(room), failedJoins.contains(name) {
-        if capabilities.contains(.chathistory) || backlog == 0 { failedJoins.remove(name) }
-        return []
-      }
-      switch purpose {
-      case .names:
+      let listed = context?.members ?? []
+      context?.members = []
+      if case .names = context?.purpose {
         var bytes: [UInt8] = []
         var line: [String] = []
         for member in listed {
@@ -141,28 +128,25 @@ extension IRCSession {
           bytes += numeric(.namesReply, ["=", room, line.joined(separator: " ")]).bytes
         }
         return bytes + numeric(.endOfNames, [room, "End of /NAMES list"]).bytes
-      case .who:
-        return listed.flatMap { whoLine(room: room, member: $0).bytes }
-          + numeric(.endOfWho, [room, "End of /WHO list"]).bytes
       }
+      return listed.flatMap { whoLine(room: room, member: $0).bytes }
+        + numeric(.endOfWho, [room, "End of /WHO list"]).bytes
     case .history:
-      let purpose = historyPurposes.isEmpty ? .backlog : historyPurposes.removeFirst()
-      if let name = fields.first.flatMap(RoomName.init), failedJoins.contains(name) {
-        failedJoins.remove(name)
+      guard let context, let batch = context.batchName else { return [] }
+      let end = batchLine(["-\(batch)"])
+      // After deferred lines, the end waits for the last of their pages.
+      if context.isDeferring {
+        context.batchEnd = end
         return []
       }
-      if case .chathistory(let batch) = purpose {
-        return batchLine(["-\(batch)"])
-      }
-      return []
+      return end
     case .rooms:
       // A page of ROOMS is 1000 rooms: LIST goes on with the next page
-      // as a step of its own, and ends after the last.
-      if fields.contains("MORE"), let lastListed {
-        pendingSteps.insert(.actions([.request(.rooms(after: lastListed))]), at: 0)
+      // as a step of its own (``answered(_:)``), and ends after the last.
+      if fields.contains("MORE"), context?.lastListed != nil {
+        context?.morePages = true
         return []
       }
-      lastListed = nil
       return numeric(.listEnd, ["End of /LIST"]).bytes
     case .scheduled:
       let count = fields.first ?? "0"
@@ -174,32 +158,27 @@ extension IRCSession {
     }
   }
 
-  func error(_ verb: String, _ code: ErrorCode, _ text: String) -> [UInt8] {
+  func error(
+    _ verb: String, _ code: ErrorCode, _ text: String, answering context: IRCReplyContext?
+  ) -> [UInt8] {
     switch Verb(rawValue: verb) {
     case .join:
-      if let room = text.split(separator: " ").compactMap({ RoomName($0) }).first {
-        failedJoins.insert(room)
-      } else if !whoPurposes.isEmpty {
-        // The names asked with this JOIN are not shown: there is no room.
-      }
+      // The names, marker and backlog asked with it are not shown.
+      context?.refused = true
       return reply(source: serverName, "NOTICE", [nick, "JOIN refused: \(text)"]).bytes
     case .part:
       return reply(source: serverName, "NOTICE", [nick, "PART refused: \(text)"]).bytes
     case .say:
-      let said = pendingSays.isEmpty ? nil : pendingSays.removeFirst()
-      let target = said?.target ?? "*"
+      var target = "*"
+      if case .say(_, let said, _) = context?.purpose { target = said }
       if code == .noSuchUser { return numeric(.noSuchNick, [target, text]).bytes }
       return numeric(.cannotSendToChannel, [target, text]).bytes
     case .history:
-      let purpose = historyPurposes.isEmpty ? .backlog : historyPurposes.removeFirst()
-      if case .chathistory(let batch) = purpose {
-        return batchLine(["-\(batch)"])
-          + reply(source: serverName, "FAIL", ["CHATHISTORY", "MESSAGE_ERROR", text]).bytes
-      }
-      return []
+      guard let batch = context?.batchName else { return [] }
+      return batchLine(["-\(batch)"])
+        + reply(source: serverName, "FAIL", ["CHATHISTORY", "MESSAGE_ERROR", text]).bytes
     case .who:
-      if !whoPurposes.isEmpty { whoPurposes.removeFirst() }
-      members = []
+      context?.members = []
       return reply(source: serverName, "NOTICE", [nick, text]).bytes
     case .markRead:
       let code = code == .storage ? "INTERNAL_ERROR" : "INVALID_PARAMS"

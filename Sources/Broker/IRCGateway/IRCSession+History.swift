@@ -53,10 +53,11 @@ extension IRCSession {
     }
     let batch = "h\(nextBatch)"
     nextBatch += 1
-    historyPurposes.append(.chathistory(batch: batch))
     return [
       .reply(batchLine(["+\(batch)", "chathistory", name])),
-      .request(.history(target, count: limit, anchor: anchor)),
+      .request(
+        .history(target, count: limit, anchor: anchor),
+        answering: IRCReplyContext(.chathistory(batch: batch))),
     ]
   }
 

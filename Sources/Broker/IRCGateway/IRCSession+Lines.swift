@@ -165,7 +165,7 @@ extension IRCSession {
   }
 }
 
-extension IRCSession.Action {
+extension WireAction {
   /// The bytes of a reply, for building longer answers out of several.
   var bytes: [UInt8] {
     if case .reply(let bytes) = self { return bytes }

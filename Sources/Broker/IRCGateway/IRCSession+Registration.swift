@@ -112,7 +112,6 @@ extension IRCSession {
       numeric(.luserMe, ["I have \(counts.connections) clients and 0 servers"]),
       numeric(.noMotd, ["MOTD File is missing"]),
     ]
-    actions.append(.registered)
     return actions
   }
 }

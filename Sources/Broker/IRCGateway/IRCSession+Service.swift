@@ -13,13 +13,12 @@ extension IRCSession {
     case "at" where words.count == 4:
       return schedule(target: String(words[2]), when: String(words[1]), text: String(words[3]))
     case "list":
-      scheduleFromService.append(true)
-      return [.request(.scheduled(nil))]
+      return [.request(.scheduled(nil), answering: nil)]
     case "cancel" where words.count == 2:
       guard let id = MessageID(words[1]) else {
         return [serviceNotice("\(words[1]) is not a message id")]
       }
-      return [.request(.cancel(id))]
+      return [.request(.cancel(id), answering: nil)]
     default:
       return [
         "at <when> <#room|nick> <text>  send text later; <when> is 18:00, +10m, "

@@ -9,18 +9,9 @@ import LineProtocol
 ///
 /// Identity is the Unix user, as on the line protocol: the nick is always
 /// the login name, whatever NICK asked for.
-final class IRCSession {
+final class IRCSession: WireCodec {
   /// What one line of input asks of the shell, in order.
-  enum Action: Equatable {
-    /// Bytes for this connection that need nothing from the engine.
-    case reply([UInt8])
-    /// A request for the engine, answered in order with events.
-    case request(Request)
-    /// Registration is complete: the welcome burst was sent.
-    case registered
-    /// Flush, then close.
-    case close
-  }
+  typealias Action = WireAction
 
   /// What the shell tells the session of the engine's state: counts for
   /// the welcome burst (LUSERS), a room's creation time for `MODE` (329),
@@ -38,6 +29,9 @@ final class IRCSession {
   /// in a login name, so no user can take it (chatbroker(7), "IRC").
   static let serviceNick = "sched|bot"
 
+  /// IRC lines are 512 bytes, plus up to 4096 of tags from the client.
+  let maximumLineBytes = 512 + 4096
+
   let user: String
   let serverName: String
   let timeZone: TimeZone
@@ -48,44 +42,20 @@ final class IRCSession {
   var negotiating = false
   var gotNick = false
   var gotUser = false
-
-  /// What the next replies of each verb answer, oldest first: the engine
-  /// answers each connection's requests in order.
-  enum WhoPurpose { case names, who }
-  enum HistoryPurpose {
-    case backlog
-    case chathistory(batch: String)
-  }
-  var whoPurposes: [WhoPurpose] = []
-  var historyPurposes: [HistoryPurpose] = []
-  var pendingSays: [(command: String, target: String, text: String)] = []
-  var scheduleFromService: [Bool] = []
-  var members: [String] = []
-  /// Rooms whose JOIN failed: the names and backlog asked with it are not shown.
-  var failedJoins: Set<RoomName> = []
   var nextBatch = 1
-  /// The room a `LIST` showed last, where its next page starts.
-  var lastListed: RoomName?
   /// What is left of a line that names several targets (or of a `LIST`
-  /// longer than a page): one step per target, each served as one request
-  /// of the connection's turn, so a long line waits between its targets
-  /// like any other requests (chatbroker(7), "IRC", `TARGMAX`).
+  /// longer than a page, or of a long CHATHISTORY answer): one step per
+  /// target or page, each served as one request of the connection's turn,
+  /// so a long line waits between its targets like any other requests
+  /// (chatbroker(7), "IRC", `TARGMAX`).
   var pendingSteps: [Step] = []
 
   /// One step of ``pendingSteps``: actions ready to be carried out, or the
   /// next page of a CHATHISTORY answer, encoded only when its turn comes.
   enum Step {
     case actions([Action])
-    case historyPage
+    case historyPage(IRCReplyContext)
   }
-
-  /// The lines of a CHATHISTORY answer that showed only synced messages,
-  /// not yet encoded (with the batch each belongs to): a thousand long
-  /// lines are encoded ``historyLinesPerStep`` a step, in the order the
-  /// engine sent them, then the batch ends (`batchEnd`).
-  var deferredHistory: [(event: BrokerEvent, batch: String?)] = []
-  var deferredStart = 0
-  var deferredBatchEnd: [UInt8] = []
 
   /// Lines of a CHATHISTORY answer encoded in one step.
   static let historyLinesPerStep = 50
@@ -97,12 +67,17 @@ final class IRCSession {
 
   /// Whether a login name exists, for WHOIS.
   let userExists: (String) -> Bool
+  /// The engine's state as the welcome burst, MODE and CHATHISTORY
+  /// TARGETS show it, asked when a line needs it.
+  let counts: () -> Counts
 
   init(
     user: String, serverName: String, timeZone: TimeZone, backlog: Int,
-    userExists: @escaping (String) -> Bool = { _ in true }
+    userExists: @escaping (String) -> Bool = { _ in true },
+    counts: @escaping () -> Counts = { Counts() }
   ) {
     self.userExists = userExists
+    self.counts = counts
     self.user = user
     self.serverName = serverName
     self.timeZone = timeZone
@@ -118,6 +93,20 @@ final class IRCSession {
 
   // MARK: - Input
 
+  func receive(_ frame: Frame, _ perform: (WireAction) -> Void) {
+    // Every action is decided before the first is carried out: carrying
+    // one out encodes replies, which reads this session's state.
+    let actions =
+      if case .line(let line) = frame { receive(line, counts: counts) } else { refuse(frame) }
+    for action in actions { perform(action) }
+  }
+
+  func nextStep(_ perform: (WireAction) -> Void) -> Bool {
+    guard let actions = nextStep() else { return false }
+    for action in actions { perform(action) }
+    return true
+  }
+
   /// Whether steps of an earlier line wait (``nextStep()``).
   var hasPendingSteps: Bool { !pendingSteps.isEmpty }
 
@@ -127,28 +116,44 @@ final class IRCSession {
     guard !pendingSteps.isEmpty else { return nil }
     switch pendingSteps.removeFirst() {
     case .actions(let actions): return actions
-    case .historyPage: return [.reply(nextHistoryPage())]
+    case .historyPage(let context): return [.reply(nextHistoryPage(of: context))]
     }
   }
 
-  /// The next ``historyLinesPerStep`` deferred CHATHISTORY lines, and
-  /// the batch's end after the last; the page after it waits for a step
-  /// of its own.
-  func nextHistoryPage() -> [UInt8] {
-    let end = min(deferredStart + Self.historyLinesPerStep, deferredHistory.count)
-    var bytes: [UInt8] = []
-    for index in deferredStart..<end {
-      bytes += historyLine(
-        deferredHistory[index].event, batch: deferredHistory[index].batch, backlog: false)
+  /// What the replies just encoded for `context` call for: the next page
+  /// of a LIST, or the pages of a CHATHISTORY answer, each a step of its
+  /// own before any later line.
+  func answered(_ context: ReplyContext) {
+    guard let context = context as? IRCReplyContext else { return }
+    if context.morePages, let last = context.lastListed {
+      context.morePages = false
+      pendingSteps.insert(.actions([.request(.rooms(after: last), answering: context)]), at: 0)
     }
-    deferredStart = end
-    if deferredStart < deferredHistory.count {
-      pendingSteps.insert(.historyPage, at: 0)
+    if context.batchEnd != nil, !context.pageQueued {
+      context.pageQueued = true
+      pendingSteps.insert(.historyPage(context), at: 0)
+    }
+  }
+
+  /// The next ``historyLinesPerStep`` deferred CHATHISTORY lines of
+  /// `context`, and the batch's end after the last; the page after it
+  /// waits for a step of its own.
+  func nextHistoryPage(of context: IRCReplyContext) -> [UInt8] {
+    let end = min(context.deferredStart + Self.historyLinesPerStep, context.deferred.count)
+    let batch = capabilities.contains(.batch) ? context.batchName : nil
+    var bytes: [UInt8] = []
+    for index in context.deferredStart..<end {
+      bytes += historyLine(context.deferred[index], batch: batch, backlog: false)
+    }
+    context.deferredStart = end
+    if context.isDeferring {
+      pendingSteps.insert(.historyPage(context), at: 0)
     } else {
-      bytes += deferredBatchEnd
-      deferredHistory.removeAll()
-      deferredStart = 0
-      deferredBatchEnd = []
+      bytes += context.batchEnd ?? []
+      context.deferred.removeAll()
+      context.deferredStart = 0
+      context.batchEnd = nil
+      context.pageQueued = false
     }
     return bytes
   }
@@ -266,7 +271,7 @@ final class IRCSession {
     case "PING":
       return [reply(source: serverName, "PONG", [serverName, parameters.first ?? ""])]
     case "PONG": return []
-    case "QUIT": return registered ? [.request(.quit)] : [.close]
+    case "QUIT": return registered ? [.request(.quit, answering: nil)] : [.close]
     default:
       guard registered else { return [numeric(.notRegistered, ["You have not registered"])] }
       return command(message, counts: counts)

@@ -7,9 +7,13 @@ final class Connection {
   let fd: Int32
   let user: String
   var framer: LineFramer
-  /// Set for a client of the IRC listener: its registration, capabilities
-  /// and codec. Nil for the line protocol.
-  let irc: IRCSession?
+  /// What its client speaks: how its input becomes requests and events
+  /// become its bytes.
+  let codec: any WireCodec
+  /// What the replies the engine sends now answer: set by the server while
+  /// the engine handles one of this connection's requests
+  /// (``Server/answer(for:_:_:)``), nil otherwise.
+  var answering: ReplyContext?
   /// Where its readiness comes from; it is registered there while open.
   private unowned let poll: ReadinessPoll
   /// What ``poll`` watches it for.
@@ -93,16 +97,15 @@ final class Connection {
   /// Registers `fd` with `poll`, watched for nothing yet; fails when the
   /// kernel has no room for another registration.
   init(
-    id: ConnectionID, fd: Int32, user: String, maximumLineBytes: Int, poll: ReadinessPoll,
-    irc: IRCSession? = nil
+    id: ConnectionID, fd: Int32, user: String, codec: any WireCodec, poll: ReadinessPoll
   ) throws(SystemError) {
     try poll.register(fd, token: id.pollToken)
-    self.irc = irc
+    self.codec = codec
     self.id = id
     self.fd = fd
     self.user = user
     self.poll = poll
-    framer = LineFramer(maximumLineBytes: maximumLineBytes)
+    framer = LineFramer(maximumLineBytes: codec.maximumLineBytes)
   }
 
   var pendingBytes: Int { output.count + heldBytes }

@@ -2,13 +2,37 @@ import Dispatch
 import Glibc
 import LineProtocol
 
+/// A line for one connection, not yet in its output.
+enum QueuedLine {
+  /// Bytes already in the connection's wire format (an IRC reply that
+  /// needed nothing from the engine).
+  case bytes([UInt8])
+  /// An event, encoded by the connection's codec when it is written, as a
+  /// reply to the request `answering` stands for, if any.
+  case event(Outgoing, answering: ReplyContext?)
+
+  /// What it counts for against the connection's output limits while it
+  /// is held: an event's line-protocol length, close to its length in any
+  /// wire format and known without encoding it for this connection.
+  var heldBytes: Int {
+    switch self {
+    case .bytes(let bytes): bytes.count
+    case .event(let outgoing, _): outgoing.line.count
+    }
+  }
+}
+
 /// A line waiting for a sync, or behind one of its connection that does.
+/// An event keeps its ``Outgoing`` and reply context and is encoded only
+/// when it is released, or settled after a failed sync: so a reply becomes
+/// bytes once, in its connection's order, with what it answers.
 struct HeldLine {
   /// It may leave once this many journal records are durable.
   let journalCount: UInt64
   /// What it shows, so a failed sync knows what to make of it.
   let kind: LineKind
-  let line: [UInt8]
+  let line: QueuedLine
+  let bytes: Int
 }
 
 /// What the engine's effects become: lines queued per connection, those
@@ -18,41 +42,63 @@ struct HeldLine {
 extension Server: EngineOutput {
   public func send(_ outgoing: Outgoing, to id: ConnectionID, kind: LineKind) {
     guard let connection = connections[id], !connection.overflowed else { return }
-    if let irc = connection.irc {
-      // A neutral line may be encoded in a later step of the connection's
-      // turns (IRCSession's CHATHISTORY pages).
-      let mayDefer = if case .neutral = kind { true } else { false }
-      enqueue(irc.encode(outgoing, mayDefer: mayDefer), to: connection, kind: kind)
+    enqueue(.event(outgoing, answering: connection.answering), to: connection, kind: kind)
+  }
+
+  /// Queues a line: written now when nothing of the connection waits for
+  /// a sync and it shows nothing unsynced, else held.
+  @inline(__always)
+  func enqueue(_ line: QueuedLine, to connection: Connection, kind: LineKind) {
+    // A neutral line shows no record: it waits only behind earlier lines.
+    let neutral = kind.isNeutral
+    let required = neutral ? 0 : committer.writtenCount
+    if connection.held.isEmpty && required <= committer.durableCount {
+      // Only the request being served may leave lines for its later
+      // steps: those are served before anything else it sent. Lines
+      // released or settled after a sync are followed by others at once.
+      write(line, to: connection, mayDefer: neutral && serving == connection.id)
     } else {
-      // Borrowed straight from the shared event: no retain per recipient.
-      enqueue(outgoing.line, to: connection, kind: kind)
+      let bytes = line.heldBytes
+      guard fits(bytes, connection) else { return }
+      // A connection with held lines is in `holding` already: one hash
+      // per connection and sync, not per line.
+      if connection.held.isEmpty { holding.insert(connection.id) }
+      connection.held.append(HeldLine(journalCount: required, kind: kind, line: line, bytes: bytes))
+      connection.heldBytes += bytes
     }
   }
 
-  /// Queues bytes already encoded in the connection's wire format.
+  /// Encodes a line in the connection's wire format into its output; the
+  /// codec then hears that a reply of its request was written.
   @inline(__always)
-  func enqueue(_ line: [UInt8], to connection: Connection, kind: LineKind) {
-    let id = connection.id
-    if connection.pendingBytes + line.count > options.limits.outputBytesPerConnection,
-      id != serving
-    {
-      overflow(connection)
-      return
+  func write(_ line: QueuedLine, to connection: Connection, mayDefer: Bool) {
+    let bytes: [UInt8]
+    var context: ReplyContext?
+    switch line {
+    case .bytes(let encoded): bytes = encoded
+    case .event(let outgoing, let answering):
+      // Borrowed straight from the shared event for the line protocol: no
+      // copy per recipient.
+      bytes = connection.codec.encode(outgoing, answering: answering, mayDefer: mayDefer)
+      context = answering
     }
-    // A neutral line shows no record: it waits only behind earlier lines.
-    var required: UInt64 = 0
-    if case .neutral = kind {} else { required = committer.writtenCount }
-    if connection.held.isEmpty && required <= committer.durableCount {
-      connection.output.append(line)
-      queuedSinceFlush += line.count
-      markDirty(connection)
-    } else {
-      // A connection with held lines is in `holding` already: one hash
-      // per connection and sync, not per line.
-      if connection.held.isEmpty { holding.insert(id) }
-      connection.held.append(HeldLine(journalCount: required, kind: kind, line: line))
-      connection.heldBytes += line.count
-    }
+    guard fits(bytes.count, connection) else { return }
+    connection.output.append(bytes)
+    queuedSinceFlush += bytes.count
+    markDirty(connection)
+    if let context { connection.codec.answered(context) }
+  }
+
+  /// Whether `bytes` more stay within the connection's output limit;
+  /// when not, it is overflowed. A connection's own replies are bounded
+  /// by back-pressure instead, so the limit is not applied to them.
+  @inline(__always)
+  func fits(_ bytes: Int, _ connection: Connection) -> Bool {
+    guard connection.pendingBytes + bytes > options.limits.outputBytesPerConnection,
+      connection.id != serving
+    else { return true }
+    overflow(connection)
+    return false
   }
 
   public func close(_ id: ConnectionID) {
@@ -105,7 +151,7 @@ extension Server: EngineOutput {
   }
 
   /// Moves held lines whose records are now durable (the first `durable`
-  /// of the journal) into the output.
+  /// of the journal) into the output, encoding them now.
   func releaseHeld(upTo durable: UInt64) {
     guard !holding.isEmpty else { return }
     for id in holding {
@@ -116,15 +162,16 @@ extension Server: EngineOutput {
       var released = 0
       for held in connection.held {
         guard held.journalCount <= durable else { break }
-        connection.output.append(held.line)
-        connection.heldBytes -= held.line.count
+        connection.heldBytes -= held.bytes
         released += 1
+        write(held.line, to: connection, mayDefer: false)
       }
       if released > 0 {
-        connection.held.removeFirst(released)
+        connection.held.removeFirst(min(released, connection.held.count))
         markDirty(connection)
       }
       if connection.held.isEmpty { holding.remove(id) }
+      continueSteps(of: connection)
     }
   }
 
@@ -134,7 +181,8 @@ extension Server: EngineOutput {
   /// state. Neutral lines leave as they were; lines showing rolled-back
   /// records are dropped; the final reply of a request that wrote them
   /// becomes `ERR <VERB> STORAGE`; a query whose list showed them is
-  /// answered again.
+  /// answered again. Each keeps the request it answers, so an IRC client
+  /// reads the error or the new answer as a reply to its own command.
   func settleHeld(because text: String) {
     let settling = holding.sorted()
     holding.removeAll()
@@ -150,19 +198,23 @@ extension Server: EngineOutput {
         case .revealing:
           continue
         case .outcome(let verb):
-          send(.error(verb: verb.rawValue, code: .storage, text: text), to: id)
+          let refusal = Outgoing(.error(verb: verb.rawValue, code: .storage, text: text))
+          enqueue(.event(refusal, answering: line.line.context), to: connection, kind: .neutral)
         case .answer(let request):
-          engine.answerAgain(request, for: id)
+          answer(for: connection, line.line.context) { engine.answerAgain(request, for: id) }
         }
       }
       markDirty(connection)
-      // An answer given again may go on in steps of its own (an IRC LIST's
-      // next page, a CHATHISTORY's): the connection needs a turn for them.
-      if connection.irc?.hasPendingSteps == true {
-        connection.mayHaveRequests = true
-        continueInput(connection)
-      }
+      continueSteps(of: connection)
     }
+  }
+
+  /// Replies just written may call for steps of their own (an IRC LIST's
+  /// next page, a CHATHISTORY's): the connection needs a turn for them.
+  func continueSteps(of connection: Connection) {
+    guard connection.codec.hasPendingSteps, serving != connection.id else { return }
+    connection.mayHaveRequests = true
+    continueInput(connection)
   }
 
   func flush(_ connection: Connection) {
@@ -250,5 +302,20 @@ extension Server: EngineOutput {
     logConnection(
       .info, "connection closed", user: connection.user,
       [("conn", "\(connection.id)"), ("user", connection.user)])
+  }
+}
+
+extension QueuedLine {
+  /// The request an event answers, if any.
+  var context: ReplyContext? {
+    if case .event(_, let answering) = self { answering } else { nil }
+  }
+}
+
+extension LineKind {
+  /// Shows nothing unsynced (``LineKind/neutral``).
+  @inline(__always)
+  var isNeutral: Bool {
+    if case .neutral = self { true } else { false }
   }
 }

@@ -259,22 +259,12 @@ public final class Server: @unchecked Sendable {
 
   func open(_ fd: Int32, wire: WireFormat) {
     let uid: uid_t
-    if wire == .ircOverTCP {
-      switch TCPPeerOwner.uid(of: fd) {
-      case .success(let owner): uid = owner
-      case .failure(let refusal):
-        logConnection(.error, "connection refused", user: "-", [("reason", refusal.description)])
-        Glibc.close(fd)
-        return
-      }
-    } else {
-      do {
-        uid = try PeerCredentials.uid(of: fd)
-      } catch {
-        logConnection(.error, "connection refused", user: "-", [("reason", error.description)])
-        Glibc.close(fd)
-        return
-      }
+    do {
+      uid = try wire.credentials.uid(of: fd)
+    } catch {
+      logConnection(.error, "connection refused", user: "-", [("reason", error.reason)])
+      Glibc.close(fd)
+      return
     }
     let user = users.name(of: uid)
     let id = connections.makeID(nextConnection)
@@ -284,17 +274,10 @@ public final class Server: @unchecked Sendable {
     if log.isLogging(.debug) {
       log.debug("connection accepted", ["conn": "\(id)", "uid": "\(uid)", "wire": wire.logName])
     }
-    let irc =
-      wire.isIRC
-      ? IRCSession(
-        user: user, serverName: options.serverName, timeZone: engine.timeZone,
-        backlog: options.ircBacklog, userExists: { [users] in users.userExists($0) }) : nil
     let connection: Connection
     do {
       connection = try Connection(
-        id: id, fd: fd, user: user,
-        maximumLineBytes: wire.isIRC ? IRCSession.maximumLineBytes : options.limits.lineBytes,
-        poll: poll, irc: irc)
+        id: id, fd: fd, user: user, codec: codec(for: wire, user: user), poll: poll)
     } catch {
       connections.abandon(id)
       logConnection(.error, "connection refused", user: user, [("reason", error.description)])
@@ -396,13 +379,12 @@ public final class Server: @unchecked Sendable {
       }
       // The next target of a line that named several comes before the
       // next line: each is one request of the turn.
-      if let step = connection.irc?.nextStep() {
-        perform(step, for: connection)
-      } else if let frame = connection.framer.next() {
+      if !nextStep(of: connection) {
+        guard let frame = connection.framer.next() else {
+          connection.mayHaveRequests = false
+          break
+        }
         receive(frame, from: connection)
-      } else {
-        connection.mayHaveRequests = false
-        break
       }
       budget -= 1 + extraTurnCost
       extraTurnCost = 0
@@ -500,9 +482,7 @@ public final class Server: @unchecked Sendable {
     if !connection.closing, let frame = connection.framer.finish() {
       receive(frame, from: connection)
       // The last line's other targets (at most IRCSession.maximumTargets).
-      while !connection.closing, let step = connection.irc?.nextStep() {
-        perform(step, for: connection)
-      }
+      while !connection.closing, nextStep(of: connection) {}
     }
     if !connection.closing {
       engine.disconnect(connection.id)

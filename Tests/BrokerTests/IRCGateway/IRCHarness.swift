@@ -5,10 +5,18 @@ import TestSupport
 @testable import Broker
 
 /// IRC clients on an ``EngineHarness``: each has an ``IRCSession`` whose
-/// actions are carried out as the shell does, on virtual time.
+/// actions are carried out as the shell does, on virtual time. The engine
+/// harness never holds a line for a sync: each is encoded when sent, with
+/// the reply context of the request being handled.
 final class IRCHarness {
   let engine: EngineHarness
   private var sessions: [ConnectionID: IRCSession] = [:]
+  /// What the replies being sent answer, per connection (the server's
+  /// `Connection.answering`).
+  private var answering: [ConnectionID: ReplyContext] = [:]
+  /// Whether lines that show nothing unsynced may be deferred, as the
+  /// server lets a codec defer them (a CHATHISTORY's pages).
+  var defersNeutralLines = false
 
   init(_ engine: EngineHarness = EngineHarness(), backlog: Int = 50) {
     self.engine = engine
@@ -24,7 +32,11 @@ final class IRCHarness {
       user: user, serverName: "host.test", timeZone: engine.clock.timeZone, backlog: backlog,
       userExists: { [users = engine.users] in users.userExists($0) })
     sessions[id] = session
-    engine.output.encoders[id] = { session.encode($0) }
+    engine.output.encoders[id] = { [unowned self] outgoing, kind in
+      let neutral = if case .neutral = kind { true } else { false }
+      return session.encode(
+        outgoing, answering: answering[id], mayDefer: neutral && defersNeutralLines)
+    }
     engine.engine.connect(id, user: user)
     return id
   }
@@ -64,12 +76,17 @@ final class IRCHarness {
     return take(id)
   }
 
-  private func perform(_ actions: [IRCSession.Action], for id: ConnectionID) {
+  /// Carries out actions as the server does (Server+Requests).
+  func perform(_ actions: [WireAction], for id: ConnectionID) {
     for action in actions {
       switch action {
       case .reply(let bytes): engine.output.encoded[id, default: []] += bytes
-      case .request(let request): engine.engine.receive(request, from: id)
-      case .registered: break
+      case .request(let request, let context):
+        answering[id] = context
+        engine.engine.receive(request, from: id)
+        answering[id] = nil
+        if let context { sessions[id]!.answered(context) }
+      case .refused(let error): engine.engine.refuse(error, from: id)
       case .close: engine.engine.disconnect(id)
       }
     }

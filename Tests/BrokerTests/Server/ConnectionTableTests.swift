@@ -59,7 +59,7 @@ struct ConnectionTableTests {
       #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
       peers.append(pair[1])
       let connection = try Connection(
-        id: id, fd: pair[0], user: "alice", maximumLineBytes: 4096, poll: poll)
+        id: id, fd: pair[0], user: "alice", codec: LineWire(maximumLineBytes: 4096), poll: poll)
       connections.append(connection)
       return connection
     }

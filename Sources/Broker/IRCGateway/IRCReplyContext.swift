@@ -1,0 +1,74 @@
+import LineProtocol
+
+/// What the engine's replies to one request of an IRC client answer, and
+/// what they gather until their final reply (a ``ReplyContext``): made when
+/// a command becomes requests, kept by the server with every reply to the
+/// request, held for a sync or not, so that a reply encoded late still
+/// reads as an answer to the command that asked it. A PRIVMSG refused after
+/// a failed sync names its target; a CHATHISTORY answered again keeps its
+/// batch.
+final class IRCReplyContext: ReplyContext {
+  /// Which IRC command asked.
+  enum Purpose {
+    /// PRIVMSG or NOTICE: `OK SAY` is the echo (`echo-message`), an error
+    /// names the target.
+    case say(command: String, target: String, text: String)
+    /// The JOIN itself; the requests the same JOIN made (names, read
+    /// marker, backlog) name it as their ``join``.
+    case join
+    /// `WHO #room` for a NAMES reply (353, 366) or a WHO reply (352, 315).
+    case names, who
+    /// The lines a client without chathistory gets when it joins.
+    case backlog
+    /// The room's read marker, sent with a JOIN.
+    case readMarker
+    /// A `CHATHISTORY` answer, in this batch.
+    case chathistory(batch: String)
+    /// `LIST`: pages of ROOMS.
+    case list
+  }
+
+  let purpose: Purpose
+  /// The JOIN this request was made with: when it is refused, none of its
+  /// names, marker or backlog is shown, since the client is not in the room.
+  let join: IRCReplyContext?
+  /// Set on a JOIN's own context when the engine refused it.
+  var refused = false
+
+  /// The members listed so far, for the NAMES or WHO reply at their end.
+  var members: [String] = []
+
+  /// A CHATHISTORY answer's lines that showed only synced messages, not yet
+  /// encoded, and the batch's end after them: a thousand long lines are
+  /// encoded ``IRCSession/historyLinesPerStep`` a step, in the engine's
+  /// order (``IRCSession/nextStep(_:)``).
+  var deferred: [BrokerEvent] = []
+  var deferredStart = 0
+  var batchEnd: [UInt8]?
+  /// A page of deferred lines is queued as a step.
+  var pageQueued = false
+
+  /// LIST: the room shown last, where its next page starts, and whether
+  /// ROOMS said there are more.
+  var lastListed: RoomName?
+  var morePages = false
+
+  init(_ purpose: Purpose, join: IRCReplyContext? = nil) {
+    self.purpose = purpose
+    self.join = join
+  }
+
+  /// Whether the JOIN this reply came with was refused: show nothing.
+  var joinRefused: Bool { join?.refused == true }
+
+  /// Whether later lines of a CHATHISTORY answer must wait for the ones
+  /// already deferred.
+  var isDeferring: Bool { deferredStart < deferred.count }
+}
+
+extension IRCReplyContext {
+  /// The CHATHISTORY batch's name, for its lines' tags.
+  var batchName: String? {
+    if case .chathistory(let batch) = purpose { batch } else { nil }
+  }
+}

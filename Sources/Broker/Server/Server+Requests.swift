@@ -1,0 +1,76 @@
+import LineProtocol
+
+/// Input as the engine sees it: what a connection's codec read from a
+/// frame, carried out in order. The engine's answers to a request come
+/// back through ``EngineOutput/send(_:to:kind:)`` while it is handled, and
+/// are encoded with the request's reply context (``Connection/answering``).
+extension Server {
+  /// One framed input line, through the connection's codec.
+  func receive(_ frame: Frame, from connection: Connection) {
+    connection.codec.receive(frame) { perform($0, for: connection) }
+  }
+
+  /// One step of an earlier line; false when none waits.
+  func nextStep(of connection: Connection) -> Bool {
+    connection.codec.nextStep { perform($0, for: connection) }
+  }
+
+  /// What a codec asks for, in order; nothing once the connection closes.
+  func perform(_ action: WireAction, for connection: Connection) {
+    guard !connection.closing else { return }
+    switch action {
+    case .reply(let bytes):
+      enqueue(.bytes(bytes), to: connection, kind: .neutral)
+    case .request(let request, let context):
+      logRequest(request.verb.rawValue, from: connection)
+      answer(for: connection, context) { engine.receive(request, from: connection.id) }
+    case .refused(let error):
+      logRequest(error.verb, from: connection, refused: error.code)
+      engine.refuse(error, from: connection.id)
+    case .close:
+      engine.disconnect(connection.id)
+      close(connection.id)
+    }
+  }
+
+  /// Runs `engine`'s handling of one request of `connection` (or its
+  /// answer given again after a failed sync) with `context` as what its
+  /// replies answer; then the codec may queue what the replies call for.
+  func answer(for connection: Connection, _ context: ReplyContext?, _ engineCall: () -> Void) {
+    guard let context else { return engineCall() }
+    connection.answering = context
+    engineCall()
+    connection.answering = nil
+    connection.codec.answered(context)
+  }
+
+  /// `--verbose`: one debug line per request, its verb and who sent it
+  /// (never its text), and the error code when it was refused unread
+  /// (chatbroker(8), "LOGGING").
+  private func logRequest(_ verb: String, from connection: Connection, refused: ErrorCode? = nil) {
+    guard log.isLogging(.debug) else { return }
+    var fields = [("conn", "\(connection.id)"), ("user", connection.user), ("verb", verb)]
+    if let refused { fields.append(("error", refused.rawValue)) }
+    log.log(.debug, "request", fields: fields.map { (key: $0.0, value: $0.1) })
+  }
+}
+
+extension Server {
+  /// A new connection's codec, by what its listener's clients speak.
+  func codec(for wire: WireFormat, user: String) -> any WireCodec {
+    switch wire {
+    case .line:
+      return LineWire(maximumLineBytes: options.limits.lineBytes)
+    case .irc, .ircOverTCP:
+      return IRCSession(
+        user: user, serverName: options.serverName, timeZone: engine.timeZone,
+        backlog: options.ircBacklog, userExists: { [users] in users.userExists($0) },
+        counts: { [unowned self] in
+          IRCSession.Counts(
+            connections: connections.count, rooms: engine.roomCount,
+            roomCreated: engine.roomCreated,
+            activeConversations: activeConversationsCharged)
+        })
+    }
+  }
+}
