@@ -55,7 +55,8 @@ func callSession(
   switch call {
   case .frame(.line(let line)): return session.receive(line, counts: counts)
   case .frame(let refused): return session.refuse(refused)
-  case .event(let outgoing): return [.reply(session.encode(outgoing))]
+  case .event(let outgoing, let context):
+    return [.reply(session.encode(outgoing, answering: context, mayDefer: false))]
   case .nextStep: return session.nextStep() ?? []
   }
 }
@@ -64,12 +65,13 @@ func callSession(
 /// over the next step of a line that named several targets.
 enum SessionCall {
   case frame(Frame)
-  case event(Outgoing)
+  /// An event, and the reply context of the request it answers, if any.
+  case event(Outgoing, ReplyContext?)
   case nextStep
 }
 
 /// A ``FuzzWorld`` whose engine also serves IRC clients, as the server's
-/// IRC listener does (ConnectionCodec): their sessions turn lines into
+/// IRC listener does (Server+Requests): their sessions turn lines into
 /// requests and the engine's events into IRC lines, which are checked.
 final class IRCWorld {
   static let maximumLineBytes = 512 + 4096
@@ -77,6 +79,9 @@ final class IRCWorld {
   final class Output: EngineOutput {
     var sessions: [ConnectionID: IRCSession] = [:]
     var closed: Set<ConnectionID> = []
+    /// What the replies being sent answer, per connection, as the server's
+    /// `Connection.answering`.
+    var answering: [ConnectionID: ReplyContext] = [:]
     let lineOutput = FuzzWorld.Output()
 
     func send(_ outgoing: Outgoing, to connection: ConnectionID, kind: LineKind) {
@@ -84,7 +89,8 @@ final class IRCWorld {
         lineOutput.send(outgoing, to: connection, kind: kind)
         return
       }
-      let actions = callSession(session, .event(outgoing), counts: { IRCSession.Counts() })
+      let actions = callSession(
+        session, .event(outgoing, answering[connection]), counts: { IRCSession.Counts() })
       for case .reply(let bytes) in actions {
         checkIRCBytes(bytes, "event \(outgoing.event) to \(connection)")
       }
@@ -124,7 +130,7 @@ final class IRCWorld {
   }
 
   /// One frame from an IRC client: its actions carried out as the server
-  /// does (ConnectionCodec's `perform`), every reply checked.
+  /// does (Server+Requests' `perform`), every reply checked.
   func receive(_ frame: Frame, from connection: ConnectionID) {
     guard let session = output.sessions[connection], !output.closed.contains(connection)
     else { return }
@@ -144,8 +150,12 @@ final class IRCWorld {
         guard !output.closed.contains(connection) else { return }
         switch action {
         case .reply(let bytes): checkIRCBytes(bytes, "reply to \(shown(frame))")
-        case .request(let request): engine.receive(request, from: connection)
-        case .registered: break
+        case .request(let request, let context):
+          output.answering[connection] = context
+          engine.receive(request, from: connection)
+          output.answering[connection] = nil
+          if let context { session.answered(context) }
+        case .refused(let error): engine.refuse(error, from: connection)
         case .close:
           engine.disconnect(connection)
           output.closed.insert(connection)
