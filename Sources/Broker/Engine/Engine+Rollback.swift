@@ -37,8 +37,7 @@ struct UnsyncedRecords {
   /// Off for an engine alone (tests, compaction's scratch copy) and with
   /// `--no-sync`: then no record ever waits for a sync.
   var isTracking = false
-  private var undos: [Undo] = []
-  private var start = 0
+  private var undos = FIFOQueue<Undo>()
   /// Unsynced messages per conversation; they are always its newest.
   private(set) var messages: [ConversationKey: Int] = [:]
   /// Unsynced changes to each author's pending messages.
@@ -48,7 +47,7 @@ struct UnsyncedRecords {
   /// Unsynced outbox lines: always the outbox's newest.
   private(set) var outboxLines = 0
 
-  var count: Int { undos.count - start }
+  var count: Int { undos.count }
 
   mutating func push(_ undo: Undo) {
     undos.append(undo)
@@ -60,9 +59,9 @@ struct UnsyncedRecords {
   /// two syncs): their count is taken off once per run, one hash instead
   /// of one per message.
   mutating func confirm(_ synced: Int) {
-    let end = start + max(0, min(synced, count))
+    let end = max(0, min(synced, count))
     var run: (conversation: ConversationKey, count: Int)?
-    for index in start..<end {
+    for index in 0..<end {
       guard case .message(let conversation, _, _, newRoom: nil) = undos[index] else {
         tally(undos[index], -1)
         continue
@@ -75,26 +74,17 @@ struct UnsyncedRecords {
       }
     }
     if let run { tally(run.conversation, -run.count) }
-    start = end
-    if start == undos.count {
-      undos.removeAll(keepingCapacity: true)
-      start = 0
-    } else if start > 4096 && start * 2 > undos.count {
-      undos.removeFirst(start)
-      start = 0
-    }
+    undos.removeFirst(end)
   }
 
   mutating func popLast() -> Undo? {
-    guard count > 0 else { return nil }
-    let undo = undos.removeLast()
+    guard let undo = undos.popLast() else { return nil }
     tally(undo, -1)
     return undo
   }
 
   mutating func removeAll() {
     undos.removeAll()
-    start = 0
     messages.removeAll()
     pending.removeAll()
     rooms = 0
