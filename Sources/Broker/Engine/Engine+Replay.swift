@@ -21,14 +21,10 @@ extension Engine {
       return .room(name)
     case .message(let message, let target):
       noteTaken(message.id)
-      var newRoom: RoomName?
-      if case .room(let name) = target, rooms[name] == nil {
-        addRoom(name, created: message.time)
-        newRoom = name
-      }
-      let conversation = ConversationKey(target: target, author: message.author)
-      let (evicted, newHistory) = appendHistory(message, to: conversation)
-      return .message(conversation, evicted: evicted, newHistory: newHistory, newRoom: newRoom)
+      let added = addMessage(message, to: target)
+      return .message(
+        added.conversation, evicted: added.evicted, newHistory: added.newHistory,
+        newRoom: added.newRoom)
     case .schedule(let pending):
       noteTaken(pending.id)
       let replaced = scheduler[pending.id]
@@ -81,6 +77,24 @@ extension Engine {
   private static func newHistory(_ capacity: Int, _ made: inout Bool) -> History {
     made = true
     return History(capacity: capacity)
+  }
+
+  /// A message enters its conversation's history, one said here (a
+  /// `message` record) and one read from the stream (a `remote` record)
+  /// alike (chatbroker(8), "JOURNAL FORMAT"); a room it names that is not
+  /// there yet is created at the message's time. Returns what undoing it
+  /// takes.
+  func addMessage(_ message: StoredMessage, to target: Target) -> (
+    conversation: ConversationKey, evicted: StoredMessage?, newHistory: Bool, newRoom: RoomName?
+  ) {
+    var newRoom: RoomName?
+    if case .room(let name) = target, rooms[name] == nil {
+      addRoom(name, created: message.time)
+      newRoom = name
+    }
+    let conversation = ConversationKey(target: target, author: message.author)
+    let (evicted, newHistory) = appendHistory(message, to: conversation)
+    return (conversation, evicted, newHistory, newRoom)
   }
 
   func appendHistory(
