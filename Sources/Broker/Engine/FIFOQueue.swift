@@ -5,13 +5,13 @@
 /// numbers of a ``HistoryIndex``, and the connections waiting for a turn.
 ///
 /// The slots before the head are given back at one threshold, in
-/// ``trimFront()``, after every removal: when the queue empties, the array is emptied and keeps
-/// its capacity; otherwise, once ``trimThreshold`` or more slots are dead
-/// and they are at least as many as the live elements, the live elements
-/// move to the front. Moving n elements follows at least n removals from
-/// the front since the last move, so each pays for at most one element
-/// moved; and fewer slots are dead than the threshold or than the live
-/// elements.
+/// ``trimFront()``, after every removal: when the queue empties, the array
+/// is emptied and keeps its capacity; otherwise, once ``trimThreshold`` or
+/// more slots are dead and they are at least as many as the live
+/// elements, the live elements move to the front. Moving n elements
+/// follows at least n removals from the front since the last move, so each
+/// pays for at most one element moved; and fewer slots are dead than the
+/// threshold or than the live elements.
 ///
 /// A dead slot keeps its element until that trim: a class reference taken
 /// off the front is released then, not when it is taken.
