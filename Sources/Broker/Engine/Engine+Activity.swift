@@ -1,12 +1,5 @@
 import LineProtocol
 
-/// A conversation and the time of its newest message in a window: one
-/// answer of ``Engine/activeConversations(of:after:before:limit:)``.
-public struct ConversationActivity: Equatable, Sendable {
-  public let target: Target
-  public let latest: Timestamp
-}
-
 extension Engine {
   /// The conversations `user` takes part in (the rooms they have a session
   /// in, and their direct conversations) that have a message strictly

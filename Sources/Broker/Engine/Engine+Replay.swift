@@ -21,14 +21,10 @@ extension Engine {
       return .room(name)
     case .message(let message, let target):
       noteTaken(message.id)
-      var newRoom: RoomName?
-      if case .room(let name) = target, rooms[name] == nil {
-        addRoom(name, created: message.time)
-        newRoom = name
-      }
-      let conversation = ConversationKey(target: target, author: message.author)
-      let (evicted, newHistory) = appendHistory(message, to: conversation)
-      return .message(conversation, evicted: evicted, newHistory: newHistory, newRoom: newRoom)
+      let added = addMessage(message, to: target)
+      return .message(
+        added.conversation, evicted: added.evicted, newHistory: added.newHistory,
+        newRoom: added.newRoom)
     case .schedule(let pending):
       noteTaken(pending.id)
       let replaced = scheduler[pending.id]
@@ -83,6 +79,24 @@ extension Engine {
     return History(capacity: capacity)
   }
 
+  /// A message enters its conversation's history, one said here (a
+  /// `message` record) and one read from the stream (a `remote` record)
+  /// alike (chatbroker(8), "JOURNAL FORMAT"); a room it names that is not
+  /// there yet is created at the message's time. Returns what undoing it
+  /// takes.
+  func addMessage(_ message: StoredMessage, to target: Target) -> (
+    conversation: ConversationKey, evicted: StoredMessage?, newHistory: Bool, newRoom: RoomName?
+  ) {
+    var newRoom: RoomName?
+    if case .room(let name) = target, rooms[name] == nil {
+      addRoom(name, created: message.time)
+      newRoom = name
+    }
+    let conversation = ConversationKey(target: target, author: message.author)
+    let (evicted, newHistory) = appendHistory(message, to: conversation)
+    return (conversation, evicted, newHistory, newRoom)
+  }
+
   func appendHistory(
     _ message: StoredMessage, to conversation: ConversationKey
   ) -> (evicted: StoredMessage?, newHistory: Bool) {
@@ -134,58 +148,5 @@ extension Engine {
       rooms: rooms.filter { !isUnused($0.key) }.mapValues(\.created),
       histories: histories, pending: scheduler.all, series: scheduler.allSeries,
       roomsByUser: roomsByUser, readMarkers: readMarkers, federation: federation.durable)
-  }
-}
-
-/// The durable part of the engine's state at one instant.
-public struct EngineSnapshot: Sendable {
-  let nextID: MessageID
-  let rooms: [RoomName: Timestamp]
-  let histories: [ConversationKey: History]
-  let pending: [PendingMessage]
-  /// Which of `pending` are series, with their rules.
-  let series: [MessageID: Series]
-  /// Since 1.2: each user's rooms, and read markers.
-  let roomsByUser: [String: [RoomName: Timestamp]]
-  let readMarkers: [String: [ConversationKey: ReadMarker]]
-  /// Since 1.3: the outbox and the stream position of shared rooms.
-  let federation: FederationState
-
-  /// Calls `body` with every record of a journal that replays to this state:
-  /// the header, rooms, each user's rooms, each conversation's history
-  /// oldest first, the pending messages and series, and the read markers
-  /// (after the messages they point into).
-  public func forEachRecord(_ body: (JournalRecord) throws -> Void) rethrows {
-    try body(.header(nextID: nextID))
-    for (name, created) in rooms.sorted(by: { $0.key < $1.key }) {
-      try body(.room(name, created: created))
-    }
-    // Whose rooms they are, right after the rooms they name.
-    for (user, rooms) in roomsByUser.sorted(by: { $0.key < $1.key }) {
-      for (room, since) in rooms.sorted(by: { $0.key < $1.key }) {
-        try body(.member(user: user, room: room, at: since))
-      }
-    }
-    for (conversation, history) in histories {
-      for message in history.all {
-        let target = conversation.target(seenBy: message.author)
-        try body(.message(message, target: target))
-      }
-    }
-    try forEachFederationRecord(body)
-    for pending in pending.sorted(by: { $0.id < $1.id }) {
-      if let series = series[pending.id] {
-        try body(.series(pending, series))
-      } else {
-        try body(.schedule(pending))
-      }
-    }
-    for (user, markers) in readMarkers.sorted(by: { $0.key < $1.key }) {
-      let targets = markers.map { (target: $0.key.target(seenBy: user), marker: $0.value) }
-      for (target, marker) in targets.sorted(by: { $0.target.description < $1.target.description })
-      {
-        try body(.read(user: user, target: target, id: marker.id, at: marker.time))
-      }
-    }
   }
 }

@@ -5,14 +5,14 @@
 /// `JOIN` and `MARKREAD` never scan a history, and a message costs one
 /// entry per author and per name it mentions.
 struct HistoryIndex: Sendable {
-  private var authors: [String: SequenceList] = [:]
-  private var mentions: [String: SequenceList] = [:]
+  private var authors: [String: FIFOQueue<Int>] = [:]
+  private var mentions: [String: FIFOQueue<Int>] = [:]
 
   /// A message entered the history as its newest, at `sequence`.
   mutating func addNewest(_ message: StoredMessage, at sequence: Int) {
-    authors[message.author, default: SequenceList()].append(sequence)
+    authors[message.author, default: FIFOQueue()].append(sequence)
     for name in Self.mentioned(by: message) {
-      mentions[name, default: SequenceList()].append(sequence)
+      mentions[name, default: FIFOQueue()].append(sequence)
     }
   }
 
@@ -34,9 +34,9 @@ struct HistoryIndex: Sendable {
 
   /// A dropped message was put back as the oldest (a rollback).
   mutating func addOldest(_ message: StoredMessage, at sequence: Int) {
-    authors[message.author, default: SequenceList()].prepend(sequence)
+    authors[message.author, default: FIFOQueue()].prepend(sequence)
     for name in Self.mentioned(by: message) {
-      mentions[name, default: SequenceList()].prepend(sequence)
+      mentions[name, default: FIFOQueue()].prepend(sequence)
     }
   }
 
@@ -59,7 +59,8 @@ struct HistoryIndex: Sendable {
   /// One hash of `key`, not three: a full history evicts a message on
   /// every append.
   private static func remove(
-    _ key: String, from lists: inout [String: SequenceList], _ body: (inout SequenceList) -> Void
+    _ key: String, from lists: inout [String: FIFOQueue<Int>],
+    _ body: (inout FIFOQueue<Int>) -> Void
   ) {
     guard let index = lists.index(forKey: key) else { return }
     body(&lists.values[index])
@@ -67,56 +68,20 @@ struct HistoryIndex: Sendable {
   }
 }
 
-/// Ascending sequence numbers that grow at the end and shrink at the front,
-/// as a history does: dropping the oldest moves a start index instead of
-/// shifting the array.
-struct SequenceList: Sendable {
-  private var items: [Int] = []
-  private var start = 0
-
-  var isEmpty: Bool { start == items.count }
-
-  mutating func append(_ sequence: Int) { items.append(sequence) }
-
-  mutating func prepend(_ sequence: Int) {
-    if start > 0 {
-      start -= 1
-      items[start] = sequence
-    } else {
-      items.insert(sequence, at: 0)
-    }
-  }
-
-  mutating func removeFirst() {
-    start += 1
-    if start == items.count {
-      items.removeAll(keepingCapacity: true)
-      start = 0
-    } else if start > 64 && start * 2 > items.count {
-      items.removeFirst(start)
-      start = 0
-    }
-  }
-
-  mutating func removeLast() {
-    items.removeLast()
-    if start == items.count {
-      items.removeAll(keepingCapacity: true)
-      start = 0
-    }
-  }
-
-  /// How many of the numbers lie in `range`.
-  func count(in range: Range<Int>) -> Int {
+/// Sequence numbers of a history, ascending: they grow at the back and
+/// shrink at the front, as the history does.
+extension FIFOQueue<Int> {
+  /// How many of the numbers lie in `range`; they must be ascending.
+  fileprivate func count(in range: Range<Int>) -> Int {
     firstIndex(notBelow: range.upperBound) - firstIndex(notBelow: range.lowerBound)
   }
 
   private func firstIndex(notBelow value: Int) -> Int {
-    var low = start
-    var high = items.count
+    var low = 0
+    var high = count
     while low < high {
       let middle = (low + high) / 2
-      if items[middle] < value { low = middle + 1 } else { high = middle }
+      if self[middle] < value { low = middle + 1 } else { high = middle }
     }
     return low
   }

@@ -23,11 +23,3 @@ public struct Series: Equatable, Sendable {
     return rule.next(after: max(now, due), reference: due)
   }
 }
-
-/// A series that delivered its last occurrence, kept so that a late
-/// `RESCHEDULE` or `EDIT` is told so rather than `NOSUCHMSG`.
-struct EndedSeries: Equatable, Sendable {
-  var author: String
-  var lastMessage: MessageID
-  var at: Timestamp
-}

@@ -154,15 +154,10 @@ extension Engine {
       return .federated(before, message: nil, newRoom: nil, outbox: true)
     case .remote(let message, let target, let position):
       advance(to: position)
-      var newRoom: RoomName?
-      if case .room(let room) = target, rooms[room] == nil {
-        addRoom(room, created: message.time)
-        newRoom = room
-      }
-      let conversation = ConversationKey(target: target, author: message.author)
-      let (evicted, newHistory) = appendHistory(message, to: conversation)
+      let added = addMessage(message, to: target)
       return .federated(
-        before, message: (conversation, evicted, newHistory), newRoom: newRoom, outbox: false)
+        before, message: (added.conversation, added.evicted, added.newHistory),
+        newRoom: added.newRoom, outbox: false)
     case .streamPosition(let position):
       advance(to: position)
       return .federated(before, message: nil, newRoom: nil, outbox: false)

@@ -2,39 +2,6 @@ import Dispatch
 import Glibc
 import LineProtocol
 
-/// Why the journal cannot be used; each says what to do about it.
-public enum JournalError: Error, CustomStringConvertible {
-  case locked(directory: String)
-  case corrupt(path: String, line: Int, reason: String)
-  /// A link, or a file of another user, where the broker keeps its own.
-  case unsafe(UnsafePath)
-  case system(SystemError)
-
-  public var description: String {
-    switch self {
-    case .locked(let directory):
-      "another chatbroker is using the state directory \(directory); stop it first, or use --state-dir"
-    case .corrupt(let path, let line, let reason):
-      "\(path) line \(line) cannot be read (\(reason)); start once with --repair to keep every readable record and set the damaged lines aside in a file next to the journal"
-    case .unsafe(let reason):
-      reason.description
-    case .system(let error):
-      error.description
-    }
-  }
-}
-
-/// What start-up found in the journal.
-public struct JournalLoadReport: Sendable {
-  public var records = 0
-  public var bytes: Int64 = 0
-  /// Bytes of an incomplete last line (a crash mid-write) that were cut off.
-  public var tornBytesDropped = 0
-  /// Lines that `--repair` set aside, and where.
-  public var damagedLines = 0
-  public var damagedPath: String?
-}
-
 /// The JSON Lines journal in the state directory, in the manner of Redis'
 /// AOF: records are written before any reply about them, synced by the
 /// group commit (``GroupCommit``) of the journal's owner while the broker

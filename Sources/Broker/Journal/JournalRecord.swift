@@ -188,11 +188,6 @@ public enum JournalRecord: Equatable, Sendable {
   }
 }
 
-/// A journal line that is not a record this broker understands.
-public struct JournalFormatError: Error, Equatable, Sendable {
-  public var reason: String
-}
-
 /// The fields of a record as read, before they are checked. Every field is
 /// held to the rules a request is held to (chatbroker(7)), so that what a
 /// journal replays could have come from a request: an edited or damaged
@@ -447,41 +442,4 @@ private struct RecordFields {
     guard let target = to?.withUTF8(Target.init(utf8:)) else { throw invalid("to") }
     return target
   }
-}
-
-/// The `type` of a record, read from its bytes.
-enum RecordType: CaseIterable {
-  case journal, room, message, schedule, cancel, delivery, series, occurrence, reschedule, edit
-  case member, leave, read, outbox, remote, stream
-
-  /// How the journal spells it.
-  var name: StaticString {
-    switch self {
-    case .journal: "journal"
-    case .room: "room"
-    case .message: "message"
-    case .schedule: "schedule"
-    case .cancel: "cancel"
-    case .delivery: "delivery"
-    case .series: "series"
-    case .occurrence: "occurrence"
-    case .reschedule: "reschedule"
-    case .edit: "edit"
-    case .member: "member"
-    case .leave: "leave"
-    case .read: "read"
-    case .outbox: "outbox"
-    case .remote: "remote"
-    case .stream: "stream"
-    }
-  }
-
-  init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
-    guard let type = Self.allCases.first(where: { bytes.equals($0.name) }) else { return nil }
-    self = type
-  }
-
-  /// Every type's name, for the tables that must list them all (the fuzz
-  /// dictionary's test).
-  static var names: [String] { allCases.map { $0.name.description } }
 }

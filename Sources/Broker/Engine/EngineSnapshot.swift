@@ -1,0 +1,54 @@
+import LineProtocol
+
+/// The durable part of the engine's state at one instant.
+public struct EngineSnapshot: Sendable {
+  let nextID: MessageID
+  let rooms: [RoomName: Timestamp]
+  let histories: [ConversationKey: History]
+  let pending: [PendingMessage]
+  /// Which of `pending` are series, with their rules.
+  let series: [MessageID: Series]
+  /// Since 1.2: each user's rooms, and read markers.
+  let roomsByUser: [String: [RoomName: Timestamp]]
+  let readMarkers: [String: [ConversationKey: ReadMarker]]
+  /// Since 1.3: the outbox and the stream position of shared rooms.
+  let federation: FederationState
+
+  /// Calls `body` with every record of a journal that replays to this state:
+  /// the header, rooms, each user's rooms, each conversation's history
+  /// oldest first, the pending messages and series, and the read markers
+  /// (after the messages they point into).
+  public func forEachRecord(_ body: (JournalRecord) throws -> Void) rethrows {
+    try body(.header(nextID: nextID))
+    for (name, created) in rooms.sorted(by: { $0.key < $1.key }) {
+      try body(.room(name, created: created))
+    }
+    // Whose rooms they are, right after the rooms they name.
+    for (user, rooms) in roomsByUser.sorted(by: { $0.key < $1.key }) {
+      for (room, since) in rooms.sorted(by: { $0.key < $1.key }) {
+        try body(.member(user: user, room: room, at: since))
+      }
+    }
+    for (conversation, history) in histories {
+      for message in history.all {
+        let target = conversation.target(seenBy: message.author)
+        try body(.message(message, target: target))
+      }
+    }
+    try forEachFederationRecord(body)
+    for pending in pending.sorted(by: { $0.id < $1.id }) {
+      if let series = series[pending.id] {
+        try body(.series(pending, series))
+      } else {
+        try body(.schedule(pending))
+      }
+    }
+    for (user, markers) in readMarkers.sorted(by: { $0.key < $1.key }) {
+      let targets = markers.map { (target: $0.key.target(seenBy: user), marker: $0.value) }
+      for (target, marker) in targets.sorted(by: { $0.target.description < $1.target.description })
+      {
+        try body(.read(user: user, target: target, id: marker.id, at: marker.time))
+      }
+    }
+  }
+}
