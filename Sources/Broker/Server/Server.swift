@@ -105,8 +105,7 @@ public final class Server: @unchecked Sendable {
   /// Connections with requests left after their turn, served round-robin,
   /// one per turn, each turn a separate block on the queue so that timers,
   /// accepts and other clients' input interleave.
-  var ready: [Connection] = []
-  var readyHead = 0
+  var ready = FIFOQueue<Connection>()
   var turnScheduled = false
   /// Requests' worth of work done beyond the one request being served, to
   /// take from its connection's turn: a request that looks at every
@@ -427,23 +426,14 @@ public final class Server: @unchecked Sendable {
   /// the poll's next pass, so the queue stays on the poll thread (see
   /// ``ReadinessPoll/post(_:)``).
   func scheduleTurn() {
-    guard !turnScheduled, readyHead < ready.count else { return }
+    guard !turnScheduled, !ready.isEmpty else { return }
     turnScheduled = true
     poll.post { [unowned self] in takeTurn() }
   }
 
   func takeTurn() {
     turnScheduled = false
-    guard readyHead < ready.count else { return }
-    let connection = ready[readyHead]
-    readyHead += 1
-    if readyHead == ready.count {
-      ready.removeAll(keepingCapacity: true)
-      readyHead = 0
-    } else if readyHead >= 1024 && readyHead * 2 >= ready.count {
-      ready.removeFirst(readyHead)
-      readyHead = 0
-    }
+    guard let connection = ready.popFirst() else { return }
     connection.isQueued = false
     if connections[connection.id] === connection && !connection.closing {
       if connection.outputBlocked {
