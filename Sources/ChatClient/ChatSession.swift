@@ -43,8 +43,8 @@ public final class ChatSession {
   public let model: ChatModel
   public var clock: LocalClock
   public var now: () -> Timestamp
-  /// Queues a request line for the broker.
-  public var send: (String) -> Void = { _ in }
+  /// Queues a request for the broker (written with ``LineCodec``).
+  public var send: (Request) -> Void = { _ in }
   /// Rings the terminal bell.
   public var bell: () -> Void = {}
   /// Called when the set of open conversations changes (to remember them).
@@ -55,7 +55,8 @@ public final class ChatSession {
   /// set by the terminal layer, which does the reconnecting.
   public var reconnectStatus: String?
   private var pending: [PendingRequest] = []
-  private var replyData: [ServerLine] = []
+  /// The data lines of the reply being read (`HIST`, `MEMBER`, ...).
+  var replyData: [BrokerEvent] = []
   /// Lines typed, or sent and not acknowledged, when the connection was
   /// lost; sent after the reconnect unless the missed history shows them.
   private var unsent: [(target: String, text: String, inFlight: Bool)] = []
@@ -110,9 +111,9 @@ public final class ChatSession {
     for target in targets { open(target, show: false) }
     if let first = targets.first { _ = model.switchTo(Target(first)?.description ?? first) }
     self.remembered = remembered
-    request("CONVERSATIONS", .conversations(initial: true))
-    request("SCHEDULED", .scheduled(shown: false))
-    request("ROOMS", .rooms(shown: false))
+    request(.conversations, .conversations(initial: true))
+    request(.scheduled(nil), .scheduled(shown: false))
+    request(.rooms(after: nil), .rooms(shown: false))
   }
 
   /// The conversation shown has been seen to its bottom: moves my read
@@ -120,10 +121,11 @@ public final class ChatSession {
   public func seenBottom(of conversation: Conversation) {
     guard connected, markersSupported, conversation.historyLoaded,
       let newest = conversation.newestMessageID, newest != conversation.readMarker,
-      newest != conversation.markRequested
+      newest != conversation.markRequested, let target = Target(conversation.name),
+      let id = MessageID(newest)
     else { return }
     conversation.markRequested = newest
-    request("MARKREAD \(conversation.name) \(newest)", .markRead(conversation.name))
+    request(.markRead(target, id), .markRead(conversation.name))
   }
 
   /// A note from chatsh itself at the start (such as the locale's): shown
@@ -182,16 +184,18 @@ public final class ChatSession {
     let conversation = model.open(name)
     if show { _ = model.switchTo(name) }
     guard isNew else { return conversation }
-    if case .room = target {
-      request("JOIN " + name, .join(name))
-      request("WHO " + name, .who(room: name, shown: false))
+    if case .room(let room) = target {
+      request(.join(room), .join(name))
+      request(.who(room), .who(room: name, shown: false))
     }
-    request("HISTORY \(name) \(count)", .history(target: name, shown: false))
+    request(.history(target, count: count, anchor: nil), .history(target: name, shown: false))
     conversationsChanged(model.conversations.map(\.name))
     return conversation
   }
 
-  private func request(_ line: String, _ kind: PendingRequest) {
+  /// Sends `request`, to be answered as `kind` says; while disconnected,
+  /// a message is kept to be sent later and anything else is refused.
+  func request(_ request: Request, _ kind: PendingRequest) {
     guard connected else {
       if case .say(let target, let text) = kind {
         unsent.append((target, text, false))
@@ -203,7 +207,7 @@ public final class ChatSession {
       return
     }
     pending.append(kind)
-    send(line)
+    send(request)
   }
 
   /// PageUp past the oldest loaded line of the conversation shown: loads
@@ -211,12 +215,11 @@ public final class ChatSession {
   public func loadOlder() {
     let conversation = model.current
     guard model.currentIndex != nil, connected, !conversation.loadingOlder,
-      !conversation.reachedStart
+      !conversation.reachedStart, let target = Target(conversation.name)
     else { return }
     conversation.loadingOlder = true
-    let anchor = conversation.oldestMessageID.map { " BEFORE " + $0 } ?? ""
     request(
-      "HISTORY \(conversation.name) \(Self.historyCount)\(anchor)",
+      .history(target, count: Self.historyCount, anchor: before(conversation)),
       .older(target: conversation.name))
   }
 
@@ -233,12 +236,19 @@ public final class ChatSession {
     }
   }
 
-  private func say(_ text: String, to target: String?) {
-    guard let target = target ?? (model.currentIndex == nil ? nil : model.current.name) else {
+  func say(_ text: String, to name: String?) {
+    guard let name = name ?? (model.currentIndex == nil ? nil : model.current.name),
+      let target = Target(name)
+    else {
       error("join a room first (/join #general) or write to someone (/msg @name text)")
       return
     }
-    request("SAY \(target) :\(text)", .say(target: target, text: text))
+    request(.say(target, text: text), .say(target: name, text: text))
+  }
+
+  /// `HISTORY`'s anchor for what comes before the oldest message loaded.
+  func before(_ conversation: Conversation) -> HistoryAnchor? {
+    conversation.oldestMessageID.flatMap(MessageID.init).map(HistoryAnchor.before)
   }
 
   private func command(_ line: String) {
@@ -256,8 +266,8 @@ public final class ChatSession {
       let target = arguments.first ?? (model.currentIndex == nil ? "" : model.current.name)
       let name = Target(target)?.description ?? target
       guard model.find(name) != nil else { return error("\(target) is not open") }
-      if name.hasPrefix("#") {
-        request("PART " + name, .part(name))
+      if case .room(let room)? = Target(name) {
+        request(.part(room), .part(name))
       } else {
         model.close(name)
         conversationsChanged(model.conversations.map(\.name))
@@ -319,37 +329,39 @@ public final class ChatSession {
       }
       repeatedly(String(parts[1]), rule: String(parts[0]))
     case "/reschedule":
-      guard arguments.count == 2, MessageID(arguments[0]) != nil else {
+      guard arguments.count == 2, let id = MessageID(arguments[0]) else {
         return usage("/reschedule ID WHEN (18:00, +10m, ...) or, for a series, ID RULE")
       }
-      reschedule(arguments[0], to: arguments[1])
+      reschedule(id, to: arguments[1])
     case "/edit":
       let parts = rest.split(separator: " ", maxSplits: 1)
-      guard parts.count == 2, MessageID(parts[0]) != nil else {
+      guard parts.count == 2, let id = MessageID(parts[0]) else {
         return usage("/edit ID new text (see /scheduled)")
       }
-      request("EDIT \(parts[0]) :\(parts[1])", .edit(String(parts[0])))
+      request(.edit(id, text: String(parts[1])), .edit(String(parts[0])))
     case "/scheduled":
-      request("SCHEDULED", .scheduled(shown: true))
+      request(.scheduled(nil), .scheduled(shown: true))
     case "/cancel":
-      guard arguments.count == 1, MessageID(arguments[0]) != nil else {
+      guard arguments.count == 1, let id = MessageID(arguments[0]) else {
         return usage("/cancel ID (see /scheduled)")
       }
-      request("CANCEL " + arguments[0], .cancel(arguments[0]))
+      request(.cancel(id), .cancel(arguments[0]))
     case "/history":
-      guard model.currentIndex != nil else { return error("no conversation is open") }
+      guard model.currentIndex != nil, let target = Target(model.current.name) else {
+        return error("no conversation is open")
+      }
       let count = arguments.first.flatMap { Int($0) } ?? Self.historyCount
       guard count > 0 else { return usage("/history [N], N from 1 to 1000") }
-      let target = model.current.name
-      let anchor = model.current.oldestMessageID.map { " BEFORE " + $0 } ?? ""
       request(
-        "HISTORY \(target) \(min(count, 1000))\(anchor)", .history(target: target, shown: true))
+        .history(target, count: min(count, 1000), anchor: before(model.current)),
+        .history(target: model.current.name, shown: true))
     case "/who", "/names":
-      let room = arguments.first ?? model.current.name
-      guard RoomName(room) != nil else { return usage("/who #room") }
-      request("WHO " + room, .who(room: RoomName(room)!.description, shown: true))
+      guard let room = RoomName(arguments.first ?? model.current.name) else {
+        return usage("/who #room")
+      }
+      request(.who(room), .who(room: room.description, shown: true))
     case "/rooms", "/list":
-      request("ROOMS", .rooms(shown: true))
+      request(.rooms(after: nil), .rooms(shown: true))
     case "/help", "/h", "/?":
       let width = Self.commands.map { $0.syntax.count }.max() ?? 0
       let lines = Self.commands.map {
@@ -381,8 +393,10 @@ public final class ChatSession {
     guard model.currentIndex != nil else {
       return error("join a room first; scheduled messages go to the conversation shown")
     }
-    let target = model.current.name
-    request("SAYAT \(target) \(due) :\(text)", .sayAt(target: target, text: text))
+    guard let target = Target(model.current.name) else { return }
+    request(
+      .sayAt(target, when: due.description, text: text),
+      .sayAt(target: target.description, text: text))
   }
 
   /// `/every`: the rule is read in the user's zone unless it names one, and
@@ -397,13 +411,14 @@ public final class ChatSession {
     } catch {
       return self.error(localTimes(error.text))
     }
-    let target = model.current.name
-    request("SAYEVERY \(target) \(full) :\(text)", .sayEvery(target: target, text: text))
+    guard let target = Target(model.current.name) else { return }
+    request(
+      .sayEvery(target, rule: full, text: text), .sayEvery(target: target.description, text: text))
   }
 
   /// `/reschedule`: a `<when>` is resolved here like `/at`'s, a rule read
   /// like `/every`'s.
-  private func reschedule(_ id: String, to word: String) {
+  private func reschedule(_ id: MessageID, to word: String) {
     let resolved: String
     do {
       if Recurrence.isRule(word) {
@@ -417,7 +432,7 @@ public final class ChatSession {
     } catch {
       return self.error(error.text)
     }
-    request("RESCHEDULE \(id) \(resolved)", .reschedule(id))
+    request(.reschedule(id, when: resolved), .reschedule(id.description))
   }
 
   private func usage(_ text: String) { error("usage: " + text) }
@@ -453,48 +468,60 @@ public final class ChatSession {
 
   // MARK: - Broker lines
 
+  /// One line from the broker: an event changes the model at once, a data
+  /// line waits for its reply's final line, and a final reply (even one
+  /// this client cannot read) answers the oldest request.
   public func handle(_ line: ServerLine) {
-    switch line {
-    case .msg(let message):
-      if model.receive(message) { bell() }
-    case .join(let room, let user):
-      guard let conversation = model.find(room) else { return }
+    guard case .event(let event) = line else {
+      if line.isFinalReply { answered(line) }
+      return
+    }
+    switch event {
+    case .message:
+      if let message = line.message, model.receive(message) { bell() }
+    case .joined(let room, let user):
+      guard let conversation = model.find(room.description) else { return }
       conversation.members.insert(user)
       model.knownUsers.insert(user)
       conversation.notice("\(user) joined", time: now())
-    case .part(let room, let user):
-      guard let conversation = model.find(room) else { return }
+    case .parted(let room, let user):
+      guard let conversation = model.find(room.description) else { return }
       conversation.members.remove(user)
       conversation.notice("\(user) left", time: now())
     case .bye(let text):
       notice("the broker closed the connection: \(text)")
     case .markRead(let target, let id):
       // Another session of mine has seen this far.
-      if let conversation = model.find(target) {
-        model.markerMoved(in: conversation, to: id)
+      if let conversation = model.find(target.description) {
+        model.markerMoved(in: conversation, to: id.description)
         if conversation.unread == 0 && conversation !== model.current {
           conversation.newLineAfter = nil
         }
       }
     case .hello:
       if !connected { resume() }
-    case .unknown:
-      break
-    case .sched(let item) where pending.first?.takesScheduledLines != true:
+    case .scheduled where pending.first?.takesScheduledLines != true:
       // Changed in another session of mine.
+      guard let item = line.scheduledMessage else { return }
       model.pending.insert(item.id)
       notice(
         "\(item.id) was changed in another session: due \(clock.shortDateTime(item.due, now: now())) "
           + "to \(item.target): \(item.text)")
-    case .ok, .err:
-      guard !pending.isEmpty else { return }
-      let request = pending.removeFirst()
-      let data = replyData
-      replyData = []
-      finish(request, line, data)
+    case .ok, .accepted, .error:
+      answered(line)
     default:
-      replyData.append(line)
+      replyData.append(event)
     }
+  }
+
+  /// A final reply: it answers the oldest request waiting, with the data
+  /// lines that came before it.
+  private func answered(_ reply: ServerLine) {
+    guard !pending.isEmpty else { return }
+    let request = pending.removeFirst()
+    let data = replyData
+    replyData = []
+    finish(request, reply, data)
   }
 
   /// The connection ended. Requests waiting for a reply are dropped (the
@@ -521,24 +548,28 @@ public final class ChatSession {
     notice("reconnected")
     for conversation in model.conversations {
       let name = conversation.name
-      if conversation.isRoom {
-        request("JOIN " + name, .join(name))
-        request("WHO " + name, .who(room: name, shown: false))
+      guard let target = Target(name) else { continue }
+      if case .room(let room) = target {
+        request(.join(room), .join(name))
+        request(.who(room), .who(room: name, shown: false))
       }
       if let newest = conversation.newestMessageID {
         requestMissed(name, after: newest)
       } else {
-        request("HISTORY \(name) \(Self.historyCount)", .history(target: name, shown: false))
+        request(
+          .history(target, count: Self.historyCount, anchor: nil),
+          .history(target: name, shown: false))
       }
     }
-    request("SCHEDULED", .scheduled(shown: false))
-    request("CONVERSATIONS", .conversations(initial: false))
+    request(.scheduled(nil), .scheduled(shown: false))
+    request(.conversations, .conversations(initial: false))
     if missedRequests == 0 { sendUnsent() }
   }
 
-  private func requestMissed(_ target: String, after id: String) {
+  func requestMissed(_ name: String, after id: String) {
+    guard let target = Target(name), let id = MessageID(id) else { return }
     missedRequests += 1
-    request("HISTORY \(target) 1000 AFTER \(id)", .missed(target: target))
+    request(.history(target, count: 1000, anchor: .after(id)), .missed(target: name))
   }
 
   /// Sends the lines kept while disconnected, in order; one that was in
@@ -552,7 +583,7 @@ public final class ChatSession {
         missedMine[line.target]?.remove(at: index)
         continue
       }
-      request("SAY \(line.target) :\(line.text)", .say(target: line.target, text: line.text))
+      say(line.text, to: line.target)
     }
     missedMine = [:]
   }
@@ -561,12 +592,14 @@ public final class ChatSession {
     text.count > 40 ? text.prefix(40) + "…" : Substring(text)
   }
 
-  private func finish(_ request: PendingRequest, _ reply: ServerLine, _ data: [ServerLine]) {
-    if case .err(_, let code, let text) = reply {
+  /// What a final reply means for the request it answers: `words` are the
+  /// fixed words after `OK VERB`, `data` the reply's data lines.
+  func finish(_ request: PendingRequest, _ reply: ServerLine, _ data: [BrokerEvent]) {
+    if let (code, text) = reply.refusal {
       failed(request, code: code, text: text)
       return
     }
-    guard case .ok(_, let words) = reply else { return }
+    guard let words = reply.okFields else { return }
     let time = now()
     switch request {
     case .join:
@@ -575,23 +608,18 @@ public final class ChatSession {
       model.close(room)
       conversationsChanged(model.conversations.map(\.name))
     case .say(let target, let text):
-      guard words.count >= 2, let sent = parseTimestamp(words[1]) else { return }
+      guard case .event(.accepted(_, let id, let sent)) = reply else { return }
       if openOnDelivery.remove(target) != nil { open(target, show: true) }
       model.open(target).append(
-        ChatMessage(
-          target: target, id: words[0], timeText: words[1], time: sent, user: model.me,
-          text: text))
+        ChatMessage(target: target, id: id.description, time: sent, user: model.me, text: text))
     case .sayAt(let target, _):
-      guard words.count >= 2, let due = parseTimestamp(words[1]) else { return }
+      guard case .event(.accepted(_, _, let due)) = reply else { return }
       model.pending.insert(words[0])
       (model.find(target) ?? model.current).notice(
         "scheduled for \(clock.shortDateTime(due, now: time)) as \(words[0]) "
           + "(/scheduled lists, /cancel \(words[0]) cancels)", time: time)
     case .history(let target, let shown):
-      let messages = data.compactMap { line -> ChatMessage? in
-        if case .hist(let message) = line { return message }
-        return nil
-      }
+      let messages = historyLines(data)
       for message in messages { model.knownUsers.insert(message.user) }
       guard let conversation = model.find(target) else { return }
       conversation.prepend(history: messages)
@@ -608,19 +636,13 @@ public final class ChatSession {
         conversation.readMarker = words[1]
       }
     case .older(let target):
-      let messages = data.compactMap { line -> ChatMessage? in
-        if case .hist(let message) = line { return message }
-        return nil
-      }
+      let messages = historyLines(data)
       guard let conversation = model.find(target) else { return }
       conversation.loadingOlder = false
       conversation.prepend(history: messages)
       if messages.count < Self.historyCount { conversation.reachedStart = true }
     case .missed(let target):
-      let messages = data.compactMap { line -> ChatMessage? in
-        if case .hist(let message) = line { return message }
-        return nil
-      }
+      let messages = historyLines(data)
       if let conversation = model.find(target) {
         let fresh = conversation.merge(messages)
         model.counted(fresh, in: conversation)
@@ -645,15 +667,15 @@ public final class ChatSession {
       }
     case .rooms(let shown):
       var lines: [String] = []
-      var last: String?
-      for case .room(let name, let members) in data {
-        model.knownRooms.insert(name)
-        last = name
-        lines.append("\(name)  \(members) \(members == 1 ? "person" : "people")")
+      var last: RoomName?
+      for case .room(let room, let members, _) in data {
+        model.knownRooms.insert(room.description)
+        last = room
+        lines.append("\(room)  \(members) \(members == 1 ? "person" : "people")")
       }
       if !shown {
         if words.last == "MORE", let last {
-          self.request("ROOMS AFTER " + last, .rooms(shown: false))
+          self.request(.rooms(after: last), .rooms(shown: false))
         }
         return
       }
@@ -661,13 +683,13 @@ public final class ChatSession {
         lines.isEmpty
           ? "there are no rooms yet; /join #name creates one" : lines.joined(separator: "\n"))
     case .sayEvery(let target, _):
-      guard words.count >= 3, let due = parseTimestamp(words[1]) else { return }
+      guard words.count >= 3, let due = Timestamp(rfc3339: words[1]) else { return }
       model.pending.insert(words[0])
       (model.find(target) ?? model.current).notice(
         "series \(words[0]): \(words[2]), first \(clock.shortDateTime(due, now: time)) "
           + "(/scheduled lists, /cancel \(words[0]) ends it)", time: time)
     case .reschedule(let id), .edit(let id):
-      guard case .sched(let item)? = data.last else { return }
+      guard let item = data.last.flatMap({ ServerLine.event($0).scheduledMessage }) else { return }
       model.pending.insert(id)
       let verb = if case .edit = request { "edited" } else { "rescheduled" }
       notice("\(verb) \(id): due \(clock.shortDateTime(item.due, now: time)): \(item.text)")
@@ -675,10 +697,7 @@ public final class ChatSession {
       // The reply is the last COUNT lines: a change made in another session
       // just before it may have come first (chatbroker(7)).
       let count = words.first.flatMap { Int($0) } ?? data.count
-      let items = data.suffix(count).compactMap { line -> ScheduledMessage? in
-        if case .sched(let item) = line { return item }
-        return nil
-      }
+      let items = data.suffix(count).compactMap { ServerLine.event($0).scheduledMessage }
       model.pending = Set(items.map(\.id))
       guard shown else { return }
       guard !items.isEmpty else { return notice("no messages are waiting to be sent") }
@@ -689,6 +708,8 @@ public final class ChatSession {
     }
   }
 
+  /// The broker refused `request`: `code` as it wrote it (a newer broker's
+  /// may be one this client does not know), `broker` its text.
   private func failed(_ request: PendingRequest, code: String, text broker: String) {
     let text = localTimes(broker)
     switch request {
@@ -729,6 +750,11 @@ public final class ChatSession {
     default:
       error(text)
     }
+  }
+
+  /// The messages of a `HISTORY` reply's data lines.
+  private func historyLines(_ data: [BrokerEvent]) -> [ChatMessage] {
+    data.compactMap { ServerLine.event($0).historyMessage }
   }
 
   /// Pending messages as a table, times in the user's zone.
