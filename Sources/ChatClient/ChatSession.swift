@@ -1,44 +1,14 @@
 import Foundation
 import LineProtocol
 
-/// A request sent and awaiting its reply. Replies come in request order, so
-/// a queue pairs them up.
-enum PendingRequest: Equatable {
-  case join(String)
-  case part(String)
-  case say(target: String, text: String)
-  case sayAt(target: String, text: String)
-  case sayEvery(target: String, text: String)
-  case history(target: String, shown: Bool)
-  /// `CONVERSATIONS` (chatbroker(7), since 1.2): my rooms and direct
-  /// conversations with their unread counts; `initial` at the start.
-  case conversations(initial: Bool)
-  case markRead(String)
-  /// PageUp past the oldest line: `HISTORY target 50 BEFORE id`.
-  case older(target: String)
-  /// `HISTORY target 1000 AFTER id` after a reconnect: what was missed.
-  case missed(target: String)
-  case who(room: String, shown: Bool)
-  /// `shown: false`: only to learn every room's name, for Tab.
-  case rooms(shown: Bool)
-  case scheduled(shown: Bool)
-  case cancel(String)
-  case reschedule(String)
-  case edit(String)
-
-  /// Whether a `SCHED` line may be part of this request's reply; any other
-  /// `SCHED` line is an event: a change made in another session.
-  var takesScheduledLines: Bool {
-    switch self {
-    case .scheduled, .reschedule, .edit: true
-    default: false
-    }
-  }
-}
-
 /// The chat screen's behaviour without the terminal: turns typed lines into
 /// requests and broker lines into changes of the ``ChatModel``. The
 /// terminal layer feeds it and draws the model.
+///
+/// This file holds the session's state and its connection: starting,
+/// sending, reading broker lines, losing the connection and resuming. The
+/// slash commands are in ChatSession+Commands.swift, what each reply does
+/// in ChatSession+Replies.swift.
 public final class ChatSession {
   public let model: ChatModel
   public var clock: LocalClock
@@ -49,50 +19,31 @@ public final class ChatSession {
   public var bell: () -> Void = {}
   /// Called when the set of open conversations changes (to remember them).
   public var conversationsChanged: ([String]) -> Void = { _ in }
-  public private(set) var quitRequested = false
+  public internal(set) var quitRequested = false
   public private(set) var connected = true
   /// What the status line says while disconnected (`reconnecting in 3s`),
   /// set by the terminal layer, which does the reconnecting.
   public var reconnectStatus: String?
-  private var pending: [PendingRequest] = []
+  var pending: [PendingRequest] = []
   /// The data lines of the reply being read (`HIST`, `MEMBER`, ...).
   var replyData: [BrokerEvent] = []
   /// Lines typed, or sent and not acknowledged, when the connection was
   /// lost; sent after the reconnect unless the missed history shows them.
-  private var unsent: [(target: String, text: String, inFlight: Bool)] = []
+  var unsent: [(target: String, text: String, inFlight: Bool)] = []
   /// `HISTORY ... AFTER` requests of a reconnect not answered yet, and my
   /// own texts they brought, per conversation.
-  private var missedRequests = 0
-  private var missedMine: [String: [String]] = [:]
+  var missedRequests = 0
+  var missedMine: [String: [String]] = [:]
   /// Conversations open last time, saved here: opened when the broker
   /// cannot list mine (before 1.2), and direct ones kept open.
-  private var remembered: [String] = []
-  private var heldNotes: [String] = []
+  var remembered: [String] = []
+  var heldNotes: [String] = []
   /// Whether the broker knows `MARKREAD` (1.2 and later).
-  private var markersSupported = true
+  var markersSupported = true
   /// Direct conversations `/msg` opens once its message is delivered.
-  private var openOnDelivery: Set<String> = []
+  var openOnDelivery: Set<String> = []
 
   public static let historyCount = 50
-
-  public static let commands: [(name: String, syntax: String, summary: String)] = [
-    ("/join", "/join #room", "join a room (created if needed) and show it"),
-    ("/part", "/part [#room]", "leave the room shown, or the one named"),
-    ("/switch", "/switch #room|@user|N", "show another conversation (also Alt-1..9)"),
-    ("/msg", "/msg @user|#room text", "send to someone or somewhere else"),
-    ("/at", "/at WHEN text", "send later: 18:00 (your clock), +10m, 2026-12-24T18:00Z"),
-    ("/later", "/later DURATION text", "send after 90s, 10m, 1h30m, 1d"),
-    ("/every", "/every RULE text", "send again and again: weekdays@09:00, every:15m (your clock)"),
-    ("/scheduled", "/scheduled", "your messages and series waiting to be sent"),
-    ("/reschedule", "/reschedule ID WHEN|RULE", "move one of them, or give a series a new rule"),
-    ("/edit", "/edit ID text", "change the text of one of them"),
-    ("/cancel", "/cancel ID", "cancel one of them, or end a series"),
-    ("/history", "/history [N]", "load N earlier messages (default 50)"),
-    ("/who", "/who [#room]", "who is in the room"),
-    ("/rooms", "/rooms", "all rooms and how many are in each"),
-    ("/help", "/help", "this list"),
-    ("/quit", "/quit", "leave chatsh (also Ctrl-C, Ctrl-D)"),
-  ]
 
   public init(model: ChatModel, clock: LocalClock, now: @escaping () -> Timestamp) {
     self.model = model
@@ -138,7 +89,7 @@ public final class ChatSession {
     }
   }
 
-  private func welcomeIfEmpty() {
+  func welcomeIfEmpty() {
     for text in heldNotes { model.current.notice(text, time: now()) }
     heldNotes = []
     guard model.conversations.isEmpty else { return }
@@ -148,33 +99,8 @@ public final class ChatSession {
       time: now())
   }
 
-  /// The reply to `CONVERSATIONS`: opens what is not open, and takes the
-  /// broker's unread counts and read markers.
-  private func took(_ summaries: [ConversationSummary], initial: Bool) {
-    for summary in summaries {
-      let name = summary.target.description
-      let existing = model.find(name)
-      guard
-        name.hasPrefix("#") || summary.unread > 0 || remembered.contains(name)
-          || existing != nil
-      else { continue }
-      let conversation =
-        existing ?? open(name, show: false, count: min(max(50, summary.unread + 10), 1000))
-      guard let conversation else { continue }
-      conversation.readMarker = summary.read?.description
-      if (existing == nil || initial) && summary.unread > 0 {
-        conversation.newLineAfter = summary.read?.description ?? ""
-      }
-      if conversation !== model.current {
-        conversation.unread = summary.unread
-        conversation.mentioned = summary.mentions > 0
-      }
-    }
-    if initial { welcomeIfEmpty() }
-  }
-
   @discardableResult
-  private func open(_ name: String, show: Bool, count: Int = historyCount) -> Conversation? {
+  func open(_ name: String, show: Bool, count: Int = historyCount) -> Conversation? {
     guard let target = Target(name) else {
       error("'\(name)' is not a room or user: use #room (a-z 0-9 . _ -) or @user")
       return nil
@@ -251,218 +177,11 @@ public final class ChatSession {
     conversation.oldestMessageID.flatMap(MessageID.init).map(HistoryAnchor.before)
   }
 
-  private func command(_ line: String) {
-    let words = line.split(separator: " ", maxSplits: 1)
-    let name = words[0].lowercased()
-    let rest = words.count > 1 ? String(words[1]).trimmingSpaces : ""
-    let arguments = rest.split(separator: " ").map(String.init)
-    switch name {
-    case "/join", "/j":
-      guard arguments.count == 1, RoomName(arguments[0]) != nil else {
-        return usage("/join #room (# then a-z 0-9 . _ -)")
-      }
-      open(arguments[0], show: true)
-    case "/part", "/leave", "/close":
-      let target = arguments.first ?? (model.currentIndex == nil ? "" : model.current.name)
-      let name = Target(target)?.description ?? target
-      guard model.find(name) != nil else { return error("\(target) is not open") }
-      if case .room(let room)? = Target(name) {
-        request(.part(room), .part(name))
-      } else {
-        model.close(name)
-        conversationsChanged(model.conversations.map(\.name))
-      }
-    case "/switch", "/s":
-      guard let word = arguments.first else { return usage("/switch #room, @user or a number") }
-      if let number = Int(word) {
-        guard model.conversations.indices.contains(number - 1) else {
-          return error("there is no conversation number \(number)")
-        }
-        model.switchTo(index: number - 1)
-      } else if !model.switchTo(Target(word)?.description ?? word) {
-        if word.hasPrefix("@") {
-          open(word, show: true)
-        } else {
-          error("\(word) is not open; /join \(word) to join it")
-        }
-      }
-    case "/msg", "/m":
-      let parts = rest.split(separator: " ", maxSplits: 1)
-      guard parts.count == 2, let target = Target(parts[0]) else {
-        return usage("/msg @user text (or /msg #room text)")
-      }
-      let name = target.description
-      if case .user = target, model.find(name) == nil {
-        // Opened once the broker takes the message: a user that does not
-        // exist gets an error here, not a dead conversation.
-        openOnDelivery.insert(name)
-      } else {
-        open(name, show: true)
-      }
-      say(String(parts[1]), to: name)
-    case "/at", "/later":
-      let parts = rest.split(separator: " ", maxSplits: 1)
-      guard parts.count == 2 else {
-        return usage(name == "/at" ? "/at WHEN text, e.g. /at 18:00 deploy now" : "/later 10m text")
-      }
-      var when = String(parts[0])
-      if name == "/later" && !when.hasPrefix("+") { when = "+" + when }
-      if name == "/at" {
-        // A local date and a clock time: tomorrow 09:00, mon 09:00, 2026-12-24 18:00.
-        let more = parts[1].split(separator: " ", maxSplits: 1)
-        do {
-          if more.count == 2,
-            let due = try LocalDateWhen.resolve(
-              day: when, time: String(more[0]), now: now(), clock: clock)
-          {
-            return schedule(String(more[1]), due: due)
-          }
-        } catch {
-          return self.error(error.text)
-        }
-      }
-      schedule(String(parts[1]), when: when)
-    case "/every":
-      let parts = rest.split(separator: " ", maxSplits: 1)
-      guard parts.count == 2 else {
-        return usage("/every RULE text, e.g. /every weekdays@09:00 stand-up")
-      }
-      repeatedly(String(parts[1]), rule: String(parts[0]))
-    case "/reschedule":
-      guard arguments.count == 2, let id = MessageID(arguments[0]) else {
-        return usage("/reschedule ID WHEN (18:00, +10m, ...) or, for a series, ID RULE")
-      }
-      reschedule(id, to: arguments[1])
-    case "/edit":
-      let parts = rest.split(separator: " ", maxSplits: 1)
-      guard parts.count == 2, let id = MessageID(parts[0]) else {
-        return usage("/edit ID new text (see /scheduled)")
-      }
-      request(.edit(id, text: String(parts[1])), .edit(String(parts[0])))
-    case "/scheduled":
-      request(.scheduled(nil), .scheduled(shown: true))
-    case "/cancel":
-      guard arguments.count == 1, let id = MessageID(arguments[0]) else {
-        return usage("/cancel ID (see /scheduled)")
-      }
-      request(.cancel(id), .cancel(arguments[0]))
-    case "/history":
-      guard model.currentIndex != nil, let target = Target(model.current.name) else {
-        return error("no conversation is open")
-      }
-      let count = arguments.first.flatMap { Int($0) } ?? Self.historyCount
-      guard count > 0 else { return usage("/history [N], N from 1 to 1000") }
-      request(
-        .history(target, count: min(count, 1000), anchor: before(model.current)),
-        .history(target: model.current.name, shown: true))
-    case "/who", "/names":
-      guard let room = RoomName(arguments.first ?? model.current.name) else {
-        return usage("/who #room")
-      }
-      request(.who(room), .who(room: room.description, shown: true))
-    case "/rooms", "/list":
-      request(.rooms(after: nil), .rooms(shown: true))
-    case "/help", "/h", "/?":
-      let width = Self.commands.map { $0.syntax.count }.max() ?? 0
-      let lines = Self.commands.map {
-        $0.syntax + String(repeating: " ", count: width - $0.syntax.count + 2) + $0.summary
-      }
-      notice(
-        (["Type to talk in the conversation shown; Enter sends."] + lines + [
-          "Keys: PageUp/PageDown scroll, Alt-1..9 switch, Tab completes, Up/Down recall.",
-          "Start a line with // to send a line starting with /.",
-        ]).joined(separator: "\n"))
-    case "/quit", "/exit", "/q":
-      quitRequested = true
-    default:
-      error("unknown command \(name); /help lists them")
-    }
-  }
-
-  private func schedule(_ text: String, when: String) {
-    let due: Timestamp
-    do {
-      due = try WhenParser.resolve(when, now: now(), timeZone: clock.timeZone)
-    } catch {
-      return self.error(localTimes(error.text))
-    }
-    schedule(text, due: due)
-  }
-
-  private func schedule(_ text: String, due: Timestamp) {
-    guard model.currentIndex != nil else {
-      return error("join a room first; scheduled messages go to the conversation shown")
-    }
-    guard let target = Target(model.current.name) else { return }
-    request(
-      .sayAt(target, when: due.description, text: text),
-      .sayAt(target: target.description, text: text))
-  }
-
-  /// `/every`: the rule is read in the user's zone unless it names one, and
-  /// sent in full, so the broker's own zone never applies.
-  private func repeatedly(_ text: String, rule: String) {
-    guard model.currentIndex != nil else {
-      return error("join a room first; a series goes to the conversation shown")
-    }
-    let full: String
-    do {
-      full = try Recurrence.parse(rule, defaultZone: clock.timeZone, verb: .sayEvery).description
-    } catch {
-      return self.error(localTimes(error.text))
-    }
-    guard let target = Target(model.current.name) else { return }
-    request(
-      .sayEvery(target, rule: full, text: text), .sayEvery(target: target.description, text: text))
-  }
-
-  /// `/reschedule`: a `<when>` is resolved here like `/at`'s, a rule read
-  /// like `/every`'s.
-  private func reschedule(_ id: MessageID, to word: String) {
-    let resolved: String
-    do {
-      if Recurrence.isRule(word) {
-        resolved = try Recurrence.parse(word, defaultZone: clock.timeZone, verb: .reschedule)
-          .description
-      } else {
-        resolved = try WhenParser.resolve(
-          word, now: now(), timeZone: clock.timeZone, verb: .reschedule
-        ).description
-      }
-    } catch {
-      return self.error(error.text)
-    }
-    request(.reschedule(id, when: resolved), .reschedule(id.description))
-  }
-
-  private func usage(_ text: String) { error("usage: " + text) }
-
-  /// An error text with every RFC 3339 UTC time in it shown on the user's
-  /// clock, like the rest of the screen.
-  func localTimes(_ text: String) -> String {
-    guard text.contains("Z") else { return text }
-    var words: [String] = []
-    for word in text.split(separator: " ", omittingEmptySubsequences: false) {
-      var core = Substring(word)
-      var tail = ""
-      while let last = core.last, ".,;:)".contains(last) {
-        tail = String(last) + tail
-        core = core.dropLast()
-      }
-      if let time = parseTimestamp(String(core)) {
-        words.append(clock.shortDateTime(time, now: now()) + tail)
-      } else {
-        words.append(String(word))
-      }
-    }
-    return words.joined(separator: " ")
-  }
-
-  private func error(_ text: String) {
+  func error(_ text: String) {
     model.current.notice(text, time: now(), isError: true)
   }
 
-  private func notice(_ text: String) {
+  func notice(_ text: String) {
     model.current.notice(text, time: now())
   }
 
@@ -543,7 +262,7 @@ public final class ChatSession {
   /// A new connection said HELLO: join the rooms again, fetch what was
   /// missed in every open conversation (chatbroker(7), `HISTORY ... AFTER`),
   /// then send what could not be sent.
-  private func resume() {
+  func resume() {
     connected = true
     notice("reconnected")
     for conversation in model.conversations {
@@ -575,7 +294,7 @@ public final class ChatSession {
   /// Sends the lines kept while disconnected, in order; one that was in
   /// flight and shows up in the missed history was delivered, and is not
   /// sent twice.
-  private func sendUnsent() {
+  func sendUnsent() {
     let lines = unsent
     unsent = []
     for line in lines {
@@ -588,217 +307,8 @@ public final class ChatSession {
     missedMine = [:]
   }
 
-  private func short(_ text: String) -> Substring {
+  func short(_ text: String) -> Substring {
     text.count > 40 ? text.prefix(40) + "…" : Substring(text)
   }
 
-  /// What a final reply means for the request it answers: `words` are the
-  /// fixed words after `OK VERB`, `data` the reply's data lines.
-  func finish(_ request: PendingRequest, _ reply: ServerLine, _ data: [BrokerEvent]) {
-    if let (code, text) = reply.refusal {
-      failed(request, code: code, text: text)
-      return
-    }
-    guard let words = reply.okFields else { return }
-    let time = now()
-    switch request {
-    case .join:
-      break
-    case .part(let room):
-      model.close(room)
-      conversationsChanged(model.conversations.map(\.name))
-    case .say(let target, let text):
-      guard case .event(.accepted(_, let id, let sent)) = reply else { return }
-      if openOnDelivery.remove(target) != nil { open(target, show: true) }
-      model.open(target).append(
-        ChatMessage(target: target, id: id.description, time: sent, user: model.me, text: text))
-    case .sayAt(let target, _):
-      guard case .event(.accepted(_, _, let due)) = reply else { return }
-      model.pending.insert(words[0])
-      (model.find(target) ?? model.current).notice(
-        "scheduled for \(clock.shortDateTime(due, now: time)) as \(words[0]) "
-          + "(/scheduled lists, /cancel \(words[0]) cancels)", time: time)
-    case .history(let target, let shown):
-      let messages = historyLines(data)
-      for message in messages { model.knownUsers.insert(message.user) }
-      guard let conversation = model.find(target) else { return }
-      conversation.prepend(history: messages)
-      conversation.historyLoaded = true
-      if shown && messages.isEmpty { conversation.notice("no earlier messages", time: time) }
-    case .conversations(let initial):
-      took(
-        data.compactMap { line -> ConversationSummary? in
-          if case .conversation(let summary) = line { return summary }
-          return nil
-        }, initial: initial)
-    case .markRead(let target):
-      if let conversation = model.find(target), words.count >= 2 {
-        conversation.readMarker = words[1]
-      }
-    case .older(let target):
-      let messages = historyLines(data)
-      guard let conversation = model.find(target) else { return }
-      conversation.loadingOlder = false
-      conversation.prepend(history: messages)
-      if messages.count < Self.historyCount { conversation.reachedStart = true }
-    case .missed(let target):
-      let messages = historyLines(data)
-      if let conversation = model.find(target) {
-        let fresh = conversation.merge(messages)
-        model.counted(fresh, in: conversation)
-      }
-      missedMine[target, default: []] += messages.filter { $0.user == model.me }.map(\.text)
-      if messages.count == 1000, let last = messages.last {
-        requestMissed(target, after: last.id)
-      }
-      missedRequests -= 1
-      if missedRequests == 0 { sendUnsent() }
-    case .who(let room, let shown):
-      let users = data.compactMap { line -> String? in
-        if case .member(_, let user) = line { return user }
-        return nil
-      }
-      model.knownUsers.formUnion(users)
-      if let conversation = model.find(room) { conversation.members = Set(users) }
-      if shown {
-        notice(
-          users.isEmpty
-            ? "nobody is in \(room)" : "in \(room): " + users.joined(separator: ", "))
-      }
-    case .rooms(let shown):
-      var lines: [String] = []
-      var last: RoomName?
-      for case .room(let room, let members, _) in data {
-        model.knownRooms.insert(room.description)
-        last = room
-        lines.append("\(room)  \(members) \(members == 1 ? "person" : "people")")
-      }
-      if !shown {
-        if words.last == "MORE", let last {
-          self.request(.rooms(after: last), .rooms(shown: false))
-        }
-        return
-      }
-      notice(
-        lines.isEmpty
-          ? "there are no rooms yet; /join #name creates one" : lines.joined(separator: "\n"))
-    case .sayEvery(let target, _):
-      guard words.count >= 3, let due = Timestamp(rfc3339: words[1]) else { return }
-      model.pending.insert(words[0])
-      (model.find(target) ?? model.current).notice(
-        "series \(words[0]): \(words[2]), first \(clock.shortDateTime(due, now: time)) "
-          + "(/scheduled lists, /cancel \(words[0]) ends it)", time: time)
-    case .reschedule(let id), .edit(let id):
-      guard let item = data.last.flatMap({ ServerLine.event($0).scheduledMessage }) else { return }
-      model.pending.insert(id)
-      let verb = if case .edit = request { "edited" } else { "rescheduled" }
-      notice("\(verb) \(id): due \(clock.shortDateTime(item.due, now: time)): \(item.text)")
-    case .scheduled(let shown):
-      // The reply is the last COUNT lines: a change made in another session
-      // just before it may have come first (chatbroker(7)).
-      let count = words.first.flatMap { Int($0) } ?? data.count
-      let items = data.suffix(count).compactMap { ServerLine.event($0).scheduledMessage }
-      model.pending = Set(items.map(\.id))
-      guard shown else { return }
-      guard !items.isEmpty else { return notice("no messages are waiting to be sent") }
-      notice(scheduledTable(items, now: time))
-    case .cancel(let id):
-      model.pending.remove(id)
-      notice("cancelled \(id)")
-    }
-  }
-
-  /// The broker refused `request`: `code` as it wrote it (a newer broker's
-  /// may be one this client does not know), `broker` its text.
-  private func failed(_ request: PendingRequest, code: String, text broker: String) {
-    let text = localTimes(broker)
-    switch request {
-    case .join(let room):
-      model.close(room)
-      conversationsChanged(model.conversations.map(\.name))
-      error("could not join \(room): \(text)")
-    case .say(let target, let message), .sayAt(let target, let message):
-      openOnDelivery.remove(target)
-      let short = message.count > 40 ? message.prefix(40) + "…" : Substring(message)
-      (model.find(target) ?? model.current).notice(
-        "not sent to \(target): “\(short)”: \(text)", time: now(), isError: true)
-    case .cancel(let id):
-      error("could not cancel \(id): \(text)")
-    case .reschedule(let id):
-      error("could not reschedule \(id): \(text)")
-    case .edit(let id):
-      error("could not edit \(id): \(text)")
-    case .sayEvery(let target, _):
-      (model.find(target) ?? model.current).notice(
-        "no series started in \(target): \(text)", time: now(), isError: true)
-    case .conversations(let initial):
-      // A broker before 1.2: the conversations open last time.
-      guard initial else { return }
-      for name in remembered { open(name, show: false) }
-      welcomeIfEmpty()
-    case .markRead:
-      // Before 1.2 there are no markers; a message gone from the history
-      // (NOSUCHMSG) is simply not marked.
-      if code == "UNKNOWN" { markersSupported = false }
-    case .older(let target):
-      model.find(target)?.loadingOlder = false
-      error(text)
-    case .missed(let target):
-      missedRequests -= 1
-      error("could not fetch what was missed in \(target): \(text)")
-      if missedRequests == 0 { sendUnsent() }
-    default:
-      error(text)
-    }
-  }
-
-  /// The messages of a `HISTORY` reply's data lines.
-  private func historyLines(_ data: [BrokerEvent]) -> [ChatMessage] {
-    data.compactMap { ServerLine.event($0).historyMessage }
-  }
-
-  /// Pending messages as a table, times in the user's zone.
-  func scheduledTable(_ items: [ScheduledMessage], now: Timestamp) -> String {
-    let repeats = items.contains { $0.rule != nil }
-    var rows = [["ID", "DUE", "CREATED", "TO"] + (repeats ? ["REPEATS"] : []) + ["TEXT"]]
-    for item in items {
-      rows.append(
-        [
-          item.id, clock.shortDateTime(item.due, now: now),
-          clock.shortDateTime(item.created, now: now), item.target,
-        ] + (repeats ? [item.rule.map { sanitized($0) } ?? "once"] : []) + [item.text])
-    }
-    let fixed = rows[0].count - 1
-    var widths = [Int](repeating: 0, count: fixed)
-    for row in rows {
-      for column in 0..<fixed { widths[column] = max(widths[column], TextWidth.of(row[column])) }
-    }
-    return rows.map { row in
-      (0..<fixed).map {
-        row[$0] + String(repeating: " ", count: widths[$0] - TextWidth.of(row[$0]))
-      }
-      .joined(separator: "  ") + "  " + row[fixed]
-    }.joined(separator: "\n")
-  }
-
-  // MARK: - Completion
-
-  /// Candidates for Tab, by what the word before the cursor starts with.
-  /// `line` is the whole input line, so that the id after `/cancel`,
-  /// `/reschedule` and `/edit` completes from the pending ids.
-  public func completions(for word: String, isFirst: Bool, line: String = "") -> [String] {
-    if isFirst && word.hasPrefix("/") { return Self.commands.map(\.name) }
-    let words = line.split(separator: " ", omittingEmptySubsequences: true)
-    let takesID = ["/cancel", "/reschedule", "/edit"].contains(words.first?.lowercased() ?? "")
-    if takesID && (words.count == 1 || (words.count == 2 && !line.hasSuffix(" "))) {
-      return model.pending.sorted()
-    }
-    let rooms = model.knownRooms.union(model.conversations.map(\.name).filter { $0.hasPrefix("#") })
-    let users = model.knownUsers.union(model.current.members).subtracting([model.me])
-    if word.hasPrefix("#") { return Array(rooms) }
-    if word.hasPrefix("@") {
-      return users.map { "@" + $0 } + model.conversations.map(\.name).filter { $0.hasPrefix("@") }
-    }
-    return Array(users)
-  }
 }
