@@ -63,7 +63,7 @@ let package = Package(
     .executableTarget(
       name: "chatbench", dependencies: ["Broker", "LineProtocol", "CShims", "Posix"]),
     // The protocol fuzzer: a library, so that the tests run it too.
-    .target(name: "ProtocolFuzz", dependencies: ["Broker", "Posix"]),
+    .target(name: "ProtocolFuzz", dependencies: ["Broker", "LineProtocol", "Posix"]),
     .executableTarget(name: "chatfuzz", dependencies: ["ProtocolFuzz"]),
     // What every test target shares: the broker and chatsh as processes,
     // line clients, the one bounded wait, seeded generators, temporary

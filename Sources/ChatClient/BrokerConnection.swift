@@ -104,10 +104,9 @@ public final class BrokerConnection {
     close(fd)
   }
 
-  /// Queues one request line (an LF is added).
-  public func send(_ line: String) {
-    outbox.append(contentsOf: line.utf8)
-    outbox.append(UInt8(ascii: "\n"))
+  /// Queues one request, written by ``LineCodec``'s request encoder.
+  public func send(_ request: Request) {
+    LineCodec.append(request, to: &outbox)
   }
 
   /// Bytes queued and not yet written.

@@ -190,3 +190,9 @@ public struct WhenError: Error, Equatable {
     self.text = text
   }
 }
+
+/// Parses the broker's `YYYY-MM-DDTHH:MM:SS[.fff]Z` (``Timestamp/init(utc:)``);
+/// `nil` for anything else.
+public func parseTimestamp(_ text: String) -> Timestamp? {
+  Timestamp(utc: text)
+}

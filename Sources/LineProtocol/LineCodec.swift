@@ -1,7 +1,9 @@
 /// The line protocol's codec (chatbroker(7)): a ``BrokerEvent`` becomes the
 /// bytes of one broker line, LF included, and a broker line becomes the
-/// event again. Decoding exists for clients and for the round-trip tests
-/// that keep both directions honest.
+/// event again: the broker encodes, clients such as chatsh(1) decode, and
+/// round-trip tests keep both directions honest. Requests go the same two
+/// ways: `encode(_ request:)` (RequestEncoding.swift) writes them for
+/// clients, ``RequestParser`` reads them for the broker.
 public enum LineCodec {
   public static func encode(_ event: BrokerEvent) -> [UInt8] {
     switch event {
@@ -82,9 +84,12 @@ public enum LineCodec {
       case "PART": return .parted(room: room, user: rest[1])
       default: return .member(room: room, user: rest[1])
       }
-    case ("ROOM", 2, nil):
-      guard let room = RoomName(rest[0]), let members = Int(rest[1]) else { return nil }
-      return .room(room, members: members)
+    case ("ROOM", 2...3, nil):
+      // `SHARED` since 1.3 (chatbroker(7), `ROOMS`).
+      guard let room = RoomName(rest[0]), let members = Int(rest[1]),
+        rest.count == 2 || rest[2] == "SHARED"
+      else { return nil }
+      return .room(room, members: members, shared: rest.count == 3)
     case ("CONV", 6, nil):
       return BrokerLine.conversation(words: rest).map(BrokerEvent.conversation)
     case ("MARKREAD", 2, nil):

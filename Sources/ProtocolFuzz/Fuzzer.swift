@@ -1,6 +1,7 @@
 import Broker
 import Foundation
 import Glibc
+import LineProtocol
 
 /// What to fuzz and for how long.
 public struct FuzzConfiguration: Sendable {
@@ -333,7 +334,8 @@ public enum Fuzzer {
         if probe.exchange(suspect.bytes).answered { continue }
       } else {
         guard let connection = try? ProbeConnection(path: owned.socketPath) else { break }
-        try? connection.send(suspect.bytes + Array("\nPING culprit\n".utf8))
+        // The suspect as it was found, then a well-formed PING as a fence.
+        try? connection.send(suspect.bytes + [0x0A] + LineCodec.encode(.ping(token: "culprit")))
         var answered = false
         while let line = try? connection.readLine(timeout: 2) {
           if line == Array("OK PING culprit".utf8) {

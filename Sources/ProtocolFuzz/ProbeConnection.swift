@@ -1,5 +1,6 @@
 import Broker
 import Glibc
+import LineProtocol
 
 /// A connection that sends a line and waits (bounded) for lines back: for
 /// the latency probe, the liveness check and replaying suspects.
@@ -47,7 +48,7 @@ final class ProbeConnection {
   /// Sends `PING token` and returns the seconds until `OK PING token` came;
   /// throws when it does not come within `timeout` or the stream ends.
   func ping(_ token: String, _ timeout: Double) throws -> Double {
-    let line = Array("PING \(token)".utf8)
+    let line = Request.ping(token: token).lineBytes
     let started = monotonicSeconds()
     checker.sent(line)
     try send(line + [0x0A])

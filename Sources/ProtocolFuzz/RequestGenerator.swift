@@ -1,8 +1,16 @@
+import LineProtocol
+
 /// Makes request lines for the fuzzer from a seeded generator: valid verbs
 /// with random and edge-case arguments, mutations of valid lines (control
 /// characters, invalid UTF-8, bytes flipped), over-long lines, and floods of
 /// the requests that cost the broker most (`HISTORY`, `ROOMS`, `JOIN` of
 /// many rooms).
+///
+/// Well-formed requests are written by ``LineCodec``'s request encoder, as
+/// any client writes them; the lines that are meant to be wrong, or to mix
+/// right and wrong words, letter cases and optional colons as people type
+/// them (``validRequest()`` and the mutations), stay hand-made: that is
+/// their point.
 public struct RequestGenerator {
   public var random: SplitMix64
   /// User names for `@user` targets: real ones, and some that do not exist.
@@ -51,7 +59,7 @@ public struct RequestGenerator {
       let drawn = line()
       if drawn.count <= maximumBytes { return drawn }
     }
-    return Array("PING short".utf8)
+    return Request.ping(token: "short").lineBytes
   }
 
   /// A batch of the requests that make the broker work hardest per byte.
@@ -60,16 +68,21 @@ public struct RequestGenerator {
     switch Int.random(in: 0..<5, using: &random) {
     case 0:
       let target = random.chance(70) ? "#hot" : room()
-      return Array(repeating: Array("HISTORY \(target) 1000".utf8), count: count)
+      // room() draws bad names too: those stay a wrong line.
+      let line =
+        Target(target).map { Request.history($0, count: 1000, anchor: nil).lineBytes }
+        ?? Array("HISTORY \(target) 1000".utf8)
+      return Array(repeating: line, count: count)
     case 1:
-      return Array(repeating: Array("ROOMS".utf8), count: count)
+      return Array(repeating: Request.rooms(after: nil).lineBytes, count: count)
     case 2:
       return (0..<count).map { _ in
         floodRoom += 1
-        return Array("JOIN #flood-\(floodRoom % 50_000)".utf8)
+        return Request.join(RoomName("#flood-\(floodRoom % 50_000)")!).lineBytes
       }
     case 3:
-      return (0..<count).map { index in Array("SAY #hot flood line \(index)".utf8) }
+      let hot = Target.room(RoomName("#hot")!)
+      return (0..<count).map { index in Request.say(hot, text: "flood line \(index)").lineBytes }
     default:
       return (0..<count).map { _ in Array(validRequest().utf8) }
     }
@@ -231,7 +244,8 @@ public struct RequestGenerator {
     [0xF4, 0x90, 0x80, 0x80], [0xF8, 0x88, 0x80, 0x80, 0x80], [0xC3, 0x28],
   ]
 
-  /// Longer than the limit: just over it, with and without a CR, or far over.
+  /// Longer than the limit: just over it, with and without a CR, or far over
+  /// (made by hand: no encoder writes a line that is wrong on purpose).
   mutating func overLong() -> [UInt8] {
     let length = random.pick([
       maximumLineBytes + 1, maximumLineBytes + 2, maximumLineBytes * 2,
@@ -245,8 +259,10 @@ public struct RequestGenerator {
 
   /// Exactly at the limit (allowed), with a CR after it (also allowed).
   mutating func atTheLimit() -> [UInt8] {
-    var bytes = Array("SAY #a ".utf8)
-    bytes += Array(repeating: UInt8(ascii: "y"), count: maximumLineBytes - bytes.count)
+    let room = Target.room(RoomName("#a")!)
+    let fits = LineCodec.textCapacity(
+      of: .say(room, text: ""), maximumLineBytes: maximumLineBytes)
+    var bytes = Request.say(room, text: String(repeating: "y", count: fits)).lineBytes
     if random.chance(50) { bytes.append(0x0D) }
     return bytes
   }
@@ -258,4 +274,10 @@ public struct RequestGenerator {
       return byte == 0x0A ? 0x20 : byte
     }
   }
+}
+
+extension Request {
+  /// The request's line as the fuzzer's connections send and check lines:
+  /// written by ``LineCodec``, without its LF.
+  var lineBytes: [UInt8] { Array(LineCodec.encode(self).dropLast()) }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LineProtocol
 import Posix
 
 /// `chatbench durable`: SAY acknowledged only after fdatasync, with 1, 10
@@ -76,7 +77,7 @@ enum DurableBenchmark {
 
     func request(client: Int, text: String) -> [UInt8] {
       switch self {
-      case .chatbroker: Array("SAY #durable \(text)\n".utf8)
+      case .chatbroker: LineCodec.encode(.say(.room(RoomName("#durable")!), text: text))
       case .redisSet: Array("SET key\(client) \(text)\r\n".utf8)
       case .redisXadd: Array("XADD stream\(client) * text \(text)\r\n".utf8)
       }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LineProtocol
 import Posix
 
 /// `chatbench fanout`: one sender, N receivers in one room, 100-byte texts.
@@ -86,13 +87,17 @@ enum FanoutBenchmark {
     case chat
     case redis
 
-    func subscribe() -> String {
-      self == .chat ? "JOIN #bench\n" : "SUBSCRIBE bench\r\n"
+    func subscribe() -> [UInt8] {
+      self == .chat ? LineCodec.encode(.join(bench)) : Array("SUBSCRIBE bench\r\n".utf8)
     }
 
-    func publish(_ text: String) -> String {
-      self == .chat ? "SAY #bench \(text)\n" : "PUBLISH bench \(text)\r\n"
+    func publish(_ text: String) -> [UInt8] {
+      self == .chat
+        ? LineCodec.encode(.say(.room(bench), text: text))
+        : Array("PUBLISH bench \(text)\r\n".utf8)
     }
+
+    private var bench: RoomName { RoomName("#bench")! }
 
     /// Lines of handshake a receiver reads before messages flow.
     var greetingLines: Int { self == .chat ? 2 : 3 }
@@ -109,7 +114,7 @@ enum FanoutBenchmark {
   ) throws -> Double {
     let receivers = try (0..<count).map { _ in try connectUnix(server.socketPath) }
     for fd in receivers {
-      writeAll(fd, Array(wire.subscribe().utf8))
+      writeAll(fd, wire.subscribe())
     }
     for fd in receivers {
       _ = try readLines(fd, count: wire.greetingLines)
@@ -141,10 +146,11 @@ enum FanoutBenchmark {
     }
   }
 
-  static func sendPipelined(_ fd: Int32, line: String, count: Int, window: Int, progress: Progress)
-  {
+  static func sendPipelined(
+    _ fd: Int32, line: [UInt8], count: Int, window: Int, progress: Progress
+  ) {
     let batch = 256
-    let chunk = Array(String(repeating: line, count: batch).utf8)
+    let chunk = Array(repeatElement(line, count: batch).joined())
     var sent = 0
     var drain = [UInt8](repeating: 0, count: 65536)
     _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
@@ -157,7 +163,7 @@ enum FanoutBenchmark {
       }
       let lines = min(batch, count - sent)
       writeDraining(
-        fd, lines == batch ? chunk : Array(String(repeating: line, count: lines).utf8),
+        fd, lines == batch ? chunk : Array(chunk.prefix(lines * line.count)),
         drain: &drain)
       sent += lines
     }
@@ -219,7 +225,8 @@ enum FanoutBenchmark {
     throws -> (Double, Double, Double)
   {
     let receivers = try (0..<count).map { _ in try connectUnix(server.socketPath) }
-    for fd in receivers { writeAll(fd, Array("JOIN #latency\n".utf8)) }
+    let room = RoomName("#latency")!
+    for fd in receivers { writeAll(fd, LineCodec.encode(.join(room))) }
     for fd in receivers { _ = try readLines(fd, count: 2) }
     let sender = try connectUnix(server.socketPath)
     _ = try readLines(sender, count: 1)
@@ -266,7 +273,7 @@ enum FanoutBenchmark {
       }
       let stamp = "t@\(wallMicroseconds()) "
       let text = stamp + String(repeating: "y", count: max(0, 100 - stamp.utf8.count))
-      writeAll(sender, Array("SAY #latency \(text)\n".utf8))
+      writeAll(sender, LineCodec.encode(.say(.room(room), text: text)))
     }
     reader.join()
     for fd in receivers + [sender] { close(fd) }

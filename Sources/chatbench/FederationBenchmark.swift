@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LineProtocol
 import Posix
 
 /// `chatbench federation`: a shared room across hosts (chatbroker(8),
@@ -64,7 +65,7 @@ enum FederationBenchmark {
     defer { sending.stop() }
     let receiving = cluster == nil ? sending : try broker("h3")
     defer { if cluster != nil { receiving.stop() } }
-    let room = "#fed"
+    let room = RoomName("#fed")!
     let sender = try connectUnix(sending.socketPath)
     let receiver = try connectUnix(receiving.socketPath)
     defer {
@@ -73,22 +74,25 @@ enum FederationBenchmark {
     }
     _ = try readLines(sender, count: 1)
     _ = try readLines(receiver, count: 1)
-    writeAll(receiver, Array("JOIN \(room)\n".utf8))
+    writeAll(receiver, LineCodec.encode(.join(room)))
     _ = try readLines(receiver, count: 1)
     let messages = MessageReader(receiver)
     // The first line waits for the stream and the consumers to exist.
-    writeAll(sender, Array("SAY \(room) :warm-up\n".utf8))
+    writeAll(sender, LineCodec.encode(.say(.room(room), text: "warm-up")))
     try messages.wait(timeout: 60)
     var latencies: [Double] = []
     for index in 0..<samples {
       let started = monotonicNanoseconds()
-      writeAll(sender, Array("SAY \(room) :sample \(index)\n".utf8))
+      writeAll(sender, LineCodec.encode(.say(.room(room), text: "sample \(index)")))
       try messages.wait(timeout: 30)
       latencies.append(Double(monotonicNanoseconds() - started) / 1e6)
     }
     let started = monotonicNanoseconds()
-    let burst = (0..<lines).map { "SAY \(room) :burst \($0) of a hundred-byte line\n" }.joined()
-    let writer = Worker { writeAll(sender, Array(burst.utf8)) }
+    var burst: [UInt8] = []
+    for index in 0..<lines {
+      LineCodec.append(.say(.room(room), text: "burst \(index) of a hundred-byte line"), to: &burst)
+    }
+    let writer = Worker { [burst] in writeAll(sender, burst) }
     try messages.wait(for: lines, timeout: 120)
     let seconds = Double(monotonicNanoseconds() - started) / 1e9
     writer.join()

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LineProtocol
 import Posix
 
 /// `chatbench schedule`: how fast SAYAT is accepted, how late scheduled
@@ -43,7 +44,8 @@ enum ScheduleBenchmark {
   }
 
   /// One SAYAT line per due instant, to `room`, its text carrying the instant.
-  static func requests(room: String, dues: [Int64]) -> [UInt8] {
+  static func requests(room name: String, dues: [Int64]) -> [UInt8] {
+    let room = Target.room(RoomName(name)!)
     var requests: [UInt8] = []
     requests.reserveCapacity(dues.count * 80)
     for due in dues {
@@ -52,7 +54,8 @@ enum ScheduleBenchmark {
       let seconds = due / 1000
       let millis = String(due % 1000)
       let fraction = String(repeating: "0", count: 3 - millis.count) + millis
-      requests.append(contentsOf: "SAYAT \(room) @\(seconds).\(fraction) \(padded)\n".utf8)
+      LineCodec.append(
+        .sayAt(room, when: "@\(seconds).\(fraction)", text: padded), to: &requests)
     }
     return requests
   }
@@ -82,7 +85,7 @@ enum ScheduleBenchmark {
     ])
     defer { broker.stop() }
     let reader = try connectUnix(broker.socketPath)
-    writeAll(reader, Array("JOIN #sched\n".utf8))
+    writeAll(reader, LineCodec.encode(.join(RoomName("#sched")!)))
     _ = try readLines(reader, count: 2)
     let author = try connectUnix(broker.socketPath)
     _ = try readLines(author, count: 1)

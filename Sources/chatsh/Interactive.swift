@@ -23,13 +23,13 @@ func runInteractive(
   let me: String
   do {
     let first = try BrokerConnection(path: socketPath, trust: trust)
-    switch try first.nextLine(timeoutSeconds: 10) {
-    case .hello(_, let user, _)?:
+    let greeting = try first.nextLine(timeoutSeconds: 10)
+    if case .event(.hello(_, let user, _))? = greeting {
       me = user
-    case .err(_, let code, let text)?:
+    } else if let (code, text) = greeting?.refusal {
       complain("\(code): \(text)")
       return .failure
-    default:
+    } else {
       complain(ConnectionError.closed(path: socketPath, detail: "it did not say HELLO").description)
       return .unavailable
     }
@@ -93,7 +93,7 @@ func runInteractive(
         lost = true
       }
       while let line = current.bufferedLine() {
-        if case .hello = line { attempts = 0 }
+        if case .event(.hello) = line { attempts = 0 }
         session.handle(line)
         dirty = true
       }

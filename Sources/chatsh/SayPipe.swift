@@ -53,8 +53,8 @@ extension ScriptMode {
   func sayLines(target: String, lines given: [String]?, wait: Int) throws(ScriptFailure)
     -> ExitCode
   {
-    let canonical = Target(target)?.description ?? target
-    let maximumText = 4096 - "SAY \(canonical) :".utf8.count
+    let target = try checked(target, Target.init)
+    let maximumText = LineCodec.textCapacity(of: .say(target, text: ""))
     var queue: [String] = []  // read, not sent yet
     var inFlight: [String] = []  // sent on this connection, not answered
     var replies: [SayReply] = []
@@ -74,7 +74,7 @@ extension ScriptMode {
     var announced = false
     var (connection, me) = try connectWaiting(
       until: Date().addingTimeInterval(Double(wait)), announced: &announced)
-    connection.send("HISTORY \(canonical) 1")
+    connection.send(.history(target, count: 1, anchor: nil))
     replies.append(.anchor)
     var resyncing = false
     var lastProgress = Date()
@@ -82,15 +82,15 @@ extension ScriptMode {
     while true {
       // Answers, in request order.
       while let line = connection.bufferedLine() {
-        switch line {
-        case .hist(let message) where replies.first == .missed:
-          // Our lines the broker has are the first ones in flight, in order.
-          anchor = message.id
-          if message.user == me, inFlight.first == message.text { inFlight.removeFirst() }
-        case .hist(let message) where replies.first == .anchor:
-          anchor = message.id
-        case .ok, .err:
-          guard !replies.isEmpty else { break }
+        if let message = line.historyMessage {
+          if replies.first == .missed {
+            // Our lines the broker has are the first ones in flight, in order.
+            anchor = message.id
+            if message.user == me, inFlight.first == message.text { inFlight.removeFirst() }
+          } else if replies.first == .anchor {
+            anchor = message.id
+          }
+        } else if line.isFinalReply, !replies.isEmpty {
           lastProgress = Date()
           switch replies.removeFirst() {
           case .anchor: break
@@ -99,22 +99,20 @@ extension ScriptMode {
             inFlight = []
             resyncing = false
           case .say(let text):
-            if case .ok(_, let words) = line, let id = words.first { anchor = id }
-            if case .err(_, let code, let text) = line {
+            if let id = line.okFields?.first { anchor = id }
+            if let (code, text) = line.refusal {
               refused += 1
               complain("\(code): \(text)")
             }
             if inFlight.first == text { inFlight.removeFirst() }
           }
-        default:
-          break
         }
       }
       if !resyncing && !connection.readClosed {
         // Send what was read, keeping at most 512 lines unanswered.
         while !queue.isEmpty && inFlight.count < 512 {
           let text = queue.removeFirst()
-          connection.send("SAY \(canonical) :\(text)")
+          connection.send(.say(target, text: text))
           inFlight.append(text)
           replies.append(.say(text))
         }
@@ -186,12 +184,12 @@ extension ScriptMode {
       lastProgress = Date()
       if inFlight.isEmpty {
         if anchor == nil {
-          connection.send("HISTORY \(canonical) 1")
+          connection.send(.history(target, count: 1, anchor: nil))
           replies.append(.anchor)
         }
       } else {
-        let after = anchor.map { " AFTER " + $0 } ?? ""
-        connection.send("HISTORY \(canonical) 1000\(after)")
+        let after = anchor.flatMap(MessageID.init).map(HistoryAnchor.after)
+        connection.send(.history(target, count: 1000, anchor: after))
         replies.append(.missed)
         resyncing = true
       }

@@ -56,35 +56,37 @@ struct ScriptMode {
         return try tail(targets: targets, count: count, json: json, mentions: mentions)
       case .scheduled(let json):
         var items: [ScheduledMessage] = []
-        let finals = try simple(["SCHEDULED"]) { line in
-          if case .sched(let item) = line { items.append(item) }
+        let finals = try simple([.scheduled(nil)]) { line in
+          if let item = line.scheduledMessage { items.append(item) }
         }
         // The reply is the last COUNT lines: a change made in another
         // session may come just before it (chatbroker(7)).
         var count = items.count
-        if case .ok(_, let words)? = finals.last, let number = words.first.flatMap({ Int($0) }) {
+        if let number = finals.last?.okFields?.first.flatMap({ Int($0) }) {
           count = number
         }
         for item in items.suffix(count) {
           out.line(json ? OutputFormat.json(item) : OutputFormat.plain(item))
         }
       case .cancel(let id):
-        try simple(["CANCEL " + id]) { _ in }
+        try simple([.cancel(checked(id, MessageID.init))]) { _ in }
       case .rooms(let json):
-        try simple(["ROOMS"]) { line in
-          if case .room(let name, let members) = line {
+        try simple([.rooms(after: nil)]) { line in
+          if case .event(.room(let name, let members, _)) = line {
             out.line(
               json
                 ? OutputFormat.rawObject([
-                  ("room", OutputFormat.jsonString(name)), ("members", String(members)),
+                  ("room", OutputFormat.jsonString(name.description)),
+                  ("members", String(members)),
                 ])
                 : "\(name)\t\(members)")
           }
         }
       case .who(let room, let json):
-        try simple(["WHO " + room]) { line in
-          if case .member(let room, let user) = line {
-            out.line(json ? OutputFormat.object([("room", room), ("user", user)]) : user)
+        try simple([.who(checked(room, RoomName.init))]) { line in
+          if case .event(.member(let room, let user)) = line {
+            out.line(
+              json ? OutputFormat.object([("room", room.description), ("user", user)]) : user)
           }
         }
       case .interactive, .help, .version:
@@ -121,12 +123,11 @@ struct ScriptMode {
       guard let first = try connection.nextLine(timeoutSeconds: replyTimeout) else {
         throw ConnectionError.closed(path: socketPath, detail: "before saying HELLO")
       }
-      switch first {
-      case .hello(_, let user, _):
-        return (connection, user)
-      case .err(_, let code, let text):
+      if case .event(.hello(_, let user, _)) = first { return (connection, user) }
+      switch first.refusal {
+      case (let code, let text)?:
         throw ScriptFailure.refused(code: code, text: text)
-      default:
+      case nil:
         throw ConnectionError.closed(path: socketPath, detail: "it did not say HELLO")
       }
     } catch let error as ConnectionError {
@@ -161,15 +162,14 @@ struct ScriptMode {
           ConnectionError.closed(path: socketPath, detail: "before answering everything")
             .description)
       }
-      switch line {
-      case .ok:
+      if line.isFinalReply {
         finals.append(line)
-      case .err(_, let code, let text):
-        finals.append(line)
-        if firstError == nil { firstError = .refused(code: code, text: text) }
-      case .bye(let text):
+        if firstError == nil, let (code, text) = line.refusal {
+          firstError = .refused(code: code, text: text)
+        }
+      } else if case .event(.bye(let text)) = line {
         throw .unavailable(ConnectionError.closed(path: socketPath, detail: text).description)
-      default:
+      } else {
         data(line)  // data lines of replies, and events (callers pick)
       }
     }
@@ -177,9 +177,17 @@ struct ScriptMode {
     return finals
   }
 
+  /// `text` as the value `read` makes of it. OptionParser has checked
+  /// every name and id of the command line already; this only keeps a
+  /// wrong one from being sent if it had not.
+  func checked<Value>(_ text: String, _ read: (String) -> Value?) throws(ScriptFailure) -> Value {
+    guard let value = read(text) else { throw .usage("'\(text)' is not a valid name or id") }
+    return value
+  }
+
   /// Sends `requests`, half-closes, and awaits every reply.
   @discardableResult
-  private func simple(_ requests: [String], data: (ServerLine) -> Void) throws(ScriptFailure)
+  private func simple(_ requests: [Request], data: (ServerLine) -> Void) throws(ScriptFailure)
     -> [ServerLine]
   {
     let connection = try connect()
@@ -194,12 +202,12 @@ struct ScriptMode {
     let lines = text.joined(separator: " ").split(whereSeparator: \.isNewline)
       .map { String($0) }.filter { !$0.isEmpty }
     guard !lines.isEmpty else { throw .usage("say: the TEXT is empty") }
-    var verb = "SAY " + target
+    let target = try checked(target, Target.init)
+    var due: Timestamp?
     if let at {
       let now = Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded()))
       do {
-        let due = try WhenParser.resolve(at, now: now, timeZone: TimeZone.current)
-        verb = "SAYAT \(target) \(due)"
+        due = try WhenParser.resolve(at, now: now, timeZone: TimeZone.current)
       } catch {
         throw .usage("--at \(at): \(error.text)")
       }
@@ -208,12 +216,15 @@ struct ScriptMode {
     let connection = try connectWaiting(
       until: Date().addingTimeInterval(Double(wait)), announced: &announced
     ).connection
-    for line in lines { connection.send("\(verb) :\(line)") }
+    for line in lines {
+      connection.send(
+        due.map { .sayAt(target, when: $0.description, text: line) } ?? .say(target, text: line))
+    }
     connection.shutdownWriteWhenFlushed()
     let finals = try awaitReplies(connection, replies: lines.count) { _ in }
     if at != nil {
-      for case .ok(_, let words) in finals where words.count >= 2 {
-        out.line(words[0] + "\t" + words[1])
+      for case .event(.accepted(_, let id, let due)) in finals {
+        out.line("\(id)\t\(due)")
       }
     }
   }
@@ -227,6 +238,7 @@ struct ScriptMode {
     let lines = text.joined(separator: " ").split(whereSeparator: \.isNewline)
       .map { String($0) }.filter { !$0.isEmpty }
     guard !lines.isEmpty else { throw .usage("say: the TEXT is empty") }
+    let target = try checked(target, Target.init)
     let full: String
     do {
       full = try Recurrence.parse(rule, defaultZone: TimeZone.current, verb: .sayEvery)
@@ -238,19 +250,20 @@ struct ScriptMode {
     let connection = try connectWaiting(
       until: Date().addingTimeInterval(Double(wait)), announced: &announced
     ).connection
-    for line in lines { connection.send("SAYEVERY \(target) \(full) :\(line)") }
+    for line in lines { connection.send(.sayEvery(target, rule: full, text: line)) }
     connection.shutdownWriteWhenFlushed()
     let finals = try awaitReplies(connection, replies: lines.count) { _ in }
-    for case .ok(_, let words) in finals where words.count >= 3 {
+    for words in finals.compactMap(\.okFields) where words.count >= 3 {
       out.line(words[0...2].joined(separator: "\t"))
     }
   }
 
   private mutating func history(target: String, count: Int?, json: Bool) throws(ScriptFailure) {
-    let request = count.map { "HISTORY \(target) \($0)" } ?? "HISTORY \(target)"
+    let request = Request.history(
+      try checked(target, Target.init), count: count ?? 50, anchor: nil)
     var printed: [String] = []
     try simple([request]) { line in
-      if case .hist(let message) = line {
+      if let message = line.historyMessage {
         printed.append(
           json ? OutputFormat.json(message) : OutputFormat.plain(message, color: color))
       }

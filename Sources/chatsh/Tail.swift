@@ -18,7 +18,9 @@ extension ScriptMode {
     throws(ScriptFailure) -> ExitCode
   {
     var (connection, me) = try connectSayingHello()
-    let wanted = Set(targets.map { Target($0)?.description ?? $0 })
+    var named: [Target] = []
+    for target in targets { named.append(try checked(target, Target.init)) }
+    let wanted = Set(named.map(\.description))
     var seen = Set<String>()
     var newest: [String: String] = [:]
 
@@ -41,27 +43,28 @@ extension ScriptMode {
     func subscribe(_ connection: BrokerConnection, first: Bool, out: inout StandardOutput)
       throws(ScriptFailure)
     {
-      let rooms = wanted.filter { $0.hasPrefix("#") }.sorted()
-      for room in rooms { connection.send("JOIN " + room) }
+      let targets = Set(named).sorted { $0.description < $1.description }
+      let rooms = targets.compactMap { target -> RoomName? in
+        if case .room(let room) = target { return room }
+        return nil
+      }
+      for room in rooms { connection.send(.join(room)) }
       var requests = 0
-      for target in wanted.sorted() {
+      for target in targets {
         if first {
-          connection.send("HISTORY \(target) \(min(max(count, 1), 1000))")
-        } else if let id = newest[target] {
-          connection.send("HISTORY \(target) 1000 AFTER \(id)")
+          connection.send(.history(target, count: min(max(count, 1), 1000), anchor: nil))
+        } else if let id = newest[target.description].flatMap(MessageID.init) {
+          connection.send(.history(target, count: 1000, anchor: .after(id)))
         } else {
-          connection.send("HISTORY \(target) 1000")
+          connection.send(.history(target, count: 1000, anchor: nil))
         }
         requests += 1
       }
       var history: [ChatMessage] = []
       var held: [ChatMessage] = []
       _ = try awaitReplies(connection, replies: rooms.count + requests) { line in
-        switch line {
-        case .hist(let message): history.append(message)
-        case .msg(let message): held.append(message)
-        default: break
-        }
+        if let message = line.historyMessage { history.append(message) }
+        if let message = line.message { held.append(message) }
       }
       if first {
         // The newest of each conversation anchors a later reconnect even
@@ -94,11 +97,11 @@ extension ScriptMode {
       out: inout StandardOutput
     ) throws(ScriptFailure) {
       guard forMe else { return }
-      connection.send("CONVERSATIONS")
+      connection.send(.conversations)
       var direct: [ConversationSummary] = []
       do {
         _ = try awaitReplies(connection, replies: 1) { line in
-          if case .conversation(let summary) = line, case .user = summary.target {
+          if case .event(.conversation(let summary)) = line, case .user = summary.target {
             direct.append(summary)
           }
         }
@@ -106,18 +109,18 @@ extension ScriptMode {
         guard case .refused = error else { throw error }
         return
       }
-      var requests: [String] = []
+      var requests: [Request] = []
       for summary in direct {
         let target = summary.target.description
         guard !wanted.contains(target), let latest = summary.newest else { continue }
         if first {
           newest[target] = latest.id.description
         } else if let known = anchors[target] {
-          if known != latest.id.description {
-            requests.append("HISTORY \(target) 1000 AFTER \(known)")
+          if known != latest.id.description, let id = MessageID(known) {
+            requests.append(.history(summary.target, count: 1000, anchor: .after(id)))
           }
         } else {
-          requests.append("HISTORY \(target) 1000")
+          requests.append(.history(summary.target, count: 1000, anchor: nil))
         }
       }
       guard !requests.isEmpty else { return }
@@ -125,11 +128,8 @@ extension ScriptMode {
       var missed: [ChatMessage] = []
       var held: [ChatMessage] = []
       _ = try awaitReplies(connection, replies: requests.count) { line in
-        switch line {
-        case .hist(let message) where message.time >= started: missed.append(message)
-        case .msg(let message): held.append(message)
-        default: break
-        }
+        if let message = line.historyMessage, message.time >= started { missed.append(message) }
+        if let message = line.message { held.append(message) }
       }
       for message in missed + held { emit(message, into: &out) }
       out.flush()
@@ -142,14 +142,14 @@ extension ScriptMode {
     while true {
       var lost = false
       do {
-        switch try connection.nextLine(timeoutSeconds: nil) {
-        case .msg(let message)?:
+        let line = try connection.nextLine(timeoutSeconds: nil)
+        if let message = line?.message {
           emit(message, into: &output)
           output.flush()
-        case .bye?, nil:
+        } else if case .event(.bye)? = line {
           lost = true
-        default:
-          break
+        } else if line == nil {
+          lost = true
         }
       } catch {
         lost = true

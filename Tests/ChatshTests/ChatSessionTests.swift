@@ -19,7 +19,9 @@ import Testing
         model: model, clock: LocalClock(timeZone: TimeZone(identifier: timeZone)!),
         now: { box.now })
       box = self
-      session.send = { [unowned self] in self.sent.append($0) }
+      // The lines as the broker reads them: what the screen sends is the
+      // wire of chatbroker(7), so the tests compare it as text.
+      session.send = { [unowned self] in self.sent.append(LineCodec.line($0)) }
       session.bell = { [unowned self] in self.bells += 1 }
     }
 

@@ -17,8 +17,8 @@ private func message(_ user: String, _ text: String, at time: Timestamp, id: Str
   -> ChatMessage
 {
   ChatMessage(
-    target: "#ops", id: id.isEmpty ? "\(time.milliseconds)\(user)" : id,
-    timeText: time.description, time: time, user: user, text: text)
+    target: "#ops", id: id.isEmpty ? "\(time.milliseconds)\(user)" : id, time: time,
+    user: user, text: text)
 }
 
 @Suite struct RenderingTests {

@@ -327,15 +327,15 @@ import Testing
   /// My `CONV` lines, from a connection of my own.
   private func conversations() -> [String] {
     guard let connection = try? BrokerConnection(path: broker.socketPath) else { return [] }
-    connection.send("CONVERSATIONS")
+    connection.send(.conversations)
     var lines: [String] = []
     while let line = try? connection.nextLine(timeoutSeconds: 5) {
-      if case .conversation(let summary) = line {
+      if case .event(.conversation(let summary)) = line {
         lines.append(
           "CONV \(summary.target) \(summary.newest?.id.description ?? "-") "
             + "\(summary.read?.description ?? "-") \(summary.unread) \(summary.mentions)")
       }
-      if case .ok(let verb, _) = line, verb == "CONVERSATIONS" { break }
+      if case .event(.ok(.conversations, _)) = line { break }
     }
     return lines
   }

@@ -34,7 +34,7 @@ struct SeriesCommandTests {
     let series = ServerLine(
       parsing: "SCHED 7 #team 2026-12-01T14:00:00.000Z 2026-11-30T17:00:00.000Z "
         + "weekdays@09:00/America/New_York :stand-up")
-    guard case .sched(let item) = series else {
+    guard let item = series.scheduledMessage else {
       Issue.record("not a SCHED line: \(series)")
       return
     }
@@ -44,7 +44,7 @@ struct SeriesCommandTests {
     #expect(OutputFormat.json(item).hasSuffix(",\"rule\":\"weekdays@09:00/America/New_York\"}"))
     let single = ServerLine(
       parsing: "SCHED 8 #team 2026-12-01T14:00:00.000Z 2026-11-30T17:00:00.000Z :a\tb")
-    guard case .sched(let one) = single else {
+    guard let one = single.scheduledMessage else {
       Issue.record("not a SCHED line: \(single)")
       return
     }

@@ -3,11 +3,14 @@ import Testing
 
 @testable import ChatClient
 
+/// chatsh reads broker lines with LineCodec.decode; ServerLine only adds
+/// what a client needs on top: a line the codec does not read (a newer
+/// broker's) is kept, and still answers a request when it is OK or ERR.
 @Suite struct ServerLineTests {
   @Test("a MSG line gives its room, id, time, sender and text, colons and all")
   func message() {
     let line = ServerLine(parsing: "MSG #ops 8f3k4 2026-11-30T17:56:12.031Z bob :ok, I'm : here")
-    guard case .msg(let message) = line else {
+    guard let message = line.message else {
       Issue.record("not a MSG: \(line)")
       return
     }
@@ -15,47 +18,56 @@ import Testing
     #expect(message.id == "8f3k4")
     #expect(message.user == "bob")
     #expect(message.text == "ok, I'm : here")
-    #expect(message.time.description == "2026-11-30T17:56:12.031Z")
+    #expect(message.timeText == "2026-11-30T17:56:12.031Z")
+    #expect(line.historyMessage == nil)
   }
 
   @Test(
-    "every kind of broker line is read as what it is; an unknown or malformed one as unknown",
+    "a line is what LineCodec.decode reads, or kept as it came; OK and ERR lines are final replies",
     arguments: [
-      (
-        "HELLO 1.0.0 alice :welcome",
-        ServerLine.hello(version: "1.0.0", user: "alice", text: "welcome")
-      ),
-      (
-        "OK SAY 8f3k2 2026-11-30T17:55:01.204Z",
-        .ok(verb: "SAY", words: ["8f3k2", "2026-11-30T17:55:01.204Z"])
-      ),
-      ("OK QUIT", .ok(verb: "QUIT", words: [])),
-      ("ERR CANCEL NOSUCHMSG :no such", .err(verb: "CANCEL", code: "NOSUCHMSG", text: "no such")),
-      ("ERR - UNKNOWN :what? :x", .err(verb: "-", code: "UNKNOWN", text: "what? :x")),
-      ("JOIN #ops bob", .join(room: "#ops", user: "bob")),
-      ("PART #ops bob", .part(room: "#ops", user: "bob")),
-      ("ROOM #ops 3", .room(name: "#ops", members: 3)),
-      ("MEMBER #ops carol", .member(room: "#ops", user: "carol")),
-      ("INFO :JOIN <room>", .info("JOIN <room>")),
-      ("BYE :bye alice", .bye("bye alice")),
-      ("FUTURE thing", .unknown("FUTURE thing")),
-      ("MSG #ops x notatime bob :hi", .unknown("MSG #ops x notatime bob :hi")),
-    ])
-  func lines(text: String, expected: ServerLine) {
-    #expect(ServerLine(parsing: text) == expected)
+      ("HELLO 1.0.0 alice :welcome", false, nil),
+      ("OK SAY 8f3k2 2026-11-30T17:55:01.204Z", true, nil),
+      ("OK QUIT", true, nil),
+      ("ERR CANCEL NOSUCHMSG :no such", true, "NOSUCHMSG: no such"),
+      ("ERR - UNKNOWN :what? :x", true, "UNKNOWN: what? :x"),
+      // A code or verb this client does not know: still the reply.
+      ("ERR SAY NEWCODE :from a newer broker", true, "NEWCODE: from a newer broker"),
+      ("OK NEWVERB 1", true, nil),
+      ("JOIN #ops bob", false, nil),
+      ("ROOM #ops 3 SHARED", false, nil),
+      ("FUTURE thing", false, nil),
+      ("MSG #ops x notatime bob :hi", false, nil),
+    ] as [(String, Bool, String?)])
+  func lines(text: String, isFinal: Bool, refusal: String?) {
+    let line = ServerLine(parsing: text)
+    if let event = LineCodec.decode(text) {
+      #expect(line == .event(event))
+    } else {
+      #expect(line == .unreadable(text))
+    }
+    #expect(line.isFinalReply == isFinal)
+    #expect(line.refusal.map { "\($0.code): \($0.text)" } == refusal)
+  }
+
+  @Test("OK SAY's fields are its id and time, as the broker wrote them")
+  func accepted() {
+    let line = ServerLine(parsing: "OK SAY 8f3k2 2026-11-30T17:55:01.204Z")
+    #expect(line.okFields == ["8f3k2", "2026-11-30T17:55:01.204Z"])
+    #expect(ServerLine(parsing: "OK ROOMS 2 MORE").okFields == ["2", "MORE"])
+    #expect(ServerLine(parsing: "ERR ROOMS SYNTAX :x").okFields == nil)
   }
 
   @Test("a SCHED line gives its id, room, due and created times and text")
   func scheduled() {
     let line = ServerLine(
       parsing: "SCHED 8f3k3 #ops 2026-11-30T18:00:00.000Z 2026-11-30T17:55:09.877Z :deploy now")
-    guard case .sched(let item) = line else {
+    guard let item = line.scheduledMessage else {
       Issue.record("not a SCHED: \(line)")
       return
     }
     #expect(item.id == "8f3k3")
-    #expect(item.due.description == "2026-11-30T18:00:00.000Z")
-    #expect(item.created.description == "2026-11-30T17:55:09.877Z")
+    #expect(item.dueText == "2026-11-30T18:00:00.000Z")
+    #expect(item.createdText == "2026-11-30T17:55:09.877Z")
     #expect(item.text == "deploy now")
   }
 

@@ -70,6 +70,7 @@ private let examples: [(BrokerEvent, String)] = [
   (.joined(room: ops, user: "bob"), "JOIN #ops bob"),
   (.parted(room: ops, user: "bob"), "PART #ops bob"),
   (.room(ops, members: 3), "ROOM #ops 3"),
+  (.room(ops, members: 2, shared: true), "ROOM #ops 2 SHARED"),
   (.member(room: ops, user: "carol"), "MEMBER #ops carol"),
   (
     .info("see chatbroker(7) for the whole protocol"),
@@ -97,7 +98,10 @@ struct LineCodecTests {
 
   @Test("lines the broker never sends do not decode")
   func rejectsOthers() {
-    for line in ["", "HELLO", "OK NOSUCHVERB", "ERR SAY NOCODE :x", "MSG #ops 1 notatime bob :x"] {
+    for line in [
+      "", "HELLO", "OK NOSUCHVERB", "ERR SAY NOCODE :x", "MSG #ops 1 notatime bob :x",
+      "ROOM #ops 2 PRIVATE",
+    ] {
       #expect(LineCodec.decode(line) == nil, "\(line)")
     }
   }

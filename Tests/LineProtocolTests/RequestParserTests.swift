@@ -35,7 +35,7 @@ struct BadLine: Sendable, CustomTestStringConvertible {
   var testDescription: String { "\(line.debugDescription) -> \(verb) \(code.rawValue)" }
 }
 
-private let goodLines: [GoodLine] = [
+let goodLines: [GoodLine] = [
   // JOIN, PART, WHO: one room; verbs in any case; one or more spaces.
   GoodLine("JOIN #ops", .join(room("#ops"))),
   GoodLine("join #ops", .join(room("#ops"))),

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LineProtocol
 import Posix
 
 /// A real `chatbroker` on a temporary socket and state directory, for
@@ -52,7 +53,7 @@ public final class BrokerProcess: @unchecked Sendable {
       guard let probe = try? LineClient(path: self.socketPath) else { return false }
       // Leave with QUIT and read to the end, so the probe's session is gone
       // before the test starts (it would count against --sessions-per-user).
-      _ = try probe.request("QUIT")
+      _ = try probe.request(.quit)
       _ = try probe.readToEnd()
       return true
     }
@@ -153,9 +154,10 @@ public final class BrokerProcess: @unchecked Sendable {
   /// Waits (bounded) until `user` has a session in `room`, as `WHO` says:
   /// a client started in the background has connected and joined.
   public func waitForMember(_ user: String, in room: String, timeout: Double = 10) throws {
+    guard let name = RoomName(room) else { throw TestFailure("\(room) is not a room") }
     let probe = try connect(timeout: timeout)
     try waitUntil(timeout: timeout, "\(user) in \(room)") {
-      (try? probe.request("WHO \(room)"))?.contains("MEMBER \(room) \(user)") == true
+      (try? probe.request(.who(name)))?.contains("MEMBER \(name) \(user)") == true
     }
   }
 

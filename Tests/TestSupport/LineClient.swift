@@ -1,6 +1,7 @@
 import Broker
 import Foundation
 import Glibc
+import LineProtocol
 import Posix
 
 /// A protocol client for tests: writes lines and reads lines with a bounded
@@ -121,8 +122,15 @@ public final class LineClient: @unchecked Sendable {
     }
   }
 
-  /// Sends a request and returns every line up to and including its final
-  /// `OK`/`ERR` reply.
+  /// Sends `request` as LineCodec's request encoder writes it (as chatsh
+  /// does) and returns every line up to and including its final reply.
+  /// Tests about the wire itself send their lines as text instead.
+  public func request(_ request: Request) throws -> [String] {
+    try self.request(LineCodec.line(request))
+  }
+
+  /// Sends a request line as it is and returns every line up to and
+  /// including its final `OK`/`ERR` reply.
   public func request(_ line: String) throws -> [String] {
     try self.line(line)
     var lines: [String] = []

@@ -1,0 +1,255 @@
+import Foundation
+import LineProtocol
+
+/// The slash commands of the chat screen (chatsh(1)): what `/join`, `/at`,
+/// `/every` and the others send, checked and resolved on the user's clock
+/// first, and what Tab offers. Apart from the session's core so that the
+/// commands read as one list.
+extension ChatSession {
+  public static let commands: [(name: String, syntax: String, summary: String)] = [
+    ("/join", "/join #room", "join a room (created if needed) and show it"),
+    ("/part", "/part [#room]", "leave the room shown, or the one named"),
+    ("/switch", "/switch #room|@user|N", "show another conversation (also Alt-1..9)"),
+    ("/msg", "/msg @user|#room text", "send to someone or somewhere else"),
+    ("/at", "/at WHEN text", "send later: 18:00 (your clock), +10m, 2026-12-24T18:00Z"),
+    ("/later", "/later DURATION text", "send after 90s, 10m, 1h30m, 1d"),
+    ("/every", "/every RULE text", "send again and again: weekdays@09:00, every:15m (your clock)"),
+    ("/scheduled", "/scheduled", "your messages and series waiting to be sent"),
+    ("/reschedule", "/reschedule ID WHEN|RULE", "move one of them, or give a series a new rule"),
+    ("/edit", "/edit ID text", "change the text of one of them"),
+    ("/cancel", "/cancel ID", "cancel one of them, or end a series"),
+    ("/history", "/history [N]", "load N earlier messages (default 50)"),
+    ("/who", "/who [#room]", "who is in the room"),
+    ("/rooms", "/rooms", "all rooms and how many are in each"),
+    ("/help", "/help", "this list"),
+    ("/quit", "/quit", "leave chatsh (also Ctrl-C, Ctrl-D)"),
+  ]
+
+  func command(_ line: String) {
+    let words = line.split(separator: " ", maxSplits: 1)
+    let name = words[0].lowercased()
+    let rest = words.count > 1 ? String(words[1]).trimmingSpaces : ""
+    let arguments = rest.split(separator: " ").map(String.init)
+    switch name {
+    case "/join", "/j":
+      guard arguments.count == 1, RoomName(arguments[0]) != nil else {
+        return usage("/join #room (# then a-z 0-9 . _ -)")
+      }
+      open(arguments[0], show: true)
+    case "/part", "/leave", "/close":
+      let target = arguments.first ?? (model.currentIndex == nil ? "" : model.current.name)
+      let name = Target(target)?.description ?? target
+      guard model.find(name) != nil else { return error("\(target) is not open") }
+      if case .room(let room)? = Target(name) {
+        request(.part(room), .part(name))
+      } else {
+        model.close(name)
+        conversationsChanged(model.conversations.map(\.name))
+      }
+    case "/switch", "/s":
+      guard let word = arguments.first else { return usage("/switch #room, @user or a number") }
+      if let number = Int(word) {
+        guard model.conversations.indices.contains(number - 1) else {
+          return error("there is no conversation number \(number)")
+        }
+        model.switchTo(index: number - 1)
+      } else if !model.switchTo(Target(word)?.description ?? word) {
+        if word.hasPrefix("@") {
+          open(word, show: true)
+        } else {
+          error("\(word) is not open; /join \(word) to join it")
+        }
+      }
+    case "/msg", "/m":
+      let parts = rest.split(separator: " ", maxSplits: 1)
+      guard parts.count == 2, let target = Target(parts[0]) else {
+        return usage("/msg @user text (or /msg #room text)")
+      }
+      let name = target.description
+      if case .user = target, model.find(name) == nil {
+        // Opened once the broker takes the message: a user that does not
+        // exist gets an error here, not a dead conversation.
+        openOnDelivery.insert(name)
+      } else {
+        open(name, show: true)
+      }
+      say(String(parts[1]), to: name)
+    case "/at", "/later":
+      let parts = rest.split(separator: " ", maxSplits: 1)
+      guard parts.count == 2 else {
+        return usage(name == "/at" ? "/at WHEN text, e.g. /at 18:00 deploy now" : "/later 10m text")
+      }
+      var when = String(parts[0])
+      if name == "/later" && !when.hasPrefix("+") { when = "+" + when }
+      if name == "/at" {
+        // A local date and a clock time: tomorrow 09:00, mon 09:00, 2026-12-24 18:00.
+        let more = parts[1].split(separator: " ", maxSplits: 1)
+        do {
+          if more.count == 2,
+            let due = try LocalDateWhen.resolve(
+              day: when, time: String(more[0]), now: now(), clock: clock)
+          {
+            return schedule(String(more[1]), due: due)
+          }
+        } catch {
+          return self.error(error.text)
+        }
+      }
+      schedule(String(parts[1]), when: when)
+    case "/every":
+      let parts = rest.split(separator: " ", maxSplits: 1)
+      guard parts.count == 2 else {
+        return usage("/every RULE text, e.g. /every weekdays@09:00 stand-up")
+      }
+      repeatedly(String(parts[1]), rule: String(parts[0]))
+    case "/reschedule":
+      guard arguments.count == 2, let id = MessageID(arguments[0]) else {
+        return usage("/reschedule ID WHEN (18:00, +10m, ...) or, for a series, ID RULE")
+      }
+      reschedule(id, to: arguments[1])
+    case "/edit":
+      let parts = rest.split(separator: " ", maxSplits: 1)
+      guard parts.count == 2, let id = MessageID(parts[0]) else {
+        return usage("/edit ID new text (see /scheduled)")
+      }
+      request(.edit(id, text: String(parts[1])), .edit(String(parts[0])))
+    case "/scheduled":
+      request(.scheduled(nil), .scheduled(shown: true))
+    case "/cancel":
+      guard arguments.count == 1, let id = MessageID(arguments[0]) else {
+        return usage("/cancel ID (see /scheduled)")
+      }
+      request(.cancel(id), .cancel(arguments[0]))
+    case "/history":
+      guard model.currentIndex != nil, let target = Target(model.current.name) else {
+        return error("no conversation is open")
+      }
+      let count = arguments.first.flatMap { Int($0) } ?? Self.historyCount
+      guard count > 0 else { return usage("/history [N], N from 1 to 1000") }
+      request(
+        .history(target, count: min(count, 1000), anchor: before(model.current)),
+        .history(target: model.current.name, shown: true))
+    case "/who", "/names":
+      guard let room = RoomName(arguments.first ?? model.current.name) else {
+        return usage("/who #room")
+      }
+      request(.who(room), .who(room: room.description, shown: true))
+    case "/rooms", "/list":
+      request(.rooms(after: nil), .rooms(shown: true))
+    case "/help", "/h", "/?":
+      let width = Self.commands.map { $0.syntax.count }.max() ?? 0
+      let lines = Self.commands.map {
+        $0.syntax + String(repeating: " ", count: width - $0.syntax.count + 2) + $0.summary
+      }
+      notice(
+        (["Type to talk in the conversation shown; Enter sends."] + lines + [
+          "Keys: PageUp/PageDown scroll, Alt-1..9 switch, Tab completes, Up/Down recall.",
+          "Start a line with // to send a line starting with /.",
+        ]).joined(separator: "\n"))
+    case "/quit", "/exit", "/q":
+      quitRequested = true
+    default:
+      error("unknown command \(name); /help lists them")
+    }
+  }
+
+  private func schedule(_ text: String, when: String) {
+    let due: Timestamp
+    do {
+      due = try WhenParser.resolve(when, now: now(), timeZone: clock.timeZone)
+    } catch {
+      return self.error(localTimes(error.text))
+    }
+    schedule(text, due: due)
+  }
+
+  private func schedule(_ text: String, due: Timestamp) {
+    guard model.currentIndex != nil else {
+      return error("join a room first; scheduled messages go to the conversation shown")
+    }
+    guard let target = Target(model.current.name) else { return }
+    request(
+      .sayAt(target, when: due.description, text: text),
+      .sayAt(target: target.description, text: text))
+  }
+
+  /// `/every`: the rule is read in the user's zone unless it names one, and
+  /// sent in full, so the broker's own zone never applies.
+  private func repeatedly(_ text: String, rule: String) {
+    guard model.currentIndex != nil else {
+      return error("join a room first; a series goes to the conversation shown")
+    }
+    let full: String
+    do {
+      full = try Recurrence.parse(rule, defaultZone: clock.timeZone, verb: .sayEvery).description
+    } catch {
+      return self.error(localTimes(error.text))
+    }
+    guard let target = Target(model.current.name) else { return }
+    request(
+      .sayEvery(target, rule: full, text: text), .sayEvery(target: target.description, text: text))
+  }
+
+  /// `/reschedule`: a `<when>` is resolved here like `/at`'s, a rule read
+  /// like `/every`'s.
+  private func reschedule(_ id: MessageID, to word: String) {
+    let resolved: String
+    do {
+      if Recurrence.isRule(word) {
+        resolved = try Recurrence.parse(word, defaultZone: clock.timeZone, verb: .reschedule)
+          .description
+      } else {
+        resolved = try WhenParser.resolve(
+          word, now: now(), timeZone: clock.timeZone, verb: .reschedule
+        ).description
+      }
+    } catch {
+      return self.error(error.text)
+    }
+    request(.reschedule(id, when: resolved), .reschedule(id.description))
+  }
+
+  func usage(_ text: String) { error("usage: " + text) }
+
+  /// An error text with every RFC 3339 UTC time in it shown on the user's
+  /// clock, like the rest of the screen.
+  func localTimes(_ text: String) -> String {
+    guard text.contains("Z") else { return text }
+    var words: [String] = []
+    for word in text.split(separator: " ", omittingEmptySubsequences: false) {
+      var core = Substring(word)
+      var tail = ""
+      while let last = core.last, ".,;:)".contains(last) {
+        tail = String(last) + tail
+        core = core.dropLast()
+      }
+      if let time = parseTimestamp(String(core)) {
+        words.append(clock.shortDateTime(time, now: now()) + tail)
+      } else {
+        words.append(String(word))
+      }
+    }
+    return words.joined(separator: " ")
+  }
+
+  // MARK: - Completion
+
+  /// Candidates for Tab, by what the word before the cursor starts with.
+  /// `line` is the whole input line, so that the id after `/cancel`,
+  /// `/reschedule` and `/edit` completes from the pending ids.
+  public func completions(for word: String, isFirst: Bool, line: String = "") -> [String] {
+    if isFirst && word.hasPrefix("/") { return Self.commands.map(\.name) }
+    let words = line.split(separator: " ", omittingEmptySubsequences: true)
+    let takesID = ["/cancel", "/reschedule", "/edit"].contains(words.first?.lowercased() ?? "")
+    if takesID && (words.count == 1 || (words.count == 2 && !line.hasSuffix(" "))) {
+      return model.pending.sorted()
+    }
+    let rooms = model.knownRooms.union(model.conversations.map(\.name).filter { $0.hasPrefix("#") })
+    let users = model.knownUsers.union(model.current.members).subtracting([model.me])
+    if word.hasPrefix("#") { return Array(rooms) }
+    if word.hasPrefix("@") {
+      return users.map { "@" + $0 } + model.conversations.map(\.name).filter { $0.hasPrefix("@") }
+    }
+    return Array(users)
+  }
+}

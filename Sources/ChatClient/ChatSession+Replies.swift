@@ -1,0 +1,222 @@
+import Foundation
+import LineProtocol
+
+/// What each final reply does to the model, by the request it answers
+/// (chatbroker(7), "Requests"): replies come in request order, so the
+/// session pairs them with ``PendingRequest`` values; a refusal becomes a
+/// note people can read.
+extension ChatSession {
+  /// The reply to `CONVERSATIONS`: opens what is not open, and takes the
+  /// broker's unread counts and read markers.
+  func took(_ summaries: [ConversationSummary], initial: Bool) {
+    for summary in summaries {
+      let name = summary.target.description
+      let existing = model.find(name)
+      guard
+        name.hasPrefix("#") || summary.unread > 0 || remembered.contains(name)
+          || existing != nil
+      else { continue }
+      let conversation =
+        existing ?? open(name, show: false, count: min(max(50, summary.unread + 10), 1000))
+      guard let conversation else { continue }
+      conversation.readMarker = summary.read?.description
+      if (existing == nil || initial) && summary.unread > 0 {
+        conversation.newLineAfter = summary.read?.description ?? ""
+      }
+      if conversation !== model.current {
+        conversation.unread = summary.unread
+        conversation.mentioned = summary.mentions > 0
+      }
+    }
+    if initial { welcomeIfEmpty() }
+  }
+
+  /// What a final reply means for the request it answers: `words` are the
+  /// fixed words after `OK VERB`, `data` the reply's data lines.
+  func finish(_ request: PendingRequest, _ reply: ServerLine, _ data: [BrokerEvent]) {
+    if let (code, text) = reply.refusal {
+      failed(request, code: code, text: text)
+      return
+    }
+    guard let words = reply.okFields else { return }
+    let time = now()
+    switch request {
+    case .join:
+      break
+    case .part(let room):
+      model.close(room)
+      conversationsChanged(model.conversations.map(\.name))
+    case .say(let target, let text):
+      guard case .event(.accepted(_, let id, let sent)) = reply else { return }
+      if openOnDelivery.remove(target) != nil { open(target, show: true) }
+      model.open(target).append(
+        ChatMessage(target: target, id: id.description, time: sent, user: model.me, text: text))
+    case .sayAt(let target, _):
+      guard case .event(.accepted(_, _, let due)) = reply else { return }
+      model.pending.insert(words[0])
+      (model.find(target) ?? model.current).notice(
+        "scheduled for \(clock.shortDateTime(due, now: time)) as \(words[0]) "
+          + "(/scheduled lists, /cancel \(words[0]) cancels)", time: time)
+    case .history(let target, let shown):
+      let messages = historyLines(data)
+      for message in messages { model.knownUsers.insert(message.user) }
+      guard let conversation = model.find(target) else { return }
+      conversation.prepend(history: messages)
+      conversation.historyLoaded = true
+      if shown && messages.isEmpty { conversation.notice("no earlier messages", time: time) }
+    case .conversations(let initial):
+      took(
+        data.compactMap { line -> ConversationSummary? in
+          if case .conversation(let summary) = line { return summary }
+          return nil
+        }, initial: initial)
+    case .markRead(let target):
+      if let conversation = model.find(target), words.count >= 2 {
+        conversation.readMarker = words[1]
+      }
+    case .older(let target):
+      let messages = historyLines(data)
+      guard let conversation = model.find(target) else { return }
+      conversation.loadingOlder = false
+      conversation.prepend(history: messages)
+      if messages.count < Self.historyCount { conversation.reachedStart = true }
+    case .missed(let target):
+      let messages = historyLines(data)
+      if let conversation = model.find(target) {
+        let fresh = conversation.merge(messages)
+        model.counted(fresh, in: conversation)
+      }
+      missedMine[target, default: []] += messages.filter { $0.user == model.me }.map(\.text)
+      if messages.count == 1000, let last = messages.last {
+        requestMissed(target, after: last.id)
+      }
+      missedRequests -= 1
+      if missedRequests == 0 { sendUnsent() }
+    case .who(let room, let shown):
+      let users = data.compactMap { line -> String? in
+        if case .member(_, let user) = line { return user }
+        return nil
+      }
+      model.knownUsers.formUnion(users)
+      if let conversation = model.find(room) { conversation.members = Set(users) }
+      if shown {
+        notice(
+          users.isEmpty
+            ? "nobody is in \(room)" : "in \(room): " + users.joined(separator: ", "))
+      }
+    case .rooms(let shown):
+      var lines: [String] = []
+      var last: RoomName?
+      for case .room(let room, let members, _) in data {
+        model.knownRooms.insert(room.description)
+        last = room
+        lines.append("\(room)  \(members) \(members == 1 ? "person" : "people")")
+      }
+      if !shown {
+        if words.last == "MORE", let last {
+          self.request(.rooms(after: last), .rooms(shown: false))
+        }
+        return
+      }
+      notice(
+        lines.isEmpty
+          ? "there are no rooms yet; /join #name creates one" : lines.joined(separator: "\n"))
+    case .sayEvery(let target, _):
+      guard words.count >= 3, let due = Timestamp(rfc3339: words[1]) else { return }
+      model.pending.insert(words[0])
+      (model.find(target) ?? model.current).notice(
+        "series \(words[0]): \(words[2]), first \(clock.shortDateTime(due, now: time)) "
+          + "(/scheduled lists, /cancel \(words[0]) ends it)", time: time)
+    case .reschedule(let id), .edit(let id):
+      guard let item = data.last.flatMap({ ServerLine.event($0).scheduledMessage }) else { return }
+      model.pending.insert(id)
+      let verb = if case .edit = request { "edited" } else { "rescheduled" }
+      notice("\(verb) \(id): due \(clock.shortDateTime(item.due, now: time)): \(item.text)")
+    case .scheduled(let shown):
+      // The reply is the last COUNT lines: a change made in another session
+      // just before it may have come first (chatbroker(7)).
+      let count = words.first.flatMap { Int($0) } ?? data.count
+      let items = data.suffix(count).compactMap { ServerLine.event($0).scheduledMessage }
+      model.pending = Set(items.map(\.id))
+      guard shown else { return }
+      guard !items.isEmpty else { return notice("no messages are waiting to be sent") }
+      notice(scheduledTable(items, now: time))
+    case .cancel(let id):
+      model.pending.remove(id)
+      notice("cancelled \(id)")
+    }
+  }
+
+  /// The broker refused `request`: `code` as it wrote it (a newer broker's
+  /// may be one this client does not know), `broker` its text.
+  func failed(_ request: PendingRequest, code: String, text broker: String) {
+    let text = localTimes(broker)
+    switch request {
+    case .join(let room):
+      model.close(room)
+      conversationsChanged(model.conversations.map(\.name))
+      error("could not join \(room): \(text)")
+    case .say(let target, let message), .sayAt(let target, let message):
+      openOnDelivery.remove(target)
+      let short = message.count > 40 ? message.prefix(40) + "…" : Substring(message)
+      (model.find(target) ?? model.current).notice(
+        "not sent to \(target): “\(short)”: \(text)", time: now(), isError: true)
+    case .cancel(let id):
+      error("could not cancel \(id): \(text)")
+    case .reschedule(let id):
+      error("could not reschedule \(id): \(text)")
+    case .edit(let id):
+      error("could not edit \(id): \(text)")
+    case .sayEvery(let target, _):
+      (model.find(target) ?? model.current).notice(
+        "no series started in \(target): \(text)", time: now(), isError: true)
+    case .conversations(let initial):
+      // A broker before 1.2: the conversations open last time.
+      guard initial else { return }
+      for name in remembered { open(name, show: false) }
+      welcomeIfEmpty()
+    case .markRead:
+      // Before 1.2 there are no markers; a message gone from the history
+      // (NOSUCHMSG) is simply not marked.
+      if code == "UNKNOWN" { markersSupported = false }
+    case .older(let target):
+      model.find(target)?.loadingOlder = false
+      error(text)
+    case .missed(let target):
+      missedRequests -= 1
+      error("could not fetch what was missed in \(target): \(text)")
+      if missedRequests == 0 { sendUnsent() }
+    default:
+      error(text)
+    }
+  }
+
+  /// The messages of a `HISTORY` reply's data lines.
+  private func historyLines(_ data: [BrokerEvent]) -> [ChatMessage] {
+    data.compactMap { ServerLine.event($0).historyMessage }
+  }
+
+  /// Pending messages as a table, times in the user's zone.
+  func scheduledTable(_ items: [ScheduledMessage], now: Timestamp) -> String {
+    let repeats = items.contains { $0.rule != nil }
+    var rows = [["ID", "DUE", "CREATED", "TO"] + (repeats ? ["REPEATS"] : []) + ["TEXT"]]
+    for item in items {
+      rows.append(
+        [
+          item.id, clock.shortDateTime(item.due, now: now),
+          clock.shortDateTime(item.created, now: now), item.target,
+        ] + (repeats ? [item.rule.map { sanitized($0) } ?? "once"] : []) + [item.text])
+    }
+    let fixed = rows[0].count - 1
+    var widths = [Int](repeating: 0, count: fixed)
+    for row in rows {
+      for column in 0..<fixed { widths[column] = max(widths[column], TextWidth.of(row[column])) }
+    }
+    return rows.map { row in
+      (0..<fixed).map {
+        row[$0] + String(repeating: " ", count: widths[$0] - TextWidth.of(row[$0]))
+      }
+      .joined(separator: "  ") + "  " + row[fixed]
+    }.joined(separator: "\n")
+  }
+}

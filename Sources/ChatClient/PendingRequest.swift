@@ -1,0 +1,34 @@
+/// A request sent and awaiting its reply. Replies come in request order, so
+/// a queue pairs them up.
+enum PendingRequest: Equatable {
+  case join(String)
+  case part(String)
+  case say(target: String, text: String)
+  case sayAt(target: String, text: String)
+  case sayEvery(target: String, text: String)
+  case history(target: String, shown: Bool)
+  /// `CONVERSATIONS` (chatbroker(7), since 1.2): my rooms and direct
+  /// conversations with their unread counts; `initial` at the start.
+  case conversations(initial: Bool)
+  case markRead(String)
+  /// PageUp past the oldest line: `HISTORY target 50 BEFORE id`.
+  case older(target: String)
+  /// `HISTORY target 1000 AFTER id` after a reconnect: what was missed.
+  case missed(target: String)
+  case who(room: String, shown: Bool)
+  /// `shown: false`: only to learn every room's name, for Tab.
+  case rooms(shown: Bool)
+  case scheduled(shown: Bool)
+  case cancel(String)
+  case reschedule(String)
+  case edit(String)
+
+  /// Whether a `SCHED` line may be part of this request's reply; any other
+  /// `SCHED` line is an event: a change made in another session.
+  var takesScheduledLines: Bool {
+    switch self {
+    case .scheduled, .reschedule, .edit: true
+    default: false
+    }
+  }
+}

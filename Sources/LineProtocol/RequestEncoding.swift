@@ -1,0 +1,124 @@
+extension LineCodec {
+  /// The line a client sends for `request` (chatbroker(7), "Requests"), LF
+  /// included: the one encoder of requests, so that every client writes
+  /// what ``RequestParser`` reads back as the same request (a round-trip
+  /// test over every verb holds the two together).
+  ///
+  /// The verb is written in capitals, names as the broker spells them,
+  /// `HISTORY` always with its count, and a text always after ` :`, so a
+  /// text that starts with a colon keeps it (chatbroker(7), "Names and
+  /// values": the parser removes exactly one). Only requests the line
+  /// protocol can say are written (see ``Request/hasLine``); the IRC
+  /// gateway's own values have no line, and asking for one is a
+  /// programming error.
+  public static func encode(_ request: Request) -> [UInt8] {
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(48 + (request.text?.utf8.count ?? 0))
+    append(request, to: &bytes)
+    return bytes
+  }
+
+  /// The same line without its LF, for callers that queue text.
+  public static func line(_ request: Request) -> String {
+    var bytes = encode(request)
+    bytes.removeLast()
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// How many bytes of text fit into `request` (a text-carrying one, its
+  /// own text not counted) within a line of `maximumLineBytes`, LF not
+  /// counted (chatbroker(7), "Transport and framing": 4096).
+  public static func textCapacity(of request: Request, maximumLineBytes: Int = 4096) -> Int {
+    maximumLineBytes - (encode(request).count - 1 - (request.text?.utf8.count ?? 0))
+  }
+
+  /// Appends the line of `request`, LF included, to `bytes`: for a client
+  /// that sends many lines at once, with no array or string per line.
+  public static func append(_ request: Request, to bytes: inout [UInt8]) {
+    func word(_ text: String) {
+      bytes.append(UInt8(ascii: " "))
+      bytes.append(contentsOf: text.utf8)
+    }
+    func id(_ id: MessageID) {
+      bytes.append(UInt8(ascii: " "))
+      id.appendDescription(to: &bytes)
+    }
+    func text(_ text: String) {
+      bytes.append(UInt8(ascii: " "))
+      bytes.append(UInt8(ascii: ":"))
+      bytes.append(contentsOf: text.utf8)
+    }
+    bytes.append(contentsOf: request.verb.rawValue.utf8)
+    switch request {
+    case .join(let room), .part(let room), .who(let room):
+      word(room.description)
+    case .say(let target, let message):
+      word(target.description)
+      text(message)
+    case .sayAt(let target, let when, let message):
+      word(target.description)
+      word(when)
+      text(message)
+    case .sayEvery(let target, let rule, let message):
+      word(target.description)
+      word(rule)
+      text(message)
+    case .history(let target, let count, let anchor):
+      word(target.description)
+      word(String(count))
+      switch anchor {
+      case nil: break
+      case .before(let anchor):
+        word("BEFORE")
+        id(anchor)
+      case .after(let anchor):
+        word("AFTER")
+        id(anchor)
+      default: preconditionFailure("\(request) is the IRC gateway's; it has no line")
+      }
+    case .conversations, .help, .quit:
+      break
+    case .markRead(let target, let message):
+      word(target.description)
+      id(message)
+    case .scheduled(let target):
+      if let target { word(target.description) }
+    case .cancel(let message):
+      id(message)
+    case .reschedule(let message, let when):
+      id(message)
+      word(when)
+    case .edit(let message, let replacement):
+      id(message)
+      text(replacement)
+    case .rooms(let after):
+      if let after {
+        word("AFTER")
+        word(after.description)
+      }
+    case .ping(let token):
+      if let token { word(token) }
+    case .markReadAt, .readMarker:
+      preconditionFailure("\(request) is the IRC gateway's; it has no line")
+    }
+    bytes.append(UInt8(ascii: "\n"))
+  }
+}
+
+extension Request {
+  /// Whether the line protocol can say this request: all but the IRC
+  /// gateway's own values (`MARKREAD` by time or without an id, and the
+  /// `CHATHISTORY` anchors), which the
+  /// request encoder of ``LineCodec`` does not write.
+  public var hasLine: Bool {
+    switch self {
+    case .markReadAt, .readMarker: false
+    case .history(_, _, let anchor):
+      switch anchor {
+      case nil, .before, .after: true
+      default: false
+      }
+    default: true
+    }
+  }
+}
