@@ -11,6 +11,7 @@ extension Server: JournalCommitterDelegate {
 
   func journalRolledBack(because text: String) {
     settleHeld(because: text)
+    federationRolledBack()
   }
 
   func journalNeedsEndOfEvent() {
