@@ -21,7 +21,7 @@ final class FederationBridge {
   let link: FederationLink
   var offeredUpTo: MessageID?
   /// Outbox lines not offered yet, like held lines: the newest outbox id
-  /// at the end of an event that added lines, and the journal count
+  /// at the end of a pass that added lines, and the journal count
   /// (``JournalCommitter/writtenCount``) that covers their records. They
   /// are offered once the committer's durable count reaches it.
   var waiting: [(upTo: MessageID, journalCount: UInt64)] = []
@@ -52,20 +52,22 @@ extension Server {
 
   /// From the link's threads: lines read from the stream, in order, since
   /// the restart that started `epoch`.
+  /// They enter through the poll's mailbox, and are applied in its next
+  /// pass.
   public func deliver(_ lines: [StreamLine], epoch: Int) {
-    queue.async { [unowned self] in
+    poll.post { [unowned self] in
       guard let federation, epoch == federation.epoch else { return }
       for line in lines where line.position.sequence > federation.readUpTo {
         federation.readUpTo = line.position.sequence
         guard engine.receive(line) else { break }
       }
-      afterEvent()
     }
   }
 
-  /// From the link's threads: the link's state changed.
+  /// From the link's threads: the link's state changed (in the poll's
+  /// next pass).
   public func federationStateChanged(_ state: String, _ fields: [String: String] = [:]) {
-    queue.async { [unowned self] in
+    poll.post { [unowned self] in
       let report = "\(state) \(fields.sorted { $0.key < $1.key })"
       guard let federation, federation.lastReport != report else { return }
       federation.state = state
@@ -78,8 +80,8 @@ extension Server {
     }
   }
 
-  /// After every event: hands the outbox lines that are durable by the
-  /// committer's count to the link, since a line
+  /// At the end of every pass (``endOfPass()``): hands the outbox lines
+  /// that are durable by the committer's count to the link, since a line
   /// published and then rolled back here would reach other hosts though
   /// its author was told `STORAGE`; and sends the link back to read again
   /// when lines it read were not applied.

@@ -279,17 +279,16 @@ struct SyncFailureTests {
     let clock = SystemClock()
     _ = try journal.load(repair: false, now: clock.now) { _ in }
     let users = SystemUsers()
-    let engine = Engine(clock: clock, users: users, journal: journal)
-    var options = Server.Options()
-    options.synchronize = { disk.synchronize($0) }
+    let committer = JournalCommitter(journal: journal, synchronize: { disk.synchronize($0) })
+    let engine = Engine(clock: clock, users: users, journal: committer)
     let queue = DispatchQueue(label: "sync-failure-test")
     let server = try Server(
-      queue: queue, engine: engine, journal: journal, users: users, options: options,
+      queue: queue, engine: engine, committer: committer, users: users, options: Server.Options(),
       log: Logger(sink: nil))
     server.onJournalFailure = onJournalFailure
     let fd = try UnixSocket.bind(path: directory + "/sock")
-    queue.sync {
-      server.listen(on: fd)
+    try queue.sync {
+      try server.listen(on: fd)
       engine.finishReplay()
     }
     let client = try LineClient(path: directory + "/sock")
