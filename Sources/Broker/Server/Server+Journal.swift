@@ -6,6 +6,12 @@ import Dispatch
 /// when unsynced records were rolled back, and when the journal failed
 /// for good.
 extension Server: JournalCommitterDelegate {
+  /// Lines a sync released leave at once, as a turn's replies do after
+  /// the turn; ``endOfPass()`` does the rest.
+  func journalSynced() {
+    releaseDurable()
+    flushDirty()
+  }
   /// First what was durable before the failure leaves as usual; every
   /// line still held then waits for a record that is gone.
   func journalRolledBack(because text: String) {

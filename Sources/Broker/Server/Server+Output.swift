@@ -89,8 +89,9 @@ extension Server: EngineOutput {
     //    asked of the group commit thread, or made here when at most one
     //    connection waits (a compaction that is due starts here too).
     committer.endOfPass(mayWaitForSync: holding.count <= 1)
-    // 2. What the committer counts durable now (a sync that returned in
-    //    this pass, or in step 1) may be shown: held lines, and
+    // 2. What the committer counts durable now may be shown: held lines
+    //    (those of a sync that returned at the start of the pass left
+    //    then, journalSynced), and
     //    3. outbox lines, which go to the link to be published.
     releaseDurable()
     offerDurableOutbox()
