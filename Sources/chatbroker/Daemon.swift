@@ -45,9 +45,11 @@ final class Daemon: @unchecked Sendable {
 
     let clock = SystemClock()
     let journal = openJournal(stateDirectory)
+    // The journal's one writer, and the engine's sink (chatbroker(8), JOURNAL).
+    let committer = JournalCommitter(journal: journal, syncs: options.sync, log: log)
     let users = SystemUsers()
     let engine = Engine(
-      limits: options.limits, clock: clock, users: users, journal: journal, log: log)
+      limits: options.limits, clock: clock, users: users, journal: committer, log: log)
     federate(engine)
     replay(journal, into: engine, now: clock.now)
 
@@ -56,12 +58,11 @@ final class Daemon: @unchecked Sendable {
     var serverOptions = Server.Options()
     serverOptions.ircBacklog = options.ircBacklog
     serverOptions.limits = options.limits
-    serverOptions.syncJournal = options.sync
     let server: Server
     do {
       server = try Server(
-        queue: queue, engine: engine, journal: journal, users: users, options: serverOptions,
-        log: log)
+        queue: queue, engine: engine, committer: committer, users: users,
+        options: serverOptions, log: log)
     } catch {
       fail(error.description, status: ExitCode.systemError)
     }
@@ -78,15 +79,19 @@ final class Daemon: @unchecked Sendable {
     startWatchdog()
     queue.sync {
       running = (server, journal)
-      for socket in sockets {
-        // The IRC socket: bound here, or passed with FileDescriptorName=irc.
-        let isIRC = socket.name == "irc" || socket.name == boundIRCSocketPath
-        server.listen(on: socket.fd, wire: isIRC ? .irc : .line)
-        log.info("listening", ["socket": socket.name, "fd": "\(socket.fd)"])
-      }
-      if let tcp = ircTCP {
-        server.listen(on: tcp, wire: .ircOverTCP)
-        log.info("listening", ["irc_tcp": "\(options.ircListenText)", "fd": "\(tcp)"])
+      do throws(SystemError) {
+        for socket in sockets {
+          // The IRC socket: bound here, or passed with FileDescriptorName=irc.
+          let isIRC = socket.name == "irc" || socket.name == boundIRCSocketPath
+          try server.listen(on: socket.fd, wire: isIRC ? .irc : .line)
+          log.info("listening", ["socket": socket.name, "fd": "\(socket.fd)"])
+        }
+        if let tcp = ircTCP {
+          try server.listen(on: tcp, wire: .ircOverTCP)
+          log.info("listening", ["irc_tcp": "\(options.ircListenText)", "fd": "\(tcp)"])
+        }
+      } catch {
+        fail(error.description, status: ExitCode.systemError)
       }
       engine.finishReplay()
       startFederation(server, engine)

@@ -94,7 +94,7 @@ enum Systemd {
 
 /// Sends `STATUS=` to systemd when the counts change, at most once a second.
 ///
-/// `changed()` is called after every event of the engine, so it must be
+/// `changed()` is called at the end of every pass of the engine, so it must be
 /// cheap: it reads the clock, and the status text is built at most once a
 /// second (when a check is due), not once per event. Without systemd
 /// (no `NOTIFY_SOCKET`) it does nothing at all. Confined to `queue`.

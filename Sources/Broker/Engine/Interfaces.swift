@@ -43,7 +43,7 @@ public protocol WallClock: AnyObject {
 }
 
 /// Where the engine's effects go. The I/O shell implements it with sockets
-/// and a Dispatch timer; tests implement it with arrays.
+/// and the poll's wall-clock timer; tests implement it with arrays.
 public protocol EngineOutput: AnyObject {
   /// Queues an event for a connection, in order, to be encoded by the
   /// connection's wire format (once per format when the same ``Outgoing``

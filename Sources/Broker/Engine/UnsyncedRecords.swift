@@ -1,10 +1,11 @@
 import LineProtocol
 
-/// The records the engine applied since the last sync the shell confirmed,
-/// oldest first, each with what undoing it takes. With them a failed sync is
-/// rolled back in memory, record by record, instead of replaying the whole
-/// journal while everyone waits; and the engine knows which replies would
-/// show state that is not durable yet.
+/// The records the engine applied since the last sync the journal
+/// committer confirmed (its durable count decides what is durable; this
+/// follows it), oldest first, each with what undoing it takes. With them a
+/// failed sync is rolled back in memory, record by record, instead of
+/// replaying the whole journal while everyone waits; and the engine knows
+/// which replies would show state that is not durable yet.
 struct UnsyncedRecords {
   /// How to take one record's change back out of the state.
   enum Undo {
@@ -44,8 +45,6 @@ struct UnsyncedRecords {
   private(set) var pending: [String: Int] = [:]
   /// Unsynced room creations.
   private(set) var rooms = 0
-  /// Unsynced outbox lines: always the outbox's newest.
-  private(set) var outboxLines = 0
 
   var count: Int { undos.count }
 
@@ -88,7 +87,6 @@ struct UnsyncedRecords {
     messages.removeAll()
     pending.removeAll()
     rooms = 0
-    outboxLines = 0
   }
 
   private mutating func tally(_ undo: Undo, _ delta: Int) {
@@ -110,10 +108,9 @@ struct UnsyncedRecords {
     case .pendingChange(_, let author, _, _, let delivered, _):
       tally(author: author, delta)
       if let (conversation, _, _) = delivered { tally(conversation, delta) }
-    case .federated(_, let message, let newRoom, let outbox):
+    case .federated(_, let message, let newRoom, _):
       if let (conversation, _, _) = message { tally(conversation, delta) }
       if newRoom != nil { rooms += delta }
-      if outbox { outboxLines += delta }
     }
   }
 

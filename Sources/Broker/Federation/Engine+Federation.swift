@@ -28,12 +28,10 @@ extension Engine {
   /// The last stream sequence applied: the link resumes after it.
   public var streamSequence: UInt64 { federation.sequence }
 
-  /// Outbox lines whose records are durable, oldest first: only these may
-  /// be published, since a line published and then rolled back here
-  /// would reach other hosts though its author was told `STORAGE`.
-  public var durableOutbox: ArraySlice<OutboxLine> {
-    federation.outbox.dropLast(min(unsynced.outboxLines, federation.outbox.count))
-  }
+  /// The outbox, oldest first: lines said here that have not come back
+  /// from the stream yet. The shell publishes only those the journal
+  /// committer counts durable (Server+Federation).
+  public var outbox: [OutboxLine] { federation.outbox }
 
   public var outboxCount: Int { federation.outbox.count }
 

@@ -20,6 +20,13 @@ public protocol FederationLink: AnyObject, Sendable {
 final class FederationBridge {
   let link: FederationLink
   var offeredUpTo: MessageID?
+  /// Outbox lines not offered yet, like held lines: the newest outbox id
+  /// at the end of a pass that added lines, and the journal count
+  /// (``JournalCommitter/writtenCount``) that covers their records. They
+  /// are offered once the committer's durable count reaches it.
+  var waiting: [(upTo: MessageID, journalCount: UInt64)] = []
+  /// The newest outbox id in ``waiting`` or offered.
+  var notedUpTo: MessageID?
   var readUpTo: UInt64
   var epoch = 0
   var state = "connecting"
@@ -45,20 +52,22 @@ extension Server {
 
   /// From the link's threads: lines read from the stream, in order, since
   /// the restart that started `epoch`.
+  /// They enter through the poll's mailbox, and are applied in its next
+  /// pass.
   public func deliver(_ lines: [StreamLine], epoch: Int) {
-    queue.async { [unowned self] in
+    poll.post { [unowned self] in
       guard let federation, epoch == federation.epoch else { return }
       for line in lines where line.position.sequence > federation.readUpTo {
         federation.readUpTo = line.position.sequence
         guard engine.receive(line) else { break }
       }
-      afterEvent()
     }
   }
 
-  /// From the link's threads: the link's state changed.
+  /// From the link's threads: the link's state changed (in the poll's
+  /// next pass).
   public func federationStateChanged(_ state: String, _ fields: [String: String] = [:]) {
-    queue.async { [unowned self] in
+    poll.post { [unowned self] in
       let report = "\(state) \(fields.sorted { $0.key < $1.key })"
       guard let federation, federation.lastReport != report else { return }
       federation.state = state
@@ -71,8 +80,11 @@ extension Server {
     }
   }
 
-  /// After every event: hands newly durable outbox lines to the link, and
-  /// sends it back to read again when lines it read were not applied.
+  /// At the end of every pass (``endOfPass()``): hands the outbox lines
+  /// that are durable by the committer's count to the link, since a line
+  /// published and then rolled back here would reach other hosts though
+  /// its author was told `STORAGE`; and sends the link back to read again
+  /// when lines it read were not applied.
   func offerDurableOutbox() {
     guard let federation else { return }
     if engine.streamSequence < federation.readUpTo {
@@ -80,12 +92,31 @@ extension Server {
       federation.epoch += 1
       federation.link.restart(from: engine.streamSequence + 1, epoch: federation.epoch)
     }
-    let durable = engine.durableOutbox
-    guard let last = durable.last, federation.offeredUpTo.map({ last.id > $0 }) ?? true else {
-      return
+    let outbox = engine.outbox
+    if let last = outbox.last?.id, federation.notedUpTo.map({ last > $0 }) ?? true {
+      federation.waiting.append((last, committer.writtenCount))
+      federation.notedUpTo = last
     }
-    let fresh = durable.filter { line in federation.offeredUpTo.map { line.id > $0 } ?? true }
-    federation.offeredUpTo = last.id
-    federation.link.publish(fresh)
+    let durable = committer.durableCount
+    var durableUpTo: MessageID?
+    while let first = federation.waiting.first, first.journalCount <= durable {
+      durableUpTo = first.upTo
+      federation.waiting.removeFirst()
+    }
+    guard let durableUpTo else { return }
+    let fresh = outbox.filter { line in
+      line.id <= durableUpTo && federation.offeredUpTo.map { line.id > $0 } ?? true
+    }
+    federation.offeredUpTo = durableUpTo
+    if !fresh.isEmpty { federation.link.publish(fresh) }
+  }
+
+  /// After a failed sync: the outbox holds only durable lines now, the
+  /// others were undone; those not offered yet are noted again at the
+  /// end of this pass, under the durable count.
+  func federationRolledBack() {
+    guard let federation else { return }
+    federation.waiting.removeAll()
+    federation.notedUpTo = federation.offeredUpTo
   }
 }

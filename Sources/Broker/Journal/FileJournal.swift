@@ -16,7 +16,9 @@ import LineProtocol
 /// ahead of its records (``ZeroFill``), so its size is not its logical
 /// end: ``size`` is, and readers stop at the first NUL byte
 /// (``JournalReader``).
-public final class FileJournal: JournalSink {
+///
+/// Its one writer is the ``JournalCommitter``, the engine's journal sink.
+public final class FileJournal {
   public let directory: String
   public let path: String
   /// Below this size the journal is never compacted.
@@ -36,9 +38,9 @@ public final class FileJournal: JournalSink {
   var gathersWrites = false
   private var gathered: [UInt8] = []
   private let zeroFill = ZeroFill()
-  /// The engine's queue, where zero-filling reports back; none before the
+  /// How zero-filling reports back to the engine's loop; none before the
   /// server starts, and no filling ahead then.
-  private var engineQueue: DispatchQueue?
+  private var post: JournalCommitter.Post?
   /// Counts the files compaction put in place: a size measured in one
   /// generation means nothing in the next.
   public private(set) var generation = 0
@@ -173,18 +175,19 @@ public final class FileJournal: JournalSink {
     return report
   }
 
-  /// The server starts: from now on appends are gathered per event if
-  /// `gathering`, and the file is zero-filled ahead, reporting on `queue`.
-  func attach(queue: DispatchQueue, gathering: Bool, syncing: Bool) {
-    engineQueue = queue
+  /// The server starts: from now on appends are gathered per pass if
+  /// `gathering`, and the file is zero-filled ahead, reporting through
+  /// `post` (``ReadinessPoll/post(_:)``).
+  func attach(post: @escaping JournalCommitter.Post, gathering: Bool, syncing: Bool) {
+    self.post = post
     gathersWrites = gathering
     zeroFill.syncs = syncing
-    zeroFill.fillAhead(fd, after: size, engineQueue: queue)
+    zeroFill.fillAhead(fd, after: size, post: post)
   }
 
   /// Gathers the records for ``flush()``, or writes them at once with one
   /// `pwrite(2)`; a failed write leaves no record behind.
-  public func append(_ records: [JournalRecord]) throws(StorageError) {
+  func append(_ records: [JournalRecord]) throws(StorageError) {
     for record in records { record.appendJSONLine(to: &gathered) }
     writtenCount += UInt64(records.count)
     guard !gathersWrites else { return }
@@ -218,7 +221,7 @@ public final class FileJournal: JournalSink {
     }
     size += Int64(gathered.count)
     flushedCount = writtenCount
-    if let engineQueue { zeroFill.fillAhead(fd, after: size, engineQueue: engineQueue) }
+    if let post { zeroFill.fillAhead(fd, after: size, post: post) }
   }
 
   /// After a failed sync or write: cuts the file back to `size`, the end
@@ -272,7 +275,7 @@ public final class FileJournal: JournalSink {
     generation += 1
     do throws(JournalError) {
       try openForAppend(logicalEnd: nil)
-      if let engineQueue { zeroFill.fillAhead(fd, after: size, engineQueue: engineQueue) }
+      if let post { zeroFill.fillAhead(fd, after: size, post: post) }
     } catch {
       throw SystemError("open", errno: EIO, subject: path)
     }

@@ -51,21 +51,19 @@ final class GroupCommit: @unchecked Sendable {
   static let inlineLimit = DispatchTimeInterval.milliseconds(1)
 
   private let synchronize: @Sendable (Int32) -> Int32
-  private let post: JournalCommitter.Post
-  private let deliver: (Outcome) -> Void
+  /// Set by ``start(post:deliver:)``, before the thread starts.
+  private var post: JournalCommitter.Post = { _ in }
+  private var deliver: (Outcome) -> Void = { _ in }
 
-  /// `deliver` runs on the engine's queue, where `post` runs what it is
-  /// given.
-  init(
-    post: @escaping JournalCommitter.Post, synchronize: @escaping @Sendable (Int32) -> Int32,
-    deliver: @escaping (Outcome) -> Void
-  ) {
-    self.post = post
+  init(synchronize: @escaping @Sendable (Int32) -> Int32) {
     self.synchronize = synchronize
-    self.deliver = deliver
   }
 
-  func start() {
+  /// Starts the thread; `deliver` runs in a pass of the engine's loop,
+  /// where `post` runs what it is given (``ReadinessPoll/post(_:)``).
+  func start(post: @escaping JournalCommitter.Post, deliver: @escaping (Outcome) -> Void) {
+    self.post = post
+    self.deliver = deliver
     let thread = Thread { [self] in
       // Named from inside: `top -H` and `perf` show it (Foundation on Linux
       // names only the current thread; the kernel keeps 15 bytes).

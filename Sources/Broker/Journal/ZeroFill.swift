@@ -26,7 +26,7 @@ final class ZeroFill: @unchecked Sendable {
   /// Highest end of a record written while a fill was in flight.
   private var recordsEnd: Int64 = 0
 
-  /// The file's zero-filled end as the engine's queue knows it.
+  /// The file's zero-filled end as the engine's loop knows it.
   private(set) var filledEnd: Int64 = 0
   /// The start of the fill in flight, if any.
   private var fillingFrom: Int64?
@@ -58,9 +58,10 @@ final class ZeroFill: @unchecked Sendable {
   }
 
   /// After records were written up to `end`: starts the next fill if they
-  /// came within ``margin`` of the zeros' end. `completion` runs on
-  /// `engineQueue`; the caller need not do anything with it.
-  func fillAhead(_ fd: Int32, after end: Int64, engineQueue: DispatchQueue) {
+  /// came within ``margin`` of the zeros' end. It reports back through
+  /// `post`, in a pass of the engine's loop; the caller need not do
+  /// anything with it.
+  func fillAhead(_ fd: Int32, after end: Int64, post: @escaping JournalCommitter.Post) {
     guard fillingFrom == nil, end + Self.margin > filledEnd else { return }
     let from = max(filledEnd, end)
     let to = from + Self.step
@@ -78,7 +79,7 @@ final class ZeroFill: @unchecked Sendable {
         // A full disk: the records will extend the file themselves.
         filled = false
       }
-      engineQueue.async { [self] in
+      post { [self] in
         guard self.epoch == epoch else { return }
         fillingFrom = nil
         if filled { filledEnd = max(filledEnd, to) }

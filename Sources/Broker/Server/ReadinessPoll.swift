@@ -3,9 +3,14 @@ import Dispatch
 import Foundation
 import Glibc
 
-/// The readiness of every connection, through one epoll instance of the
-/// server's own, waited on by a thread of its own that serves each pass on
-/// the engine's queue.
+/// The engine's event loop: one epoll instance of the server's own, waited
+/// on by a thread of its own that serves each pass on the engine's queue.
+/// Everything the broker does happens in a pass: connections' readiness,
+/// the listeners', the schedule timer (a `CLOCK_REALTIME` timerfd), the
+/// loop's own deadlines (a `CLOCK_MONOTONIC` timerfd), and what other
+/// threads hand in through the mailbox (``post(_:)``): the journal's sync
+/// results and zero-filling, compaction steps, NATS deliveries and link
+/// states. The README ("How it is built") lists them.
 ///
 /// A dispatch source per connection cost, for every event, a wake-up of
 /// libdispatch's manager thread, a `FIONREAD` ioctl, a hop to the queue's
@@ -14,15 +19,15 @@ import Glibc
 /// 100 clients, `perf record -g` put a third of the broker's CPU in the
 /// scheduler and wake-up paths. Here the kernel wakes this thread straight
 /// from `epoll_wait`, it takes the queue with `sync` (run on this thread
-/// when the queue is idle: no hop), hands over every ready connection, and
-/// the server ends the pass as it ends any event (``Server/afterEvent()``):
-/// one journal write, one sync request and one flush for all the requests
-/// of the pass, as Redis writes its AOF once per turn of its event loop.
+/// when the queue is idle: no hop), hands over every ready registration,
+/// and the server ends the pass (``Server/endOfPass()``): one journal
+/// write, one sync request and one flush for all the requests of the
+/// pass, as Redis writes its AOF once per turn of its event loop.
 ///
 /// Registrations are level-triggered. A connection watched for nothing is
 /// registered one-shot: epoll reports a hang-up even to a registration that
 /// asked for nothing, and reporting it on every pass would spin.
-final class ReadinessPoll: @unchecked Sendable {
+final class ReadinessPoll: JournalLoop, @unchecked Sendable {
   /// What a connection waits for.
   struct Interest: OptionSet {
     let rawValue: UInt32
@@ -45,25 +50,48 @@ final class ReadinessPoll: @unchecked Sendable {
     }
   }
 
+  /// What a pass hands to the server, in this order: blocks posted and
+  /// deadlines due, the schedule timer, then each ready registration,
+  /// then the end of the pass.
+  struct Handlers {
+    var timerFired: () -> Void
+    var ready: (Event) -> Void
+    var endOfPass: () -> Void
+  }
+
   /// The most registrations one pass hands over; more wait for the next.
   static let eventsPerPass = 256
-  /// The token of the ``Mailbox``'s eventfd, which no connection has (its
-  /// slot would be 2³² − 1).
+  /// Tokens of registrations that are no connection: their low half has
+  /// its top bit set, which no connection's slot has (see
+  /// ``ConnectionID/pollToken``).
   private static let mailboxToken = UInt64.max
+  private static let deadlineToken = UInt64.max - 1
+  private static let wallTimerToken = UInt64.max - 2
+  /// The token of the server's `index`th listener.
+  static func listenerToken(_ index: Int) -> UInt64 { 0x8000_0000 | UInt64(index) }
+  /// The listener a token names, if it names one.
+  static func listenerIndex(_ token: UInt64) -> Int? {
+    token >> 31 == 1 ? Int(token & 0x7FFF_FFFF) : nil
+  }
 
   private let queue: DispatchQueue
   private let descriptor: Int32
   private let mailbox: Mailbox
+  private let timers: Timers
 
-  /// Creates the epoll instance, idle until ``start(ready:endOfPass:)``.
+  /// Creates the epoll instance, idle until ``start(_:)``.
   init(queue: DispatchQueue) throws(SystemError) {
     self.queue = queue
     descriptor = try systemCall("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
     do throws(SystemError) {
       mailbox = try Mailbox()
-      var event = Self.event(token: Self.mailboxToken, interest: .readable)
-      _ = try systemCall("epoll_ctl") {
-        epoll_ctl(descriptor, EPOLL_CTL_ADD, mailbox.descriptor, &event)
+      timers = try Timers()
+      for (fd, token) in [
+        (mailbox.descriptor, Self.mailboxToken), (timers.deadlineDescriptor, Self.deadlineToken),
+        (timers.wallDescriptor, Self.wallTimerToken),
+      ] {
+        var event = Self.event(token: token, interest: .readable)
+        _ = try systemCall("epoll_ctl") { epoll_ctl(descriptor, EPOLL_CTL_ADD, fd, &event) }
       }
     } catch {
       Glibc.close(descriptor)
@@ -71,17 +99,22 @@ final class ReadinessPoll: @unchecked Sendable {
     }
   }
 
-  /// From now on `ready` is called on the queue for each ready
-  /// registration of a pass, then `endOfPass` once (Sendable because the
-  /// waiting thread holds them; they only ever run on the queue).
-  func start(
-    ready: @escaping @Sendable (Event) -> Void, endOfPass: @escaping @Sendable () -> Void
-  ) {
-    let thread = Thread { [queue, descriptor, mailbox] in
+  /// From now on every pass runs `handlers` on the queue (Sendable because
+  /// the waiting thread holds them; they only ever run on the queue).
+  func start(_ handlers: Handlers) {
+    let handlers = UncheckedHandlers(handlers)
+    let thread = Thread { [queue, descriptor, mailbox, timers] in
       Thread.current.name = "chatbroker-poll"  // see GroupCommit.start()
-      Self.wait(on: descriptor, mailbox: mailbox, queue: queue, ready: ready, endOfPass: endOfPass)
+      Self.wait(
+        on: descriptor, mailbox: mailbox, timers: timers, queue: queue,
+        handlers: handlers.handlers)
     }
     thread.start()
+  }
+
+  private struct UncheckedHandlers: @unchecked Sendable {
+    let handlers: Handlers
+    init(_ handlers: Handlers) { self.handlers = handlers }
   }
 
   deinit {
@@ -98,10 +131,24 @@ final class ReadinessPoll: @unchecked Sendable {
     mailbox.post(block)
   }
 
+  /// Runs `block` in the first pass after `milliseconds` have passed on
+  /// the monotonic clock. Called on the queue.
+  func after(milliseconds: Int, _ block: @escaping @Sendable () -> Void) {
+    timers.add(due: Timers.now() + UInt64(max(0, milliseconds)) * 1_000_000, block)
+  }
+
+  /// Arms the schedule timer for the wall clock's `milliseconds` since
+  /// the epoch, or disarms it (`nil`); it replaces any earlier arming. An
+  /// absolute `CLOCK_REALTIME` timer: when the clock is set forward or
+  /// back, it fires when the clock shows its time.
+  func armWallClockTimer(at milliseconds: Int64?) {
+    timers.armWall(at: milliseconds)
+  }
+
   /// The waiting thread: every pass is served on `queue`, in one block.
   private static func wait(
-    on descriptor: Int32, mailbox: Mailbox, queue: DispatchQueue,
-    ready: (Event) -> Void, endOfPass: () -> Void
+    on descriptor: Int32, mailbox: Mailbox, timers: Timers, queue: DispatchQueue,
+    handlers: Handlers
   ) {
     let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: eventsPerPass)
     defer {
@@ -118,17 +165,120 @@ final class ReadinessPoll: @unchecked Sendable {
       }
       let pass = events[0..<Int(count)]
       var posted: [@Sendable () -> Void] = []
-      if pass.contains(where: { $0.data.u64 == mailboxToken }) {
-        guard let blocks = mailbox.take() else { return }
-        posted = blocks
+      var deadlines = false
+      var wallTimer = false
+      for event in pass {
+        switch event.data.u64 {
+        case mailboxToken:
+          guard let blocks = mailbox.take() else { return }
+          posted = blocks
+        case deadlineToken: deadlines = true
+        case wallTimerToken: wallTimer = true
+        default: break
+        }
       }
       queue.sync {
         for block in posted { block() }
-        for event in pass where event.data.u64 != mailboxToken {
-          ready(Event(token: event.data.u64, events: event.events))
+        if deadlines { timers.runDue() }
+        if wallTimer && timers.wallTimerExpired() { handlers.timerFired() }
+        for event in pass where event.data.u64 < wallTimerToken {
+          handlers.ready(Event(token: event.data.u64, events: event.events))
         }
-        endOfPass()
+        handlers.endOfPass()
       }
+    }
+  }
+
+  /// The loop's two timerfds: the deadlines of ``after(milliseconds:_:)``
+  /// on the monotonic clock, armed for the earliest, and the schedule
+  /// timer on the wall clock. The deadlines are the queue's.
+  private final class Timers: @unchecked Sendable {
+    let deadlineDescriptor: Int32
+    let wallDescriptor: Int32
+    /// Pending deadlines, latest first, so the due ones pop off the end;
+    /// the sequence number keeps blocks due at the same instant in order.
+    private var pending: [(due: UInt64, sequence: Int, block: () -> Void)] = []
+    private var sequence = 0
+    private var armedFor: UInt64?
+
+    init() throws(SystemError) {
+      let flags = Int32(TFD_CLOEXEC) | Int32(TFD_NONBLOCK)
+      deadlineDescriptor = try systemCall("timerfd_create") {
+        timerfd_create(CLOCK_MONOTONIC, flags)
+      }
+      do throws(SystemError) {
+        wallDescriptor = try systemCall("timerfd_create") { timerfd_create(CLOCK_REALTIME, flags) }
+      } catch {
+        Glibc.close(deadlineDescriptor)
+        throw error
+      }
+    }
+
+    deinit {
+      Glibc.close(deadlineDescriptor)
+      Glibc.close(wallDescriptor)
+    }
+
+    func add(due: UInt64, _ block: @escaping () -> Void) {
+      sequence += 1
+      let index = pending.firstIndex { $0.due < due || ($0.due == due && $0.sequence < sequence) }
+      pending.insert((due, sequence, block), at: index ?? pending.count)
+      armDeadline()
+    }
+
+    /// In a pass whose deadline timer fired: runs every block now due.
+    func runDue() {
+      drain(deadlineDescriptor)
+      armedFor = nil
+      let now = Self.now()
+      while let last = pending.last, last.due <= now {
+        pending.removeLast()
+        last.block()
+      }
+      armDeadline()
+    }
+
+    private func armDeadline() {
+      guard let earliest = pending.last?.due else { return }
+      guard armedFor.map({ earliest < $0 }) ?? true else { return }
+      armedFor = earliest
+      // 0 would disarm: at least 1 ns.
+      Self.arm(deadlineDescriptor, nanoseconds: max(earliest, 1))
+    }
+
+    /// `CLOCK_MONOTONIC`, the deadline timer's clock, in nanoseconds.
+    static func now() -> UInt64 {
+      var time = timespec()
+      clock_gettime(CLOCK_MONOTONIC, &time)
+      return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+
+    func armWall(at milliseconds: Int64?) {
+      guard let milliseconds else {
+        var off = itimerspec()
+        timerfd_settime(wallDescriptor, 0, &off, nil)
+        return
+      }
+      Self.arm(wallDescriptor, nanoseconds: UInt64(max(milliseconds, 1)) * 1_000_000)
+    }
+
+    /// Whether the schedule timer really expired (a re-arming since epoll
+    /// reported it may have cleared it).
+    func wallTimerExpired() -> Bool { drain(wallDescriptor) }
+
+    private static func arm(_ fd: Int32, nanoseconds: UInt64) {
+      var spec = itimerspec()
+      spec.it_value.tv_sec = Int(nanoseconds / 1_000_000_000)
+      spec.it_value.tv_nsec = Int(nanoseconds % 1_000_000_000)
+      let result = timerfd_settime(fd, Int32(TFD_TIMER_ABSTIME), &spec, nil)
+      assert(result == 0, "timerfd_settime: errno \(errno)")
+    }
+
+    /// Reads a timerfd's expirations: whether there were any.
+    @discardableResult
+    private func drain(_ fd: Int32) -> Bool {
+      var expirations: UInt64 = 0
+      return Glibc.read(fd, &expirations, MemoryLayout<UInt64>.size) == MemoryLayout<UInt64>.size
     }
   }
 

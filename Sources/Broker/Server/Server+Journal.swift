@@ -1,20 +1,23 @@
 import Dispatch
 
 /// The server's side of "durable before visible": the journal committer
-/// (``JournalCommitter``) owns the journal, and tells the server when
-/// records became durable, when unsynced ones were rolled back, and when
-/// the journal failed for good.
+/// (``JournalCommitter``) owns the journal and its durable count, which
+/// the end of every pass reads (``endOfPass()``); it tells the server
+/// when unsynced records were rolled back, and when the journal failed
+/// for good.
 extension Server: JournalCommitterDelegate {
-  func journalRecordsDurable(upTo count: UInt64) {
-    releaseHeld(upTo: count)
+  /// Lines a sync released leave at once, as a turn's replies do after
+  /// the turn; ``endOfPass()`` does the rest.
+  func journalSynced() {
+    releaseDurable()
+    flushDirty()
   }
-
+  /// First what was durable before the failure leaves as usual; every
+  /// line still held then waits for a record that is gone.
   func journalRolledBack(because text: String) {
+    releaseDurable()
     settleHeld(because: text)
-  }
-
-  func journalNeedsEndOfEvent() {
-    afterEvent()
+    federationRolledBack()
   }
 
   /// Nothing held is released any more; the caller decides how to stop.
@@ -33,7 +36,7 @@ extension Server: JournalCommitterDelegate {
     committer.compactIfDue()
   }
 
-  /// The last sync at shutdown, on the queue: everything gathered is
+  /// The last sync at shutdown, in a pass: everything gathered is
   /// written and synced before the process exits. Returns why it failed.
   public func syncJournalAtShutdown() -> String? {
     committer.syncAtShutdown()

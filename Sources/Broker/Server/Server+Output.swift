@@ -38,7 +38,8 @@ struct HeldLine {
 /// What the engine's effects become: lines queued per connection, those
 /// that show unsynced records held until the records are durable (and
 /// every later line of the connection behind them), flushed with one
-/// send(2) per connection; closes; the one schedule timer.
+/// send(2) per connection; closes; the one schedule timer (the poll's
+/// wall-clock timerfd). And what ends every pass, ``endOfPass()``.
 extension Server: EngineOutput {
   public func send(_ outgoing: Outgoing, to id: ConnectionID, kind: LineKind) {
     guard let connection = connections[id], !connection.overflowed else { return }
@@ -109,15 +110,7 @@ extension Server: EngineOutput {
   }
 
   public func armTimer(at due: Timestamp?) {
-    guard let due else {
-      timer.schedule(wallDeadline: .distantFuture)
-      return
-    }
-    let milliseconds = due.milliseconds
-    let deadline = DispatchWallTime(
-      timespec: timespec(
-        tv_sec: Int(milliseconds / 1000), tv_nsec: Int(milliseconds % 1000) * 1_000_000))
-    timer.schedule(wallDeadline: deadline, leeway: .microseconds(100))
+    poll.armWallClockTimer(at: due?.milliseconds)
   }
 
   // MARK: - Output and group commit
@@ -129,14 +122,40 @@ extension Server: EngineOutput {
     }
   }
 
-  /// After every event: the journal writes what the event appended and
-  /// starts its sync (see ``JournalCommitter/endOfEvent(mayWaitForSync:)``), and what may
-  /// leave is written.
-  func afterEvent() {
-    committer.endOfEvent(mayWaitForSync: holding.count <= 1)
+  /// What ends every pass of the poll, in this order, and the only place
+  /// that says it: the counterpart of redis' `beforeSleep`, which writes
+  /// the AOF once per turn of its event loop, syncs it by policy and only
+  /// then writes the replies waiting for it. Whatever ran in the pass
+  /// (readiness, turns, the schedule timer, sync results, NATS
+  /// deliveries, compaction steps, deadlines) only gathered records and
+  /// queued lines; none of it writes the journal or a socket of a
+  /// connection it did not serve.
+  func endOfPass() {
+    // 1. The records of the whole pass: one pwrite(2), then the sync is
+    //    asked of the group commit thread, or made here when at most one
+    //    connection waits (a compaction that is due starts here too).
+    committer.endOfPass(mayWaitForSync: holding.count <= 1)
+    // 2. What the committer counts durable now may be shown: held lines
+    //    (those of a sync that returned at the start of the pass left
+    //    then, journalSynced), and
+    //    3. outbox lines, which go to the link to be published.
+    releaseDurable()
     offerDurableOutbox()
+    // 4. One send(2) per connection with output released.
     flushDirty()
+    // 5. A shutdown whose clients have read their BYE ends.
+    completeShutdownIfDrained()
+    // 6. systemd's STATUS= line, at most once a second.
     onStatusChange?()
+  }
+
+  /// Releases the held lines up to the committer's durable count, once
+  /// per change of it.
+  func releaseDurable() {
+    let durable = committer.durableCount
+    guard durable > releasedUpTo else { return }
+    releasedUpTo = durable
+    releaseHeld(upTo: durable)
   }
 
   /// Writes every connection with released output.
@@ -265,7 +284,7 @@ extension Server: EngineOutput {
       ])
     // Leave the engine's call first: it may be iterating a room right now.
     let id = connection.id
-    queue.async { [unowned self] in
+    poll.post { [unowned self] in
       guard let connection = connections[id] else { return }
       engine.disconnect(id)
       connection.output.discardUnsent()
@@ -274,8 +293,7 @@ extension Server: EngineOutput {
       connection.endOverflow()
       send(.bye("you fell too far behind; reconnect and read HISTORY"), to: id)
       close(id)
-      afterEvent()
-      queue.asyncAfter(deadline: .now() + .seconds(10)) { [unowned self] in
+      poll.after(milliseconds: 10_000) { [unowned self] in
         if let connection = connections[id] { finish(connection) }
       }
     }

@@ -6,19 +6,17 @@ import LineProtocol
 
 /// The I/O shell around the engine: it accepts connections, moves bytes and
 /// time in and effects out, and keeps the promise "durable before visible":
-/// a line queued after a journal record leaves only once that record is
-/// synced. Everything runs on one serial queue, most of it on the poll
-/// thread (``ReadinessPoll``); `fdatasync` runs on a thread of its own, so
-/// the engine keeps working while the disk syncs (group commit: whatever
-/// was appended meanwhile is covered by the next sync), except when at most
-/// one connection waits for it (``GroupCommit/syncNow(_:)``).
+/// a line queued after a journal record leaves only once the committer
+/// (``JournalCommitter``) counts that record durable. Everything runs in
+/// the passes of one poll thread (``ReadinessPoll``) on the engine's
+/// queue, each ended by ``endOfPass()``; `fdatasync` runs on a thread of
+/// its own, so the engine keeps working while the disk syncs (group
+/// commit: whatever was appended meanwhile is covered by the next sync),
+/// except when at most one connection waits for it
+/// (``GroupCommit/syncNow(_:)``).
 public final class Server: @unchecked Sendable {
   public struct Options: Sendable {
     public var limits = Limits()
-    /// `--no-sync`: never call fdatasync (throwaway state, benchmarks).
-    public var syncJournal = true
-    /// The sync call, `fdatasync`; tests put a failing disk in its place.
-    public var synchronize: @Sendable (Int32) -> Int32 = { fdatasync($0) }
     /// `--irc-backlog`: lines of a room an IRC client without chathistory
     /// gets when it joins.
     public var ircBacklog = 50
@@ -37,8 +35,10 @@ public final class Server: @unchecked Sendable {
   /// Every connection's readiness, one pass at a time (``ReadinessPoll``).
   let poll: ReadinessPoll
   var nextConnection = 1
-  var listeners: [DispatchSourceRead] = []
-  /// Accepting stopped (the listeners suspended) because accept(2) ran out
+  /// The listening sockets, registered in the poll under
+  /// ``ReadinessPoll/listenerToken(_:)`` of their index.
+  var listeners: [(fd: Int32, wire: WireFormat)] = []
+  /// Accepting stopped (the listeners unwatched) because accept(2) ran out
   /// of descriptors or memory; it resumes when a connection closes or after
   /// a short pause.
   var acceptPaused = false
@@ -53,10 +53,11 @@ public final class Server: @unchecked Sendable {
   /// times a minute per user and kind: a user connecting in a loop must
   /// not flood the log (chatbroker(8), "LOGGING").
   var connectionLog = LimitLog(perMinute: 30)
-  let timer: DispatchSourceTimer
-  /// The journal's one owner: group commit, recovery, compaction (see
-  /// Server+Journal).
+  /// The journal's one owner and the engine's journal sink: group commit,
+  /// recovery, compaction, and the durable count (see Server+Journal).
   let committer: JournalCommitter
+  /// The durable count held lines and the outbox were last released up to.
+  var releasedUpTo: UInt64 = 0
   /// fdatasync calls so far: with group commit, far fewer than records.
   public var syncCount: Int { committer.syncCount }
   /// Called (on the queue) when the journal cannot be recovered after a
@@ -72,6 +73,8 @@ public final class Server: @unchecked Sendable {
   let readBuffer = UnsafeMutableRawBufferPointer.allocate(
     byteCount: 64 * 1024, alignment: 16)
   var stopping = false
+  /// A shutdown waiting for its clients to read their BYE (``endOfPass()``).
+  var draining: (giveUp: DispatchTime, completion: @Sendable () -> Void)?
   /// Called (on the queue) whenever counts worth reporting may have changed.
   public var onStatusChange: (() -> Void)?
   /// Shared rooms' link to the stream (Server+Federation), nil without.
@@ -118,35 +121,31 @@ public final class Server: @unchecked Sendable {
   /// bounded by back-pressure, so the output limit is not applied to them.
   var serving: ConnectionID?
 
+  /// Serves `engine`, whose journal sink must be `committer` (the
+  /// journal loaded already), on `queue`; nothing runs before the first
+  /// pass of the poll but what the caller does on the queue.
   public init(
-    queue: DispatchQueue, engine: Engine, journal: FileJournal, users: SystemUsers,
+    queue: DispatchQueue, engine: Engine, committer: JournalCommitter, users: SystemUsers,
     options: Options, log: Logger
   ) throws(SystemError) {
+    precondition(engine.journal === committer, "the engine appends through the committer")
     self.queue = queue
     self.engine = engine
     self.users = users
     self.options = options
     self.log = log
-    // First, as it may throw: the timer, a dispatch source, must not be
-    // released before it was resumed.
+    self.committer = committer
     poll = try ReadinessPoll(queue: queue)
-    timer = DispatchSource.makeTimerSource(flags: [], queue: queue)
-    committer = JournalCommitter(
-      journal: journal, engine: engine, queue: queue, post: { [poll] in poll.post($0) },
-      syncs: options.syncJournal,
-      synchronize: options.synchronize, log: log)
     reserveDescriptor = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
-    timer.setEventHandler { [unowned self] in
-      engine.timerFired()
-      afterEvent()
-    }
-    timer.schedule(wallDeadline: .distantFuture)
-    timer.resume()
+    committer.start(engine: engine, loop: poll)
+    releasedUpTo = committer.durableCount
     engine.output = self
     committer.delegate = self
     poll.start(
-      ready: { [unowned self] event in ready(event) },
-      endOfPass: { [unowned self] in afterEvent() })
+      ReadinessPoll.Handlers(
+        timerFired: { [unowned self] in self.engine.timerFired() },
+        ready: { [unowned self] event in ready(event) },
+        endOfPass: { [unowned self] in endOfPass() }))
   }
 
   deinit {
@@ -158,17 +157,17 @@ public final class Server: @unchecked Sendable {
   // MARK: - Listening
 
   /// Serves a listening socket (bound here or passed by systemd) whose
-  /// clients speak `wire`.
-  public func listen(on fd: Int32, wire: WireFormat = .line) {
-    let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-    source.setEventHandler { [unowned self] in accept(from: fd, wire: wire) }
-    source.setCancelHandler { Glibc.close(fd) }
-    listeners.append(source)
-    source.resume()
+  /// clients speak `wire`: registered in the poll, so that its clients are
+  /// accepted in a pass like any other event. On the queue.
+  public func listen(on fd: Int32, wire: WireFormat = .line) throws(SystemError) {
+    let token = ReadinessPoll.listenerToken(listeners.count)
+    try poll.register(fd, token: token)
+    listeners.append((fd, wire))
+    if !acceptPaused { poll.watch(fd, token: token, for: .readable) }
   }
 
-  /// At most this many connections are accepted per wake-up of a listener;
-  /// then other work runs, and the listener's source fires again while
+  /// At most this many connections are accepted per pass from a listener;
+  /// then other work runs, and the poll reports the listener again while
   /// clients wait. A connect flood costs the others at most one such batch
   /// at a time (chatbroker(8), SECURITY CONSIDERATIONS).
   static let acceptsPerEvent = 16
@@ -202,7 +201,6 @@ public final class Server: @unchecked Sendable {
       }
       open(fd, wire: wire)
     }
-    afterEvent()
   }
 
   /// Out of descriptors: the waiting clients would hang, and the listener
@@ -243,17 +241,21 @@ public final class Server: @unchecked Sendable {
   func pauseAccepting() {
     guard !acceptPaused else { return }
     acceptPaused = true
-    for listener in listeners { listener.suspend() }
-    queue.asyncAfter(deadline: .now() + .milliseconds(250)) { [unowned self] in
-      resumeAccepting()
-    }
+    watchListeners(for: [])
+    poll.after(milliseconds: 250) { [unowned self] in resumeAccepting() }
   }
 
   func resumeAccepting() {
     guard acceptPaused else { return }
     acceptPaused = false
     if reserveDescriptor < 0 { reserveDescriptor = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC) }
-    for listener in listeners { listener.resume() }
+    watchListeners(for: .readable)
+  }
+
+  private func watchListeners(for interest: ReadinessPoll.Interest) {
+    for (index, listener) in listeners.enumerated() {
+      poll.watch(listener.fd, token: ReadinessPoll.listenerToken(index), for: interest)
+    }
   }
 
   func open(_ fd: Int32, wire: WireFormat) {
@@ -307,13 +309,17 @@ public final class Server: @unchecked Sendable {
 
   // MARK: - Input
 
-  /// One ready connection of a ``ReadinessPoll`` pass: output first, which
-  /// may let its requests go on, then input. Replies that may leave are
-  /// written right after its turn, so that a `PING` waits for the turns
-  /// before its own and not for the whole pass (the fuzzer's probe measures
-  /// this); the pass ends with ``afterEvent()``, which writes the journal
-  /// once for all of them.
+  /// One ready registration of a ``ReadinessPoll`` pass. A listener
+  /// accepts. A connection: output first, which may let its requests go
+  /// on, then input. Replies that may leave are written right after its
+  /// turn, so that a `PING` waits for the turns before its own and not for
+  /// the whole pass (the fuzzer's probe measures this); the pass ends with
+  /// ``endOfPass()``, which writes the journal once for all of them.
   func ready(_ event: ReadinessPoll.Event) {
+    if let index = ReadinessPoll.listenerIndex(event.token) {
+      if index < listeners.count { accept(from: listeners[index].fd, wire: listeners[index].wire) }
+      return
+    }
     guard let connection = connections[pollToken: event.token] else { return }
     if event.isWritable && connection.isWaitingForWritable { flush(connection) }
     if event.isReadable && connection.isReading {
@@ -423,8 +429,7 @@ public final class Server: @unchecked Sendable {
 
   /// At most one turn waits at any time, so whatever else arrives
   /// meanwhile (a PING, a timer) runs after at most one turn. It runs in
-  /// the poll's next pass, so the queue stays on the poll thread (see
-  /// ``ReadinessPoll/post(_:)``).
+  /// the poll's next pass, through its mailbox (``ReadinessPoll/post(_:)``).
   func scheduleTurn() {
     guard !turnScheduled, !ready.isEmpty else { return }
     turnScheduled = true
@@ -440,9 +445,10 @@ public final class Server: @unchecked Sendable {
         connection.pauseReading()  // flush hands it its turn once drained
       } else {
         serve(connection)
+        // As after a turn in ``ready(_:)``; the pass's end does the rest.
+        if connection.isDirty && !connection.output.isEmpty { flush(connection) }
       }
     }
-    afterEvent()
     scheduleTurn()
   }
 
@@ -482,28 +488,38 @@ public final class Server: @unchecked Sendable {
 
   // MARK: - Shutdown
 
-  /// `BYE` to every client, the last group commit, then `completion` (on
-  /// the queue) once all output is written or `deadline` has passed.
+  /// `BYE` to every client, in the next pass; then `completion` (in a
+  /// pass, on the queue) at the end of the first pass that finds all
+  /// output written, or once `deadline` has passed. From any thread.
   public func shutdown(
     within deadline: DispatchTimeInterval = .milliseconds(900),
     completion: @escaping @Sendable () -> Void
   ) {
-    stopping = true
-    for listener in listeners { listener.cancel() }
-    resumeAccepting()  // a suspended source must not be released
-    listeners.removeAll()
-    engine.shutdown()
-    afterEvent()
-    waitForDrain(until: .now() + deadline, completion: completion)
+    poll.post { [unowned self] in
+      stopping = true
+      for listener in listeners {
+        poll.unregister(listener.fd)
+        Glibc.close(listener.fd)
+      }
+      listeners.removeAll()
+      engine.shutdown()
+      let now = DispatchTime.now()
+      let giveUp = now + deadline
+      draining = (giveUp, completion)
+      // A pass at the deadline, in case no client's output ends one sooner.
+      poll.after(
+        milliseconds: Int((giveUp.uptimeNanoseconds - now.uptimeNanoseconds) / 1_000_000) + 1
+      ) {}
+    }
   }
 
-  func waitForDrain(until giveUp: DispatchTime, completion: @escaping @Sendable () -> Void) {
-    if connections.isEmpty || DispatchTime.now() >= giveUp {
-      completion()
-    } else {
-      queue.asyncAfter(deadline: .now() + .milliseconds(5)) { [unowned self] in
-        waitForDrain(until: giveUp, completion: completion)
-      }
-    }
+  /// The last step of a pass while shutting down: done once every client
+  /// has read its `BYE` and closed, or the deadline has passed.
+  func completeShutdownIfDrained() {
+    guard let (giveUp, completion) = draining,
+      connections.isEmpty || DispatchTime.now() >= giveUp
+    else { return }
+    draining = nil
+    completion()
   }
 }

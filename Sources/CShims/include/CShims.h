@@ -2,13 +2,14 @@
 #define CSHIMS_H
 // The C that Swift cannot reach or should not write: functions that Swift's
 // Glibc module hides behind feature macros (accept4 and struct ucred need
-// _GNU_SOURCE, wcwidth needs _XOPEN_SOURCE, malloc_trim, epoll and eventfd are
-// left out), and code that must run between fork and exec or after fork in a
+// _GNU_SOURCE, wcwidth needs _XOPEN_SOURCE, malloc_trim, epoll, eventfd and
+// timerfd are left out), and code that must run between fork and exec or after fork in a
 // child, where Swift's runtime may not (spawning, connecting as another user),
 // and the netlink structs of sock_diag(7).
 #include <malloc.h>       // malloc_trim, which Glibc's Swift module leaves out
 #include <sys/epoll.h>    // epoll(7), which Glibc's Swift module leaves out
 #include <sys/eventfd.h>  // eventfd(2), likewise
+#include <sys/timerfd.h>  // timerfd_create(2), likewise
 #include <sys/types.h>
 
 /// The uid of the peer of a connected Unix socket, from SO_PEERCRED.

@@ -34,7 +34,7 @@ struct EngineFederationTests {
     harness.send(bob, "JOIN #ops")
     #expect(harness.send(alice, "SAY #ops :deploying") == ["OK SAY 1 2026-11-30T17:00:00.000Z"])
     #expect(harness.output.take(bob) == [])
-    #expect(harness.engine.durableOutbox.map(\.text) == ["deploying"])
+    #expect(harness.engine.outbox.map(\.text) == ["deploying"])
     #expect(harness.send(bob, "HISTORY #ops") == ["OK HISTORY #ops 0"])
   }
 
@@ -46,7 +46,7 @@ struct EngineFederationTests {
     harness.send(bob, "JOIN #lunch")
     harness.send(alice, "SAY #lunch :pizza?")
     #expect(harness.output.take(bob) == ["MSG #lunch 1 2026-11-30T17:00:00.000Z alice :pizza?"])
-    #expect(harness.engine.durableOutbox.isEmpty)
+    #expect(harness.engine.outbox.isEmpty)
   }
 
   @Test("a line from the stream reaches every member once, but not the session that said it")
@@ -69,7 +69,7 @@ struct EngineFederationTests {
         "MSG #ops z00000000001 2026-11-30T17:00:00.000Z bob@h2 :ok",
         "MSG #ops z00000000002 2026-11-30T17:00:00.000Z alice :deploying",
       ])
-    #expect(harness.engine.durableOutbox.isEmpty, "the line came back: it left the outbox")
+    #expect(harness.engine.outbox.isEmpty, "the line came back: it left the outbox")
     #expect(harness.engine.streamSequence == 3)
   }
 
@@ -90,7 +90,7 @@ struct EngineFederationTests {
       restarted.engine.replay(record)
     }
     restarted.engine.finishReplay()
-    #expect(restarted.engine.durableOutbox.map(\.text) == ["second"])
+    #expect(restarted.engine.outbox.map(\.text) == ["second"])
     #expect(restarted.engine.streamSequence == 5)
     let bob = restarted.connect("bob")
     #expect(
@@ -123,7 +123,7 @@ struct EngineFederationTests {
     let bob = harness.connect("bob")
     let bobAgain = harness.connect("bob")
     #expect(harness.send(bob, "SAY @alice@h2 :hi from h1")[0].hasPrefix("OK SAY 1 "))
-    #expect(harness.engine.durableOutbox.map(\.target.description) == ["@alice@h2"])
+    #expect(harness.engine.outbox.map(\.target.description) == ["@alice@h2"])
     // Our line comes back; alice's answer comes from h2; a line between
     // two other hosts is not ours to keep.
     harness.engine.receive(
@@ -187,7 +187,7 @@ struct EngineFederationTests {
     for record in records { restarted.engine.replay(record) }
     restarted.engine.finishReplay()
     #expect(restarted.engine.streamSequence == 4)
-    #expect(restarted.engine.durableOutbox.map(\.text) == ["second"])
+    #expect(restarted.engine.outbox.map(\.text) == ["second"])
     let bob = restarted.connect("bob")
     #expect(restarted.send(bob, "HISTORY #ops").count == 3)
     // Lines already applied are not shown again, nor ids reused.
@@ -233,8 +233,8 @@ struct EngineFederationScheduleTests {
     harness.send(alice, "SAY #ops :now")
     harness.advance(to: "2026-11-30T17:30:00.000Z")
     #expect(harness.output.take(alice) == [])
-    #expect(harness.engine.durableOutbox.map(\.text) == ["now", "standup"])
-    #expect(harness.engine.durableOutbox.map(\.id.description) == ["2", "3"])
+    #expect(harness.engine.outbox.map(\.text) == ["now", "standup"])
+    #expect(harness.engine.outbox.map(\.id.description) == ["2", "3"])
     #expect(harness.send(alice, "SCHEDULED #ops") == ["OK SCHEDULED 0"])
   }
 

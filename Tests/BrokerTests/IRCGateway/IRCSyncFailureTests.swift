@@ -115,19 +115,20 @@ private final class FailingDiskBroker {
     let clock = SystemClock()
     _ = try journal.load(repair: false, now: clock.now) { _ in }
     let users = SystemUsers()
-    let engine = Engine(clock: clock, users: users, journal: journal)
+    let committer = JournalCommitter(
+      journal: journal, synchronize: { [disk] in disk.synchronize($0) })
+    let engine = Engine(clock: clock, users: users, journal: committer)
     var options = Server.Options()
-    options.synchronize = { [disk] in disk.synchronize($0) }
     options.serverName = "host.test"
     let queue = DispatchQueue(label: "irc-sync-failure-test")
     server = try Server(
-      queue: queue, engine: engine, journal: journal, users: users, options: options,
+      queue: queue, engine: engine, committer: committer, users: users, options: options,
       log: Logger(sink: nil))
     let line = try UnixSocket.bind(path: directory + "/sock")
     let irc = try UnixSocket.bind(path: directory + "/irc.sock")
-    queue.sync { [server] in
-      server.listen(on: line)
-      server.listen(on: irc, wire: .irc)
+    try queue.sync { [server] in
+      try server.listen(on: line)
+      try server.listen(on: irc, wire: .irc)
       engine.finishReplay()
     }
   }

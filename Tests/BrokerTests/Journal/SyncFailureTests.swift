@@ -271,26 +271,69 @@ struct SyncFailureTests {
     #expect(throws: TestFailure.self) { try reader.readLine(timeout: 0.3) }
   }
 
+  /// The committer's durable count is the one the federation outbox waits
+  /// for too (chatbroker(8), "FEDERATION"): a line published and then
+  /// rolled back would reach other hosts though its author was told
+  /// `STORAGE`.
+  @Test(
+    "a shared room's line is published only once the committer counts it durable, and never after its sync failed"
+  )
+  func outboxWaitsForTheDurableCount() throws {
+    let directory = try makeShortTemporaryDirectory("cb-sync")
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let disk = FlakyDisk()
+    let link = RecordingLink()
+    let writer = try startServer(in: directory, disk: disk, federation: link)
+
+    disk.hold()
+    defer { disk.release() }
+    try writer.line("SAY #ops held")
+    try disk.waitForHangingSync()
+    #expect(throws: TestFailure.self) { try writer.readLine(timeout: 0.3) }
+    #expect(link.published == [], "nothing is published before its sync returns")
+    disk.release()
+    #expect(try writer.expect("OK SAY ").hasPrefix("OK SAY "))
+    try waitUntil(timeout: 10, "the line to be published") { link.published == ["held"] }
+
+    disk.fails = true
+    #expect(try writer.request("SAY #ops lost").first?.hasPrefix("ERR SAY STORAGE ") == true)
+    disk.fails = false
+    #expect(try writer.request("SAY #ops kept").last?.hasPrefix("OK SAY ") == true)
+    try waitUntil(timeout: 10, "the next line to be published") { link.published.count >= 2 }
+    #expect(link.published == ["held", "kept"])
+  }
+
+  /// A link that only records what it is given to publish.
+  final class RecordingLink: FederationLink, @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [String] = []
+    var published: [String] { lock.withLock { lines } }
+    func publish(_ lines: [OutboxLine]) { lock.withLock { self.lines += lines.map(\.text) } }
+    func restart(from sequence: UInt64, epoch: Int) {}
+  }
+
   private func startServer(
     in directory: String, disk: FlakyDisk,
+    federation link: FederationLink? = nil,
     onJournalFailure: ((JournalUnrecoverable) -> Void)? = nil
   ) throws -> LineClient {
     let journal = try FileJournal(directory: directory + "/state")
     let clock = SystemClock()
     _ = try journal.load(repair: false, now: clock.now) { _ in }
     let users = SystemUsers()
-    let engine = Engine(clock: clock, users: users, journal: journal)
-    var options = Server.Options()
-    options.synchronize = { disk.synchronize($0) }
+    let committer = JournalCommitter(journal: journal, synchronize: { disk.synchronize($0) })
+    let engine = Engine(clock: clock, users: users, journal: committer)
+    if link != nil { engine.federate(FederationSettings(node: "h1", patterns: ["#ops"])) }
     let queue = DispatchQueue(label: "sync-failure-test")
     let server = try Server(
-      queue: queue, engine: engine, journal: journal, users: users, options: options,
+      queue: queue, engine: engine, committer: committer, users: users, options: Server.Options(),
       log: Logger(sink: nil))
     server.onJournalFailure = onJournalFailure
     let fd = try UnixSocket.bind(path: directory + "/sock")
-    queue.sync {
-      server.listen(on: fd)
+    try queue.sync {
+      try server.listen(on: fd)
       engine.finishReplay()
+      if let link { server.attachFederation(link) }
     }
     let client = try LineClient(path: directory + "/sock")
     _ = try client.expect("HELLO ")

@@ -51,7 +51,7 @@ struct ConnectionTableTests {
 
     init() throws {
       poll = try ReadinessPoll(queue: DispatchQueue(label: "connection-table-test"))
-      poll.start(ready: { _ in }, endOfPass: {})
+      poll.start(ReadinessPoll.Handlers(timerFired: {}, ready: { _ in }, endOfPass: {}))
     }
 
     func connection(_ id: ConnectionID) throws -> Connection {
