@@ -63,7 +63,7 @@ extension Engine {
         addHolder(user, of: room, since: since)
       case .read(let user, let conversation, let before):
         setMarker(before, of: user, in: conversation)
-      case .federated(let before, let message, let newRoom, _):
+      case .federated(let before, let message, let newRoom):
         if let (conversation, evicted, newHistory) = message {
           undoHistory(conversation, evicted: evicted, newHistory: newHistory)
         }

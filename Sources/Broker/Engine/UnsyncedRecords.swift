@@ -32,7 +32,7 @@ struct UnsyncedRecords {
     /// perhaps a line from the stream entered a history (Engine+Federation).
     case federated(
       FederationState, message: (ConversationKey, evicted: StoredMessage?, newHistory: Bool)?,
-      newRoom: RoomName?, outbox: Bool)
+      newRoom: RoomName?)
   }
 
   /// Off for an engine alone (tests, compaction's scratch copy) and with
@@ -108,7 +108,7 @@ struct UnsyncedRecords {
     case .pendingChange(_, let author, _, _, let delivered, _):
       tally(author: author, delta)
       if let (conversation, _, _) = delivered { tally(conversation, delta) }
-    case .federated(_, let message, let newRoom, _):
+    case .federated(_, let message, let newRoom):
       if let (conversation, _, _) = message { tally(conversation, delta) }
       if newRoom != nil { rooms += delta }
     }

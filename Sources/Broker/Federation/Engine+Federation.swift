@@ -149,16 +149,16 @@ extension Engine {
       // A compacted journal lists the stream position before the outbox.
       if let last = federation.lastOrigin[line.node], last >= line.id { return .nothing }
       federation.outbox.append(line)
-      return .federated(before, message: nil, newRoom: nil, outbox: true)
+      return .federated(before, message: nil, newRoom: nil)
     case .remote(let message, let target, let position):
       advance(to: position)
       let added = addMessage(message, to: target)
       return .federated(
         before, message: (added.conversation, added.evicted, added.newHistory),
-        newRoom: added.newRoom, outbox: false)
+        newRoom: added.newRoom)
     case .streamPosition(let position):
       advance(to: position)
-      return .federated(before, message: nil, newRoom: nil, outbox: false)
+      return .federated(before, message: nil, newRoom: nil)
     default:
       return .nothing
     }
