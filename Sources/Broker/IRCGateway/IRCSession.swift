@@ -120,6 +120,12 @@ final class IRCSession: WireCodec {
     }
   }
 
+  /// An event is encoded when it is written: what it reads as depends on
+  /// its reply context and on the capabilities at that time.
+  func queued(_ outgoing: Outgoing, answering: ReplyContext?) -> QueuedLine {
+    .event(outgoing, answering: answering)
+  }
+
   /// What the replies just encoded for `context` call for: the next page
   /// of a LIST, or the pages of a CHATHISTORY answer, each a step of its
   /// own before any later line.

@@ -21,6 +21,13 @@ final class LineWire: WireCodec {
 
   var hasPendingSteps: Bool { false }
 
+  /// Every event has one line, shared by all its recipients: queued as
+  /// those bytes, with nothing to encode later.
+  @inline(__always)
+  func queued(_ outgoing: Outgoing, answering: ReplyContext?) -> QueuedLine {
+    .bytes(outgoing.line)
+  }
+
   @inline(__always)
   func encode(_ outgoing: Outgoing, answering: ReplyContext?, mayDefer: Bool) -> [UInt8] {
     outgoing.line

@@ -12,8 +12,9 @@ enum QueuedLine {
   case event(Outgoing, answering: ReplyContext?)
 
   /// What it counts for against the connection's output limits while it
-  /// is held: an event's line-protocol length, close to its length in any
-  /// wire format and known without encoding it for this connection.
+  /// is held: an event's line-protocol length (shared, encoded once per
+  /// event), close to its length in any wire format and known without
+  /// encoding it for this connection.
   var heldBytes: Int {
     switch self {
     case .bytes(let bytes): bytes.count
@@ -25,7 +26,9 @@ enum QueuedLine {
 /// A line waiting for a sync, or behind one of its connection that does.
 /// An event keeps its ``Outgoing`` and reply context and is encoded only
 /// when it is released, or settled after a failed sync: so a reply becomes
-/// bytes once, in its connection's order, with what it answers.
+/// bytes once, in its connection's order, with what it answers. (The line
+/// protocol's lines are the event's one shared encoding, the same bytes
+/// at any time: they are held as those bytes, ``WireCodec/queued(_:answering:)``.)
 struct HeldLine {
   /// It may leave once this many journal records are durable.
   let journalCount: UInt64
@@ -43,7 +46,9 @@ struct HeldLine {
 extension Server: EngineOutput {
   public func send(_ outgoing: Outgoing, to id: ConnectionID, kind: LineKind) {
     guard let connection = connections[id], !connection.overflowed else { return }
-    enqueue(.event(outgoing, answering: connection.answering), to: connection, kind: kind)
+    enqueue(
+      connection.codec.queued(outgoing, answering: connection.answering), to: connection,
+      kind: kind)
   }
 
   /// Queues a line: written now when nothing of the connection waits for
@@ -218,7 +223,8 @@ extension Server: EngineOutput {
           continue
         case .outcome(let verb):
           let refusal = Outgoing(.error(verb: verb.rawValue, code: .storage, text: text))
-          enqueue(.event(refusal, answering: line.line.context), to: connection, kind: .neutral)
+          let queued = connection.codec.queued(refusal, answering: line.line.context)
+          enqueue(queued, to: connection, kind: .neutral)
         case .answer(let request):
           answer(for: connection, line.line.context) { engine.answerAgain(request, for: id) }
         }

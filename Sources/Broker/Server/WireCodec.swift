@@ -25,6 +25,14 @@ protocol WireCodec: AnyObject {
   /// Whether ``nextStep(_:)`` has work.
   var hasPendingSteps: Bool { get }
 
+  /// What to queue for an event sent to this connection: its bytes at once
+  /// when its encoding depends on nothing but the event (the line
+  /// protocol's one shared line, ``Outgoing/line``: a held copy of it is
+  /// the same bytes whenever it is written), else the event with its
+  /// reply context, encoded by ``encode(_:answering:mayDefer:)`` when it
+  /// is written, after any sync it waits for.
+  func queued(_ outgoing: Outgoing, answering: ReplyContext?) -> QueuedLine
+
   /// The event as this connection's bytes (possibly none). `answering` is
   /// the request the event replies to, when it does (``WireAction/request(_:answering:)``).
   /// `mayDefer`: the event shows nothing unsynced, so the codec may keep it
