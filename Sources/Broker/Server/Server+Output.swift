@@ -62,7 +62,7 @@ extension Server: EngineOutput {
       // Only the request being served may leave lines for its later
       // steps: those are served before anything else it sent. Lines
       // released or settled after a sync are followed by others at once.
-      write(line, to: connection, mayDefer: neutral && serving == connection.id)
+      write(line, to: connection, mayDefer: neutral && serving == connection.id, limited: true)
     } else {
       let bytes = line.heldBytes
       guard fits(bytes, connection) else { return }
@@ -75,20 +75,23 @@ extension Server: EngineOutput {
   }
 
   /// Encodes a line in the connection's wire format into its output; the
-  /// codec then hears that a reply of its request was written.
+  /// codec then hears that a reply of its request was written. `limited`:
+  /// the output limit applies (``fits(_:_:)``); a held line that is
+  /// released was admitted when it was held, and its bytes counted then.
   @inline(__always)
-  func write(_ line: QueuedLine, to connection: Connection, mayDefer: Bool) {
+  func write(_ line: QueuedLine, to connection: Connection, mayDefer: Bool, limited: Bool) {
+    // Overflowed in this very release or settlement: the rest is dropped
+    // with everything else it had queued (``overflow(_:)``).
+    guard !connection.overflowed else { return }
     let bytes: [UInt8]
     var context: ReplyContext?
     switch line {
     case .bytes(let encoded): bytes = encoded
     case .event(let outgoing, let answering):
-      // Borrowed straight from the shared event for the line protocol: no
-      // copy per recipient.
       bytes = connection.codec.encode(outgoing, answering: answering, mayDefer: mayDefer)
       context = answering
     }
-    guard fits(bytes.count, connection) else { return }
+    if limited { guard fits(bytes.count, connection) else { return } }
     connection.output.append(bytes)
     queuedSinceFlush += bytes.count
     markDirty(connection)
@@ -188,7 +191,7 @@ extension Server: EngineOutput {
         guard held.journalCount <= durable else { break }
         connection.heldBytes -= held.bytes
         released += 1
-        write(held.line, to: connection, mayDefer: false)
+        write(held.line, to: connection, mayDefer: false, limited: false)
       }
       if released > 0 {
         connection.held.removeFirst(min(released, connection.held.count))
