@@ -137,9 +137,13 @@ final class Connection {
   }
 
   /// Unregisters and closes the descriptor, once.
+  /// Gone from the server and its descriptor closed (``Phase/finished``).
+  var isFinished: Bool { phase == .finished }
+
   func closeDescriptor() {
     guard phase != .finished else { return }
     phase = .finished
+    output.discardAll()
     poll.unregister(fd)
     Glibc.close(fd)
   }

@@ -246,6 +246,10 @@ extension Server: EngineOutput {
   }
 
   func flush(_ connection: Connection) {
+    // Finished earlier in this pass (dropped while it was dirty): its
+    // descriptor is closed, and a connection accepted since, or any file
+    // opened since, may have its number. Nothing more may be sent on it.
+    guard !connection.isFinished else { return }
     while !connection.output.isEmpty {
       let sent: IOResult<Int>
       do {
