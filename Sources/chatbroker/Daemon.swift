@@ -71,13 +71,15 @@ final class Daemon: @unchecked Sendable {
         connections: server.connectionCount, rooms: engine.roomCount,
         pending: engine.pendingCount) + (server.federationState.map { ", link \($0)" } ?? "")
     }
-    server.onStatusChange = { status.changed() }
-    // Nothing unsaved may ever be acknowledged: a journal that cannot be
-    // cut back after a failed sync stops the broker (chatbroker(8), EXIT STATUS).
-    // The server has logged why.
-    server.onJournalFailure = { _ in exit(ExitCode.ioError.rawValue) }
     startWatchdog()
     queue.sync {
+      // On the queue: the poll's thread runs passes from the server's
+      // start, and each pass reads these (ThreadSanitizer).
+      server.onStatusChange = { status.changed() }
+      // Nothing unsaved may ever be acknowledged: a journal that cannot be
+      // cut back after a failed sync stops the broker (chatbroker(8), EXIT
+      // STATUS). The server has logged why.
+      server.onJournalFailure = { _ in exit(ExitCode.ioError.rawValue) }
       running = (server, journal)
       do throws(SystemError) {
         for socket in sockets {
