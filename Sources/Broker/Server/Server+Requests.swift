@@ -35,13 +35,13 @@ extension Server {
 
   /// Runs `engine`'s handling of one request of `connection` (or its
   /// answer given again after a failed sync) with `context` as what its
-  /// replies answer; then the codec may queue what the replies call for.
+  /// replies answer. The codec hears of each reply as it is written
+  /// (``write(_:to:mayDefer:limited:)``), held ones included.
   func answer(for connection: Connection, _ context: ReplyContext?, _ engineCall: () -> Void) {
     guard let context else { return engineCall() }
     connection.answering = context
     engineCall()
     connection.answering = nil
-    connection.codec.answered(context)
   }
 
   /// `--verbose`: one debug line per request, its verb and who sent it
