@@ -20,6 +20,7 @@ extension ChatSession {
     ("/cancel", "/cancel ID", "cancel one of them, or end a series"),
     ("/history", "/history [N]", "load N earlier messages (default 50)"),
     ("/who", "/who [#room]", "who is in the room"),
+    ("/topic", "/topic [text|-delete]", "show the room's topic, set it, or clear it"),
     ("/rooms", "/rooms", "all rooms and how many are in each"),
     ("/help", "/help", "this list"),
     ("/quit", "/quit", "leave chatsh (also Ctrl-C, Ctrl-D)"),
@@ -134,6 +135,16 @@ extension ChatSession {
         return usage("/who #room")
       }
       request(.who(room), .who(room: room.description, shown: true))
+    case "/topic", "/t":
+      guard let room = RoomName(model.currentIndex == nil ? "" : model.current.name) else {
+        return error("/topic works in a room; /join one first")
+      }
+      let name = room.description
+      switch rest {
+      case "": request(.topic(room), .topic(room: name))
+      case "-delete", "-clear": request(.setTopic(room, text: ""), .setTopic(room: name))
+      default: request(.setTopic(room, text: String(rest)), .setTopic(room: name))
+      }
     case "/rooms", "/list":
       request(.rooms(after: nil), .rooms(shown: true))
     case "/help", "/h", "/?":

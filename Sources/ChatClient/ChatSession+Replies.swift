@@ -92,6 +92,19 @@ extension ChatSession {
       }
       missedRequests -= 1
       if missedRequests == 0 { sendUnsent() }
+    case .topic(let room):
+      let line = data.lazy.compactMap(Self.topicLine).first
+      guard let conversation = model.find(room) ?? Optional(model.current) else { return }
+      if let line, conversation.name == room { conversation.topic = line.text.isEmpty ? nil : line }
+      if let line, !line.text.isEmpty {
+        notice(
+          "topic of \(room): \(line.text) (set by \(line.user), "
+            + "\(clock.shortDateTime(line.time, now: time)))")
+      } else {
+        notice("\(room) has no topic; /topic text sets it")
+      }
+    case .setTopic:
+      break
     case .who(let room, let shown):
       let users = data.compactMap { line -> String? in
         if case .member(_, let user) = line { return user }
@@ -107,10 +120,11 @@ extension ChatSession {
     case .rooms(let shown):
       var lines: [String] = []
       var last: RoomName?
-      for case .room(let room, let members, _) in data {
+      for case .room(let room, let members, _, let topic) in data {
         model.knownRooms.insert(room.description)
         last = room
-        lines.append("\(room)  \(members) \(members == 1 ? "person" : "people")")
+        let people = "\(members) \(members == 1 ? "person" : "people")"
+        lines.append("\(room)  \(people)" + (topic.map { "  \($0)" } ?? ""))
       }
       if !shown {
         if words.last == "MORE", let last {
@@ -163,6 +177,9 @@ extension ChatSession {
         "not sent to \(target): “\(short)”: \(text)", time: now(), isError: true)
     case .cancel(let id):
       error("could not cancel \(id): \(text)")
+    case .topic(let room), .setTopic(let room):
+      error(
+        "could not \(request == .topic(room: room) ? "show" : "set") the topic of \(room): \(text)")
     case .reschedule(let id):
       error("could not reschedule \(id): \(text)")
     case .edit(let id):
@@ -218,5 +235,35 @@ extension ChatSession {
       }
       .joined(separator: "  ") + "  " + row[fixed]
     }.joined(separator: "\n")
+  }
+}
+
+extension ChatSession {
+  /// A `TOPIC` line as a value, nil for any other line.
+  static func topicLine(_ event: BrokerEvent) -> RoomTopicLine? {
+    guard case .topic(_, let user, let time, let text) = event else { return nil }
+    return RoomTopicLine(text: text, user: user, time: time)
+  }
+
+  /// A `TOPIC` line that is no reply: the topic changed, or came with a
+  /// `JOIN` (again after a reconnect: then it is news only if it changed).
+  func topicArrived(_ event: BrokerEvent) {
+    guard case .topic(let room, _, _, _) = event, let line = Self.topicLine(event),
+      let conversation = model.find(room.description)
+    else { return }
+    let topic = line.text.isEmpty ? nil : line
+    guard topic != conversation.topic else { return }
+    conversation.topic = topic
+    let time = now()
+    let who = line.user == model.me ? "you" : line.user
+    if pending.first == .join(room.description) {
+      conversation.notice(
+        "topic: \(line.text) (set by \(line.user), \(clock.shortDateTime(line.time, now: time)))",
+        time: time)
+    } else if line.text.isEmpty {
+      conversation.notice("\(who) cleared the topic", time: time)
+    } else {
+      conversation.notice("\(who) set the topic: \(line.text)", time: time)
+    }
   }
 }

@@ -207,6 +207,8 @@ public final class ChatSession {
       guard let conversation = model.find(room.description) else { return }
       conversation.members.remove(user)
       conversation.notice("\(user) left", time: now())
+    case .topic(let room, _, _, _) where pending.first != .topic(room: room.description):
+      topicArrived(event)
     case .bye(let text):
       notice("the broker closed the connection: \(text)")
     case .markRead(let target, let id):

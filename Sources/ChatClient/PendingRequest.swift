@@ -16,6 +16,10 @@ enum PendingRequest: Equatable {
   /// `HISTORY target 1000 AFTER id` after a reconnect: what was missed.
   case missed(target: String)
   case who(room: String, shown: Bool)
+  /// `TOPIC <room>` (since 1.4): its `TOPIC` line, if any, is reply data.
+  case topic(room: String)
+  /// `TOPIC <room> <text>`: the `TOPIC` line that follows is an event.
+  case setTopic(room: String)
   /// `shown: false`: only to learn every room's name, for Tab.
   case rooms(shown: Bool)
   case scheduled(shown: Bool)

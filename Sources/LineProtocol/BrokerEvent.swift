@@ -27,7 +27,12 @@ public enum BrokerEvent: Equatable, Sendable {
   case parted(room: RoomName, user: String)
   /// A line of a `ROOMS` reply.
   /// Since 1.3 `shared`: the room is shared with other hosts.
-  case room(RoomName, members: Int, shared: Bool = false)
+  /// Since 1.4 `topic`: the room's topic, when it has one.
+  case room(RoomName, members: Int, shared: Bool = false, topic: String? = nil)
+  /// Since 1.4: a room's topic, set by `user` at `time`; an empty `text`
+  /// when it was cleared. Sent to the room's sessions when it changes, to a
+  /// session that joins, and in answer to `TOPIC <room>`.
+  case topic(room: RoomName, user: String, time: Timestamp, text: String)
   /// A line of a `WHO` reply.
   case member(room: RoomName, user: String)
   /// Since 1.2: a line of a `CONVERSATIONS` reply.

@@ -165,12 +165,32 @@ public enum BrokerLine {
     }
   }
 
-  public static func room(_ room: RoomName, members: Int, shared: Bool = false) -> [UInt8] {
+  /// `ROOM <room> <members> [SHARED] [:<topic>]`: the topic (since 1.4)
+  /// comes last, as free text, so the words stay where a 1.3 script finds
+  /// them.
+  public static func room(
+    _ room: RoomName, members: Int, shared: Bool = false, topic: String? = nil
+  ) -> [UInt8] {
     build {
       $0.word("ROOM")
       $0.word(room.description)
       $0.word(String(members))
       if shared { $0.word("SHARED") }
+      if let topic { $0.text(topic) }
+    }
+  }
+
+  /// `TOPIC <room> <user> <time> :<text>` (since 1.4); an empty text says
+  /// the topic was cleared.
+  public static func topic(room: RoomName, user: String, time: Timestamp, text: String)
+    -> [UInt8]
+  {
+    build {
+      $0.word("TOPIC")
+      $0.word(room.description)
+      $0.word(user)
+      $0.time(time)
+      $0.text(text)
     }
   }
 

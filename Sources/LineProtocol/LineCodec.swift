@@ -23,8 +23,10 @@ public enum LineCodec {
         id: id, target: target.description, due: due, created: created, rule: rule, text: text)
     case .joined(let room, let user): BrokerLine.join(room: room, user: user)
     case .parted(let room, let user): BrokerLine.part(room: room, user: user)
-    case .room(let room, let members, let shared):
-      BrokerLine.room(room, members: members, shared: shared)
+    case .room(let room, let members, let shared, let topic):
+      BrokerLine.room(room, members: members, shared: shared, topic: topic)
+    case .topic(let room, let user, let time, let text):
+      BrokerLine.topic(room: room, user: user, time: time, text: text)
     case .member(let room, let user): BrokerLine.member(room: room, user: user)
     case .conversation(let summary): BrokerLine.conversation(summary)
     case .markRead(let target, let id): BrokerLine.markRead(target: target, id: id)
@@ -84,12 +86,17 @@ public enum LineCodec {
       case "PART": return .parted(room: room, user: rest[1])
       default: return .member(room: room, user: rest[1])
       }
-    case ("ROOM", 2...3, nil):
-      // `SHARED` since 1.3 (chatbroker(7), `ROOMS`).
+    case ("ROOM", 2...3, _):
+      // `SHARED` since 1.3, the topic since 1.4 (chatbroker(7), `ROOMS`).
       guard let room = RoomName(rest[0]), let members = Int(rest[1]),
         rest.count == 2 || rest[2] == "SHARED"
       else { return nil }
-      return .room(room, members: members, shared: rest.count == 3)
+      return .room(room, members: members, shared: rest.count == 3, topic: text)
+    case ("TOPIC", 3, let text?):
+      guard let room = RoomName(rest[0]), let time = Timestamp(rfc3339: rest[2]) else {
+        return nil
+      }
+      return .topic(room: room, user: rest[1], time: time, text: text)
     case ("CONV", 6, nil):
       return BrokerLine.conversation(words: rest).map(BrokerEvent.conversation)
     case ("MARKREAD", 2, nil):

@@ -29,6 +29,7 @@ extension Request {
     switch self {
     case .say(_, let text), .sayAt(_, _, let text), .sayEvery(_, _, let text), .edit(_, let text):
       text
+    case .setTopic(_, let text) where !text.isEmpty: text
     default: nil
     }
   }

@@ -28,6 +28,11 @@ public enum Request: Equatable, Sendable {
   /// `ROOMS [AFTER <room>]`: one page of rooms, after `after` if given.
   case rooms(after: RoomName?)
   case who(RoomName)
+  /// Since 1.4: `TOPIC <room>`, answered with the topic.
+  case topic(RoomName)
+  /// Since 1.4: `TOPIC <room> <text>`; an empty `text` (`TOPIC <room> :`)
+  /// clears the topic.
+  case setTopic(RoomName, text: String)
   case ping(token: String?)
   case help
   case quit
@@ -48,6 +53,7 @@ public enum Request: Equatable, Sendable {
     case .edit: .edit
     case .rooms: .rooms
     case .who: .who
+    case .topic, .setTopic: .topic
     case .ping: .ping
     case .help: .help
     case .quit: .quit

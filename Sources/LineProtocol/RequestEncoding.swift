@@ -50,8 +50,11 @@ extension LineCodec {
     }
     bytes.append(contentsOf: request.verb.rawValue.utf8)
     switch request {
-    case .join(let room), .part(let room), .who(let room):
+    case .join(let room), .part(let room), .who(let room), .topic(let room):
       word(room.description)
+    case .setTopic(let room, let topic):
+      word(room.description)
+      text(topic)
     case .say(let target, let message):
       word(target.description)
       text(message)

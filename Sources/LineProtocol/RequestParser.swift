@@ -86,6 +86,12 @@ public enum RequestParser {
       let room = try roomName(verb, words.required(verb))
       try words.end(verb)
       return .who(room)
+    case .topic:
+      let room = try roomName(verb, words.required(verb))
+      guard words.hasText else { return .topic(room) }
+      // `TOPIC <room> :` clears the topic, as in IRC (chatbroker(7), TOPIC).
+      if try words.text(verb).elementsEqual(":".utf8) { return .setTopic(room, text: "") }
+      return .setTopic(room, text: try text(verb, words))
     case .ping:
       let token = words.next()
       try words.end(verb)
@@ -124,6 +130,7 @@ public enum RequestParser {
     while count < spec.words.upperBound, probe.next() != nil { count += 1 }
     if count < spec.words.lowerBound { throw syntaxError(spec.verb) }
     if spec.takesText {
+      if spec.textIsOptional && !probe.hasText { return }
       _ = try probe.text(spec.verb)
     } else {
       try probe.end(spec.verb)
@@ -329,6 +336,12 @@ struct WordScanner {
   /// After the last fixed word: fails when more words follow.
   mutating func end(_ verb: Verb) throws(RequestError) {
     if next() != nil { throw RequestParser.syntaxError(verb, "too many words") }
+  }
+
+  /// Whether anything but spaces is left.
+  var hasText: Bool {
+    var probe = self
+    return probe.next() != nil
   }
 
   /// The rest of the line after exactly one space.

@@ -18,6 +18,8 @@ public enum Verb: String, CaseIterable, Sendable {
   case edit = "EDIT"
   case rooms = "ROOMS"
   case who = "WHO"
+  /// Since 1.4: show or set a room's topic.
+  case topic = "TOPIC"
   case ping = "PING"
   case help = "HELP"
   case quit = "QUIT"
@@ -42,6 +44,7 @@ public enum Verb: String, CaseIterable, Sendable {
     case 4 where matches("EDIT"): self = .edit
     case 5 where matches("SAYAT"): self = .sayAt
     case 5 where matches("ROOMS"): self = .rooms
+    case 5 where matches("TOPIC"): self = .topic
     case 6 where matches("CANCEL"): self = .cancel
     case 7 where matches("HISTORY"): self = .history
     case 9 where matches("SCHEDULED"): self = .scheduled
@@ -70,9 +73,10 @@ public enum Verb: String, CaseIterable, Sendable {
     case .edit: 11
     case .rooms: 12
     case .who: 13
-    case .ping: 14
-    case .help: 15
-    case .quit: 16
+    case .topic: 14
+    case .ping: 15
+    case .help: 16
+    case .quit: 17
     }
   }
 
@@ -94,6 +98,9 @@ public struct VerbSpec: Sendable {
   public let words: ClosedRange<Int>
   /// Whether free text follows the words (after one space, `:` optional).
   public let takesText: Bool
+  /// Whether the text may also be left out (`TOPIC <room>` shows the
+  /// topic, `TOPIC <room> <text>` sets it).
+  public let textIsOptional: Bool
   public let syntax: String
   public let summary: String
 }
@@ -138,6 +145,9 @@ public enum VerbTable {
       .rooms, 0...2, "ROOMS [AFTER <room>]",
       "list rooms and how many people are in each, 1000 at a time"),
     row(.who, 1...1, "WHO <room>", "list the people in a room"),
+    row(
+      .topic, 1...1, text: true, optionalText: true, "TOPIC <room> [<text>]",
+      "show a room's topic, or set it (TOPIC <room> : clears it)"),
     row(.ping, 0...1, "PING [<token>]", "check that the broker answers"),
     row(.help, 0...0, "HELP", "show this list"),
     row(.quit, 0...0, "QUIT", "close the connection"),
@@ -149,9 +159,11 @@ public enum VerbTable {
   public static func row(_ verb: Verb) -> VerbSpec { rows[verb.position] }
 
   private static func row(
-    _ verb: Verb, _ words: ClosedRange<Int>, text: Bool = false, _ syntax: String,
-    _ summary: String
+    _ verb: Verb, _ words: ClosedRange<Int>, text: Bool = false, optionalText: Bool = false,
+    _ syntax: String, _ summary: String
   ) -> VerbSpec {
-    VerbSpec(verb: verb, words: words, takesText: text, syntax: syntax, summary: summary)
+    VerbSpec(
+      verb: verb, words: words, takesText: text, textIsOptional: optionalText, syntax: syntax,
+      summary: summary)
   }
 }

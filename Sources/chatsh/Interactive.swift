@@ -193,8 +193,9 @@ private func draw(screen: Screen, session: ChatSession, editor: LineEditor) {
   if !editor.completionCandidates.isEmpty {
     // Tab offered several: they are shown here, Tab again cycles.
     left = " Tab: " + editor.completionCandidates.joined(separator: "  ")
-  } else if current.isRoom && !current.members.isEmpty {
-    left += " · " + current.members.sorted().joined(separator: " ")
+  } else if current.isRoom {
+    if let topic = current.topic { left += ": " + topic.text }
+    if !current.members.isEmpty { left += " · " + current.members.sorted().joined(separator: " ") }
   }
   let others = model.otherUnread.map { "\($0.name) \($0.unread)\($0.mentioned ? "!" : "")" }
   var right = others.joined(separator: " · ")

@@ -72,14 +72,15 @@ struct ScriptMode {
         try simple([.cancel(checked(id, MessageID.init))]) { _ in }
       case .rooms(let json):
         try simple([.rooms(after: nil)]) { line in
-          if case .event(.room(let name, let members, _)) = line {
+          if case .event(.room(let name, let members, _, let topic)) = line {
             out.line(
               json
-                ? OutputFormat.rawObject([
-                  ("room", OutputFormat.jsonString(name.description)),
-                  ("members", String(members)),
-                ])
-                : "\(name)\t\(members)")
+                ? OutputFormat.rawObject(
+                  [
+                    ("room", OutputFormat.jsonString(name.description)),
+                    ("members", String(members)),
+                  ] + (topic.map { [("topic", OutputFormat.jsonString($0))] } ?? []))
+                : "\(name)\t\(members)" + (topic.map { "\t" + sanitized($0) } ?? ""))
           }
         }
       case .who(let room, let json):

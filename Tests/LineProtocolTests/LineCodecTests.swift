@@ -131,7 +131,8 @@ struct VerbTableTests {
     for verb in Verb.allCases {
       #expect(verb.spec.verb == verb)
       #expect(verb.syntax.hasPrefix(verb.rawValue))
-      #expect(verb.spec.takesText == verb.syntax.hasSuffix("<text>"))
+      #expect(verb.spec.takesText == verb.syntax.hasSuffix("<text>") || verb.spec.textIsOptional)
+      #expect(verb.spec.textIsOptional == verb.syntax.hasSuffix("[<text>]"))
     }
   }
 

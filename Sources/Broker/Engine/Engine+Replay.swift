@@ -62,6 +62,11 @@ extension Engine {
       let before = readMarkers[user]?[conversation]
       setMarker(marker(for: id, in: conversation, at: time), of: user, in: conversation)
       return .read(user, conversation, before: before)
+    case .topic(let name, let text, let user, let time):
+      guard let created = rooms[name]?.created else { return .nothing }
+      let before = changeTopic(name, text: text, user: user, at: time)
+      forgetIfUnused(name)
+      return .topic(name, before: before, forgotten: rooms[name] == nil ? created : nil)
     case .outbox, .remote, .streamPosition:
       return applyFederated(record)
     }
@@ -126,7 +131,11 @@ extension Engine {
     readMarkers.removeAll()
     conversationsByUser.removeAll()
     scheduler = Scheduler()
-    rooms = rooms.filter { !$0.value.connections.isEmpty }
+    rooms = rooms.filter { !$0.value.connections.isEmpty }.mapValues { room in
+      var kept = room
+      kept.topic = nil
+      return kept
+    }
     resetRoomBookkeeping()
     armedDue = nil
     unsynced.removeAll()
@@ -147,6 +156,7 @@ extension Engine {
       nextID: MessageID(value: nextID),
       rooms: rooms.filter { !isUnused($0.key) }.mapValues(\.created),
       histories: histories, pending: scheduler.all, series: scheduler.allSeries,
-      roomsByUser: roomsByUser, readMarkers: readMarkers, federation: federation.durable)
+      roomsByUser: roomsByUser, readMarkers: readMarkers, federation: federation.durable,
+      topics: rooms.compactMapValues(\.topic))
   }
 }

@@ -63,6 +63,13 @@ extension Engine {
         addHolder(user, of: room, since: since)
       case .read(let user, let conversation, let before):
         setMarker(before, of: user, in: conversation)
+      case .topic(let name, let before, let forgotten):
+        if let forgotten, rooms[name] == nil {
+          addRoom(name, created: forgotten, topic: before)
+        } else {
+          rooms[name]?.topic = before
+        }
+        forgetIfUnused(name)
       case .federated(let before, let message, let newRoom):
         if let (conversation, evicted, newHistory) = message {
           undoHistory(conversation, evicted: evicted, newHistory: newHistory)
@@ -100,6 +107,8 @@ extension Engine {
       listRooms(after: after, connection: connection)
     case .conversations:
       listConversations(connection: connection, user: user)
+    case .topic(let room):
+      showTopic(room, connection: connection)
     default:
       break
     }
@@ -122,7 +131,7 @@ extension Engine {
   }
 
   /// Whether `ROOMS` would show a room whose creation is not synced yet.
-  var roomsShowUnsynced: Bool { unsynced.rooms > 0 }
+  var roomsShowUnsynced: Bool { unsynced.rooms > 0 || !unsynced.topics.isEmpty }
 
   /// Whether `SCHEDULED` would show a change not synced yet.
   func scheduledShowsUnsynced(for user: String) -> Bool { unsynced.pending[user] != nil }

@@ -22,6 +22,7 @@ extension Engine {
       rooms[name]?.sessionsByUser[user, default: 0] += 1
     }
     let members = rooms[name]?.sessionsByUser.count ?? 0
+    sendTopic(of: name, to: connection)
     send(
       .ok(.join, fields: [name.description, String(members)]), to: connection,
       kind: becomesHolder ? .outcome(.join) : .neutral)
@@ -139,18 +140,19 @@ extension Engine {
 
   // MARK: - Which rooms are kept
 
-  func addRoom(_ name: RoomName, created: Timestamp) {
-    rooms[name] = Room(created: created)
+  func addRoom(_ name: RoomName, created: Timestamp, topic: RoomTopic? = nil) {
+    rooms[name] = Room(created: created, topic: topic)
     sortedRoomNames = nil
   }
 
-  /// A room nobody is in, that never had a message, has no line pending
-  /// and is nobody's room (chatbroker(7), "Your rooms and read markers") keeps nothing
+  /// A room nobody is in, that never had a message, has no line pending,
+  /// has no topic and is nobody's room (chatbroker(7), "Your rooms and read markers") keeps nothing
   /// worth keeping: it is forgotten, so that rooms made and
   /// left do not pile up (and compaction does not write them).
   func isUnused(_ name: RoomName) -> Bool {
     rooms[name]?.connections.isEmpty == true && histories[.room(name)] == nil
       && !scheduler.hasPending(in: name) && holdersByRoom[name] == nil
+      && rooms[name]?.topic == nil
   }
 
   func forgetIfUnused(_ name: RoomName) {
@@ -202,8 +204,11 @@ extension Engine {
     let end = min(names.endIndex, start + Self.roomsPerReply)
     let kinds = listKinds(answering: .rooms(after: after), showsUnsynced: roomsShowUnsynced)
     for name in names[start..<end] {
+      let room = rooms[name]
       send(
-        .room(name, members: rooms[name]?.sessionsByUser.count ?? 0, shared: isShared(name)),
+        .room(
+          name, members: room?.sessionsByUser.count ?? 0, shared: isShared(name),
+          topic: room?.topic?.text),
         to: connection,
         kind: kinds.item)
     }

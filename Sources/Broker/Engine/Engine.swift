@@ -31,6 +31,8 @@ public final class Engine {
     /// How many of each user's sessions joined: a user joins with the first
     /// and leaves with the last.
     var sessionsByUser: [String: Int] = [:]
+    /// Since 1.4, journaled.
+    var topic: RoomTopic?
   }
 
   var sessions: [ConnectionID: Session] = [:]
@@ -181,6 +183,9 @@ public final class Engine {
     case .edit(let id, let text): edit(id, text: text, connection: connection, user: user)
     case .rooms(let after): listRooms(after: after, connection: connection)
     case .who(let room): who(room, connection: connection)
+    case .topic(let room): showTopic(room, connection: connection)
+    case .setTopic(let room, let text):
+      setTopic(room, text: text, connection: connection, user: user)
     case .ping(let token):
       send(.ok(.ping, fields: token.map { [$0] } ?? []), to: connection)
     case .help: help(connection: connection)

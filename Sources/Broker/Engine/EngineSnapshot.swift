@@ -13,15 +13,20 @@ public struct EngineSnapshot: Sendable {
   let readMarkers: [String: [ConversationKey: ReadMarker]]
   /// Since 1.3: the outbox and the stream position of shared rooms.
   let federation: FederationState
+  /// Since 1.4: the rooms' topics.
+  let topics: [RoomName: RoomTopic]
 
   /// Calls `body` with every record of a journal that replays to this state:
-  /// the header, rooms, each user's rooms, each conversation's history
+  /// the header, rooms, their topics, each user's rooms, each conversation's history
   /// oldest first, the pending messages and series, and the read markers
   /// (after the messages they point into).
   public func forEachRecord(_ body: (JournalRecord) throws -> Void) rethrows {
     try body(.header(nextID: nextID))
     for (name, created) in rooms.sorted(by: { $0.key < $1.key }) {
       try body(.room(name, created: created))
+    }
+    for (name, topic) in topics.sorted(by: { $0.key < $1.key }) {
+      try body(.topic(name, text: topic.text, user: topic.user, at: topic.time))
     }
     // Whose rooms they are, right after the rooms they name.
     for (user, rooms) in roomsByUser.sorted(by: { $0.key < $1.key }) {

@@ -28,6 +28,9 @@ struct UnsyncedRecords {
     case leave(String, RoomName, since: Timestamp, forgotten: Timestamp?)
     /// A read marker moved; `before` is where it was.
     case read(String, ConversationKey, before: ReadMarker?)
+    /// A room's topic changed; `before` is what it was, and `forgotten`
+    /// the room's creation time when clearing it left the room unused.
+    case topic(RoomName, before: RoomTopic?, forgotten: Timestamp?)
     /// A shared room's outbox or stream position changed (`before`), and
     /// perhaps a line from the stream entered a history (Engine+Federation).
     case federated(
@@ -45,6 +48,8 @@ struct UnsyncedRecords {
   private(set) var pending: [String: Int] = [:]
   /// Unsynced room creations.
   private(set) var rooms = 0
+  /// Unsynced topic changes per room.
+  private(set) var topics: [RoomName: Int] = [:]
 
   var count: Int { undos.count }
 
@@ -87,6 +92,7 @@ struct UnsyncedRecords {
     messages.removeAll()
     pending.removeAll()
     rooms = 0
+    topics.removeAll()
   }
 
   private mutating func tally(_ undo: Undo, _ delta: Int) {
@@ -95,6 +101,8 @@ struct UnsyncedRecords {
       break
     case .room:
       rooms += delta
+    case .topic(let name, _, _):
+      Self.tally(name, delta, in: &topics)
     case .member(_, _, let newRoom):
       if newRoom != nil { rooms += delta }
     case .message(let conversation, _, _, let newRoom):

@@ -67,9 +67,12 @@ extension IRCSession {
     case .scheduled(let id, let target, let due, _, let rule, let text):
       let when = rule.map { "\(due) (\($0))" } ?? due.description
       return serviceNotice("\(id) to \(shown(target, author: nick)) at \(when): \(text)").bytes
-    case .room(let room, let count, _):
+    case .room(let room, let count, _, let topic):
       context?.lastListed = room
-      return numeric(.list, [room.description, String(count), ""]).bytes
+      return numeric(.list, [room.description, String(count), topic ?? ""]).bytes
+    case .topic(let room, let who, _, let text):
+      return IRCMessage(source: "\(who)!\(who)@\(serverName)", "TOPIC", [room.description, text])
+        .encoded()
     case .member(_, let who):
       context?.members.append(who)
       return []

@@ -48,6 +48,9 @@ public enum JournalRecord: Equatable, Sendable {
   /// Since 1.3, in compacted journals: how far into the stream this host
   /// has applied, and the last outbox id seen from `node`.
   case streamPosition(StreamPosition)
+  /// Since 1.4: `user` set the topic of `room` (chatbroker(7), `TOPIC`);
+  /// an empty text cleared it.
+  case topic(RoomName, text: String, user: String, at: Timestamp)
 
   public static let formatVersion: Int64 = 1
 
@@ -58,6 +61,7 @@ public enum JournalRecord: Equatable, Sendable {
     case .edit(_, let text, _): text.utf8.count
     case .outbox(let line): line.text.utf8.count
     case .remote(let message, _, _): message.text.utf8.count
+    case .topic(_, let text, _, _): text.utf8.count
     default: 0
     }
   }
@@ -142,6 +146,12 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("user", user)
       json.field("room", room.description)
       json.field("time", time)
+    case .topic(let room, let text, let user, let time):
+      json.field("type", "topic")
+      json.field("room", room.description)
+      json.field("user", user)
+      json.field("time", time)
+      json.field("text", text)
     case .read(let user, let target, let id, let time):
       json.field("type", "read")
       json.field("user", user)
@@ -337,6 +347,10 @@ private struct RecordFields {
       return .remote(message, target: try target(), position: try streamPosition())
     case .stream:
       return .streamPosition(try streamPosition())
+    case .topic:
+      return .topic(
+        try roomName(), text: try checkedText(allowingEmpty: true), user: try userName(),
+        at: try time(time, "time"))
     default:
       throw JournalFormatError(
         reason: "unknown record type \(type.map { "\"\($0.string)\"" } ?? "(none)")")
@@ -349,8 +363,10 @@ private struct RecordFields {
 
   /// A message's text, as `SAY` would have accepted it: not empty, no
   /// control characters, no longer than the longest line a broker accepts.
-  private func checkedText() throws(JournalFormatError) -> String {
+  /// A topic's may be empty: that record cleared it.
+  private func checkedText(allowingEmpty: Bool = false) throws(JournalFormatError) -> String {
     guard let text else { throw invalid("text") }
+    if allowingEmpty && text.withUTF8({ $0.isEmpty }) { return "" }
     if let problem = text.withUTF8(Self.problem(withText:)) { throw problem }
     return text.string
   }
@@ -367,7 +383,7 @@ private struct RecordFields {
     }
   }
 
-  /// The user of a `member`, `leave` or `read` record: a login name.
+  /// The user of a `member`, `leave`, `read` or `topic` record: a login name.
   private func userName() throws(JournalFormatError) -> String {
     guard let user, user.withUTF8(UserName.isValid(utf8:)) else { throw invalid("user") }
     return user.string

@@ -19,6 +19,10 @@ struct CompactionSnapshotTests {
     chat.send(alice, "JOIN #a")
     chat.send(bob, "JOIN #a")
     chat.send(bob, "JOIN #b")
+    chat.send(alice, "TOPIC #a :first topic")
+    chat.send(bob, "TOPIC #a :plans for the week")
+    chat.send(bob, "TOPIC #b :cleared later")
+    chat.send(bob, "TOPIC #b :")
     for index in 1...12 { chat.send(index % 2 == 0 ? alice : bob, "SAY #a line \(index)") }
     chat.send(alice, "SAY @bob :just us")
     chat.send(bob, "SAY #b @alice: look")
@@ -45,7 +49,7 @@ struct CompactionSnapshotTests {
 
     let replayed = try lines(of: directory.path("replayed"))
     let live = try lines(of: directory.path("live"))
-    let kinds = ["room", "member", "message", "schedule", "series", "read"]
+    let kinds = ["room", "member", "message", "schedule", "series", "read", "topic"]
     #expect(
       kinds.allSatisfy { kind in replayed.contains { $0.contains("\"type\":\"\(kind)\"") } },
       "the scenario left every kind of state behind: \(replayed)")
