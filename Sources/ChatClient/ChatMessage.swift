@@ -9,18 +9,28 @@ public struct ChatMessage: Equatable, Sendable {
   public var time: Timestamp
   public var user: String
   public var text: String
+  /// Since 1.4: sent with `ACTION` (`/me`), shown as `* user text`.
+  public var isAction: Bool
 
-  public init(target: String, id: String, time: Timestamp, user: String, text: String) {
+  public init(
+    target: String, id: String, time: Timestamp, user: String, text: String,
+    isAction: Bool = false
+  ) {
     self.target = target
     self.id = id
     self.time = time
     self.user = user
     self.text = text
+    self.isAction = isAction
   }
 
-  public init(target: Target, id: MessageID, time: Timestamp, user: String, text: String) {
+  public init(
+    target: Target, id: MessageID, time: Timestamp, user: String, text: String,
+    isAction: Bool = false
+  ) {
     self.init(
-      target: target.description, id: id.description, time: time, user: user, text: text)
+      target: target.description, id: id.description, time: time, user: user, text: text,
+      isAction: isAction)
   }
 
   /// The time as the broker wrote it: RFC 3339 in UTC with milliseconds,

@@ -11,6 +11,7 @@ extension ChatSession {
     ("/part", "/part [#room]", "leave the room shown, or the one named"),
     ("/switch", "/switch #room|@user|N", "show another conversation (also Alt-1..9)"),
     ("/msg", "/msg @user|#room text", "send to someone or somewhere else"),
+    ("/me", "/me text", "say what you do: shown as “* you text”"),
     ("/at", "/at WHEN text", "send later: 18:00 (your clock), +10m, 2026-12-24T18:00Z"),
     ("/later", "/later DURATION text", "send after 90s, 10m, 1h30m, 1d"),
     ("/every", "/every RULE text", "send again and again: weekdays@09:00, every:15m (your clock)"),
@@ -75,6 +76,14 @@ extension ChatSession {
         open(name, show: true)
       }
       say(String(parts[1]), to: name)
+    case "/me":
+      guard !rest.isEmpty else { return usage("/me text, e.g. /me waves") }
+      guard let name = model.currentIndex == nil ? nil : model.current.name,
+        let target = Target(name)
+      else {
+        return error("join a room first (/join #general) or write to someone (/msg @name text)")
+      }
+      request(.action(target, text: String(rest)), .action(target: name, text: String(rest)))
     case "/at", "/later":
       let parts = rest.split(separator: " ", maxSplits: 1)
       guard parts.count == 2 else {

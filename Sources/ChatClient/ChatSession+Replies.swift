@@ -46,11 +46,13 @@ extension ChatSession {
     case .part(let room):
       model.close(room)
       conversationsChanged(model.conversations.map(\.name))
-    case .say(let target, let text):
+    case .say(let target, let text), .action(let target, let text):
       guard case .event(.accepted(_, let id, let sent)) = reply else { return }
       if openOnDelivery.remove(target) != nil { open(target, show: true) }
       model.open(target).append(
-        ChatMessage(target: target, id: id.description, time: sent, user: model.me, text: text))
+        ChatMessage(
+          target: target, id: id.description, time: sent, user: model.me, text: text,
+          isAction: request == .action(target: target, text: text)))
     case .sayAt(let target, _):
       guard case .event(.accepted(_, _, let due)) = reply else { return }
       model.pending.insert(words[0])
@@ -170,7 +172,8 @@ extension ChatSession {
       model.close(room)
       conversationsChanged(model.conversations.map(\.name))
       error("could not join \(room): \(text)")
-    case .say(let target, let message), .sayAt(let target, let message):
+    case .say(let target, let message), .sayAt(let target, let message),
+      .action(let target, let message):
       openOnDelivery.remove(target)
       let short = message.count > 40 ? message.prefix(40) + "…" : Substring(message)
       (model.find(target) ?? model.current).notice(

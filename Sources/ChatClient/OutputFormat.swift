@@ -15,11 +15,14 @@ public enum OutputFormat {
       + "\u{1B}[\(userColor)m\(message.user)\u{1B}[0m\t\(text)"
   }
 
+  /// The message as one JSON object; an action (`/me`) has
+  /// `"action":true`.
   public static func json(_ message: ChatMessage) -> String {
-    object([
+    let fields = [
       ("id", message.id), ("target", message.target), ("time", message.timeText),
       ("user", message.user), ("text", message.text),
-    ])
+    ].map { ($0.0, jsonString($0.1)) }
+    return rawObject(fields + (message.isAction ? [("action", "true")] : []))
   }
 
   /// `ID DUE TARGET TEXT`, tab-separated, and for a series a fifth field,

@@ -4,6 +4,8 @@ enum PendingRequest: Equatable {
   case join(String)
   case part(String)
   case say(target: String, text: String)
+  /// `ACTION` (since 1.4): `/me`.
+  case action(target: String, text: String)
   case sayAt(target: String, text: String)
   case sayEvery(target: String, text: String)
   case history(target: String, shown: Bool)

@@ -53,18 +53,18 @@ public enum ServerLine: Equatable, Sendable {
 
   /// A delivered message (`MSG`).
   public var message: ChatMessage? {
-    guard case .event(.message(let target, let id, let time, let user, let text)) = self else {
-      return nil
-    }
-    return ChatMessage(target: target, id: id, time: time, user: user, text: text)
+    guard case .event(.message(let target, let id, let time, let user, let text, let action)) = self
+    else { return nil }
+    return ChatMessage(
+      target: target, id: id, time: time, user: user, text: text, isAction: action)
   }
 
   /// A line of a `HISTORY` reply (`HIST`).
   public var historyMessage: ChatMessage? {
-    guard case .event(.history(let target, let id, let time, let user, let text)) = self else {
-      return nil
-    }
-    return ChatMessage(target: target, id: id, time: time, user: user, text: text)
+    guard case .event(.history(let target, let id, let time, let user, let text, let action)) = self
+    else { return nil }
+    return ChatMessage(
+      target: target, id: id, time: time, user: user, text: text, isAction: action)
   }
 
   /// A pending message or series (`SCHED`).

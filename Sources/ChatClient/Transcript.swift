@@ -83,9 +83,11 @@ public struct TranscriptRenderer {
         let stamp =
           !newRun && message.time.milliseconds / 60_000 != lastTime / 60_000
           ? clock.local(message.time).clock : nil
-        lastSender = message.user
+        lastSender = message.isAction ? nil : message.user
         lastTime = message.time.milliseconds
-        if message.user == me {
+        if message.isAction {
+          rows += action(message, stamp: clock.local(message.time).clock)
+        } else if message.user == me {
           rows += own(message, header: newRun, stamp: stamp)
         } else {
           rows += others(message, header: newRun, stamp: stamp)
@@ -132,6 +134,32 @@ public struct TranscriptRenderer {
       let left =
         index == 0 && stamp != nil
         ? [Segment(" " + stamp!, .dim), Segment(" ", .plain)] : [Segment(pad, .plain)]
+      rows.append(Row(left + StyledText.segments(line)))
+    }
+    return rows
+  }
+
+  /// `/me` (chatbroker(7), `ACTION`): `* cat waves`, as IRC clients show
+  /// it, with its clock time, whoever wrote it.
+  private func action(_ message: ChatMessage, stamp: String) -> [Row] {
+    let isMine = message.user == me
+    let color = isMine ? Style.ownName : Style.user(UserStyle.colorIndex(for: message.user))
+    let text = StyledText.highlighted(message.text, me: me, base: isMine ? .own : .plain)
+    let name = sanitized(message.user)
+    let lead = " \(stamp) * "
+    let pad = String(repeating: " ", count: TextWidth.of(lead))
+    let first = TextWidth.of(name) + 1
+    var rows: [Row] = []
+    for (index, line) in text.wrapped(width: max(width - TextWidth.of(lead) - first - 1, 10))
+      .enumerated()
+    {
+      let left =
+        index == 0
+        ? [
+          Segment(" \(stamp)", .dim), Segment(" * ", color), Segment(name, color),
+          Segment(" ", .plain),
+        ]
+        : [Segment(pad + String(repeating: " ", count: first), .plain)]
       rows.append(Row(left + StyledText.segments(line)))
     }
     return rows

@@ -54,8 +54,11 @@ extension IRCMessage {
   /// or a history is many of these.
   public static func textLines(
     tags: [UInt8], laterTags: [UInt8], source: String, command: String, target: String,
-    text: String
+    text: String, action: Bool = false
   ) -> [UInt8] {
+    // A CTCP ACTION (`/me`) is framed by ^A on every line it takes.
+    let opening: [UInt8] = action ? Array("\u{01}ACTION ".utf8) : []
+    let closing: [UInt8] = action ? [1] : []
     var head: [UInt8] = [UInt8(ascii: ":")]
     head.append(contentsOf: source.utf8)
     head.append(UInt8(ascii: " "))
@@ -63,7 +66,7 @@ extension IRCMessage {
     head.append(UInt8(ascii: " "))
     head.append(contentsOf: target.utf8)
     head.append(contentsOf: [UInt8(ascii: " "), UInt8(ascii: ":")])
-    let room = maximumBytes - head.count - 2
+    let room = maximumBytes - head.count - 2 - opening.count - closing.count
     // Texts hold no CR, LF or NUL (chatbroker(7)); if one ever did, it
     // would not end a line: encoded() has the same guard.
     var text = text
@@ -86,7 +89,9 @@ extension IRCMessage {
       for end in ends {
         lines.append(contentsOf: start == 0 ? tags : laterTags)
         lines.append(contentsOf: head)
+        lines.append(contentsOf: opening)
         lines.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<end]))
+        lines.append(contentsOf: closing)
         lines.append(contentsOf: [13, 10])
         start = end
       }

@@ -13,10 +13,15 @@ public enum BrokerEvent: Equatable, Sendable {
   /// `ERR <verb> <code> :<text>`; `verb` is `-` when no request was read.
   case error(verb: String, code: ErrorCode, text: String)
   /// A delivered message, as `recipient` sees its conversation: `target`
-  /// is the room, or for a direct message the other party.
-  case message(target: Target, id: MessageID, time: Timestamp, user: String, text: String)
+  /// is the room, or for a direct message the other party. Since 1.4
+  /// `action`: it was sent with `ACTION`.
+  case message(
+    target: Target, id: MessageID, time: Timestamp, user: String, text: String,
+    action: Bool = false)
   /// A line of a `HISTORY` reply.
-  case history(target: Target, id: MessageID, time: Timestamp, user: String, text: String)
+  case history(
+    target: Target, id: MessageID, time: Timestamp, user: String, text: String,
+    action: Bool = false)
   /// A line of a `SCHEDULED` reply; `rule` for a series (since 1.1).
   case scheduled(
     id: MessageID, target: Target, due: Timestamp, created: Timestamp, rule: String?,

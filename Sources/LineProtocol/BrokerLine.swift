@@ -48,21 +48,23 @@ public enum BrokerLine {
 
   /// `MSG <target> <id> <time> <user> :<text>`
   public static func message(
-    target: String, id: MessageID, time: Timestamp, user: String, text: String
+    target: String, id: MessageID, time: Timestamp, user: String, text: String,
+    action: Bool = false
   ) -> [UInt8] {
     build {
       $0.word("MSG")
-      $0.message(target: target, id: id, time: time, user: user, text: text)
+      $0.message(target: target, id: id, time: time, user: user, text: text, action: action)
     }
   }
 
   /// `HIST <target> <id> <time> <user> :<text>`, a line of a `HISTORY` reply.
   public static func history(
-    target: String, id: MessageID, time: Timestamp, user: String, text: String
+    target: String, id: MessageID, time: Timestamp, user: String, text: String,
+    action: Bool = false
   ) -> [UInt8] {
     build {
       $0.word("HIST")
-      $0.message(target: target, id: id, time: time, user: user, text: text)
+      $0.message(target: target, id: id, time: time, user: user, text: text, action: action)
     }
   }
 
@@ -253,14 +255,17 @@ private struct LineBuilder {
     bytes.append(contentsOf: text.utf8)
   }
 
+  /// The words of a `MSG` or `HIST` line; `ACTION` (since 1.4) comes
+  /// after the user, so the v1 words stay where a script finds them.
   mutating func message(
-    target: String, id: MessageID, time: Timestamp, user: String, text: String
+    target: String, id: MessageID, time: Timestamp, user: String, text: String, action: Bool
   ) {
-    bytes.reserveCapacity(64 + target.utf8.count + user.utf8.count + text.utf8.count)
+    bytes.reserveCapacity(72 + target.utf8.count + user.utf8.count + text.utf8.count)
     word(target)
     self.id(id)
     self.time(time)
     word(user)
+    if action { word("ACTION") }
     self.text(text)
   }
 

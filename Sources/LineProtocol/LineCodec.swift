@@ -12,12 +12,12 @@ public enum LineCodec {
     case .ok(let verb, let fields): BrokerLine.ok(verb, words: fields)
     case .accepted(let verb, let id, let time): BrokerLine.ok(verb, id: id, time: time)
     case .error(let verb, let code, let text): BrokerLine.error(verb: verb, code: code, text: text)
-    case .message(let target, let id, let time, let user, let text):
+    case .message(let target, let id, let time, let user, let text, let action):
       BrokerLine.message(
-        target: target.description, id: id, time: time, user: user, text: text)
-    case .history(let target, let id, let time, let user, let text):
+        target: target.description, id: id, time: time, user: user, text: text, action: action)
+    case .history(let target, let id, let time, let user, let text, let action):
       BrokerLine.history(
-        target: target.description, id: id, time: time, user: user, text: text)
+        target: target.description, id: id, time: time, user: user, text: text, action: action)
     case .scheduled(let id, let target, let due, let created, let rule, let text):
       BrokerLine.scheduled(
         id: id, target: target.description, due: due, created: created, rule: rule, text: text)
@@ -56,7 +56,8 @@ public enum LineCodec {
     case ("OK", 1..., nil):
       guard let verb = Verb(rawValue: rest[0]) else { return nil }
       let fields = Array(rest.dropFirst())
-      if verb == .say || verb == .sayAt, fields.count == 2, let id = MessageID(fields[0]),
+      if verb == .say || verb == .action || verb == .sayAt, fields.count == 2,
+        let id = MessageID(fields[0]),
         let time = Timestamp(rfc3339: fields[1])
       {
         return .accepted(verb, id: id, time: time)
@@ -65,13 +66,15 @@ public enum LineCodec {
     case ("ERR", 2, let text?):
       guard let code = ErrorCode(rawValue: rest[1]) else { return nil }
       return .error(verb: rest[0], code: code, text: text)
-    case ("MSG", 4, let text?), ("HIST", 4, let text?):
+    case ("MSG", 4...5, let text?), ("HIST", 4...5, let text?):
+      // `ACTION` after the user since 1.4 (chatbroker(7), `MSG`).
       guard let target = Target(rest[0]), let id = MessageID(rest[1]),
-        let time = Timestamp(rfc3339: rest[2])
+        let time = Timestamp(rfc3339: rest[2]), rest.count == 4 || rest[4] == "ACTION"
       else { return nil }
+      let action = rest.count == 5
       return kind == "MSG"
-        ? .message(target: target, id: id, time: time, user: rest[3], text: text)
-        : .history(target: target, id: id, time: time, user: rest[3], text: text)
+        ? .message(target: target, id: id, time: time, user: rest[3], text: text, action: action)
+        : .history(target: target, id: id, time: time, user: rest[3], text: text, action: action)
     case ("SCHED", 4...5, let text?):
       guard let id = MessageID(rest[0]), let target = Target(rest[1]),
         let due = Timestamp(rfc3339: rest[2]), let created = Timestamp(rfc3339: rest[3])

@@ -4,6 +4,8 @@ public enum Request: Equatable, Sendable {
   case join(RoomName)
   case part(RoomName)
   case say(Target, text: String)
+  /// Since 1.4: `ACTION <target> <text>`, a SAY shown as an action.
+  case action(Target, text: String)
   /// `when` is kept as typed: only the broker knows "now" and its time zone.
   case sayAt(Target, when: String, text: String)
   /// `rule` is kept as typed, like `when`: the broker's zone is its default.
@@ -42,6 +44,7 @@ public enum Request: Equatable, Sendable {
     case .join: .join
     case .part: .part
     case .say: .say
+    case .action: .action
     case .sayAt: .sayAt
     case .sayEvery: .sayEvery
     case .history: .history

@@ -55,7 +55,7 @@ extension LineCodec {
     case .setTopic(let room, let topic):
       word(room.description)
       text(topic)
-    case .say(let target, let message):
+    case .say(let target, let message), .action(let target, let message):
       word(target.description)
       text(message)
     case .sayAt(let target, let when, let message):

@@ -44,6 +44,9 @@ public enum RequestParser {
     case .say:
       let target = try target(verb, words.required(verb))
       return .say(target, text: try text(verb, words))
+    case .action:
+      let target = try target(verb, words.required(verb))
+      return .action(target, text: try text(verb, words))
     case .sayAt:
       let target = try target(verb, words.required(verb))
       let when = try words.required(verb)

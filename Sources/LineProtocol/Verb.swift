@@ -5,6 +5,8 @@ public enum Verb: String, CaseIterable, Sendable {
   case join = "JOIN"
   case part = "PART"
   case say = "SAY"
+  /// Since 1.4: an action (IRC's `/me`), a message of its own kind.
+  case action = "ACTION"
   case sayAt = "SAYAT"
   case sayEvery = "SAYEVERY"
   case history = "HISTORY"
@@ -46,6 +48,7 @@ public enum Verb: String, CaseIterable, Sendable {
     case 5 where matches("ROOMS"): self = .rooms
     case 5 where matches("TOPIC"): self = .topic
     case 6 where matches("CANCEL"): self = .cancel
+    case 6 where matches("ACTION"): self = .action
     case 7 where matches("HISTORY"): self = .history
     case 9 where matches("SCHEDULED"): self = .scheduled
     case 8 where matches("SAYEVERY"): self = .sayEvery
@@ -62,21 +65,22 @@ public enum Verb: String, CaseIterable, Sendable {
     case .join: 0
     case .part: 1
     case .say: 2
-    case .sayAt: 3
-    case .sayEvery: 4
-    case .history: 5
-    case .conversations: 6
-    case .markRead: 7
-    case .scheduled: 8
-    case .cancel: 9
-    case .reschedule: 10
-    case .edit: 11
-    case .rooms: 12
-    case .who: 13
-    case .topic: 14
-    case .ping: 15
-    case .help: 16
-    case .quit: 17
+    case .action: 3
+    case .sayAt: 4
+    case .sayEvery: 5
+    case .history: 6
+    case .conversations: 7
+    case .markRead: 8
+    case .scheduled: 9
+    case .cancel: 10
+    case .reschedule: 11
+    case .edit: 12
+    case .rooms: 13
+    case .who: 14
+    case .topic: 15
+    case .ping: 16
+    case .help: 17
+    case .quit: 18
     }
   }
 
@@ -111,6 +115,9 @@ public enum VerbTable {
     row(.join, 1...1, "JOIN <room>", "join a room (created if needed) and receive its messages"),
     row(.part, 1...1, "PART <room>", "leave a room"),
     row(.say, 1...1, text: true, "SAY <target> <text>", "send text to a #room or to @user"),
+    row(
+      .action, 1...1, text: true, "ACTION <target> <text>",
+      "send an action, shown as \"* you <text>\" (IRC's /me)"),
     row(
       .sayAt, 2...2, text: true, "SAYAT <target> <when> <text>",
       "send text later; <when> is 18:00, +10m, +1h30m, @1798131600 or 2026-12-24T18:00Z"),

@@ -71,6 +71,35 @@ private let examples: [(BrokerEvent, String)] = [
   (.parted(room: ops, user: "bob"), "PART #ops bob"),
   (.room(ops, members: 3), "ROOM #ops 3"),
   (.room(ops, members: 2, shared: true), "ROOM #ops 2 SHARED"),
+  (.room(ops, members: 2, topic: "deploys: ask first"), "ROOM #ops 2 :deploys: ask first"),
+  (
+    .room(ops, members: 1, shared: true, topic: ":colon first"),
+    "ROOM #ops 1 SHARED ::colon first"
+  ),
+  (
+    .topic(room: ops, user: "bob", time: delivered, text: "deploy at 18:00"),
+    "TOPIC #ops bob 2026-11-30T17:56:12.031Z :deploy at 18:00"
+  ),
+  (
+    .topic(room: ops, user: "bob", time: delivered, text: ""),
+    "TOPIC #ops bob 2026-11-30T17:56:12.031Z :"
+  ),
+  (
+    .message(
+      target: .room(ops), id: MessageID("b2")!, time: delivered, user: "bob", text: "waves",
+      action: true),
+    "MSG #ops b2 2026-11-30T17:56:12.031Z bob ACTION :waves"
+  ),
+  (
+    .history(
+      target: .user("bob"), id: MessageID("b3")!, time: delivered, user: "alice", text: "shrugs",
+      action: true),
+    "HIST @bob b3 2026-11-30T17:56:12.031Z alice ACTION :shrugs"
+  ),
+  (
+    .accepted(.action, id: MessageID("b2")!, time: delivered),
+    "OK ACTION b2 2026-11-30T17:56:12.031Z"
+  ),
   (.member(room: ops, user: "carol"), "MEMBER #ops carol"),
   (
     .info("see chatbroker(7) for the whole protocol"),

@@ -1,24 +1,35 @@
 import LineProtocol
 
 extension Engine {
-  func say(_ target: Target, text: String, connection: ConnectionID, user: String) {
+  /// `SAY`, and `ACTION` (since 1.4) for a message shown as an action.
+  func say(
+    _ target: Target, text: String, action: Bool = false, connection: ConnectionID, user: String
+  ) {
+    let verb: Verb = action ? .action : .say
     if isShared(target) {
+      guard !action else {
+        fail(
+          verb, .limit, "\(target) is shared with other hosts, and actions are not shared yet",
+          to: connection)
+        return
+      }
       return sayShared(target, text: text, connection: connection, user: user)
     }
-    guard checkRecipient(target, verb: .say, connection: connection) else { return }
-    guard admitNewRoom(target, verb: .say, connection: connection, user: user),
-      let id = takeID(.say, connection: connection)
+    guard checkRecipient(target, verb: verb, connection: connection) else { return }
+    guard admitNewRoom(target, verb: verb, connection: connection, user: user),
+      let id = takeID(verb, connection: connection)
     else { return }
     let newRoom = newRoomRecord(for: target)
-    let message = StoredMessage(id: id, time: clock.now, author: user, text: text)
+    let message = StoredMessage(
+      id: id, time: clock.now, author: user, text: text, isAction: action)
     let record = JournalRecord.message(message, target: target)
-    guard journal([newRoom, record].compactMap { $0 }, verb: .say, connection: connection)
+    guard journal([newRoom, record].compactMap { $0 }, verb: verb, connection: connection)
     else { return }
     if let newRoom { applyNewRoom(newRoom) }
     apply(record)
     send(
-      .accepted(.say, id: message.id, time: message.time), to: connection,
-      kind: .outcome(.say))
+      .accepted(verb, id: message.id, time: message.time), to: connection,
+      kind: .outcome(verb))
     fanOut(message, in: ConversationKey(target: target, author: user), except: connection)
   }
 
@@ -31,7 +42,7 @@ extension Engine {
       let line = Outgoing(
         .message(
           target: .room(name), id: message.id, time: message.time, user: message.author,
-          text: message.text))
+          text: message.text, action: message.isAction))
       broadcast(line, in: name, except: except, kind: .revealing)
     case .direct(let first, let second):
       for party in first == second ? [first] : [first, second] {
@@ -39,7 +50,7 @@ extension Engine {
         let line = Outgoing(
           .message(
             target: conversation.target(seenBy: party), id: message.id, time: message.time,
-            user: message.author, text: message.text))
+            user: message.author, text: message.text, action: message.isAction))
         for connection in connections where connection != except {
           output.send(line, to: connection, kind: .revealing)
         }
@@ -70,7 +81,7 @@ extension Engine {
       send(
         .history(
           target: target, id: message.id, time: message.time, user: message.author,
-          text: message.text),
+          text: message.text, action: message.isAction),
         to: connection, kind: kinds.item)
     }
     send(

@@ -164,6 +164,8 @@ public final class Engine {
     case .join(let room): join(room, connection: connection, user: user)
     case .part(let room): part(room, connection: connection, user: user)
     case .say(let target, let text): say(target, text: text, connection: connection, user: user)
+    case .action(let target, let text):
+      say(target, text: text, action: true, connection: connection, user: user)
     case .sayAt(let target, let when, let text):
       sayAt(target, when: when, text: text, connection: connection, user: user)
     case .history(let target, let count, let anchor):

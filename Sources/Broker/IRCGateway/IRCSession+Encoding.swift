@@ -17,7 +17,7 @@ extension IRCSession {
   /// engine's order.
   func encode(_ outgoing: Outgoing, answering context: ReplyContext?, mayDefer: Bool) -> [UInt8] {
     switch outgoing.event {
-    case .message(.room, _, _, _, _), .joined, .parted:
+    case .message(.room, _, _, _, _, _), .joined, .parted:
       return outgoing.encoded(variant: encodingVariant) { encode($0) }
     default:
       return encode(
@@ -33,9 +33,10 @@ extension IRCSession {
     if let context, context.joinRefused { return [] }
     switch event {
     case .hello: return []
-    case .message(let target, let id, let time, let author, let text):
+    case .message(let target, let id, let time, let author, let text, let action):
       return privmsgLines(
-        from: author, to: shown(target, author: author), text: text, id: id, time: time)
+        from: author, to: shown(target, author: author), text: text, id: id, time: time,
+        action: action)
     case .joined(let room, let who):
       return IRCMessage(source: "\(who)!\(who)@\(serverName)", "JOIN", [room.description])
         .encoded()
@@ -95,7 +96,8 @@ extension IRCSession {
   /// a JOIN's `backlog` the time starts the text for a client without
   /// server-time.
   func historyLine(_ event: BrokerEvent, batch: String?, backlog: Bool) -> [UInt8] {
-    guard case .history(let target, let id, let time, let author, let text) = event else {
+    guard case .history(let target, let id, let time, let author, let text, let action) = event
+    else {
       return []
     }
     var shownText = text
@@ -104,7 +106,7 @@ extension IRCSession {
     }
     return privmsgLines(
       from: author, to: shown(target, author: author), text: shownText, id: id, time: time,
-      batch: batch)
+      batch: batch, action: action)
   }
 
   func ok(_ verb: Verb, _ fields: [String], answering context: IRCReplyContext?) -> [UInt8] {

@@ -65,7 +65,7 @@ extension IRCSession {
   /// piece carries the msgid, as each line is one message to a client.
   func privmsgLines(
     from author: String, to target: String, text: String, id: MessageID, time: Timestamp,
-    batch: String? = nil, command: String = "PRIVMSG"
+    batch: String? = nil, command: String = "PRIVMSG", action: Bool = false
   ) -> [UInt8] {
     let tags = tagBytes(batch: batch, time: time, id: id)
     let source = Self.source(author, serverName: serverName)
@@ -76,7 +76,7 @@ extension IRCSession {
     }
     return IRCMessage.textLines(
       tags: tags.bytes, laterTags: later, source: source, command: command, target: target,
-      text: text)
+      text: text, action: action)
   }
 
   /// The source of a line by `author`: `alice!alice@host`; a user of

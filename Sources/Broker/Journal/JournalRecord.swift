@@ -97,6 +97,7 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("to", target.description)
       json.field("from", message.author)
       json.field("at", message.time)
+      if message.isAction { json.field("kind", "action") }
       json.field("text", message.text)
     case .schedule(let pending):
       json.field("type", "schedule")
@@ -230,6 +231,7 @@ private struct RecordFields {
   var sequence: Int64?
   var node: JSONText?
   var origin: JSONText?
+  var kind: JSONText?
 
   mutating func set(_ key: UnsafeBufferPointer<UInt8>, _ value: JSONScalar) {
     switch value {
@@ -270,6 +272,8 @@ private struct RecordFields {
         node = string
       } else if key.equals("origin") {
         origin = string
+      } else if key.equals("kind") {
+        kind = string
       }
     case .integer(let number):
       if key.equals("version") {
@@ -296,7 +300,7 @@ private struct RecordFields {
     case .message:
       let message = StoredMessage(
         id: try messageID(id, "id"), time: try time(at, "at"), author: try author(),
-        text: try checkedText())
+        text: try checkedText(), isAction: try isAction())
       return .message(message, target: try target())
     case .schedule:
       let pending = PendingMessage(
@@ -452,6 +456,13 @@ private struct RecordFields {
     } catch {
       throw JournalFormatError(reason: "field \"rule\" cannot be read: \(error.text)")
     }
+  }
+
+  /// Since 1.4 a message's `kind`: absent for text, `action` for `ACTION`.
+  private func isAction() throws(JournalFormatError) -> Bool {
+    guard let kind else { return false }
+    guard kind.withUTF8({ $0.equals("action") }) else { throw invalid("kind") }
+    return true
   }
 
   private func target() throws(JournalFormatError) -> Target {

@@ -224,3 +224,30 @@ struct RecipientTests {
       ])
   }
 }
+
+@Suite("Journal: a message's kind")
+struct JournalMessageKindTests {
+  private func read(_ line: String) -> Result<JournalRecord, JournalFormatError> {
+    Array(line.utf8).withUnsafeBufferPointer { buffer in
+      Result { () throws(JournalFormatError) in try JournalRecord(jsonLine: buffer) }
+    }
+  }
+
+  @Test("kind is absent for text, action for ACTION, and anything else is refused")
+  func kinds() {
+    let base =
+      ##"{"type":"message","id":"k1","to":"#a","from":"alice","at":"2026-11-30T17:00:00.000Z","##
+    guard case .success(.message(let text, _)) = read(base + ##""text":"hi"}"##),
+      case .success(.message(let acted, _)) = read(base + ##""kind":"action","text":"waves"}"##)
+    else {
+      Issue.record("not read as messages")
+      return
+    }
+    #expect(!text.isAction && acted.isAction)
+    guard case .failure(let error) = read(base + ##""kind":"shout","text":"x"}"##) else {
+      Issue.record("an unknown kind was read")
+      return
+    }
+    #expect(error.reason.contains("kind"))
+  }
+}

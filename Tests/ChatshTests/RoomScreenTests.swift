@@ -1,0 +1,55 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// chatsh(1) in a room: the topic on the top line, set with `/topic` and
+/// told when someone else changes it (chatbroker(7), `TOPIC`); actions
+/// sent with `/me` and shown as `* user text` (chatbroker(7), `ACTION`).
+@Suite("chatsh: topics and actions")
+struct RoomScreenTests {
+  @Test("chatsh shows the topic on the top line and sets it with /topic", UnixUsers.required)
+  func chatshTopLine() throws {
+    try UnixUsers.ensure()
+    let broker = try BrokerProcess().start()
+    let terminal = try Tmux([
+      "/usr/bin/env", "LANG=C.UTF-8", "TZ=UTC", "XDG_STATE_HOME=" + broker.directory + "/xdg",
+      BuiltProducts.path("chatsh"), "--socket", broker.socketPath, "#ops",
+    ])
+    defer { terminal.close() }
+    try terminal.waitFor { $0.hasPrefix(" #ops") && $0.contains("[") }
+    try terminal.enter("/topic release on friday")
+    try terminal.waitFor { $0.hasPrefix(" #ops: release on friday") }
+    try terminal.waitFor("you set the topic: release on friday")
+    let bob = try broker.connect(as: "cbtest1")
+    #expect(try bob.request("JOIN #ops").first?.hasSuffix(":release on friday") == true)
+    #expect(try bob.request("TOPIC #ops :moved to monday").last == "OK TOPIC #ops")
+    try terminal.waitFor("cbtest1 set the topic: moved to monday")
+    try terminal.waitFor { $0.hasPrefix(" #ops: moved to monday") }
+    try terminal.enter("/topic -delete")
+    try terminal.waitFor("you cleared the topic")
+    try terminal.waitFor { !$0.hasPrefix(" #ops:") }
+  }
+
+  @Test(
+    "/me sends an action, and actions from others show as * user text",
+    UnixUsers.required)
+  func actions() throws {
+    try UnixUsers.ensure()
+    let broker = try BrokerProcess().start()
+    let terminal = try Tmux([
+      "/usr/bin/env", "LANG=C.UTF-8", "TZ=UTC", "XDG_STATE_HOME=" + broker.directory + "/xdg",
+      BuiltProducts.path("chatsh"), "--socket", broker.socketPath, "#ops",
+    ])
+    defer { terminal.close() }
+    try terminal.waitFor { $0.hasPrefix(" #ops") && $0.contains("[") }
+    let bob = try broker.connect(as: "cbtest1")
+    #expect(try bob.request("JOIN #ops").last == "OK JOIN #ops 2")
+    try terminal.enter("/me waves")
+    let line = try bob.expect("MSG #ops ")
+    #expect(line.hasSuffix(" root ACTION :waves"), "sent as an action, not as text: \(line)")
+    try terminal.waitFor { $0.contains("* root waves") }
+    #expect(try bob.request("ACTION #ops :waves back").first?.hasPrefix("OK ACTION ") == true)
+    try terminal.waitFor { $0.contains("* cbtest1 waves back") }
+    #expect(!terminal.screen().contains("/me"), "no action is shown as text starting with /me")
+  }
+}
