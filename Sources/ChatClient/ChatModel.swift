@@ -91,6 +91,20 @@ public final class Conversation {
     return fresh
   }
 
+  /// A message its author took back (chatbroker(7), `REDACT`) leaves the
+  /// screen; its id stays known, so a later history cannot bring it back.
+  @discardableResult
+  public func remove(messageID id: String) -> Bool {
+    guard
+      let index = entries.firstIndex(where: {
+        if case .message(let message) = $0 { message.id == id } else { false }
+      })
+    else { return false }
+    entries.remove(at: index)
+    appendedSinceDraw += 1
+    return true
+  }
+
   public func notice(_ text: String, time: Timestamp, isError: Bool = false) {
     entries.append(.notice(text, time: time, isError: isError))
     appendedSinceDraw += 1

@@ -12,6 +12,7 @@ extension ChatSession {
     ("/switch", "/switch #room|@user|N", "show another conversation (also Alt-1..9)"),
     ("/msg", "/msg @user|#room text", "send to someone or somewhere else"),
     ("/me", "/me text", "say what you do: shown as “* you text”"),
+    ("/delete", "/delete [ID]", "take back your last message here (or message ID), within 24 h"),
     ("/at", "/at WHEN text", "send later: 18:00 (your clock), +10m, 2026-12-24T18:00Z"),
     ("/later", "/later DURATION text", "send after 90s, 10m, 1h30m, 1d"),
     ("/every", "/every RULE text", "send again and again: weekdays@09:00, every:15m (your clock)"),
@@ -84,6 +85,20 @@ extension ChatSession {
         return error("join a room first (/join #general) or write to someone (/msg @name text)")
       }
       request(.action(target, text: String(rest)), .action(target: name, text: String(rest)))
+    case "/delete", "/unsay":
+      guard model.currentIndex != nil, let target = Target(model.current.name) else {
+        return error("no conversation is open")
+      }
+      let mine = model.current.entries.reversed().lazy.compactMap { entry -> String? in
+        if case .message(let message) = entry, message.user == self.model.me { return message.id }
+        return nil
+      }
+      guard let word = arguments.first ?? mine.first, let id = MessageID(word) else {
+        return error(
+          arguments.isEmpty ? "you have sent nothing here to take back" : "\(rest) is no message id"
+        )
+      }
+      request(.redact(target, id), .redact(target: model.current.name, id: id.description))
     case "/at", "/later":
       let parts = rest.split(separator: " ", maxSplits: 1)
       guard parts.count == 2 else {

@@ -107,6 +107,10 @@ extension ChatSession {
       }
     case .setTopic:
       break
+    case .redact(let target, let id):
+      if model.find(target)?.remove(messageID: id) == true {
+        model.find(target)?.notice("you took a message back", time: time)
+      }
     case .who(let room, let shown):
       let users = data.compactMap { line -> String? in
         if case .member(_, let user) = line { return user }
@@ -180,6 +184,8 @@ extension ChatSession {
         "not sent to \(target): “\(short)”: \(text)", time: now(), isError: true)
     case .cancel(let id):
       error("could not cancel \(id): \(text)")
+    case .redact(_, let id):
+      error("could not take \(id) back: \(text)")
     case .topic(let room), .setTopic(let room):
       error(
         "could not \(request == .topic(room: room) ? "show" : "set") the topic of \(room): \(text)")

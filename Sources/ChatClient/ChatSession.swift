@@ -209,6 +209,12 @@ public final class ChatSession {
       conversation.notice("\(user) left", time: now())
     case .topic(let room, _, _, _) where pending.first != .topic(room: room.description):
       topicArrived(event)
+    case .redacted(let target, let id, let user):
+      guard let conversation = model.find(target.description),
+        conversation.remove(messageID: id.description)
+      else { return }
+      conversation.notice(
+        "\(user == model.me ? "you" : user) took a message back", time: now())
     case .bye(let text):
       notice("the broker closed the connection: \(text)")
     case .markRead(let target, let id):

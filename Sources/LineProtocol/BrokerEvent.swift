@@ -22,6 +22,12 @@ public enum BrokerEvent: Equatable, Sendable {
   case history(
     target: Target, id: MessageID, time: Timestamp, user: String, text: String,
     action: Bool = false)
+  /// Since 1.4: a line of a `HISTORY` reply for a message its author took
+  /// back: `HIST <target> <id> <time> <user> REDACTED :`, with no text.
+  case redactedHistory(target: Target, id: MessageID, time: Timestamp, user: String)
+  /// Since 1.4: `user` took back message `id` of `target` (as this user
+  /// sees it): `REDACT <target> <id> <user>`.
+  case redacted(target: Target, id: MessageID, user: String)
   /// A line of a `SCHEDULED` reply; `rule` for a series (since 1.1).
   case scheduled(
     id: MessageID, target: Target, due: Timestamp, created: Timestamp, rule: String?,

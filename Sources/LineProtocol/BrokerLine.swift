@@ -68,6 +68,32 @@ public enum BrokerLine {
     }
   }
 
+  /// `HIST <target> <id> <time> <user> REDACTED :` (since 1.4): a message
+  /// its author took back, in its place in the history, with no text.
+  public static func redactedHistory(target: String, id: MessageID, time: Timestamp, user: String)
+    -> [UInt8]
+  {
+    build {
+      $0.word("HIST")
+      $0.word(target)
+      $0.id(id)
+      $0.time(time)
+      $0.word(user)
+      $0.word("REDACTED")
+      $0.text("")
+    }
+  }
+
+  /// `REDACT <target> <id> <user>` (since 1.4): `user` took message `id` back.
+  public static func redacted(target: Target, id: MessageID, user: String) -> [UInt8] {
+    build {
+      $0.word("REDACT")
+      $0.word(target.description)
+      $0.id(id)
+      $0.word(user)
+    }
+  }
+
   /// `SCHED <id> <target> <due> <created> :<text>`, and for a series (since
   /// 1.1) `SCHED <id> <target> <due> <created> <rule> :<text>`: the rule
   /// comes after the v1 words, so a v1 script still finds them in place.

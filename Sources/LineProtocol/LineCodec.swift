@@ -18,6 +18,10 @@ public enum LineCodec {
     case .history(let target, let id, let time, let user, let text, let action):
       BrokerLine.history(
         target: target.description, id: id, time: time, user: user, text: text, action: action)
+    case .redactedHistory(let target, let id, let time, let user):
+      BrokerLine.redactedHistory(target: target.description, id: id, time: time, user: user)
+    case .redacted(let target, let id, let user):
+      BrokerLine.redacted(target: target, id: id, user: user)
     case .scheduled(let id, let target, let due, let created, let rule, let text):
       BrokerLine.scheduled(
         id: id, target: target.description, due: due, created: created, rule: rule, text: text)
@@ -69,8 +73,12 @@ public enum LineCodec {
     case ("MSG", 4...5, let text?), ("HIST", 4...5, let text?):
       // `ACTION` after the user since 1.4 (chatbroker(7), `MSG`).
       guard let target = Target(rest[0]), let id = MessageID(rest[1]),
-        let time = Timestamp(rfc3339: rest[2]), rest.count == 4 || rest[4] == "ACTION"
+        let time = Timestamp(rfc3339: rest[2])
       else { return nil }
+      if kind == "HIST" && rest.count == 5 && rest[4] == "REDACTED" && text.isEmpty {
+        return .redactedHistory(target: target, id: id, time: time, user: rest[3])
+      }
+      guard rest.count == 4 || rest[4] == "ACTION" else { return nil }
       let action = rest.count == 5
       return kind == "MSG"
         ? .message(target: target, id: id, time: time, user: rest[3], text: text, action: action)
@@ -104,6 +112,9 @@ public enum LineCodec {
       return BrokerLine.conversation(words: rest).map(BrokerEvent.conversation)
     case ("MARKREAD", 2, nil):
       return BrokerLine.markRead(words: rest).map { .markRead(target: $0.target, id: $0.id) }
+    case ("REDACT", 3, nil):
+      guard let target = Target(rest[0]), let id = MessageID(rest[1]) else { return nil }
+      return .redacted(target: target, id: id, user: rest[2])
     case ("INFO", 0, let text?): return .info(text)
     case ("BYE", 0, let text?): return .bye(text)
     default: return nil

@@ -6,6 +6,8 @@ public enum Request: Equatable, Sendable {
   case say(Target, text: String)
   /// Since 1.4: `ACTION <target> <text>`, a SAY shown as an action.
   case action(Target, text: String)
+  /// Since 1.4: `REDACT <target> <id>`.
+  case redact(Target, MessageID)
   /// `when` is kept as typed: only the broker knows "now" and its time zone.
   case sayAt(Target, when: String, text: String)
   /// `rule` is kept as typed, like `when`: the broker's zone is its default.
@@ -45,6 +47,7 @@ public enum Request: Equatable, Sendable {
     case .part: .part
     case .say: .say
     case .action: .action
+    case .redact: .redact
     case .sayAt: .sayAt
     case .sayEvery: .sayEvery
     case .history: .history

@@ -81,7 +81,7 @@ extension LineCodec {
       }
     case .conversations, .help, .quit:
       break
-    case .markRead(let target, let message):
+    case .markRead(let target, let message), .redact(let target, let message):
       word(target.description)
       id(message)
     case .scheduled(let target):

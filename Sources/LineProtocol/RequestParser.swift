@@ -47,6 +47,10 @@ public enum RequestParser {
     case .action:
       let target = try target(verb, words.required(verb))
       return .action(target, text: try text(verb, words))
+    case .redact:
+      let target = try target(verb, words.required(verb))
+      let id = try lastMessageID(verb, &words) { "no message \($0) in the history of \(target)" }
+      return .redact(target, id)
     case .sayAt:
       let target = try target(verb, words.required(verb))
       let when = try words.required(verb)

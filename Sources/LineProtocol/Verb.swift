@@ -7,6 +7,8 @@ public enum Verb: String, CaseIterable, Sendable {
   case say = "SAY"
   /// Since 1.4: an action (IRC's `/me`), a message of its own kind.
   case action = "ACTION"
+  /// Since 1.4: take back a message you sent.
+  case redact = "REDACT"
   case sayAt = "SAYAT"
   case sayEvery = "SAYEVERY"
   case history = "HISTORY"
@@ -49,6 +51,7 @@ public enum Verb: String, CaseIterable, Sendable {
     case 5 where matches("TOPIC"): self = .topic
     case 6 where matches("CANCEL"): self = .cancel
     case 6 where matches("ACTION"): self = .action
+    case 6 where matches("REDACT"): self = .redact
     case 7 where matches("HISTORY"): self = .history
     case 9 where matches("SCHEDULED"): self = .scheduled
     case 8 where matches("SAYEVERY"): self = .sayEvery
@@ -66,21 +69,22 @@ public enum Verb: String, CaseIterable, Sendable {
     case .part: 1
     case .say: 2
     case .action: 3
-    case .sayAt: 4
-    case .sayEvery: 5
-    case .history: 6
-    case .conversations: 7
-    case .markRead: 8
-    case .scheduled: 9
-    case .cancel: 10
-    case .reschedule: 11
-    case .edit: 12
-    case .rooms: 13
-    case .who: 14
-    case .topic: 15
-    case .ping: 16
-    case .help: 17
-    case .quit: 18
+    case .redact: 4
+    case .sayAt: 5
+    case .sayEvery: 6
+    case .history: 7
+    case .conversations: 8
+    case .markRead: 9
+    case .scheduled: 10
+    case .cancel: 11
+    case .reschedule: 12
+    case .edit: 13
+    case .rooms: 14
+    case .who: 15
+    case .topic: 16
+    case .ping: 17
+    case .help: 18
+    case .quit: 19
     }
   }
 
@@ -118,6 +122,9 @@ public enum VerbTable {
     row(
       .action, 1...1, text: true, "ACTION <target> <text>",
       "send an action, shown as \"* you <text>\" (IRC's /me)"),
+    row(
+      .redact, 2...2, "REDACT <target> <id>",
+      "take back a message you sent in the last 24 hours: its text is gone from every history"),
     row(
       .sayAt, 2...2, text: true, "SAYAT <target> <when> <text>",
       "send text later; <when> is 18:00, +10m, +1h30m, @1798131600 or 2026-12-24T18:00Z"),

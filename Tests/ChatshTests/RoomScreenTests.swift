@@ -5,7 +5,7 @@ import Testing
 /// chatsh(1) in a room: the topic on the top line, set with `/topic` and
 /// told when someone else changes it (chatbroker(7), `TOPIC`); actions
 /// sent with `/me` and shown as `* user text` (chatbroker(7), `ACTION`).
-@Suite("chatsh: topics and actions")
+@Suite("chatsh: topics, actions and taking a message back")
 struct RoomScreenTests {
   @Test("chatsh shows the topic on the top line and sets it with /topic", UnixUsers.required)
   func chatshTopLine() throws {
@@ -51,5 +51,33 @@ struct RoomScreenTests {
     #expect(try bob.request("ACTION #ops :waves back").first?.hasPrefix("OK ACTION ") == true)
     try terminal.waitFor { $0.contains("* cbtest1 waves back") }
     #expect(!terminal.screen().contains("/me"), "no action is shown as text starting with /me")
+  }
+
+  @Test(
+    "/delete takes your last message back, and one taken back elsewhere leaves the screen",
+    UnixUsers.required)
+  func takingBack() throws {
+    try UnixUsers.ensure()
+    let broker = try BrokerProcess().start()
+    let terminal = try Tmux([
+      "/usr/bin/env", "LANG=C.UTF-8", "TZ=UTC", "XDG_STATE_HOME=" + broker.directory + "/xdg",
+      BuiltProducts.path("chatsh"), "--socket", broker.socketPath, "#ops",
+    ])
+    defer { terminal.close() }
+    try terminal.waitFor { $0.hasPrefix(" #ops") && $0.contains("[") }
+    let bob = try broker.connect(as: "cbtest1")
+    #expect(try bob.request("JOIN #ops").last == "OK JOIN #ops 2")
+    try terminal.enter("wrong room, sorry")
+    let line = try bob.expect("MSG #ops ")
+    try terminal.enter("/delete")
+    #expect(try bob.expect("REDACT ") == "REDACT #ops \(line.words[2]) root")
+    try terminal.waitFor("you took a message back")
+    #expect(!terminal.screen().contains("wrong room, sorry"))
+    let said = try #require(bob.request("SAY #ops :a typo here").last)
+    try terminal.waitFor("a typo here")
+    #expect(
+      try bob.request("REDACT #ops \(said.words[2])").last == "OK REDACT #ops \(said.words[2])")
+    try terminal.waitFor("cbtest1 took a message back")
+    #expect(!terminal.screen().contains("a typo here"))
   }
 }

@@ -78,6 +78,13 @@ extension Engine {
       showsUnsynced: showsUnsynced(range, of: conversation))
     for sequence in range {
       let message = messages[sequence]
+      if message.isRedacted {
+        send(
+          .redactedHistory(
+            target: target, id: message.id, time: message.time, user: message.author),
+          to: connection, kind: kinds.item)
+        continue
+      }
       send(
         .history(
           target: target, id: message.id, time: message.time, user: message.author,

@@ -62,6 +62,10 @@ extension Engine {
       let before = readMarkers[user]?[conversation]
       setMarker(marker(for: id, in: conversation, at: time), of: user, in: conversation)
       return .read(user, conversation, before: before)
+    case .redact(let target, let id, let user, _):
+      guard let (conversation, sequence, before) = applyRedaction(target, id: id, user: user)
+      else { return .nothing }
+      return .redact(conversation, sequence: sequence, before: before)
     case .topic(let name, let text, let user, let time):
       guard let created = rooms[name]?.created else { return .nothing }
       let before = changeTopic(name, text: text, user: user, at: time)

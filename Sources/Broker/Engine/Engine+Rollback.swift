@@ -63,6 +63,8 @@ extension Engine {
         addHolder(user, of: room, since: since)
       case .read(let user, let conversation, let before):
         setMarker(before, of: user, in: conversation)
+      case .redact(let conversation, let sequence, let before):
+        histories[conversation]?.replace(at: sequence, with: before)
       case .topic(let name, let before, let forgotten):
         if let forgotten, rooms[name] == nil {
           addRoom(name, created: forgotten, topic: before)

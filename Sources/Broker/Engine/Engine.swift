@@ -166,6 +166,7 @@ public final class Engine {
     case .say(let target, let text): say(target, text: text, connection: connection, user: user)
     case .action(let target, let text):
       say(target, text: text, action: true, connection: connection, user: user)
+    case .redact(let target, let id): redact(target, id: id, connection: connection, user: user)
     case .sayAt(let target, let when, let text):
       sayAt(target, when: when, text: text, connection: connection, user: user)
     case .history(let target, let count, let anchor):

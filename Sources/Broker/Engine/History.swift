@@ -123,6 +123,14 @@ struct History: Sendable {
     return sequenceByID.isEmpty ? nil : sequenceByID[id]
   }
 
+  /// Replaces a kept message in place, as `REDACT` does (its author and
+  /// place stay, so the index of authors needs no change; its mentions stay
+  /// counted until it leaves, as for a message read).
+  mutating func replace(at sequence: Int, with message: StoredMessage) {
+    let offset = sequence - firstSequence
+    ring[ring.count < capacity ? offset : (head + offset) % capacity] = message
+  }
+
   /// The message with sequence number `sequence`, which must be kept.
   subscript(sequence: Int) -> StoredMessage {
     let offset = sequence - firstSequence

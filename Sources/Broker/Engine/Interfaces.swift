@@ -94,6 +94,13 @@ public enum LineKind: Equatable, Sendable {
 public protocol JournalSink: AnyObject {
   /// Appends records as one write: all of them or, on failure, none.
   func append(_ records: [JournalRecord]) throws(StorageError)
+  /// A text was taken back (`REDACT`): compact at the end of this pass,
+  /// so that the journal file no longer holds it.
+  func compactSoon()
+}
+
+extension JournalSink {
+  public func compactSoon() {}
 }
 
 /// The journal could not be written: the request is refused, nothing changed.

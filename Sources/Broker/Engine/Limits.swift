@@ -20,6 +20,9 @@ public struct Limits: Sendable, Equatable {
   public var rooms = 10_000
   /// New rooms one user may create per minute (a burst of as many at once).
   public var newRoomsPerUserPerMinute = 60
+  /// How long after sending it a message may be taken back with `REDACT`
+  /// (a fixed window, not an option: what people may rely on staying said).
+  public var redactionMilliseconds: Int64 = 24 * 3_600_000
 
   /// The largest `lineBytes` an administrator may set: a text in the
   /// journal longer than this cannot have come from a request, so replay

@@ -31,6 +31,8 @@ struct UnsyncedRecords {
     /// A room's topic changed; `before` is what it was, and `forgotten`
     /// the room's creation time when clearing it left the room unused.
     case topic(RoomName, before: RoomTopic?, forgotten: Timestamp?)
+    /// A message was taken back; `before` is what it was.
+    case redact(ConversationKey, sequence: Int, before: StoredMessage)
     /// A shared room's outbox or stream position changed (`before`), and
     /// perhaps a line from the stream entered a history (Engine+Federation).
     case federated(
@@ -97,7 +99,7 @@ struct UnsyncedRecords {
 
   private mutating func tally(_ undo: Undo, _ delta: Int) {
     switch undo {
-    case .nothing, .leave, .read:
+    case .nothing, .leave, .read, .redact:
       break
     case .room:
       rooms += delta

@@ -71,6 +71,10 @@ extension IRCSession {
     case .room(let room, let count, _, let topic):
       context?.lastListed = room
       return numeric(.list, [room.description, String(count), topic ?? ""]).bytes
+    case .redactedHistory, .redacted:
+      // What was taken back is not shown; IRC clients keep their own logs
+      // (chatbroker(7), REDACT).
+      return []
     case .topic(let room, let who, _, let text):
       return IRCMessage(source: "\(who)!\(who)@\(serverName)", "TOPIC", [room.description, text])
         .encoded()

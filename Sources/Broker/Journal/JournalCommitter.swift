@@ -88,6 +88,8 @@ public final class JournalCommitter: JournalSink, @unchecked Sendable {
   /// Why gathered records could not be written, until they are refused.
   private var writeFailure: String?
   private var compacting = false
+  /// A `REDACT` asked for a compaction (``compactSoon()``).
+  private var compactionRequested = false
   /// Set when a failed sync cuts the journal back during a compaction,
   /// whose copy may then hold records that are no longer in the journal.
   private var compactionSpoiled = false
@@ -148,6 +150,13 @@ public final class JournalCommitter: JournalSink, @unchecked Sendable {
   /// once, so that a failed write is refused before anything changes.
   public func append(_ records: [JournalRecord]) throws(StorageError) {
     try journal.append(records)
+  }
+
+  /// After a `REDACT`: the next pass's end compacts, whatever the size, so
+  /// the taken-back text leaves the journal file (chatbroker(8)); a
+  /// compaction already running is followed by another.
+  public func compactSoon() {
+    compactionRequested = true
   }
 
   /// Records appended so far: a line showing the newest of them may leave
@@ -310,11 +319,12 @@ public final class JournalCommitter: JournalSink, @unchecked Sendable {
   /// ``Compactor``. The engine keeps serving meanwhile. Also called once
   /// at start-up, for a journal found over the floor.
   func compactIfDue() {
-    guard journal.shouldCompact, !compacting, failure == nil else { return }
+    guard journal.shouldCompact || compactionRequested, !compacting, failure == nil else { return }
     // Every record applied is in the file: the snapshot is what the file's
     // first `length` bytes replay to.
     guard journal.flushedCount == journal.writtenCount else { return }
     compacting = true
+    compactionRequested = false
     let started = DispatchTime.now()
     let length = journal.size
     let temporary = journal.path + ".compacting"

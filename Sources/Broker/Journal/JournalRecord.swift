@@ -51,6 +51,9 @@ public enum JournalRecord: Equatable, Sendable {
   /// Since 1.4: `user` set the topic of `room` (chatbroker(7), `TOPIC`);
   /// an empty text cleared it.
   case topic(RoomName, text: String, user: String, at: Timestamp)
+  /// Since 1.4: `user` took back message `id` of `target` (as `user` wrote
+  /// it) with `REDACT`. A compacted journal keeps no trace of the text.
+  case redact(Target, id: MessageID, user: String, at: Timestamp)
 
   public static let formatVersion: Int64 = 1
 
@@ -98,7 +101,11 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("from", message.author)
       json.field("at", message.time)
       if message.isAction { json.field("kind", "action") }
-      json.field("text", message.text)
+      if message.isRedacted {
+        json.field("kind", "redacted")
+      } else {
+        json.field("text", message.text)
+      }
     case .schedule(let pending):
       json.field("type", "schedule")
       json.field("id", pending.id)
@@ -147,6 +154,12 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("user", user)
       json.field("room", room.description)
       json.field("time", time)
+    case .redact(let target, let id, let user, let time):
+      json.field("type", "redact")
+      json.field("id", id)
+      json.field("to", target.description)
+      json.field("user", user)
+      json.field("at", time)
     case .topic(let room, let text, let user, let time):
       json.field("type", "topic")
       json.field("room", room.description)
@@ -298,6 +311,13 @@ private struct RecordFields {
     case .room:
       return .room(try roomName(), created: try time(at, "at"))
     case .message:
+      if try isRedacted() {
+        guard text == nil else { throw invalid("text") }
+        let message = StoredMessage(
+          id: try messageID(id, "id"), time: try time(at, "at"), author: try author(), text: "",
+          isRedacted: true)
+        return .message(message, target: try target())
+      }
       let message = StoredMessage(
         id: try messageID(id, "id"), time: try time(at, "at"), author: try author(),
         text: try checkedText(), isAction: try isAction())
@@ -351,6 +371,9 @@ private struct RecordFields {
       return .remote(message, target: try target(), position: try streamPosition())
     case .stream:
       return .streamPosition(try streamPosition())
+    case .redact:
+      return .redact(
+        try target(), id: try messageID(id, "id"), user: try userName(), at: try time(at, "at"))
     case .topic:
       return .topic(
         try roomName(), text: try checkedText(allowingEmpty: true), user: try userName(),
@@ -387,7 +410,8 @@ private struct RecordFields {
     }
   }
 
-  /// The user of a `member`, `leave`, `read` or `topic` record: a login name.
+  /// The user of a `member`, `leave`, `read`, `topic` or `redact` record:
+  /// a login name.
   private func userName() throws(JournalFormatError) -> String {
     guard let user, user.withUTF8(UserName.isValid(utf8:)) else { throw invalid("user") }
     return user.string
@@ -458,11 +482,16 @@ private struct RecordFields {
     }
   }
 
-  /// Since 1.4 a message's `kind`: absent for text, `action` for `ACTION`.
+  /// Since 1.4 a message's `kind`: absent for text, `action` for `ACTION`,
+  /// `redacted` (in a compacted journal, with no text) for one taken back.
   private func isAction() throws(JournalFormatError) -> Bool {
     guard let kind else { return false }
     guard kind.withUTF8({ $0.equals("action") }) else { throw invalid("kind") }
     return true
+  }
+
+  private func isRedacted() throws(JournalFormatError) -> Bool {
+    kind?.withUTF8 { $0.equals("redacted") } == true
   }
 
   private func target() throws(JournalFormatError) -> Target {

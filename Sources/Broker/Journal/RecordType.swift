@@ -1,7 +1,7 @@
 /// The `type` of a record, read from its bytes.
 enum RecordType: CaseIterable {
   case journal, room, message, schedule, cancel, delivery, series, occurrence, reschedule, edit
-  case member, leave, read, outbox, remote, stream, topic
+  case member, leave, read, outbox, remote, stream, topic, redact
 
   /// How the journal spells it.
   var name: StaticString {
@@ -23,6 +23,7 @@ enum RecordType: CaseIterable {
     case .remote: "remote"
     case .stream: "stream"
     case .topic: "topic"
+    case .redact: "redact"
     }
   }
 

@@ -1,0 +1,89 @@
+import LineProtocol
+
+/// Taking a message back (chatbroker(7), `REDACT`): its author, within
+/// ``Limits/redactionMilliseconds`` of sending it, replaces it in history
+/// by a marker with no text; every session showing the conversation is
+/// told, and the journal is compacted at once so that its file no longer
+/// holds the text.
+extension Engine {
+  func redact(_ target: Target, id: MessageID, connection: ConnectionID, user: String) {
+    guard checkRecipient(target, verb: .redact, connection: connection) else { return }
+    if isShared(target) {
+      fail(
+        .redact, .limit,
+        "\(target) is shared with other hosts, whose journals keep their own copies; "
+          + "its messages cannot be taken back",
+        to: connection)
+      return
+    }
+    let conversation = ConversationKey(target: target, author: user)
+    guard let history = histories[conversation], let sequence = history.sequence(of: id),
+      history[sequence].author == user
+    else {
+      fail(
+        .redact, .noSuchMessage,
+        "you sent no message \(id) in \(target); give the id of one of yours, as OK SAY, "
+          + "MSG and HISTORY show it",
+        to: connection)
+      return
+    }
+    let message = history[sequence]
+    guard !message.isRedacted else {
+      send(.ok(.redact, fields: [target.description, id.description]), to: connection)
+      return
+    }
+    let hours = limits.redactionMilliseconds / 3_600_000
+    guard clock.now.milliseconds - message.time.milliseconds <= limits.redactionMilliseconds
+    else {
+      fail(
+        .redact, .limit,
+        "message \(id) was sent more than \(hours) hours ago and can no longer be taken back",
+        to: connection)
+      return
+    }
+    let record = JournalRecord.redact(target, id: id, user: user, at: clock.now)
+    guard journal([record], verb: .redact, connection: connection) else { return }
+    apply(record)
+    journal.compactSoon()
+    log.info("message taken back", ["id": id.description, "user": user])
+    tellRedacted(id, in: conversation, by: user, except: connection)
+    send(
+      .ok(.redact, fields: [target.description, id.description]), to: connection,
+      kind: .outcome(.redact))
+  }
+
+  /// `REDACT <target> <id> <user>` to every session showing the
+  /// conversation, each with the target as it sees it.
+  private func tellRedacted(
+    _ id: MessageID, in conversation: ConversationKey, by user: String, except: ConnectionID
+  ) {
+    switch conversation {
+    case .room(let name):
+      broadcast(
+        Outgoing(.redacted(target: .room(name), id: id, user: user)), in: name, except: except,
+        kind: .revealing)
+    case .direct(let first, let second):
+      for party in first == second ? [first] : [first, second] {
+        let line = Outgoing(
+          .redacted(target: conversation.target(seenBy: party), id: id, user: user))
+        for session in connectionsByUser[party] ?? [] where session != except {
+          send(line, to: session, kind: .revealing)
+        }
+      }
+    }
+  }
+
+  /// Applies a `redact` record: the message, when still kept and written
+  /// by `user`, becomes its marker. Returns what it was, for a rollback.
+  func applyRedaction(_ target: Target, id: MessageID, user: String) -> (
+    ConversationKey, Int, StoredMessage
+  )? {
+    let conversation = ConversationKey(target: target, author: user)
+    guard let sequence = histories[conversation]?.sequence(of: id),
+      let message = histories[conversation]?[sequence], message.author == user,
+      !message.isRedacted
+    else { return nil }
+    histories[conversation]?.replace(at: sequence, with: message.redacted)
+    return (conversation, sequence, message)
+  }
+}
