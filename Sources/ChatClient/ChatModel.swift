@@ -106,8 +106,9 @@ public final class Conversation {
   }
 
   /// Switching to a conversation with unread messages: `── new ──` goes
-  /// above the first of them.
-  func markNewLine() {
+  /// above the first of them. `me`'s own lines are never unread (they may
+  /// come from another session of mine), so they are not counted.
+  func markNewLine(me: String) {
     guard unread > 0 else {
       newLineAfter = nil
       return
@@ -119,7 +120,7 @@ public final class Conversation {
         previous = message.id
         break
       }
-      remaining -= 1
+      if message.user != me { remaining -= 1 }
     }
     newLineAfter = previous ?? ""
   }
@@ -182,7 +183,7 @@ public final class ChatModel {
 
   public func switchTo(index: Int) {
     guard conversations.indices.contains(index) else { return }
-    if currentIndex != index { conversations[index].markNewLine() }
+    if currentIndex != index { conversations[index].markNewLine(me: me) }
     currentIndex = index
     conversations[index].unread = 0
     conversations[index].mentioned = false

@@ -197,7 +197,14 @@ public final class ChatSession {
     }
     switch event {
     case .message:
-      if let message = line.message, model.receive(message) { bell() }
+      guard let message = line.message else { return }
+      if model.find(message.target) == nil {
+        // A conversation opened by what arrives (someone writes to me)
+        // loads its history like any other: until that reply is in, its
+        // read marker cannot move (``seenBottom(of:)``).
+        open(message.target, show: false)
+      }
+      if model.receive(message) { bell() }
     case .joined(let room, let user):
       guard let conversation = model.find(room.description) else { return }
       conversation.members.insert(user)

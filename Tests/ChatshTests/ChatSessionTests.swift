@@ -314,4 +314,72 @@ import Testing
     #expect(harness.session.completions(for: "@b", isFirst: false) == ["@bob"])
     #expect(harness.session.completions(for: "b", isFirst: true) == ["bob"])
   }
+
+  @Test(
+    "a direct message that opens its conversation on the screen loads its history and is marked read once seen"
+  )
+  func directMessageArrivingIsMarkedRead() {
+    let harness = Harness(me: "bob")
+    harness.session.start(targets: [])
+    harness.feed("OK CONVERSATIONS 0", "OK SCHEDULED 0", "OK ROOMS 0")
+    harness.sent = []
+    harness.feed("MSG @cat 2 2026-11-30T18:00:00.000Z cat :are you there?")
+    let cat = harness.session.model.find("@cat")!
+    #expect(harness.session.model.current === cat)
+    #expect(harness.sent == ["HISTORY @cat 50"])
+    harness.feed(
+      "HIST @cat 1 2026-11-30T17:00:00.000Z cat :hello",
+      "HIST @cat 2 2026-11-30T18:00:00.000Z cat :are you there?", "OK HISTORY @cat 2")
+    harness.sent = []
+    // The screen shows it to its bottom: the marker moves (chatbroker(7), MARKREAD).
+    harness.session.seenBottom(of: cat)
+    #expect(harness.sent == ["MARKREAD @cat 2"])
+    #expect(cat.entries.count == 2)
+  }
+
+  @Test("`── new ──` goes above the first unread line when my own lines follow it")
+  func newLineSkipsMyOwnLines() {
+    let harness = Harness(me: "bob")
+    harness.session.start(targets: ["#ops", "#dev"])
+    harness.feed(
+      "OK JOIN #ops 1", "OK WHO #ops 0", "OK JOIN #dev 1", "OK WHO #dev 0",
+      "OK HISTORY #ops 0",
+      "HIST #dev 1 2026-11-30T17:00:00.000Z carol :seen before", "OK HISTORY #dev 1",
+      "OK CONVERSATIONS 0", "OK SCHEDULED 0", "OK ROOMS 0")
+    // While #ops is shown: carol twice, and me (from another session) between.
+    harness.feed(
+      "MSG #dev 2 2026-11-30T17:10:00.000Z carol :first unread",
+      "MSG #dev 3 2026-11-30T17:11:00.000Z bob :mine, from my phone",
+      "MSG #dev 4 2026-11-30T17:12:00.000Z carol :second unread")
+    let dev = harness.session.model.find("#dev")!
+    #expect(dev.unread == 2)
+    #expect(harness.session.model.switchTo("#dev"))
+    #expect(dev.newLineAfter == "1")
+  }
+
+  @Test("/reschedule takes a day and a time as /at does; /at's error names those forms")
+  func rescheduleTakesDayAndTime() {
+    // Monday 2026-11-30 19:00 in Berlin (18:00Z).
+    let harness = Harness(timeZone: "Europe/Berlin")
+    harness.session.start(targets: ["#ops"])
+    harness.feed(
+      "OK JOIN #ops 1", "OK WHO #ops 0", "OK HISTORY #ops 0", "OK CONVERSATIONS 0",
+      "OK SCHEDULED 0", "OK ROOMS 0")
+    harness.session.submit("/reschedule 3w5e tomorrow 09:30")
+    #expect(harness.sent.last == "RESCHEDULE 3w5e 2026-12-01T08:30:00.000Z")
+    harness.session.submit("/reschedule 3w5e 2026-12-02 09:30")
+    #expect(harness.sent.last == "RESCHEDULE 3w5e 2026-12-02T08:30:00.000Z")
+    harness.session.submit("/reschedule 3w5e 18:30")
+    #expect(harness.sent.last == "RESCHEDULE 3w5e 2026-12-01T17:30:00.000Z")
+    let before = harness.sent.count
+    harness.session.submit("/reschedule 3w5e yesterday 10:00")
+    harness.session.submit("/at yesterday 10:00 too late")
+    #expect(harness.sent.count == before)
+    let errors = harness.session.model.find("#ops")!.entries.compactMap { entry -> String? in
+      if case .notice(let text, _, true) = entry { return text }
+      return nil
+    }
+    #expect(errors.count == 2)
+    #expect(errors.allSatisfy { $0.contains("tomorrow 09:30") })
+  }
 }
