@@ -23,10 +23,10 @@ func runInteractive(
   let me: String
   do {
     let first = try BrokerConnection(path: socketPath, trust: trust)
-    let greeting = try first.nextLine(timeoutSeconds: 10)
-    if case .event(.hello(_, let user, _))? = greeting {
+    let greeting = try first.greeting(timeoutSeconds: 10)
+    if case .event(.hello(_, let user, _)) = greeting {
       me = user
-    } else if let (code, text) = greeting?.refusal {
+    } else if let (code, text) = greeting.refusal {
       complain("\(code): \(text)")
       return .failure
     } else {

@@ -145,6 +145,36 @@ import Testing
     let notTerminal = try runChatsh(["#ops"])
     #expect(notTerminal.status == 64)
   }
+
+  @Test(
+    "the wrong socket is named at once: the IRC socket, a file that is no socket; an empty history says so"
+  )
+  func wrongSocketsAndEmptyHistory() throws {
+    let broker = try BrokerProcess().start()
+    let started = Date()
+    let irc = try runChatsh(["--socket", broker.directory + "/irc.sock", "rooms"], timeout: 20)
+    #expect(irc.status == 69)
+    #expect(irc.errors.contains("is not a chatbroker line socket"), "\(irc.errors)")
+    #expect(irc.errors.contains("IRC socket"))
+    #expect(Date().timeIntervalSince(started) < 10 * testTimeScale)
+    let file = try TemporaryDirectory()
+    let notSocket = file.path + "/plain"
+    try "x\n".write(toFile: notSocket, atomically: false, encoding: .utf8)
+    let plain = try runChatsh(["--socket", notSocket, "rooms"])
+    #expect(plain.status == 69)
+    #expect(
+      plain.errors.contains("\(notSocket) is a regular file, not a socket"), "\(plain.errors)")
+    #expect(!plain.errors.contains("start one with"))
+    for target in ["#nosuchroom", "@nosuchuser"] {
+      let empty = try broker.chatsh("history", target)
+      #expect(empty.status == 0 && empty.output.isEmpty)
+      #expect(empty.errors.contains("no messages in \(target)"), "\(empty.errors)")
+    }
+    // Said once: a broker's HELLO, then the answer to chatsh's PING, is read
+    // as before, and the command's own reply comes after it.
+    let rooms = try broker.chatsh("rooms")
+    #expect(rooms.status == 0 && rooms.errors.isEmpty, "\(rooms.errors)")
+  }
 }
 
 /// chatsh(1): what script mode prints and sends, for scripts to rely on.
