@@ -39,7 +39,7 @@ switch invocation.command {
 case .help(let command):
   writeAll(1, Usage.command(command ?? "") + "\n")
 case .version:
-  writeAll(1, "chatsh \(chatbrokerVersion) (protocol \(protocolVersion))\n")
+  writeAll(1, "chatsh \(chatbrokerVersion) (protocol \(chatbrokerVersion))\n")
 case .interactive(let targets):
   guard isatty(0) == 1 && isatty(1) == 1 else {
     complain("the chat screen needs a terminal; in scripts use a command such as say or tail")

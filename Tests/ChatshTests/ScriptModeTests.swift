@@ -175,6 +175,29 @@ import Testing
     let rooms = try broker.chatsh("rooms")
     #expect(rooms.status == 0 && rooms.errors.isEmpty, "\(rooms.errors)")
   }
+
+  @Test("--version names the protocol version the broker's HELLO names (chatbroker(7), HELLO)")
+  func versionNamesTheProtocolOfHello() throws {
+    let broker = try BrokerProcess().start()
+    let client = try broker.connect()
+    // HELLO <version> <user> :<text>
+    let hello = client.greeting.split(separator: " ")
+    #expect(hello.count > 2 && hello[0] == "HELLO")
+    let version = try runChatsh(["--version"])
+    #expect(version.output == "chatsh \(hello[1]) (protocol \(hello[1]))\n")
+  }
+
+  @Test("chatbench --help and chatfuzz --help and --version print to stdout and exit 0")
+  func toolsAnswerHelpAndVersion() throws {
+    let bench = try runCommand([BuiltProducts.path("chatbench"), "--help"])
+    #expect(bench.status == 0 && bench.output.hasPrefix("usage: chatbench "), "\(bench.errors)")
+    let wrong = try runCommand([BuiltProducts.path("chatbench"), "--frob"])
+    #expect(wrong.status == 64 && wrong.output.isEmpty && wrong.errors.hasPrefix("usage:"))
+    let version = try runCommand([BuiltProducts.path("chatfuzz"), "--version"])
+    #expect(version.status == 0 && version.output.hasPrefix("chatfuzz 1."), "\(version.errors)")
+    let help = try runCommand([BuiltProducts.path("chatfuzz"), "--help"])
+    #expect(help.status == 0 && help.output.hasPrefix("usage: chatfuzz"))
+  }
 }
 
 /// chatsh(1): what script mode prints and sends, for scripts to rely on.
