@@ -79,6 +79,20 @@ public final class ChatSession {
     request(.markRead(target, id), .markRead(conversation.name))
   }
 
+  /// Asks for my pending messages again (``ChatModel/pending``, the count
+  /// on the input line): the broker tells my other sessions of a change
+  /// (`SCHED` events) but not of a `SAYAT` or `CANCEL` made elsewhere, so
+  /// the screen asks every minute (chatsh(1)). Once at a time.
+  public func refreshPending() {
+    guard connected else { return }
+    let asked = pending.contains {
+      if case .scheduled = $0 { return true }
+      return false
+    }
+    guard !asked else { return }
+    request(.scheduled(nil), .scheduled(shown: false))
+  }
+
   /// A note from chatsh itself at the start (such as the locale's): shown
   /// in the conversation shown, once there is one.
   public func startupNote(_ text: String) {

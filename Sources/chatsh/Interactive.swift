@@ -17,7 +17,7 @@ let reconnectDelays = [1, 2, 3, 5, 10, 20, 30]
 /// says `reconnecting in 3s`); typed input and the open conversations stay.
 func runInteractive(
   socketPath: String, trust: BrokerTrust, targets: [String], environment: [String: String],
-  localeNote: String?
+  localeNote: String?, color: Bool
 ) -> ExitCode {
   var connection: BrokerConnection?
   let me: String
@@ -44,7 +44,7 @@ func runInteractive(
   let session = ChatSession(model: model, clock: LocalClock(timeZone: TimeZone.current)) {
     Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded()))
   }
-  let screen = Screen()
+  let screen = Screen(color: color)
   defer { screen.end() }
   var editor = LineEditor()
   session.send = { connection?.send($0) }
@@ -76,6 +76,9 @@ func runInteractive(
     if session.reconnectStatus != lastStatus {
       lastStatus = session.reconnectStatus
       dirty = true
+    }
+    if session.now().milliseconds / 60_000 != lastDrawnMinute && lastDrawnMinute >= 0 {
+      session.refreshPending()
     }
     if dirty || session.now().milliseconds / 60_000 != lastDrawnMinute {
       draw(screen: screen, session: session, editor: editor)

@@ -382,4 +382,28 @@ import Testing
     #expect(errors.count == 2)
     #expect(errors.allSatisfy { $0.contains("tomorrow 09:30") })
   }
+
+  @Test(
+    "the pending count is asked for again, once at a time: a cancel in another session is counted")
+  func pendingCountIsRefreshed() {
+    let harness = Harness()
+    harness.session.start(targets: ["#ops"])
+    harness.feed(
+      "OK JOIN #ops 1", "OK WHO #ops 0", "OK HISTORY #ops 0", "OK CONVERSATIONS 0",
+      "SCHED x1 #ops 2026-11-30T19:00:00.000Z 2026-11-30T17:00:00.000Z :deploy now",
+      "SCHED x2 #ops 2026-11-30T20:00:00.000Z 2026-11-30T17:00:00.000Z :tea", "OK SCHEDULED 2",
+      "OK ROOMS 0")
+    #expect(harness.session.model.pending == ["x1", "x2"])
+    harness.sent = []
+    harness.session.refreshPending()
+    harness.session.refreshPending()
+    #expect(harness.sent == ["SCHEDULED"])
+    // x2 was cancelled in another session, which gets no event for it.
+    harness.feed(
+      "SCHED x1 #ops 2026-11-30T19:00:00.000Z 2026-11-30T17:00:00.000Z :deploy now",
+      "OK SCHEDULED 1")
+    #expect(harness.session.model.pending == ["x1"])
+    harness.session.refreshPending()
+    #expect(harness.sent == ["SCHEDULED", "SCHEDULED"])
+  }
 }
