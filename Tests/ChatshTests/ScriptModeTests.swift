@@ -176,6 +176,27 @@ import Testing
     #expect(rooms.status == 0 && rooms.errors.isEmpty, "\(rooms.errors)")
   }
 
+  @Test(
+    "an interrupted tail leaves the rooms it joined, and keeps those that were mine (chatsh(1), tail)",
+    arguments: [SIGINT, SIGTERM])
+  func interruptedTailLeavesItsRooms(signal: Int32) throws {
+    let broker = try BrokerProcess().start()
+    // #mine is one of my rooms before tail starts: joined, then disconnected.
+    do {
+      let client = try broker.connect()
+      #expect(try client.request("JOIN #mine").last?.hasPrefix("OK JOIN") == true)
+    }
+    let tail = try Running.chatsh(["--socket", broker.socketPath, "tail", "#ops", "#team", "#mine"])
+    try broker.waitForMember(NSUserName(), in: "#team")
+    try broker.waitForMember(NSUserName(), in: "#mine")
+    tail.process.signal(signal)
+    // Ended by the signal, as before (the status is the signal's number).
+    #expect(tail.waitForExit(within: 10) == signal, "\(tail.err.current)")
+    let rooms = try broker.connect().request("CONVERSATIONS").filter { $0.hasPrefix("CONV ") }
+      .map { $0.split(separator: " ")[1] }
+    #expect(rooms == ["#mine"], "\(rooms)")
+  }
+
   @Test("--version names the protocol version the broker's HELLO names (chatbroker(7), HELLO)")
   func versionNamesTheProtocolOfHello() throws {
     let broker = try BrokerProcess().start()
