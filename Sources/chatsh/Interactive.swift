@@ -199,8 +199,10 @@ private func draw(screen: Screen, session: ChatSession, editor: LineEditor) {
   } else if current.isRoom && !current.members.isEmpty {
     left += " · " + current.members.sorted().joined(separator: " ")
   }
-  let others = model.otherUnread.map { "\($0.name) \($0.unread)\($0.mentioned ? "!" : "")" }
-  var right = others.joined(separator: " · ")
+  // The window list: numbers for Alt-1..9, activity after the names; it
+  // gets up to two thirds of the line, the conversation shown the rest.
+  var right = model.windowList(fitting: max(width * 2 / 3 - 2, 8))
+  let active = !model.otherUnread.isEmpty
   if current.scroll > 0 {
     let below = current.newBelow > 0 ? "\(current.newBelow) new ↓" : "↓ PgDn"
     right = below + (right.isEmpty ? "" : "  " + right)
@@ -215,7 +217,7 @@ private func draw(screen: Screen, session: ChatSession, editor: LineEditor) {
   screen.draw(
     Row([
       Segment(leftShown + String(repeating: " ", count: gap), .status),
-      Segment(right, others.isEmpty ? .status : .statusUnread),
+      Segment(right, active ? .statusUnread : .status),
     ]), at: 0, fill: .status)
 
   // Transcript, bottom-aligned, scrolled back by `scroll` rows.

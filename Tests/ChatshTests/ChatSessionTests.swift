@@ -187,12 +187,13 @@ import Testing
     harness.feed(
       "CONV #retro 8 2026-11-30T17:59:00.000Z 5 2 1",
       "CONV #zen 3 2026-11-30T10:00:00.000Z 3 0 0",
-      "CONV @carol 9 2026-11-30T17:59:30.000Z - 1 1",
+      "CONV @carol 9 2026-11-30T17:58:30.000Z - 1 1",
       "CONV @dave 2 2026-11-29T10:00:00.000Z 2 0 0",
       "CONV @erin 1 2026-11-28T10:00:00.000Z 1 0 0",
       "OK CONVERSATIONS 5", "OK SCHEDULED 0", "OK ROOMS 0")
     let model = harness.session.model
-    // Rooms, direct conversations with something unread, and those remembered.
+    // Rooms, direct conversations with something unread, and those remembered;
+    // the one with the newest message is shown.
     #expect(model.conversations.map(\.name) == ["#retro", "#zen", "@carol", "@dave"])
     #expect(model.current.name == "#retro")
     #expect(
@@ -220,7 +221,7 @@ import Testing
     // Replies come in request order: the other conversations' first.
     harness.feed(
       "OK JOIN #zen 1", "OK WHO #zen 0", "OK HISTORY #zen 0",
-      "HIST @carol 9 2026-11-30T17:59:30.000Z carol :psst", "OK HISTORY @carol 1",
+      "HIST @carol 9 2026-11-30T17:58:30.000Z carol :psst", "OK HISTORY @carol 1",
       "OK HISTORY @dave 0", "OK MARKREAD #retro 8")
     #expect(retro.readMarker == "8")
     // Another session of mine read @carol: its count goes.
@@ -405,5 +406,52 @@ import Testing
     #expect(harness.session.model.pending == ["x1"])
     harness.session.refreshPending()
     #expect(harness.sent == ["SCHEDULED", "SCHEDULED"])
+  }
+
+  @Test(
+    "started alone, the screen shows the conversation with the newest message, its counts as the broker says"
+  )
+  func startShowsTheMostRecentConversation() {
+    let harness = Harness(me: "bob")
+    harness.session.start(targets: [])
+    harness.feed(
+      "CONV #alpha 3 2026-11-30T10:00:00.000Z 3 0 0",
+      "CONV #beta 8 2026-11-30T17:59:00.000Z 5 2 0",
+      "CONV @cat 9 2026-11-30T12:00:00.000Z - 1 1", "OK CONVERSATIONS 3")
+    let model = harness.session.model
+    #expect(model.current.name == "#beta")
+    #expect(model.find("#beta")?.newLineAfter == "5")
+    #expect(model.find("#beta")?.unread == 0)
+    #expect(model.otherUnread.map(\.name) == ["@cat"])
+    #expect(model.windowList(fitting: 80) == "1:#alpha [2:#beta] 3:@cat 1!")
+    // Named on the command line, the first named is shown instead.
+    let named = Harness(me: "bob")
+    named.session.start(targets: ["#alpha"])
+    named.feed(
+      "OK JOIN #alpha 1", "OK WHO #alpha 0", "OK HISTORY #alpha 0",
+      "CONV #alpha 3 2026-11-30T10:00:00.000Z 3 0 0",
+      "CONV #beta 8 2026-11-30T17:59:00.000Z 5 2 0", "OK CONVERSATIONS 2")
+    #expect(named.session.model.current.name == "#alpha")
+    #expect(named.session.model.find("#beta")?.unread == 2)
+  }
+
+  @Test(
+    "the window list numbers every conversation, then only those with activity when it is too wide")
+  func windowListFitsTheLine() {
+    let model = ChatModel(me: "bob")
+    for name in ["#ops", "#team-platform", "@cat", "#random"] { model.open(name) }
+    #expect(model.windowList(fitting: 80) == "[1:#ops] 2:#team-platform 3:@cat 4:#random")
+    model.find("@cat")!.unread = 2
+    model.find("@cat")!.mentioned = true
+    model.find("#random")!.unread = 14
+    #expect(model.windowList(fitting: 80) == "[1:#ops] 2:#team-platform 3:@cat 2! 4:#random 14")
+    #expect(model.windowList(fitting: 30) == "Act: 3:@cat 2! 4:#random 14")
+    #expect(model.windowList(fitting: 16) == "Act: 3!,4")
+    model.switchTo(index: 2)
+    #expect(model.windowList(fitting: 80) == "1:#ops 2:#team-platform [3:@cat] 4:#random 14")
+    // One conversation and nothing new: nothing to list.
+    let alone = ChatModel(me: "bob")
+    alone.open("#ops")
+    #expect(alone.windowList(fitting: 80) == "")
   }
 }

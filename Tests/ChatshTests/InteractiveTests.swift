@@ -45,6 +45,31 @@ import Testing
     return found
   }
 
+  @Test(
+    "chatsh alone shows the conversation with the newest message, and numbers every conversation on the top line"
+  )
+  func startShowsMostRecentWithWindowList() throws {
+    // #alpha and #beta are mine; #beta has the newest message.
+    for room in ["#alpha", "#beta", "#gamma"] {
+      #expect(try broker.chatsh("say", room, "first in \(room)").status == 0)
+    }
+    let client = try broker.connect()
+    for room in ["#alpha", "#beta", "#gamma"] {
+      #expect(try client.request("JOIN \(room)").last?.hasPrefix("OK JOIN") == true)
+    }
+    #expect(try broker.chatsh("say", "#beta", "the newest line").status == 0)
+    let terminal = try chatScreen([], environment: [])
+    defer { terminal.close() }
+    try terminal.waitFor { $0.contains("the newest line") }
+    let top = terminal.screen().split(separator: "\n").first.map(String.init) ?? ""
+    #expect(top.hasPrefix(" #beta"), "\(top)")
+    #expect(top.contains("1:#alpha [2:#beta] 3:#gamma"), "\(top)")
+    // Alt-3 is the third on the list.
+    try terminal.press("M-3")
+    try terminal.waitFor { $0.contains("first in #gamma") && $0.contains("[3:#gamma]") }
+    try terminal.enter("/quit")
+  }
+
   @Test("--color never and NO_COLOR keep the chat screen free of colour; without them it has some")
   func noColourOnTheChatScreen() throws {
     _ = try broker.chatsh("say", "#ops", "@\(NSUserName()) a mention, in #ops")
