@@ -151,10 +151,17 @@ public final class BrokerConnection {
       throw .closed(path: path, detail: "before saying HELLO")
     }
     if case .event(.hello) = first {
-      let reply = try nextLine(timeoutSeconds: timeoutSeconds)
-      if let reply, reply != .event(.ok(.ping, fields: [Self.probeToken])) {
-        held.append(reply)
+      // Replies come in order, so the PING's is the first final one; an
+      // event before it (a direct message) is given back afterwards.
+      var before: [ServerLine] = []
+      while let line = try nextLine(timeoutSeconds: timeoutSeconds) {
+        if line.isFinalReply {
+          if line != .event(.ok(.ping, fields: [Self.probeToken])) { before.append(line) }
+          break
+        }
+        before.append(line)
       }
+      held = before
       return first
     }
     if first.refusal != nil { return first }
