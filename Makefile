@@ -10,6 +10,15 @@
 #
 # Build as yourself, install as root: "make install" does not build, so that
 # no root-owned files end up in the build directory.
+#
+# "make" is "swift build -c release --static-swift-stdlib": a plain "swift
+# build -c release" is another configuration to SwiftPM, which "make" then
+# builds again from scratch, so build with make from the start. The static
+# link prints "the use of `mktemp' is dangerous": glibc's link-time warning
+# for a call in the toolchain's static Foundation (FoundationEssentials,
+# Data+Writing.swift.o, nm shows it), not in this tree's code; it is
+# harmless, and only linking Foundation dynamically (SWIFT_BUILD_FLAGS=)
+# avoids it.
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -36,6 +45,9 @@ TEST_FLAGS ?=
 BIN_PATH ?=
 
 INSTALL ?= install
+# make install strips the binaries (a tenth of their size); "make install
+# INSTALL_STRIP=" keeps their symbols, for a debugger.
+INSTALL_STRIP ?= -s
 BINARIES = chatbroker chatsh
 UNITS = chatbroker.socket chatbroker-irc.socket chatbroker.service
 MANPAGES = $(wildcard man/*.1 man/*.7 man/*.8)
@@ -58,7 +70,7 @@ install:
 	done; \
 	$(INSTALL) -d -m 755 "$(DESTDIR)$(BINDIR)" && \
 	for name in $(BINARIES); do \
-	  $(INSTALL) -m 755 "$$bin/$$name" "$(DESTDIR)$(BINDIR)/$$name" || exit 1; \
+	  $(INSTALL) -m 755 $(INSTALL_STRIP) "$$bin/$$name" "$(DESTDIR)$(BINDIR)/$$name" || exit 1; \
 	done
 	@for page in $(MANPAGES); do \
 	  section=$${page##*.}; \
@@ -80,7 +92,8 @@ install:
 	  $(INSTALL) -d -m 755 "$(DESTDIR)$(ZSHCOMPLETIONDIR)" && \
 	  $(INSTALL) -m 644 completions/_chatsh "$(DESTDIR)$(ZSHCOMPLETIONDIR)/_chatsh"; \
 	fi
-	@echo "installed under $(DESTDIR)$(PREFIX); to start the broker on the first connection:"
+	@echo "installed under $(DESTDIR)$(PREFIX); to start the broker on the first connection"
+	@echo "(chatbroker.socket; chatbroker-irc.socket for IRC clients, see chatbroker(8)):"
 	@echo "  systemctl daemon-reload && systemctl enable --now chatbroker.socket chatbroker-irc.socket"
 
 uninstall:

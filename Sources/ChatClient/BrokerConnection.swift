@@ -20,6 +20,11 @@ public enum ConnectionError: Error, Equatable, CustomStringConvertible {
   case untrusted(path: String, uid: UInt32, name: String?)
   /// A system call failed.
   case system(call: String, errno: Int32)
+  /// `path` exists but is no socket (a regular file, a directory).
+  case notASocket(path: String, kind: String)
+  /// Something answers at `path`, but its first line is not `HELLO`: not
+  /// a chatbroker line socket (the broker's IRC socket, say).
+  case notLineProtocol(path: String, firstLine: String)
 
   public var description: String {
     switch self {
@@ -47,6 +52,17 @@ public enum ConnectionError: Error, Equatable, CustomStringConvertible {
       return text
     case .system(let call, let code):
       return "\(call): \(errorText(code))"
+    case .notASocket(let path, let kind):
+      return "\(path) is \(kind), not a socket: name the broker's socket"
+        + " (--socket PATH or CHATBROKER_SOCKET), such as \(DefaultPaths.systemSocket)"
+    case .notLineProtocol(let path, let firstLine):
+      var text = "\(path) is not a chatbroker line socket: it answered "
+      text += "\"\(sanitized(String(firstLine.prefix(60))))\", not HELLO"
+      if firstLine.hasPrefix(":") || firstLine.hasPrefix("PONG") || firstLine.hasPrefix("NOTICE") {
+        text += "\n(it speaks IRC: that is the broker's IRC socket, for IRC clients;"
+        text += " chatsh talks to chatbroker.sock beside it)"
+      }
+      return text
     }
   }
 }
@@ -76,6 +92,9 @@ public final class BrokerConnection {
   private var writeShutDown = false
   /// The broker closed its side; lines still buffered can be read.
   public private(set) var readClosed = false
+  /// A line ``greeting(timeoutSeconds:)`` read that was not its PING's
+  /// answer, given back first.
+  private var held: [ServerLine] = []
 
   /// Connects to the socket at `path`, and checks who answers before
   /// anything is sent: a broker run by someone `trust` does not name is
@@ -87,6 +106,7 @@ public final class BrokerConnection {
       fd = try UnixSocket.connect(to: path)
     } catch {
       if error.call == "socket" { throw .system(call: "socket", errno: error.errno) }
+      if let kind = Self.notSocketKind(path) { throw .notASocket(path: path, kind: kind) }
       throw .cannotConnect(path: path, errno: error.errno)
     }
     do throws(ConnectionError) {
@@ -103,6 +123,54 @@ public final class BrokerConnection {
   deinit {
     close(fd)
   }
+
+  /// What `path` is when it exists and is no socket (`a regular file`),
+  /// so that the error does not suggest starting a broker on it.
+  static func notSocketKind(_ path: String) -> String? {
+    var status = stat()
+    guard stat(path, &status) == 0 else { return nil }
+    switch status.st_mode & S_IFMT {
+    case S_IFSOCK: return nil
+    case S_IFREG: return "a regular file"
+    case S_IFDIR: return "a directory"
+    case S_IFIFO: return "a named pipe"
+    default: return "no socket"
+    }
+  }
+
+  /// The broker's first line: `HELLO`, or the refusal it sends instead
+  /// (chatbroker(7), `HELLO`). A `PING` goes out with the wait, and its
+  /// `OK PING` is read here after `HELLO`: a broker greets first whatever
+  /// it is sent, but something else listening there (the broker's IRC
+  /// socket, which says nothing until spoken to) answers with a line that
+  /// is not `HELLO`, and that is said at once instead of after a timeout.
+  public func greeting(timeoutSeconds: Int) throws(ConnectionError) -> ServerLine {
+    send(.ping(token: Self.probeToken))
+    flushIfPossible()
+    guard let first = try nextLine(timeoutSeconds: timeoutSeconds) else {
+      throw .closed(path: path, detail: "before saying HELLO")
+    }
+    if case .event(.hello) = first {
+      // Replies come in order, so the PING's is the first final one; an
+      // event before it (a direct message) is given back afterwards.
+      var before: [ServerLine] = []
+      while let line = try nextLine(timeoutSeconds: timeoutSeconds) {
+        if line.isFinalReply {
+          if line != .event(.ok(.ping, fields: [Self.probeToken])) { before.append(line) }
+          break
+        }
+        before.append(line)
+      }
+      held = before
+      return first
+    }
+    if first.refusal != nil { return first }
+    var text = "\(first)"
+    if case .unreadable(let line) = first { text = line }
+    throw .notLineProtocol(path: path, firstLine: text)
+  }
+
+  static let probeToken = "chatsh"
 
   /// Queues one request, written by ``LineCodec``'s request encoder.
   public func send(_ request: Request) {
@@ -121,6 +189,7 @@ public final class BrokerConnection {
 
   /// The next complete line already received, without waiting.
   public func bufferedLine() -> ServerLine? {
+    if !held.isEmpty { return held.removeFirst() }
     while let frame = framer.next() {
       if case .line(let line) = frame { return ServerLine(parsing: line) }
     }

@@ -122,8 +122,9 @@ public final class Conversation {
   }
 
   /// Switching to a conversation with unread messages: `── new ──` goes
-  /// above the first of them.
-  func markNewLine() {
+  /// above the first of them. `me`'s own lines are never unread (they may
+  /// come from another session of mine), so they are not counted.
+  func markNewLine(me: String) {
     guard unread > 0 else {
       newLineAfter = nil
       return
@@ -135,7 +136,7 @@ public final class Conversation {
         previous = message.id
         break
       }
-      remaining -= 1
+      if message.user != me { remaining -= 1 }
     }
     newLineAfter = previous ?? ""
   }
@@ -196,9 +197,15 @@ public final class ChatModel {
     return true
   }
 
+  /// Shows `name` as it is, counts and new line untouched: at the start,
+  /// where the broker's read marker has placed them.
+  public func show(_ name: String) {
+    if let index = conversations.firstIndex(where: { $0.name == name }) { currentIndex = index }
+  }
+
   public func switchTo(index: Int) {
     guard conversations.indices.contains(index) else { return }
-    if currentIndex != index { conversations[index].markNewLine() }
+    if currentIndex != index { conversations[index].markNewLine(me: me) }
     currentIndex = index
     conversations[index].unread = 0
     conversations[index].mentioned = false
@@ -245,6 +252,47 @@ public final class ChatModel {
       conversation.unread += 1
       if isForMe(message) { conversation.mentioned = true }
     }
+  }
+
+  /// Every open conversation, numbered as Alt-1..9 and `/switch N` reach
+  /// them, with its activity: the window list of the top line.
+  public var windows: [(number: Int, name: String, unread: Int, mentioned: Bool, isCurrent: Bool)] {
+    conversations.enumerated().map { index, conversation in
+      (
+        index + 1, conversation.name, conversation.unread, conversation.mentioned,
+        index == currentIndex
+      )
+    }
+  }
+
+  /// The window list as the top line shows it, in at most `width` columns
+  /// (chatsh(1), "The chat screen"): every conversation with its number,
+  /// the one shown in brackets, unread counts after the name and `!` for a
+  /// message for me, `1:#ops 2:@cat 2! [3:#team]`. When that is too wide,
+  /// only those with activity, `Act: 2:@cat 2!`; then only their numbers,
+  /// `Act: 2!,5`. Empty when only one conversation is open and it has none.
+  public func windowList(fitting width: Int) -> String {
+    let windows = self.windows
+    guard windows.count > 1 || windows.contains(where: { $0.unread > 0 }) else { return "" }
+    func activity(
+      _ window: (number: Int, name: String, unread: Int, mentioned: Bool, isCurrent: Bool)
+    )
+      -> String
+    {
+      window.unread > 0 ? " \(window.unread)\(window.mentioned ? "!" : "")" : ""
+    }
+    let all = windows.map { window in
+      let label = "\(window.number):\(sanitized(window.name))"
+      return (window.isCurrent ? "[\(label)]" : label) + activity(window)
+    }.joined(separator: " ")
+    if TextWidth.of(all) <= width { return all }
+    let active = windows.filter { $0.unread > 0 && !$0.isCurrent }
+    guard !active.isEmpty else { return "" }
+    let named =
+      "Act: "
+      + active.map { "\($0.number):\(sanitized($0.name))" + activity($0) }.joined(separator: " ")
+    if TextWidth.of(named) <= width { return named }
+    return "Act: " + active.map { "\($0.number)\($0.mentioned ? "!" : "")" }.joined(separator: ",")
   }
 
   /// Conversations in the order Alt-1..9 reach them, with unread counts.

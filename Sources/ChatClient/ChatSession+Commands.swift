@@ -119,6 +119,8 @@ extension ChatSession {
         } catch {
           return self.error(error.text)
         }
+        let next = more.first.map(String.init) ?? ""
+        return schedule(String(parts[1]), when: when, dayAndTime: more.count == 2 && isClock(next))
       }
       schedule(String(parts[1]), when: when)
     case "/every":
@@ -128,10 +130,11 @@ extension ChatSession {
       }
       repeatedly(String(parts[1]), rule: String(parts[0]))
     case "/reschedule":
-      guard arguments.count == 2, let id = MessageID(arguments[0]) else {
-        return usage("/reschedule ID WHEN (18:00, +10m, ...) or, for a series, ID RULE")
+      guard (2...3).contains(arguments.count), let id = MessageID(arguments[0]) else {
+        return usage(
+          "/reschedule ID WHEN (18:00, +10m, tomorrow 09:30, ...) or, for a series, ID RULE")
       }
-      reschedule(id, to: arguments[1])
+      reschedule(id, to: Array(arguments.dropFirst()))
     case "/edit":
       let parts = rest.split(separator: " ", maxSplits: 1)
       guard parts.count == 2, let id = MessageID(parts[0]) else {
@@ -188,14 +191,27 @@ extension ChatSession {
     }
   }
 
-  private func schedule(_ text: String, when: String) {
+  /// `dayAndTime`: the word after `when` is a clock time, so the user
+  /// may have meant a day and a time; the error then names those forms too.
+  private func schedule(_ text: String, when: String, dayAndTime: Bool = false) {
     let due: Timestamp
     do {
       due = try WhenParser.resolve(when, now: now(), timeZone: clock.timeZone)
     } catch {
-      return self.error(localTimes(error.text))
+      return self.error(localTimes(error.text) + (dayAndTime ? Self.dayAndTimeForms : ""))
     }
     schedule(text, due: due)
+  }
+
+  /// What a day and a time may be, for errors (chatsh(1), `/at`).
+  static let dayAndTimeForms =
+    "; or a day and a time: today 18:00, tomorrow 09:30, mon 09:00, 2026-12-24 18:00"
+
+  /// Whether `word` reads as a clock time (`09:30`, `9:30:15`).
+  func isClock(_ word: String) -> Bool {
+    let parts = word.split(separator: ":", omittingEmptySubsequences: false)
+    return (2...3).contains(parts.count)
+      && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) }
   }
 
   private func schedule(_ text: String, due: Timestamp) {
@@ -225,12 +241,26 @@ extension ChatSession {
       .sayEvery(target, rule: full, text: text), .sayEvery(target: target.description, text: text))
   }
 
-  /// `/reschedule`: a `<when>` is resolved here like `/at`'s, a rule read
-  /// like `/every`'s.
-  private func reschedule(_ id: MessageID, to word: String) {
+  /// `/reschedule`: a `<when>` is resolved here like `/at`'s (one word, or
+  /// a day and a time: `tomorrow 09:30`), a rule read like `/every`'s.
+  private func reschedule(_ id: MessageID, to words: [String]) {
+    let word = words[0]
     let resolved: String
     do {
-      if Recurrence.isRule(word) {
+      if words.count == 2 {
+        let due: Timestamp?
+        do {
+          due = try LocalDateWhen.resolve(day: word, time: words[1], now: now(), clock: clock)
+        } catch {
+          return self.error(error.text)
+        }
+        guard let due else {
+          return usage(
+            "/reschedule ID WHEN, where WHEN is one word (18:00, +10m) "
+              + "or a day and a time (tomorrow 09:30, 2026-12-02 09:30)")
+        }
+        resolved = due.description
+      } else if Recurrence.isRule(word) {
         resolved = try Recurrence.parse(word, defaultZone: clock.timeZone, verb: .reschedule)
           .description
       } else {
@@ -239,7 +269,7 @@ extension ChatSession {
         ).description
       }
     } catch {
-      return self.error(error.text)
+      return self.error(localTimes(error.text))
     }
     request(.reschedule(id, when: resolved), .reschedule(id.description))
   }

@@ -7,15 +7,28 @@ import LineProtocol
 /// note people can read.
 extension ChatSession {
   /// The reply to `CONVERSATIONS`: opens what is not open, and takes the
-  /// broker's unread counts and read markers.
+  /// broker's unread counts and read markers. At the start, with nothing
+  /// named on the command line, the conversation with the newest message
+  /// is shown (chatsh(1), "The chat screen").
   func took(_ summaries: [ConversationSummary], initial: Bool) {
-    for summary in summaries {
+    let opened = summaries.filter { summary in
+      let name = summary.target.description
+      return name.hasPrefix("#") || summary.unread > 0 || remembered.contains(name)
+        || model.find(name) != nil
+    }
+    let shown: String?
+    if model.currentIndex != nil {
+      shown = model.current.name
+    } else if initial {
+      shown =
+        opened.max { ($0.newest?.time.milliseconds ?? 0) < ($1.newest?.time.milliseconds ?? 0) }?
+        .target.description
+    } else {
+      shown = opened.first?.target.description
+    }
+    for summary in opened {
       let name = summary.target.description
       let existing = model.find(name)
-      guard
-        name.hasPrefix("#") || summary.unread > 0 || remembered.contains(name)
-          || existing != nil
-      else { continue }
       let conversation =
         existing ?? open(name, show: false, count: min(max(50, summary.unread + 10), 1000))
       guard let conversation else { continue }
@@ -23,11 +36,12 @@ extension ChatSession {
       if (existing == nil || initial) && summary.unread > 0 {
         conversation.newLineAfter = summary.read?.description ?? ""
       }
-      if conversation !== model.current {
+      if name != shown {
         conversation.unread = summary.unread
         conversation.mentioned = summary.mentions > 0
       }
     }
+    if let shown { model.show(shown) }
     if initial { welcomeIfEmpty() }
   }
 

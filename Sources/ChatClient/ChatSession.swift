@@ -79,6 +79,20 @@ public final class ChatSession {
     request(.markRead(target, id), .markRead(conversation.name))
   }
 
+  /// Asks for my pending messages again (``ChatModel/pending``, the count
+  /// on the input line): the broker tells my other sessions of a change
+  /// (`SCHED` events) but not of a `SAYAT` or `CANCEL` made elsewhere, so
+  /// the screen asks every minute (chatsh(1)). Once at a time.
+  public func refreshPending() {
+    guard connected else { return }
+    let asked = pending.contains {
+      if case .scheduled = $0 { return true }
+      return false
+    }
+    guard !asked else { return }
+    request(.scheduled(nil), .scheduled(shown: false))
+  }
+
   /// A note from chatsh itself at the start (such as the locale's): shown
   /// in the conversation shown, once there is one.
   public func startupNote(_ text: String) {
@@ -197,7 +211,14 @@ public final class ChatSession {
     }
     switch event {
     case .message:
-      if let message = line.message, model.receive(message) { bell() }
+      guard let message = line.message else { return }
+      if model.find(message.target) == nil {
+        // A conversation opened by what arrives (someone writes to me)
+        // loads its history like any other: until that reply is in, its
+        // read marker cannot move (``seenBottom(of:)``).
+        open(message.target, show: false)
+      }
+      if model.receive(message) { bell() }
     case .joined(let room, let user):
       guard let conversation = model.find(room.description) else { return }
       conversation.members.insert(user)

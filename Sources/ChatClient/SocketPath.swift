@@ -5,8 +5,9 @@ import Posix
 #endif
 
 /// Where chatsh looks for the broker: `--socket`, else `$CHATBROKER_SOCKET`,
-/// else the system socket when it exists, else the per-user default that
-/// `chatbroker` itself binds when started by a user.
+/// else the system socket when it exists or for root (where `chatbroker`
+/// binds when root starts it, so that is where to start one), else the
+/// per-user default that `chatbroker` itself binds when started by a user.
 public enum SocketPath {
   public static let system = DefaultPaths.systemSocket
 
@@ -18,7 +19,7 @@ public enum SocketPath {
     if let fromEnvironment = environment["CHATBROKER_SOCKET"], !fromEnvironment.isEmpty {
       return fromEnvironment
     }
-    if exists(system) { return system }
+    if uid == 0 || exists(system) { return system }
     return perUser(environment: environment, uid: uid)
   }
 

@@ -29,6 +29,10 @@ public struct TranscriptRenderer {
   public var clock: LocalClock
   /// A new run (and header) starts after this much silence by one sender.
   public var runGap: Int64 = 10 * 60_000
+  /// A sender's full name, shown with the login name: from the password
+  /// database (``UserStyle/displayName(for:)``); tests that lay out rows
+  /// pass their own, so the host's users do not change what they expect.
+  public var fullName: (String) -> String? = UserStyle.displayName(for:)
 
   /// Columns to the left of others' message text: ` (AB) `.
   public static let indent = 6
@@ -116,15 +120,14 @@ public struct TranscriptRenderer {
   private func others(_ message: ChatMessage, header: Bool, stamp: String?) -> [Row] {
     var rows: [Row] = []
     let color = Style.user(UserStyle.colorIndex(for: message.user))
+    let name = header ? fullName(message.user) : nil
     if header {
       rows.append(
         Row([
           Segment(" ", .plain),
-          Segment("(\(UserStyle.initials(for: message.user)))", color),
+          Segment("(\(UserStyle.initials(of: name ?? message.user)))", color),
           Segment(" ", .plain),
-          Segment(
-            UserStyle.displayName(for: message.user).map { "\($0) (\(message.user))" }
-              ?? sanitized(message.user), color),
+          Segment(name.map { "\($0) (\(message.user))" } ?? sanitized(message.user), color),
           Segment(" · " + clock.relative(message.time, now: now), .dim),
         ]))
     }

@@ -37,8 +37,8 @@ public enum Usage {
       --trust-user NAME  also believe a broker run by NAME, a login name or
                          uid (or those in $CHATBROKER_TRUST_USER); one run
                          by root, you or chatbroker is always believed
-      --color WHEN       auto (default: only on a terminal without NO_COLOR),
-                         always or never
+      --color WHEN       colour on the screen and in output: auto (default:
+                         only on a terminal without NO_COLOR), always or never
       -h, --help         this text; chatsh COMMAND --help for one command
       -V, --version      the version
 
@@ -102,9 +102,11 @@ public enum Usage {
         usage: chatsh tail [-n N] [--json] [--mentions] TARGET ...
 
         Joins the rooms among the TARGETs and prints each message to any of
-        them as it arrives, until interrupted. When the broker goes away,
-        tail reconnects (after 1, 2, 3, 5, 10, 20, then every 30 seconds),
-        joins again and prints what was said meanwhile, each message once.
+        them as it arrives, until interrupted; interrupted, it first leaves
+        the rooms that were not yours before it joined them. When the broker
+        goes away, tail reconnects (after 1, 2, 3, 5, 10, 20, then every 30
+        seconds), joins again and prints what was said meanwhile, each
+        message once.
 
           -n N        first print the latest N messages of each TARGET
           --json      one JSON object per line: id, target, time, user, text

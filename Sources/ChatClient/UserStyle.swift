@@ -28,7 +28,7 @@ public enum UserStyle {
 
   /// The first letters of the first and last parts of `Carol Ann Cooper`,
   /// `john.doe` or `john_doe`, else the first two letters (`bob` → `BO`).
-  static func initials(of name: String) -> String {
+  public static func initials(of name: String) -> String {
     let user = name
     var parts = user.split(whereSeparator: { !$0.isLetter && !$0.isNumber })
     if parts.count > 2 { parts = [parts[0], parts[parts.count - 1]] }

@@ -150,8 +150,8 @@ public enum VerbTable {
       "cancel one of your pending scheduled messages, or end a series"),
     row(
       .reschedule, 2...2, "RESCHEDULE <id> <when>|<rule>",
-      "move a pending message to a new <when>; give a series a new <rule>, or a <when> for its next"
-    ),
+      "move a pending message to a new <when>; give a series a new <rule>, "
+        + "or a <when> for its next occurrence only"),
     row(
       .edit, 1...1, text: true, "EDIT <id> <text>", "change the text of a pending message or series"
     ),

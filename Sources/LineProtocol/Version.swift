@@ -1,6 +1,3 @@
-/// The version shown by `--version` and in every `HELLO` line.
+/// The version shown by `--version` and in every `HELLO` line: the
+/// broker's, and the line protocol's it speaks (chatbroker(7), `HELLO`).
 public let chatbrokerVersion = "1.3.0"
-
-/// The version of the line protocol; `HELLO` carries the broker version,
-/// whose major number follows this.
-public let protocolVersion = 1

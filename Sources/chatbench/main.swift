@@ -1,3 +1,4 @@
+import LineProtocol
 import Posix
 
 // chatbench: measurements of chatbroker's parts, not tests. Each mode lives
@@ -30,7 +31,15 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 if let name = arguments.first, let mode = modes.first(where: { $0.name == name }) {
   exit(mode.run(Array(arguments.dropFirst())).rawValue)
 }
-for (index, mode) in modes.enumerated() {
-  printError("\(index == 0 ? "usage:" : "      ") chatbench \(mode.name) \(mode.synopsis)")
+// Asked for, the usage goes to standard output with status 0; after a
+// wrong word, to standard error with 64 (EX_USAGE).
+let asked = ["-h", "--help", "help"].contains(arguments.first ?? "")
+if arguments.first == "--version" {
+  print("chatbench \(chatbrokerVersion)")
+  exit(ExitCode.success.rawValue)
 }
-exit(ExitCode.usage.rawValue)
+for (index, mode) in modes.enumerated() {
+  let line = "\(index == 0 ? "usage:" : "      ") chatbench \(mode.name) \(mode.synopsis)"
+  if asked { print(line) } else { printError(line) }
+}
+exit(asked ? ExitCode.success.rawValue : ExitCode.usage.rawValue)

@@ -13,6 +13,10 @@ final class Daemon: @unchecked Sendable {
   private var signalSources: [DispatchSourceSignal] = []
   private var boundSocketPath: String?
   private var boundIRCSocketPath: String?
+  /// Directories this start-up created (the state directory, the socket's),
+  /// newest last: a start-up that fails removes them again when they hold
+  /// nothing but what it put there (``fail(_:status:)``).
+  private var createdDirectories: [String] = []
   private var watchdog: DispatchSourceTimer?
   /// Set on the queue by the first SIGTERM or SIGINT.
   private var stopping = false
@@ -134,6 +138,7 @@ final class Daemon: @unchecked Sendable {
   /// Creates the directory if missing and refuses to start (78) when
   /// another user could change what is in it; logs a mode it tightened.
   private func prepare(_ directory: String, role: PrivateDirectory.Role, mode: mode_t) {
+    if access(directory, F_OK) != 0 { createdDirectories.append(directory) }
     do {
       for notice in try PrivateDirectory.prepare(
         directory, role: role, mode: mode, makePrivate: role == .state)
@@ -323,9 +328,28 @@ final class Daemon: @unchecked Sendable {
   /// Ends a start-up that cannot go on. Under systemd the line is logged at
   /// priority err (`<3>`), and the message becomes the unit's status text,
   /// so `systemctl status chatbroker` shows why it failed.
+  ///
+  /// What this start-up made goes again, so that a failed start leaves
+  /// nothing behind: the sockets it bound, and a directory it created, with
+  /// the journal it began (its first line only) and the lock file
+  /// (rmdir(2) leaves a directory that holds anything else).
   func fail(_ message: String, status: ExitCode) -> Never {
     let prefix = Logger.stderrIsJournal() ? "<3>" : ""
     FileHandle.standardError.write(Data("\(prefix)chatbroker: \(message)\n".utf8))
+    if let path = boundSocketPath { unlink(path) }
+    if let path = boundIRCSocketPath { unlink(path) }
+    for directory in createdDirectories.reversed() {
+      // A journal this start-up began holds its first line and no more.
+      let journal = directory + "/journal.jsonl"
+      if let data = FileManager.default.contents(atPath: journal), data.count < 4096,
+        data.filter({ $0 == UInt8(ascii: "\n") }).count <= 1,
+        data.isEmpty || data.starts(with: Array(#"{"type":"journal""#.utf8))
+      {
+        unlink(journal)
+        unlink(directory + "/chatbroker.lock")
+      }
+      rmdir(directory)
+    }
     Systemd.notify("STATUS=cannot start: \(message)")
     // Let systemd read the status before it sees the process exit.
     Systemd.barrier(timeout: .milliseconds(500))

@@ -1,4 +1,5 @@
 import Foundation
+import LineProtocol
 import ProtocolFuzz
 
 /// chatfuzz: a protocol fuzzer for chatbroker. It opens many connections
@@ -103,6 +104,9 @@ while let argument = arguments.next() {
   case "--latency-limit": configuration.latencyLimit = number(1...60_000) / 1000
   case "-h", "--help":
     print(usage)
+    exit(0)
+  case "--version":
+    print("chatfuzz \(chatbrokerVersion)")
     exit(0)
   default: fail("unknown option \(argument)")
   }

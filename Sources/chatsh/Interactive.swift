@@ -17,16 +17,16 @@ let reconnectDelays = [1, 2, 3, 5, 10, 20, 30]
 /// says `reconnecting in 3s`); typed input and the open conversations stay.
 func runInteractive(
   socketPath: String, trust: BrokerTrust, targets: [String], environment: [String: String],
-  localeNote: String?
+  localeNote: String?, color: Bool
 ) -> ExitCode {
   var connection: BrokerConnection?
   let me: String
   do {
     let first = try BrokerConnection(path: socketPath, trust: trust)
-    let greeting = try first.nextLine(timeoutSeconds: 10)
-    if case .event(.hello(_, let user, _))? = greeting {
+    let greeting = try first.greeting(timeoutSeconds: 10)
+    if case .event(.hello(_, let user, _)) = greeting {
       me = user
-    } else if let (code, text) = greeting?.refusal {
+    } else if let (code, text) = greeting.refusal {
       complain("\(code): \(text)")
       return .failure
     } else {
@@ -44,7 +44,7 @@ func runInteractive(
   let session = ChatSession(model: model, clock: LocalClock(timeZone: TimeZone.current)) {
     Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded()))
   }
-  let screen = Screen()
+  let screen = Screen(color: color)
   defer { screen.end() }
   var editor = LineEditor()
   session.send = { connection?.send($0) }
@@ -76,6 +76,9 @@ func runInteractive(
     if session.reconnectStatus != lastStatus {
       lastStatus = session.reconnectStatus
       dirty = true
+    }
+    if session.now().milliseconds / 60_000 != lastDrawnMinute && lastDrawnMinute >= 0 {
+      session.refreshPending()
     }
     if dirty || session.now().milliseconds / 60_000 != lastDrawnMinute {
       draw(screen: screen, session: session, editor: editor)
@@ -197,8 +200,10 @@ private func draw(screen: Screen, session: ChatSession, editor: LineEditor) {
     if let topic = current.topic { left += ": " + topic.text }
     if !current.members.isEmpty { left += " · " + current.members.sorted().joined(separator: " ") }
   }
-  let others = model.otherUnread.map { "\($0.name) \($0.unread)\($0.mentioned ? "!" : "")" }
-  var right = others.joined(separator: " · ")
+  // The window list: numbers for Alt-1..9, activity after the names; it
+  // gets up to two thirds of the line, the conversation shown the rest.
+  var right = model.windowList(fitting: max(width * 2 / 3 - 2, 8))
+  let active = !model.otherUnread.isEmpty
   if current.scroll > 0 {
     let below = current.newBelow > 0 ? "\(current.newBelow) new ↓" : "↓ PgDn"
     right = below + (right.isEmpty ? "" : "  " + right)
@@ -213,7 +218,7 @@ private func draw(screen: Screen, session: ChatSession, editor: LineEditor) {
   screen.draw(
     Row([
       Segment(leftShown + String(repeating: " ", count: gap), .status),
-      Segment(right, others.isEmpty ? .status : .statusUnread),
+      Segment(right, active ? .statusUnread : .status),
     ]), at: 0, fill: .status)
 
   // Transcript, bottom-aligned, scrolled back by `scroll` rows.

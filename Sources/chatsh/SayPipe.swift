@@ -78,6 +78,44 @@ extension ScriptMode {
     replies.append(.anchor)
     var resyncing = false
     var lastProgress = Date()
+    var lastTaken: String?
+
+    /// Giving up: what may not have been sent, on standard error (chatsh(1),
+    /// say): the lines read and not acknowledged, those standard input has
+    /// ready now, and whether more of it was never read.
+    func reportUnsent() {
+      if inputOpen {
+        // What is there already; a writer still writing is not waited for.
+        var ready = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+        while poll(&ready, 1, 0) > 0, ready.revents & Int16(POLLIN) != 0 {
+          let count = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+          guard count > 0 else {
+            inputOpen = false
+            break
+          }
+          partial.append(contentsOf: buffer[..<count])
+        }
+        var start = 0
+        while let newline = partial[start...].firstIndex(of: UInt8(ascii: "\n")) {
+          enqueue(String(decoding: partial[start..<newline], as: UTF8.self))
+          start = newline + 1
+        }
+        partial.removeFirst(start)
+        if !inputOpen && !partial.isEmpty { enqueue(String(decoding: partial, as: UTF8.self)) }
+      }
+      let unsent = inFlight + queue
+      let taken =
+        lastTaken.map { "the last line the broker took was “\($0)”" } ?? "the broker took no line"
+      if unsent.isEmpty {
+        complain("no line read was left unsent; \(taken)")
+      } else {
+        complain("these \(unsent.count) lines may not have been sent (\(taken)):")
+        for line in unsent { writeAll(2, line + "\n") }
+      }
+      if inputOpen {
+        complain("standard input was not read to its end: what comes after these was not sent")
+      }
+    }
 
     while true {
       // Answers, in request order.
@@ -103,6 +141,8 @@ extension ScriptMode {
             if let (code, text) = line.refusal {
               refused += 1
               complain("\(code): \(text)")
+            } else {
+              lastTaken = text
             }
             if inFlight.first == text { inFlight.removeFirst() }
           }
@@ -161,6 +201,7 @@ extension ScriptMode {
       // The broker went away: wait for it, then ask what it has of ours.
       replies = []
       guard wait > 0 else {
+        reportUnsent()
         throw .unavailable(
           ConnectionError.closed(
             path: socketPath,
@@ -173,11 +214,7 @@ extension ScriptMode {
         (connection, me) = try connectWaiting(
           until: Date().addingTimeInterval(Double(wait)), announced: &announced)
       } catch {
-        let unsent = inFlight + queue
-        if !unsent.isEmpty {
-          complain("these \(unsent.count) lines may not have been sent:")
-          for line in unsent { writeAll(2, line + "\n") }
-        }
+        reportUnsent()
         throw error
       }
       complain("reconnected")

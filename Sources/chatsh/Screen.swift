@@ -28,7 +28,9 @@ final class Screen {
   /// shared mutable state to Swift 6).
   private let window: UnsafeMutablePointer<WINDOW>
 
-  init() {
+  /// `color`: false for `--color never` or `NO_COLOR`; then styles are
+  /// attributes only (bold, dim, reverse, underline).
+  init(color: Bool) {
     window = initscr()!
     raw()
     noecho()
@@ -36,7 +38,7 @@ final class Screen {
     keypad(window, true)
     set_escdelay(25)
     timeout(0)
-    if has_colors() {
+    if color && has_colors() {
       start_color()
       use_default_colors()
       hasColor = true

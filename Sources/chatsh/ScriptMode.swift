@@ -121,9 +121,7 @@ struct ScriptMode {
   func connectSayingHello() throws(ScriptFailure) -> (connection: BrokerConnection, user: String) {
     do {
       let connection = try BrokerConnection(path: socketPath, trust: trust)
-      guard let first = try connection.nextLine(timeoutSeconds: replyTimeout) else {
-        throw ConnectionError.closed(path: socketPath, detail: "before saying HELLO")
-      }
+      let first = try connection.greeting(timeoutSeconds: replyTimeout)
       if case .event(.hello(_, let user, _)) = first { return (connection, user) }
       switch first.refusal {
       case (let code, let text)?:
@@ -133,7 +131,9 @@ struct ScriptMode {
       }
     } catch let error as ConnectionError {
       switch error {
-      case .untrusted, .cannotConnect(_, EACCES): throw .untrusted(error.description)
+      // Waiting would not help: not ours to reach, or not a broker's socket.
+      case .untrusted, .cannotConnect(_, EACCES), .notASocket, .notLineProtocol:
+        throw .untrusted(error.description)
       default: throw .unavailable(error.description)
       }
     } catch let error as ScriptFailure {
@@ -270,6 +270,12 @@ struct ScriptMode {
       }
     }
     for line in printed { out.line(line) }
+    // Nothing printed and nothing said would look like a failure to
+    // connect, or a typo that went unnoticed (chatsh(1), history).
+    if printed.isEmpty && count != 0 {
+      let kind = target.hasPrefix("@") ? "user" : "room"
+      complain("no messages in \(target) (nobody has written there yet, or no such \(kind))")
+    }
   }
 
 }

@@ -8,6 +8,59 @@ import Posix
 #endif
 
 extension ScriptMode {
+  /// The rooms among `targets` that are not yet mine (chatbroker(7), "Your
+  /// rooms and read markers"): tail's JOIN makes them mine, and they are
+  /// left again when tail is interrupted, so that reading a room does not
+  /// make it one of mine for good. Nil from a broker before 1.2, which has
+  /// no rooms of mine to leave. Live messages read meanwhile go to `early`.
+  func roomsNotMine(
+    _ connection: BrokerConnection, among targets: [Target], early: inout [ChatMessage]
+  ) throws(ScriptFailure) -> [RoomName]? {
+    connection.send(.conversations)
+    var mine = Set<String>()
+    var live: [ChatMessage] = []
+    do {
+      _ = try awaitReplies(connection, replies: 1) { line in
+        if case .event(.conversation(let summary)) = line {
+          mine.insert(summary.target.description)
+        }
+        if let message = line.message { live.append(message) }
+      }
+    } catch {
+      guard case .refused = error else { throw error }
+      return nil
+    }
+    early += live
+    var rooms: [RoomName] = []
+    for case .room(let room) in Set(targets) where !mine.contains(room.description) {
+      rooms.append(room)
+    }
+    return rooms
+  }
+
+  /// Parts `rooms` (those tail made mine) before an interrupted tail ends;
+  /// bounded by the reply timeout, and silent: the signal ends it anyway.
+  func leave(_ rooms: [RoomName]?, _ connection: BrokerConnection) {
+    guard let rooms, !rooms.isEmpty, !connection.readClosed else { return }
+    for room in rooms { connection.send(.part(room)) }
+    connection.shutdownWriteWhenFlushed()
+    _ = try? awaitReplies(connection, replies: rooms.count) { _ in }
+  }
+
+  /// The next line from the broker, or the signal that came first.
+  func nextLineOrSignal(_ connection: BrokerConnection) throws(ConnectionError) -> (
+    ServerLine?, Int32?
+  ) {
+    while true {
+      if let line = connection.bufferedLine() { return (line, nil) }
+      if connection.readClosed { return (nil, nil) }
+      let (events, _) = try connection.wait(extra: [Interrupt.pipe.read], timeoutMilliseconds: -1)
+      if let revents = events.first, revents != 0, let signal = Interrupt.received() {
+        return (nil, signal)
+      }
+    }
+  }
+
   /// `chatsh tail`: joins the rooms, optionally prints recent history, then
   /// follows. When the broker goes away it reconnects with backoff, joins
   /// again and prints what it missed (`HISTORY ... AFTER` the newest id it
@@ -23,6 +76,7 @@ extension ScriptMode {
     let wanted = Set(named.map(\.description))
     var seen = Set<String>()
     var newest: [String: String] = [:]
+    var early: [ChatMessage] = []
 
     func emit(_ message: ChatMessage, into out: inout StandardOutput) {
       guard wanted.contains(message.target) || (forMe && message.target.hasPrefix("@")),
@@ -137,12 +191,21 @@ extension ScriptMode {
 
     var output = out
     defer { out = output }
+    Interrupt.catchSignals()
+    let notMine = try roomsNotMine(connection, among: named, early: &early)
     try subscribe(connection, first: true, out: &output)
+    for message in early { emit(message, into: &output) }
+    output.flush()
     try catchUpDirect(connection, first: true, anchors: [:], out: &output)
     while true {
       var lost = false
       do {
-        let line = try connection.nextLine(timeoutSeconds: nil)
+        let (line, signal) = try nextLineOrSignal(connection)
+        if let signal {
+          output.flush()
+          leave(notMine, connection)
+          Interrupt.end(by: signal)
+        }
         if let message = line?.message {
           emit(message, into: &output)
           output.flush()
@@ -159,7 +222,10 @@ extension ScriptMode {
       var attempt = 0
       while true {
         let delay = reconnectDelays[min(attempt, reconnectDelays.count - 1)]
-        usleep(UInt32(delay) * 1_000_000)
+        if let signal = Interrupt.wait(seconds: delay) {
+          output.flush()
+          Interrupt.end(by: signal)
+        }
         attempt += 1
         do {
           (connection, me) = try connectSayingHello()

@@ -35,11 +35,15 @@ do {
 let socketPath = SocketPath.resolve(option: invocation.socket, environment: environment)
 let trust = BrokerTrust(options: invocation.trustUsers, environment: environment)
 
+// NO_COLOR applies to everything that colours (no-color.org); --color
+// overrides it either way (chatsh(1)).
+let noColor = !(environment["NO_COLOR"] ?? "").isEmpty
+
 switch invocation.command {
 case .help(let command):
   writeAll(1, Usage.command(command ?? "") + "\n")
 case .version:
-  writeAll(1, "chatsh \(chatbrokerVersion) (protocol \(protocolVersion))\n")
+  writeAll(1, "chatsh \(chatbrokerVersion) (protocol \(chatbrokerVersion))\n")
 case .interactive(let targets):
   guard isatty(0) == 1 && isatty(1) == 1 else {
     complain("the chat screen needs a terminal; in scripts use a command such as say or tail")
@@ -49,10 +53,10 @@ case .interactive(let targets):
   exit(
     runInteractive(
       socketPath: socketPath, trust: trust, targets: targets, environment: environment,
-      localeNote: localeNote
+      localeNote: localeNote,
+      color: invocation.color == .always || (invocation.color == .auto && !noColor)
     ).rawValue)
 default:
-  let noColor = !(environment["NO_COLOR"] ?? "").isEmpty
   let color: Bool
   switch invocation.color {
   case .always: color = true

@@ -187,12 +187,13 @@ import Testing
     harness.feed(
       "CONV #retro 8 2026-11-30T17:59:00.000Z 5 2 1",
       "CONV #zen 3 2026-11-30T10:00:00.000Z 3 0 0",
-      "CONV @carol 9 2026-11-30T17:59:30.000Z - 1 1",
+      "CONV @carol 9 2026-11-30T17:58:30.000Z - 1 1",
       "CONV @dave 2 2026-11-29T10:00:00.000Z 2 0 0",
       "CONV @erin 1 2026-11-28T10:00:00.000Z 1 0 0",
       "OK CONVERSATIONS 5", "OK SCHEDULED 0", "OK ROOMS 0")
     let model = harness.session.model
-    // Rooms, direct conversations with something unread, and those remembered.
+    // Rooms, direct conversations with something unread, and those remembered;
+    // the one with the newest message is shown.
     #expect(model.conversations.map(\.name) == ["#retro", "#zen", "@carol", "@dave"])
     #expect(model.current.name == "#retro")
     #expect(
@@ -220,7 +221,7 @@ import Testing
     // Replies come in request order: the other conversations' first.
     harness.feed(
       "OK JOIN #zen 1", "OK WHO #zen 0", "OK HISTORY #zen 0",
-      "HIST @carol 9 2026-11-30T17:59:30.000Z carol :psst", "OK HISTORY @carol 1",
+      "HIST @carol 9 2026-11-30T17:58:30.000Z carol :psst", "OK HISTORY @carol 1",
       "OK HISTORY @dave 0", "OK MARKREAD #retro 8")
     #expect(retro.readMarker == "8")
     // Another session of mine read @carol: its count goes.
@@ -313,5 +314,144 @@ import Testing
     #expect(harness.session.completions(for: "#", isFirst: false) == ["#ops"])
     #expect(harness.session.completions(for: "@b", isFirst: false) == ["@bob"])
     #expect(harness.session.completions(for: "b", isFirst: true) == ["bob"])
+  }
+
+  @Test(
+    "a direct message that opens its conversation on the screen loads its history and is marked read once seen"
+  )
+  func directMessageArrivingIsMarkedRead() {
+    let harness = Harness(me: "bob")
+    harness.session.start(targets: [])
+    harness.feed("OK CONVERSATIONS 0", "OK SCHEDULED 0", "OK ROOMS 0")
+    harness.sent = []
+    harness.feed("MSG @cat 2 2026-11-30T18:00:00.000Z cat :are you there?")
+    let cat = harness.session.model.find("@cat")!
+    #expect(harness.session.model.current === cat)
+    #expect(harness.sent == ["HISTORY @cat 50"])
+    harness.feed(
+      "HIST @cat 1 2026-11-30T17:00:00.000Z cat :hello",
+      "HIST @cat 2 2026-11-30T18:00:00.000Z cat :are you there?", "OK HISTORY @cat 2")
+    harness.sent = []
+    // The screen shows it to its bottom: the marker moves (chatbroker(7), MARKREAD).
+    harness.session.seenBottom(of: cat)
+    #expect(harness.sent == ["MARKREAD @cat 2"])
+    #expect(cat.entries.count == 2)
+  }
+
+  @Test("`── new ──` goes above the first unread line when my own lines follow it")
+  func newLineSkipsMyOwnLines() {
+    let harness = Harness(me: "bob")
+    harness.session.start(targets: ["#ops", "#dev"])
+    harness.feed(
+      "OK JOIN #ops 1", "OK WHO #ops 0", "OK JOIN #dev 1", "OK WHO #dev 0",
+      "OK HISTORY #ops 0",
+      "HIST #dev 1 2026-11-30T17:00:00.000Z carol :seen before", "OK HISTORY #dev 1",
+      "OK CONVERSATIONS 0", "OK SCHEDULED 0", "OK ROOMS 0")
+    // While #ops is shown: carol twice, and me (from another session) between.
+    harness.feed(
+      "MSG #dev 2 2026-11-30T17:10:00.000Z carol :first unread",
+      "MSG #dev 3 2026-11-30T17:11:00.000Z bob :mine, from my phone",
+      "MSG #dev 4 2026-11-30T17:12:00.000Z carol :second unread")
+    let dev = harness.session.model.find("#dev")!
+    #expect(dev.unread == 2)
+    #expect(harness.session.model.switchTo("#dev"))
+    #expect(dev.newLineAfter == "1")
+  }
+
+  @Test("/reschedule takes a day and a time as /at does; /at's error names those forms")
+  func rescheduleTakesDayAndTime() {
+    // Monday 2026-11-30 19:00 in Berlin (18:00Z).
+    let harness = Harness(timeZone: "Europe/Berlin")
+    harness.session.start(targets: ["#ops"])
+    harness.feed(
+      "OK JOIN #ops 1", "OK WHO #ops 0", "OK HISTORY #ops 0", "OK CONVERSATIONS 0",
+      "OK SCHEDULED 0", "OK ROOMS 0")
+    harness.session.submit("/reschedule 3w5e tomorrow 09:30")
+    #expect(harness.sent.last == "RESCHEDULE 3w5e 2026-12-01T08:30:00.000Z")
+    harness.session.submit("/reschedule 3w5e 2026-12-02 09:30")
+    #expect(harness.sent.last == "RESCHEDULE 3w5e 2026-12-02T08:30:00.000Z")
+    harness.session.submit("/reschedule 3w5e 18:30")
+    #expect(harness.sent.last == "RESCHEDULE 3w5e 2026-12-01T17:30:00.000Z")
+    let before = harness.sent.count
+    harness.session.submit("/reschedule 3w5e yesterday 10:00")
+    harness.session.submit("/at yesterday 10:00 too late")
+    #expect(harness.sent.count == before)
+    let errors = harness.session.model.find("#ops")!.entries.compactMap { entry -> String? in
+      if case .notice(let text, _, true) = entry { return text }
+      return nil
+    }
+    #expect(errors.count == 2)
+    #expect(errors.allSatisfy { $0.contains("tomorrow 09:30") })
+  }
+
+  @Test(
+    "the pending count is asked for again, once at a time: a cancel in another session is counted")
+  func pendingCountIsRefreshed() {
+    let harness = Harness()
+    harness.session.start(targets: ["#ops"])
+    harness.feed(
+      "OK JOIN #ops 1", "OK WHO #ops 0", "OK HISTORY #ops 0", "OK CONVERSATIONS 0",
+      "SCHED x1 #ops 2026-11-30T19:00:00.000Z 2026-11-30T17:00:00.000Z :deploy now",
+      "SCHED x2 #ops 2026-11-30T20:00:00.000Z 2026-11-30T17:00:00.000Z :tea", "OK SCHEDULED 2",
+      "OK ROOMS 0")
+    #expect(harness.session.model.pending == ["x1", "x2"])
+    harness.sent = []
+    harness.session.refreshPending()
+    harness.session.refreshPending()
+    #expect(harness.sent == ["SCHEDULED"])
+    // x2 was cancelled in another session, which gets no event for it.
+    harness.feed(
+      "SCHED x1 #ops 2026-11-30T19:00:00.000Z 2026-11-30T17:00:00.000Z :deploy now",
+      "OK SCHEDULED 1")
+    #expect(harness.session.model.pending == ["x1"])
+    harness.session.refreshPending()
+    #expect(harness.sent == ["SCHEDULED", "SCHEDULED"])
+  }
+
+  @Test(
+    "started alone, the screen shows the conversation with the newest message, its counts as the broker says"
+  )
+  func startShowsTheMostRecentConversation() {
+    let harness = Harness(me: "bob")
+    harness.session.start(targets: [])
+    harness.feed(
+      "CONV #alpha 3 2026-11-30T10:00:00.000Z 3 0 0",
+      "CONV #beta 8 2026-11-30T17:59:00.000Z 5 2 0",
+      "CONV @cat 9 2026-11-30T12:00:00.000Z - 1 1", "OK CONVERSATIONS 3")
+    let model = harness.session.model
+    #expect(model.current.name == "#beta")
+    #expect(model.find("#beta")?.newLineAfter == "5")
+    #expect(model.find("#beta")?.unread == 0)
+    #expect(model.otherUnread.map(\.name) == ["@cat"])
+    #expect(model.windowList(fitting: 80) == "1:#alpha [2:#beta] 3:@cat 1!")
+    // Named on the command line, the first named is shown instead.
+    let named = Harness(me: "bob")
+    named.session.start(targets: ["#alpha"])
+    named.feed(
+      "OK JOIN #alpha 1", "OK WHO #alpha 0", "OK HISTORY #alpha 0",
+      "CONV #alpha 3 2026-11-30T10:00:00.000Z 3 0 0",
+      "CONV #beta 8 2026-11-30T17:59:00.000Z 5 2 0", "OK CONVERSATIONS 2")
+    #expect(named.session.model.current.name == "#alpha")
+    #expect(named.session.model.find("#beta")?.unread == 2)
+  }
+
+  @Test(
+    "the window list numbers every conversation, then only those with activity when it is too wide")
+  func windowListFitsTheLine() {
+    let model = ChatModel(me: "bob")
+    for name in ["#ops", "#team-platform", "@cat", "#random"] { model.open(name) }
+    #expect(model.windowList(fitting: 80) == "[1:#ops] 2:#team-platform 3:@cat 4:#random")
+    model.find("@cat")!.unread = 2
+    model.find("@cat")!.mentioned = true
+    model.find("#random")!.unread = 14
+    #expect(model.windowList(fitting: 80) == "[1:#ops] 2:#team-platform 3:@cat 2! 4:#random 14")
+    #expect(model.windowList(fitting: 30) == "Act: 3:@cat 2! 4:#random 14")
+    #expect(model.windowList(fitting: 16) == "Act: 3!,4")
+    model.switchTo(index: 2)
+    #expect(model.windowList(fitting: 80) == "1:#ops 2:#team-platform [3:@cat] 4:#random 14")
+    // One conversation and nothing new: nothing to list.
+    let alone = ChatModel(me: "bob")
+    alone.open("#ops")
+    #expect(alone.windowList(fitting: 80) == "")
   }
 }

@@ -14,14 +14,80 @@ import Testing
   }
 
   private func chatScreen(_ targets: String...) throws -> Tmux {
+    try chatScreen(targets, environment: [])
+  }
+
+  /// `environment`: `NAME=value` words for env(1), `-u NAME` to unset one.
+  private func chatScreen(_ arguments: [String], environment: [String]) throws -> Tmux {
     let state = broker.directory + "/xdg-state"
     return try Tmux(
-      [
-        "/usr/bin/env", "XDG_STATE_HOME=" + state, "TZ=UTC", BuiltProducts.path("chatsh"),
+      ["/usr/bin/env"] + environment + [
+        "XDG_STATE_HOME=" + state, "TZ=UTC", BuiltProducts.path("chatsh"),
         "--socket",
         broker.socketPath,
       ]
-        + targets)
+        + arguments)
+  }
+
+  /// The colour parameters (30-37, 40-47, 90-97, 100-107, 38 and 48 for
+  /// 256 colours and RGB) of every SGR sequence on a captured screen.
+  private func colourParameters(_ screen: String) -> [Int] {
+    var found: [Int] = []
+    for part in screen.split(separator: "\u{1B}[", omittingEmptySubsequences: false).dropFirst() {
+      guard let end = part.firstIndex(where: { !$0.isNumber && $0 != ";" }), part[end] == "m"
+      else { continue }
+      for number in part[..<end].split(separator: ";").compactMap({ Int($0) })
+      where (30...38).contains(number) || (40...48).contains(number) || (90...107).contains(number)
+      {
+        found.append(number)
+      }
+    }
+    return found
+  }
+
+  @Test(
+    "chatsh alone shows the conversation with the newest message, and numbers every conversation on the top line"
+  )
+  func startShowsMostRecentWithWindowList() throws {
+    // #alpha and #beta are mine; #beta has the newest message.
+    for room in ["#alpha", "#beta", "#gamma"] {
+      #expect(try broker.chatsh("say", room, "first in \(room)").status == 0)
+    }
+    let client = try broker.connect()
+    for room in ["#alpha", "#beta", "#gamma"] {
+      #expect(try client.request("JOIN \(room)").last?.hasPrefix("OK JOIN") == true)
+    }
+    #expect(try broker.chatsh("say", "#beta", "the newest line").status == 0)
+    let terminal = try chatScreen([], environment: [])
+    defer { terminal.close() }
+    try terminal.waitFor { $0.contains("the newest line") }
+    let top = terminal.screen().split(separator: "\n").first.map(String.init) ?? ""
+    #expect(top.hasPrefix(" #beta"), "\(top)")
+    #expect(top.contains("1:#alpha [2:#beta] 3:#gamma"), "\(top)")
+    // Alt-3 is the third on the list.
+    try terminal.press("M-3")
+    try terminal.waitFor { $0.contains("first in #gamma") && $0.contains("[3:#gamma]") }
+    try terminal.enter("/quit")
+  }
+
+  @Test("--color never and NO_COLOR keep the chat screen free of colour; without them it has some")
+  func noColourOnTheChatScreen() throws {
+    _ = try broker.chatsh("say", "#ops", "@\(NSUserName()) a mention, in #ops")
+    for (arguments, environment, coloured) in [
+      (["#ops"], ["-u", "NO_COLOR"], true),
+      (["--color", "never", "#ops"], ["-u", "NO_COLOR"], false),
+      (["#ops"], ["NO_COLOR=1"], false), (["--color", "always", "#ops"], ["NO_COLOR=1"], true),
+    ] {
+      let terminal = try chatScreen(arguments, environment: environment)
+      defer { terminal.close() }
+      try terminal.waitFor { $0.contains("a mention") && $0.contains("[") }
+      let screen = terminal.screen(escapes: true)
+      let colours = colourParameters(screen)
+      #expect(colours.isEmpty != coloured, "\(arguments) \(environment): \(colours)")
+      // Without colour the top line and the mention still stand out.
+      #expect(screen.contains("\u{1B}["), "\(arguments) \(environment): no attributes at all")
+      try terminal.enter("/quit")
+    }
   }
 
   @Test(

@@ -86,10 +86,17 @@ import Testing
       SocketPath.resolve(option: nil, environment: [:], exists: { _ in true })
         == SocketPath.system)
     #expect(
-      SocketPath.resolve(option: nil, environment: ["XDG_RUNTIME_DIR": "/run/user/7"], exists: none)
+      SocketPath.resolve(
+        option: nil, environment: ["XDG_RUNTIME_DIR": "/run/user/7"], uid: 7, exists: none)
         == "/run/user/7/chatbroker/chatbroker.sock")
     #expect(
       SocketPath.resolve(option: nil, environment: [:], uid: 42, exists: none)
         == "/tmp/chatbroker-42/chatbroker.sock")
+    // Root's broker binds the system socket, so root is sent there even
+    // before it exists (chatbroker(8), FILES).
+    #expect(
+      SocketPath.resolve(
+        option: nil, environment: ["XDG_RUNTIME_DIR": "/run/user/0"], uid: 0, exists: none)
+        == SocketPath.system)
   }
 }

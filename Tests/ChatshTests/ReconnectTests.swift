@@ -71,6 +71,26 @@ import Testing
     #expect(!now.errors.contains("waiting"))
   }
 
+  @Test(
+    "say --wait that gives up lists on standard error what the broker did not take, and says the rest of its input was not read (real time)"
+  )
+  func sayGivingUpListsWhatWasNotSentRealTime() throws {
+    let broker = try BrokerProcess().start()
+    let say = try Running.chatsh(["--socket", broker.socketPath, "say", "--wait", "2", "#w"])
+    say.write("w1\nw2\nw3\nw4\n")
+    try waitUntil(timeout: 10, "w1-w4 in #w") { ((try? texts(broker, "#w")) ?? []).count == 4 }
+    broker.kill()
+    // Read by chatsh while it waits for the broker, never taken by one.
+    say.write("w5\nw6\n")
+    #expect(say.waitForExit(within: 30) == 69)
+    let errors = say.err.current
+    #expect(errors.contains("these 2 lines may not have been sent"), "\(errors)")
+    #expect(errors.contains("the last line the broker took was “w4”"))
+    #expect(errors.contains("\nw5\nw6\n"))
+    #expect(errors.contains("standard input was not read to its end"))
+    say.closeInput()
+  }
+
   @Test("say started before the broker sends once it is up (real time)")
   func sayWaitsForBrokerToStartRealTime() throws {
     let broker = try BrokerProcess().start()

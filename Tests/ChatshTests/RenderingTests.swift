@@ -59,8 +59,10 @@ private func message(_ user: String, _ text: String, at time: Timestamp, id: Str
     "the transcript: a day line, the sender with initials once per run of lines, my own lines on the right"
   )
   func transcriptLayout() {
-    let renderer = TranscriptRenderer(
+    var renderer = TranscriptRenderer(
       me: "alice", width: 40, now: monday18 + 86_400_000 + 60_000, clock: utc)
+    // Whether the host has a user bob, and what its GECOS says, must not matter.
+    renderer.fullName = { _ in nil }
     let rows = renderer.render([
       .message(message("bob", "deploy starts", at: monday18)),
       .message(message("bob", "watch the graphs @alice", at: monday18 + 1000)),
@@ -82,7 +84,8 @@ private func message(_ user: String, _ text: String, at time: Timestamp, id: Str
 
   @Test("a message in another minute than the one above shows its clock time")
   func clockTimeWhenTheMinuteChanges() {
-    let renderer = TranscriptRenderer(me: "alice", width: 40, now: monday18 + 600_000, clock: utc)
+    var renderer = TranscriptRenderer(me: "alice", width: 40, now: monday18 + 600_000, clock: utc)
+    renderer.fullName = { _ in nil }
     let rows = renderer.render([
       .message(message("bob", "one", at: monday18)),
       .message(message("bob", "same minute", at: monday18 + 20_000)),
@@ -148,9 +151,12 @@ private func message(_ user: String, _ text: String, at time: Timestamp, id: Str
 
   @Test("initials come from the login name, and each user keeps one colour")
   func initialsAndColours() {
-    #expect(UserStyle.initials(for: "bob") == "BO")
-    #expect(UserStyle.initials(for: "john.doe") == "JD")
-    #expect(UserStyle.initials(for: "x") == "X")
+    #expect(UserStyle.initials(of: "bob") == "BO")
+    #expect(UserStyle.initials(of: "john.doe") == "JD")
+    #expect(UserStyle.initials(of: "x") == "X")
+    // A real user's come from the name the system gives, if it gives one.
+    let system = UserStyle.displayName(for: "bob")
+    #expect(UserStyle.initials(for: "bob") == UserStyle.initials(of: system ?? "bob"))
     #expect(UserStyle.colorIndex(for: "bob") == UserStyle.colorIndex(for: "bob"))
     #expect(UserStyle.colorIndex(for: "bob") < UserStyle.colorCount)
   }

@@ -298,9 +298,10 @@ import Testing
     try first.type("/quit")
     try first.press("Enter")
     first.close()
-    // While I am away: a mention in #retro, a direct message.
-    #expect(try asNobody("say", "#retro", "\(me): you fixed the build").status == 0)
+    // While I am away: a direct message, then a mention in #retro, which is
+    // then the conversation with the newest message, the one shown.
     #expect(try asNobody("say", "@\(me)", "psst, lunch?").status == 0)
+    #expect(try asNobody("say", "#retro", "\(me): you fixed the build").status == 0)
     // Back, from another state directory: the list comes from the broker.
     let terminal = try chatScreen(state: "two")
     defer { terminal.close() }
@@ -308,7 +309,8 @@ import Testing
     let screen = terminal.screen()
     let lines = screen.split(separator: "\n").map(String.init)
     #expect(lines.first?.hasPrefix(" #retro") == true, "\(screen)")
-    #expect(lines.first?.contains("@nobody 1!") == true, "\(screen)")
+    // The window list: numbers for Alt-N, the one shown in brackets.
+    #expect(lines.first?.contains("[1:#retro] 2:@nobody 1!") == true, "\(screen)")
     let mine = lines.firstIndex { $0.contains("my own line") }
     let newLine = lines.firstIndex { $0.contains("─ new ─") }
     let mention = lines.firstIndex { $0.contains("you fixed the build") }

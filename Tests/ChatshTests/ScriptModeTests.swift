@@ -145,6 +145,80 @@ import Testing
     let notTerminal = try runChatsh(["#ops"])
     #expect(notTerminal.status == 64)
   }
+
+  @Test(
+    "the wrong socket is named at once: the IRC socket, a file that is no socket; an empty history says so"
+  )
+  func wrongSocketsAndEmptyHistory() throws {
+    let broker = try BrokerProcess().start()
+    let started = Date()
+    let irc = try runChatsh(["--socket", broker.directory + "/irc.sock", "rooms"], timeout: 20)
+    #expect(irc.status == 69)
+    #expect(irc.errors.contains("is not a chatbroker line socket"), "\(irc.errors)")
+    #expect(irc.errors.contains("IRC socket"))
+    #expect(Date().timeIntervalSince(started) < 10 * testTimeScale)
+    let file = try TemporaryDirectory()
+    let notSocket = file.path + "/plain"
+    try "x\n".write(toFile: notSocket, atomically: false, encoding: .utf8)
+    let plain = try runChatsh(["--socket", notSocket, "rooms"])
+    #expect(plain.status == 69)
+    #expect(
+      plain.errors.contains("\(notSocket) is a regular file, not a socket"), "\(plain.errors)")
+    #expect(!plain.errors.contains("start one with"))
+    for target in ["#nosuchroom", "@nosuchuser"] {
+      let empty = try broker.chatsh("history", target)
+      #expect(empty.status == 0 && empty.output.isEmpty)
+      #expect(empty.errors.contains("no messages in \(target)"), "\(empty.errors)")
+    }
+    // Said once: a broker's HELLO, then the answer to chatsh's PING, is read
+    // as before, and the command's own reply comes after it.
+    let rooms = try broker.chatsh("rooms")
+    #expect(rooms.status == 0 && rooms.errors.isEmpty, "\(rooms.errors)")
+  }
+
+  @Test(
+    "an interrupted tail leaves the rooms it joined, and keeps those that were mine (chatsh(1), tail)",
+    arguments: [SIGINT, SIGTERM])
+  func interruptedTailLeavesItsRooms(signal: Int32) throws {
+    let broker = try BrokerProcess().start()
+    // #mine is one of my rooms before tail starts: joined, then disconnected.
+    do {
+      let client = try broker.connect()
+      #expect(try client.request("JOIN #mine").last?.hasPrefix("OK JOIN") == true)
+    }
+    let tail = try Running.chatsh(["--socket", broker.socketPath, "tail", "#ops", "#team", "#mine"])
+    try broker.waitForMember(NSUserName(), in: "#team")
+    try broker.waitForMember(NSUserName(), in: "#mine")
+    tail.process.signal(signal)
+    // Ended by the signal, as before (the status is the signal's number).
+    #expect(tail.waitForExit(within: 10) == signal, "\(tail.err.current)")
+    let rooms = try broker.connect().request("CONVERSATIONS").filter { $0.hasPrefix("CONV ") }
+      .map { $0.split(separator: " ")[1] }
+    #expect(rooms == ["#mine"], "\(rooms)")
+  }
+
+  @Test("--version names the protocol version the broker's HELLO names (chatbroker(7), HELLO)")
+  func versionNamesTheProtocolOfHello() throws {
+    let broker = try BrokerProcess().start()
+    let client = try broker.connect()
+    // HELLO <version> <user> :<text>
+    let hello = client.greeting.split(separator: " ")
+    #expect(hello.count > 2 && hello[0] == "HELLO")
+    let version = try runChatsh(["--version"])
+    #expect(version.output == "chatsh \(hello[1]) (protocol \(hello[1]))\n")
+  }
+
+  @Test("chatbench --help and chatfuzz --help and --version print to stdout and exit 0")
+  func toolsAnswerHelpAndVersion() throws {
+    let bench = try runCommand([BuiltProducts.path("chatbench"), "--help"])
+    #expect(bench.status == 0 && bench.output.hasPrefix("usage: chatbench "), "\(bench.errors)")
+    let wrong = try runCommand([BuiltProducts.path("chatbench"), "--frob"])
+    #expect(wrong.status == 64 && wrong.output.isEmpty && wrong.errors.hasPrefix("usage:"))
+    let version = try runCommand([BuiltProducts.path("chatfuzz"), "--version"])
+    #expect(version.status == 0 && version.output.hasPrefix("chatfuzz 1."), "\(version.errors)")
+    let help = try runCommand([BuiltProducts.path("chatfuzz"), "--help"])
+    #expect(help.status == 0 && help.output.hasPrefix("usage: chatfuzz"))
+  }
 }
 
 /// chatsh(1): what script mode prints and sends, for scripts to rely on.

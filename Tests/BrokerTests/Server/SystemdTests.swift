@@ -375,6 +375,19 @@ struct SystemdTests {
     for file in expected {
       #expect(FileManager.default.fileExists(atPath: prefix + "/" + file), "\(file) missing")
     }
+    // Installed stripped: no symbol table (readelf(1) lists none), and smaller.
+    for name in ["chatbroker", "chatsh"] {
+      let built = BuiltProducts.path(name)
+      let installed = prefix + "/bin/" + name
+      let size = { (path: String) in
+        (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+      }
+      #expect(size(installed) > 0 && size(installed) < size(built), "\(name) is not stripped")
+      if let readelf = Tool.find("readelf") {
+        let sections = try Tool.run(readelf, ["-S", "-W", installed])
+        #expect(sections.status == 0 && !sections.output.contains(".symtab"), "\(name): .symtab")
+      }
+    }
     if let analyze = Self.analyze {
       let verify = try Tool.run(
         analyze,

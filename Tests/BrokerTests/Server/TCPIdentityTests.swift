@@ -348,6 +348,37 @@ struct TCPPeerOwnerTests {
     #expect(result.errors.contains("--irc-listen needs a loopback address"))
   }
 
+  @Test(
+    "a start that fails because its --irc-listen port is taken exits 75 and leaves no socket, journal or directory behind (chatbroker(8), EXIT STATUS)"
+  )
+  func failedStartLeavesNothing() throws {
+    let taken = try LoopbackTCP.listen(
+      on: LoopbackTCP.Endpoint(family: AF_INET, address: [127, 0, 0, 1], port: 0))
+    defer { close(taken) }
+    let port = try #require(LoopbackTCP.Endpoint(of: taken, peer: false)).port
+    let broker = try BrokerProcess()
+    let home = broker.path("fresh")
+    let result = try broker.runToExit([
+      "--socket", home + "/chatbroker.sock", "--state-dir", home + "/state",
+      "--irc-listen", "127.0.0.1:\(port)",
+    ])
+    #expect(result.status == 75, "\(result.errors)")
+    #expect(result.errors.contains("cannot listen on 127.0.0.1:\(port)"))
+    #expect(!FileManager.default.fileExists(atPath: home), "left behind: \(home)")
+    // A state directory that was there keeps what it held.
+    try FileManager.default.createDirectory(
+      atPath: home + "/state", withIntermediateDirectories: true)
+    try "{}\n".write(toFile: home + "/state/keep", atomically: false, encoding: .utf8)
+    let again = try broker.runToExit([
+      "--socket", home + "/chatbroker.sock", "--state-dir", home + "/state",
+      "--irc-listen", "127.0.0.1:\(port)",
+    ])
+    #expect(again.status == 75)
+    #expect(FileManager.default.fileExists(atPath: home + "/state/keep"))
+    #expect(!FileManager.default.fileExists(atPath: home + "/chatbroker.sock"))
+    #expect(!FileManager.default.fileExists(atPath: home + "/irc.sock"))
+  }
+
   /// The cost on the accept path, as one number: the mean of many lookups
   /// of one established connection (two getsockname/getpeername calls, a
   /// netlink socket, one request and its answer).
