@@ -15,6 +15,8 @@ public struct Recurrence: Equatable, Sendable, CustomStringConvertible {
     case monthly(day: Int)
     /// Every so many milliseconds, on elapsed time, counted from the first.
     case interval(milliseconds: Int64)
+    /// An RFC 5545 recurrence rule, in local wall time.
+    case calendar(CalendarRule)
   }
 
   public enum End: Equatable, Sendable {
@@ -54,11 +56,13 @@ public struct Recurrence: Equatable, Sendable, CustomStringConvertible {
     return nil
   }
 
-  /// The canonical form, always with the zone: `weekdays@09:00/Europe/Berlin`.
+  /// The canonical form, with the zone: `weekdays@09:00/Europe/Berlin`; an
+  /// elapsed-time rule has a zone only when its `until:` date needs one.
   /// It is what `SCHED` lines and the journal show, and parses back to the
   /// same rule.
   public var description: String {
     var text: String
+    var showsZone = true
     switch pattern {
     case .weekly(let weekdays):
       switch weekdays {
@@ -74,8 +78,11 @@ public struct Recurrence: Equatable, Sendable, CustomStringConvertible {
       text = "monthly:\(day)@" + Self.clock(secondsOfDay)
     case .interval(let milliseconds):
       text = "every:" + Self.duration(milliseconds)
+      if case .until = end {} else { showsZone = false }
+    case .calendar(let rule):
+      text = rule.description
     }
-    text += "/" + zoneName
+    if showsZone { text += "/" + zoneName }
     switch end {
     case .until(let year, let month, let day):
       text += ",until:" + pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2)
@@ -145,6 +152,12 @@ public struct Recurrence: Equatable, Sendable, CustomStringConvertible {
       }
       guard let found else { return nil }
       candidate = found
+    case .calendar(let rule):
+      guard
+        let found = rule.next(
+          after: instant, zone: { self.instant(local: $0) }, local: { self.localSeconds(of: $0) })
+      else { return nil }
+      candidate = found
     }
     if case .until(let year, let month, let day) = end,
       localDay(of: candidate) > CivilDate(year: year, month: month, day: day).daysSinceEpoch
@@ -174,14 +187,25 @@ public struct Recurrence: Equatable, Sendable, CustomStringConvertible {
   /// The local calendar day (days since 1970-01-01) that the clock of the
   /// zone shows at `instant`.
   func localDay(of instant: Timestamp) -> Int64 {
-    let seconds = Timestamp.floorDivide(instant.milliseconds, 1000).0
-    return Timestamp.floorDivide(seconds + offset(at: seconds), 86_400).0
+    Timestamp.floorDivide(localSeconds(of: instant), 86_400).0
   }
 
-  /// When the local clock shows `secondsOfDay` on `day`: the first showing
-  /// if it shows it twice, the end of the gap if it skips it.
+  /// The clock reading of the zone at `instant`, in seconds counted as if
+  /// it were UTC.
+  func localSeconds(of instant: Timestamp) -> Int64 {
+    let seconds = Timestamp.floorDivide(instant.milliseconds, 1000).0
+    return seconds + offset(at: seconds)
+  }
+
+  /// When the local clock shows `secondsOfDay` on `day`.
   func instant(onDay day: Int64) -> Timestamp {
-    let local = day * 86_400 + Int64(secondsOfDay)
+    instant(local: day * 86_400 + Int64(secondsOfDay))
+  }
+
+  /// When the local clock shows `local` (seconds counted as if it were
+  /// UTC): the first showing if it shows it twice, the end of the gap if it
+  /// skips it.
+  func instant(local: Int64) -> Timestamp {
     let before = offset(at: local - 86_400)
     let after = offset(at: local + 86_400)
     let candidates = before == after ? [before] : [max(before, after), min(before, after)]

@@ -15,14 +15,33 @@ extension Recurrence {
   /// `<when>` only ever starts with `@`).
   public static func isRule(_ word: String) -> Bool {
     let lower = word.lowercased()
-    if lower.hasPrefix("every:") || lower.hasPrefix("monthly:") { return true }
+    if lower.hasPrefix("every:") || lower.hasPrefix("monthly:") || lower.hasPrefix("rrule:") {
+      return true
+    }
     return word.dropFirst().contains("@")
   }
 
-  /// Parses `word`; a rule without `/zone` is read in `defaultZone`.
-  public static func parse(_ word: String, defaultZone: TimeZone, verb: Verb) throws(RequestError)
-    -> Recurrence
-  {
+  /// Parses `word`; a rule without `/zone` is read in `defaultZone`, named
+  /// `defaultZoneName` (its identifier when nil). `now` is when the rule is
+  /// given: an `rrule:` without DTSTART starts on its local day (the
+  /// journal's rules always have one).
+  public static func parse(
+    _ word: String, defaultZone: TimeZone, defaultZoneName: String? = nil, now: Timestamp? = nil,
+    verb: Verb
+  ) throws(RequestError) -> Recurrence {
+    if word.utf8.count > 6, word.prefix(6).lowercased() == "rrule:" {
+      let (body, timeZone, zoneName) = try zone(
+        of: String(word.dropFirst(6)), defaultZone: defaultZone,
+        defaultZoneName: defaultZoneName, verb: verb)
+      var rule = Recurrence(
+        pattern: .interval(milliseconds: 60_000), timeZone: timeZone, zoneName: zoneName)
+      let calendar = try CalendarRule.parse(
+        body, zone: { rule.instant(local: $0) }, local: { rule.localSeconds(of: $0) },
+        now: now ?? Timestamp(milliseconds: Int64(Date().timeIntervalSince1970 * 1000)),
+        verb: verb)
+      rule.pattern = .calendar(calendar)
+      return rule
+    }
     var parts = word.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
     var end: End?
     while let last = parts.last, let parsed = try parseEnd(last, verb: verb) {
@@ -30,9 +49,45 @@ extension Recurrence {
       end = parsed
       parts.removeLast()
     }
-    var head = parts.joined(separator: ",")
+    let (head, timeZone, zoneName) = try zone(
+      of: parts.joined(separator: ","), defaultZone: defaultZone,
+      defaultZoneName: defaultZoneName, verb: verb)
+    let lower = head.lowercased()
+    if lower.hasPrefix("every:") {
+      let step = try interval(String(lower.dropFirst(6)), verb: verb)
+      // Elapsed time needs no zone, but for the local date of an until:.
+      guard case .until = end else {
+        return Recurrence(
+          pattern: .interval(milliseconds: step), timeZone: utc, zoneName: "UTC", end: end)
+      }
+      return Recurrence(
+        pattern: .interval(milliseconds: step), timeZone: timeZone, zoneName: zoneName, end: end)
+    }
+    guard let at = lower.firstIndex(of: "@") else {
+      throw bad(verb, "\(quoted(word)) has no @ and time of day")
+    }
+    let days = String(lower[..<at])
+    let seconds = try timeOfDay(String(lower[lower.index(after: at)...]), verb: verb)
+    let pattern: Pattern
+    if days.hasPrefix("monthly:") {
+      guard let day = Int(days.dropFirst(8)), (1...31).contains(day) else {
+        throw bad(verb, "monthly: takes a day of the month from 1 to 31")
+      }
+      pattern = .monthly(day: day)
+    } else {
+      pattern = .weekly(weekdays: try weekdays(days, verb: verb))
+    }
+    return Recurrence(
+      pattern: pattern, secondsOfDay: seconds, timeZone: timeZone, zoneName: zoneName, end: end)
+  }
+
+  /// Splits `/zone` off the end of `word`: the rest, the zone and its name.
+  private static func zone(
+    of word: String, defaultZone: TimeZone, defaultZoneName: String?, verb: Verb
+  ) throws(RequestError) -> (String, TimeZone, String) {
+    var head = word
     var timeZone = defaultZone
-    var zoneName = defaultZone.identifier
+    var zoneName = defaultZoneName ?? defaultZone.identifier
     if let slash = head.firstIndex(of: "/") {
       let name = String(head[head.index(after: slash)...])
       // Foundation reads a zone name as a C string: a NUL would end it early
@@ -55,36 +110,18 @@ extension Recurrence {
       // The rule is kept by name; a zone without one could not be read back.
       throw bad(verb, "the broker's time zone has no name; add one such as /Europe/Berlin")
     }
-    let lower = head.lowercased()
-    if lower.hasPrefix("every:") {
-      let step = try interval(String(lower.dropFirst(6)), verb: verb)
-      return Recurrence(
-        pattern: .interval(milliseconds: step), timeZone: timeZone, zoneName: zoneName, end: end)
-    }
-    guard let at = lower.firstIndex(of: "@") else {
-      throw bad(verb, "\(quoted(word)) has no @ and time of day")
-    }
-    let days = String(lower[..<at])
-    let seconds = try timeOfDay(String(lower[lower.index(after: at)...]), verb: verb)
-    let pattern: Pattern
-    if days.hasPrefix("monthly:") {
-      guard let day = Int(days.dropFirst(8)), (1...31).contains(day) else {
-        throw bad(verb, "monthly: takes a day of the month from 1 to 31")
-      }
-      pattern = .monthly(day: day)
-    } else {
-      pattern = .weekly(weekdays: try weekdays(days, verb: verb))
-    }
-    return Recurrence(
-      pattern: pattern, secondsOfDay: seconds, timeZone: timeZone, zoneName: zoneName, end: end)
+    return (head, timeZone, zoneName)
   }
+
+  private static let utc = TimeZone(identifier: "UTC")!
 
   static func bad(_ verb: Verb, _ detail: String) -> RequestError {
     RequestError(
       verb: verb.rawValue, code: .badTime,
       text:
         "\(detail); a rule is daily@09:00, weekdays@09:00/Europe/Berlin, mon,wed@18:00, "
-        + "monthly:31@09:00 or every:15m, optionally with ,until:2027-03-01 or ,count:10")
+        + "monthly:31@09:00 or every:15m, optionally with ,until:2027-03-01 or ,count:10, "
+        + "or rrule:FREQ=WEEKLY;BYDAY=TU;BYHOUR=9 (RFC 5545)")
   }
 
   /// `until:YYYY-MM-DD` or `count:N`, nil for any other part.

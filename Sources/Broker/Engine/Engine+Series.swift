@@ -10,7 +10,7 @@ extension Engine {
     let rule: Recurrence
     let due: Timestamp
     do throws(RequestError) {
-      rule = try Recurrence.parse(word, defaultZone: clock.timeZone, verb: .sayEvery)
+      rule = try Recurrence.parse(word, defaultZone: clock.timeZone, now: now, verb: .sayEvery)
       due = try firstOccurrence(of: rule, now: now, verb: .sayEvery)
     } catch {
       send(error.event, to: connection)
@@ -57,7 +57,8 @@ extension Engine {
               "\(id) is a single message, not a series: give a <when> such as 18:00 or +10m, "
               + "or CANCEL it and start a series with SAYEVERY")
         }
-        let rule = try Recurrence.parse(when, defaultZone: clock.timeZone, verb: .reschedule)
+        let rule = try Recurrence.parse(
+          when, defaultZone: clock.timeZone, now: now, verb: .reschedule)
         due = try firstOccurrence(of: rule, now: now, verb: .reschedule)
         newRule = rule
       } else {

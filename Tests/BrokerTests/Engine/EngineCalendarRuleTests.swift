@@ -1,0 +1,108 @@
+import Broker
+import Foundation
+import LineProtocol
+import TestSupport
+import Testing
+
+/// `rrule:` series (chatbroker(7), "Series") on virtual time: due at the
+/// local times their rule names across DST, and the same after a restart,
+/// a compaction and a failed sync.
+@Suite("Engine: RFC 5545 rrule: series on virtual time")
+struct EngineCalendarRuleTests {
+  static func texts(_ lines: [String]) -> [String] {
+    lines.filter { $0.hasPrefix("MSG ") }.map { String($0[$0.range(of: " :")!.upperBound...]) }
+  }
+
+  /// The journal's records as JSON lines and read back, as a compacted
+  /// journal is written and replayed (chatbroker(8), JOURNAL FORMAT).
+  static func compacted(_ harness: EngineHarness) throws -> EngineHarness {
+    let copy = EngineHarness(limits: harness.engine.limits, clock: harness.clock)
+    var records: [JournalRecord] = []
+    try harness.engine.snapshot().forEachRecord { record in
+      let line = Array(record.jsonLine.dropLast())  // without its newline
+      records.append(try line.withUnsafeBufferPointer { try JournalRecord(jsonLine: $0) })
+    }
+    for record in records { copy.engine.replay(record) }
+    copy.journal.records = records
+    copy.engine.finishReplay()
+    return copy
+  }
+
+  @Test("every other Tuesday at 09:00 Berlin time: on the local clock across DST and restarts")
+  func everyOtherTuesday() throws {
+    // Wednesday 17 March 2027; Berlin goes to summer time on the 28th.
+    let harness = EngineHarness(clock: TestClock("2027-03-17T12:00:00.000Z"))
+    let reader = harness.connect("bob")
+    harness.send(reader, "JOIN #team")
+    let alice = harness.connect("alice")
+    let rule =
+      "rrule:FREQ=WEEKLY;INTERVAL=2;BYHOUR=9;BYDAY=TU;DTSTART=20270317T000000/Europe/Berlin"
+    #expect(
+      harness.send(
+        alice, "SAYEVERY #team rrule:FREQ=WEEKLY;INTERVAL=2;BYDAY=TU;BYHOUR=9/Europe/Berlin :1:1")
+        == ["OK SAYEVERY 1 2027-03-30T07:00:00.000Z \(rule)"])
+    // The week of DTSTART has no Tuesday left; two weeks on, 09:00 CEST.
+    harness.advance(to: "2027-03-30T06:59:59.999Z")
+    #expect(harness.output.take(reader) == [])
+    harness.advance(to: "2027-03-30T07:00:00.000Z")
+    #expect(Self.texts(harness.output.take(reader)) == ["1:1"])
+    #expect(harness.output.armed == Timestamp(rfc3339: "2027-04-13T07:00:00.000Z"))
+    for again in [harness.restarted(), try Self.compacted(harness)] {
+      #expect(
+        again.send(again.connect("alice"), "SCHEDULED").first
+          == "SCHED 1 #team 2027-04-13T07:00:00.000Z 2027-03-17T12:00:00.000Z \(rule) :1:1")
+      again.engine.timerFired()
+      #expect(again.output.armed == Timestamp(rfc3339: "2027-04-13T07:00:00.000Z"))
+    }
+  }
+
+  @Test("the last Friday at 17:00 in Sydney, twice: summer time ends in between")
+  func lastFridaySydney() throws {
+    let harness = EngineHarness(clock: TestClock("2026-03-20T00:00:00.000Z"))
+    let alice = harness.connect("alice")
+    harness.send(alice, "JOIN #a")
+    #expect(
+      harness.send(
+        alice,
+        "SAYEVERY #a rrule:FREQ=MONTHLY;BYDAY=-1FR;BYHOUR=17;COUNT=2/Australia/Sydney :wrap-up"
+      )
+      .last?.hasPrefix("OK SAYEVERY 1 2026-03-27T06:00:00.000Z rrule:FREQ=MONTHLY;COUNT=2;") == true
+    )
+    harness.advance(to: "2026-03-27T06:00:00.000Z")
+    // 17:00 AEST (+10) after 5 April.
+    #expect(harness.output.armed == Timestamp(rfc3339: "2026-04-24T07:00:00.000Z"))
+    let restarted = try Self.compacted(harness)
+    restarted.advance(to: "2026-04-24T07:00:00.000Z")
+    #expect(
+      restarted.send(restarted.connect("bob"), "HISTORY #a").suffix(3) == [
+        "HIST #a 2 2026-03-27T06:00:00.000Z alice :wrap-up",
+        "HIST #a 3 2026-04-24T07:00:00.000Z alice :wrap-up",
+        "OK HISTORY #a 2",
+      ])
+    #expect(
+      restarted.send(restarted.connect("alice"), "SCHEDULED") == ["OK SCHEDULED 0"],
+      "COUNT=2 ended it")
+  }
+
+  @Test("09:00 in New York on weekdays with an exception date, and a refused rule loses nothing")
+  func newYorkWithException() {
+    let harness = EngineHarness(
+      clock: TestClock("2026-11-25T15:00:00.000Z", timeZone: "America/New_York"))
+    let alice = harness.connect("alice")
+    harness.send(alice, "JOIN #a")
+    let refused = harness.send(alice, "SAYEVERY #a rrule:FREQ=SECONDLY :too often")
+    #expect(
+      refused.first?.hasPrefix("ERR SAYEVERY BADTIME :a series may come at most once a minute")
+        == true)
+    // 10:00 on Wednesday: Thanksgiving, Thursday 26 November, is left out,
+    // so Friday; no zone given: the broker's.
+    #expect(
+      harness.send(
+        alice, "SAYEVERY #a rrule:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR;BYHOUR=9;EXDATE=20261126 :hi")
+        == [
+          "OK SAYEVERY 1 2026-11-27T14:00:00.000Z rrule:FREQ=WEEKLY;BYHOUR=9;BYDAY=MO,TU,WE,TH,FR;"
+            + "DTSTART=20261125T000000;EXDATE=20261126/America/New_York"
+        ])
+    #expect(harness.send(alice, "SCHEDULED").last == "OK SCHEDULED 1")
+  }
+}
