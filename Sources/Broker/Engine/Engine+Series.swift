@@ -10,7 +10,9 @@ extension Engine {
     let rule: Recurrence
     let due: Timestamp
     do throws(RequestError) {
-      rule = try Recurrence.parse(word, defaultZone: clock.timeZone, now: now, verb: .sayEvery)
+      rule = try Recurrence.parse(
+        word, defaultZone: clock.timeZone, defaultZoneName: clock.timeZoneName, now: now,
+        verb: .sayEvery)
       due = try firstOccurrence(of: rule, now: now, verb: .sayEvery)
     } catch {
       send(error.event, to: connection)
@@ -58,7 +60,8 @@ extension Engine {
               + "or CANCEL it and start a series with SAYEVERY")
         }
         let rule = try Recurrence.parse(
-          when, defaultZone: clock.timeZone, now: now, verb: .reschedule)
+          when, defaultZone: clock.timeZone, defaultZoneName: clock.timeZoneName, now: now,
+          verb: .reschedule)
         due = try firstOccurrence(of: rule, now: now, verb: .reschedule)
         newRule = rule
       } else {
