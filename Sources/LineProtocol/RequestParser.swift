@@ -76,6 +76,25 @@ public enum RequestParser {
       return .markRead(target, id)
     case .scheduled:
       let word = words.next()
+      if let word, let keyword = words.next() {
+        // SCHEDULED <id> NEXT <n> (chatbroker(7), SCHEDULED).
+        guard keyword.equals(caseInsensitive: "NEXT"), let number = words.next(),
+          let count = positiveNumber(number)
+        else { throw syntaxError(verb) }
+        try words.end(verb)
+        let id = try messageID(verb, word)
+        guard count <= Request.maximumUpcoming else {
+          throw RequestError(
+            verb: verb.rawValue, code: .limit,
+            text: "NEXT takes at most \(Request.maximumUpcoming) occurrences")
+        }
+        guard id != .none else {
+          throw RequestError(
+            verb: verb.rawValue, code: .noSuchMessage,
+            text: "you have no pending message or series \(string(word))")
+        }
+        return .upcoming(id, count: count)
+      }
       try words.end(verb)
       guard let word else { return .scheduled(nil) }
       return .scheduled(try target(verb, word))

@@ -64,6 +64,10 @@ extension Engine {
           verb: .reschedule)
         due = try firstOccurrence(of: rule, now: now, verb: .reschedule)
         newRule = rule
+      } else if when.lowercased() == "now" {
+        // Send now (chatbroker(7), "Changing a pending message"): due at
+        // once, delivered by the timer this arms, as any line falling due.
+        due = now
       } else {
         due = try WhenParser.resolve(
           when, now: now, timeZone: clock.timeZone,

@@ -106,3 +106,56 @@ struct EngineCalendarRuleTests {
     #expect(harness.send(alice, "SCHEDULED").last == "OK SCHEDULED 1")
   }
 }
+
+/// Managing a series (chatbroker(7), SCHEDULED and RESCHEDULE): its next
+/// due instants, and sending a pending line now.
+@Suite("Engine: SCHEDULED <id> NEXT and RESCHEDULE <id> now")
+struct EngineSeriesManagementTests {
+  @Test("SCHEDULED <id> NEXT n lists the next n due instants, across DST, and no further")
+  func next() {
+    // Friday 23 October 2026; Berlin leaves summer time on the 25th.
+    let harness = EngineHarness(clock: TestClock("2026-10-23T12:00:00.000Z"))
+    let alice = harness.connect("alice")
+    harness.send(alice, "SAYEVERY #a weekdays@09:00,count:3 :stand-up")
+    harness.send(alice, "SAYAT #a 2026-10-24T10:00Z once")
+    #expect(
+      harness.send(alice, "SCHEDULED 1 NEXT 5").map { $0.split(separator: " ").prefix(4).last! } == [
+        "2026-10-26T08:00:00.000Z", "2026-10-27T08:00:00.000Z", "2026-10-28T08:00:00.000Z",
+        "3",
+      ], "count:3 ends it after three")
+    #expect(harness.send(alice, "SCHEDULED 2 NEXT 2").count == 2, "a single message: one line")
+    #expect(
+      harness.send(harness.connect("bob"), "SCHEDULED 1 NEXT 2")
+        == ["ERR SCHEDULED NOSUCHMSG :you have no pending message or series 1"],
+      "another's series is as if it never existed")
+    #expect(
+      harness.send(alice, "SCHEDULED 1 NEXT 101")
+        == ["ERR SCHEDULED LIMIT :NEXT takes at most 100 occurrences"])
+    #expect(harness.send(alice, "SCHEDULED 1 NEXT 100").last == "OK SCHEDULED 3")
+    #expect(
+      harness.send(alice, "SCHEDULED 1 NEXT 0").first?.hasPrefix("ERR SCHEDULED SYNTAX") == true)
+  }
+
+  @Test("RESCHEDULE <id> now sends a pending line at once; a series then goes on with its rule")
+  func sendNow() {
+    let harness = EngineHarness()
+    let reader = harness.connect("bob")
+    harness.send(reader, "JOIN #a")
+    let alice = harness.connect("alice")
+    harness.send(alice, "SAYAT #a 2026-11-30T20:00Z later")
+    harness.send(alice, "SAYEVERY #a daily@09:00 :daily")
+    #expect(
+      harness.send(alice, "RESCHEDULE 1 now").last == "OK RESCHEDULE 1 2026-11-30T17:00:00.000Z")
+    #expect(harness.output.armed == harness.clock.now)
+    harness.engine.timerFired()
+    #expect(harness.output.take(reader) == ["MSG #a 1 2026-11-30T17:00:00.000Z alice :later"])
+    harness.send(alice, "RESCHEDULE 2 NOW")
+    harness.engine.timerFired()
+    #expect(harness.output.take(reader) == ["MSG #a 3 2026-11-30T17:00:00.000Z alice :daily"])
+    #expect(
+      harness.send(alice, "SCHEDULED").first?.hasPrefix("SCHED 2 #a 2026-12-01T08:00:00.000Z")
+        == true, "then tomorrow at 09:00")
+    let restarted = harness.restarted()
+    #expect(restarted.send(restarted.connect("bob"), "HISTORY #a").count == 3, "each once")
+  }
+}
