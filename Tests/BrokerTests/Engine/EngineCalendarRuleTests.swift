@@ -119,10 +119,11 @@ struct EngineSeriesManagementTests {
     harness.send(alice, "SAYEVERY #a weekdays@09:00,count:3 :stand-up")
     harness.send(alice, "SAYAT #a 2026-10-24T10:00Z once")
     #expect(
-      harness.send(alice, "SCHEDULED 1 NEXT 5").map { $0.split(separator: " ").prefix(4).last! } == [
-        "2026-10-26T08:00:00.000Z", "2026-10-27T08:00:00.000Z", "2026-10-28T08:00:00.000Z",
-        "3",
-      ], "count:3 ends it after three")
+      harness.send(alice, "SCHEDULED 1 NEXT 5").map { $0.split(separator: " ").prefix(4).last! }
+        == [
+          "2026-10-26T08:00:00.000Z", "2026-10-27T08:00:00.000Z", "2026-10-28T08:00:00.000Z",
+          "3",
+        ], "count:3 ends it after three")
     #expect(harness.send(alice, "SCHEDULED 2 NEXT 2").count == 2, "a single message: one line")
     #expect(
       harness.send(harness.connect("bob"), "SCHEDULED 1 NEXT 2")
@@ -157,5 +158,42 @@ struct EngineSeriesManagementTests {
         == true, "then tomorrow at 09:00")
     let restarted = harness.restarted()
     #expect(restarted.send(restarted.connect("bob"), "HISTORY #a").count == 3, "each once")
+  }
+
+  @Test("RESCHEDULE <id> skip leaves out the next occurrence, also after a restart")
+  func skip() {
+    let harness = EngineHarness()
+    let reader = harness.connect("bob")
+    harness.send(reader, "JOIN #a")
+    let alice = harness.connect("alice")
+    harness.send(alice, "SAYEVERY #a daily@09:00,count:2 :daily")
+    harness.send(alice, "SAYAT #a 2026-11-30T20:00Z once")
+    #expect(
+      harness.send(alice, "RESCHEDULE 1 skip").last == "OK RESCHEDULE 1 2026-12-02T08:00:00.000Z")
+    #expect(
+      harness.send(alice, "RESCHEDULE 2 skip").first?.hasPrefix(
+        "ERR RESCHEDULE BADTIME :2 is a single") == true)
+    harness.send(alice, "SAYEVERY #a daily@10:00,until:2026-12-01 :ends")
+    #expect(
+      harness.send(alice, "RESCHEDULE 3 skip").first?.hasPrefix(
+        "ERR RESCHEDULE PAST :series 3 has no occurrence after its next one") == true)
+    let restarted = harness.restarted()
+    restarted.advance(to: "2026-11-30T20:00:00.000Z")
+    restarted.advance(to: "2026-12-01T08:00:00.000Z")
+    restarted.advance(to: "2026-12-01T09:00:00.000Z")
+    restarted.advance(to: "2026-12-02T08:00:00.000Z")
+    #expect(
+      Self.times(restarted.send(restarted.connect("bob"), "HISTORY #a")) == [
+        "2026-11-30T20:00:00.000Z", "2026-12-01T09:00:00.000Z", "2026-12-02T08:00:00.000Z",
+      ], "daily@09:00 on 1 December skipped")
+    // The skipped one did not count: count:2 has one more to come.
+    let author = restarted.connect("alice")
+    #expect(
+      restarted.send(author, "RESCHEDULE 1 skip").last == "OK RESCHEDULE 1 2026-12-04T08:00:00.000Z"
+    )
+  }
+
+  static func times(_ lines: [String]) -> [String] {
+    lines.filter { $0.hasPrefix("HIST ") }.map { String($0.split(separator: " ")[3]) }
   }
 }
