@@ -17,7 +17,10 @@ let package = Package(
     .library(name: "IRCProtocol", targets: ["IRCProtocol"]),
   ],
   targets: [
-    .target(name: "LineProtocol"),
+    .target(name: "LineProtocol", dependencies: ["CICal"]),
+    // libical's RFC 5545 recurrence rules, which `rrule:` series expand
+    // with (chatbroker(7), "Series"); only LineProtocol's CalendarRule sees it.
+    .systemLibrary(name: "CICal", pkgConfig: "libical", providers: [.apt(["libical-dev"])]),
     // The IRC message codec, numerics and capabilities: pure, like LineProtocol.
     .target(name: "IRCProtocol"),
     // C for what Swift's Glibc module hides (accept4, SO_PEERCRED, wcwidth,

@@ -15,10 +15,14 @@ extension ChatSession {
     ("/delete", "/delete [ID]", "take back your last message here (or message ID), within 24 h"),
     ("/at", "/at WHEN text", "send later: 18:00 (your clock), +10m, 2026-12-24T18:00Z"),
     ("/later", "/later DURATION text", "send after 90s, 10m, 1h30m, 1d"),
-    ("/every", "/every RULE text", "send again and again: weekdays@09:00, every:15m (your clock)"),
+    (
+      "/every", "/every RULE text",
+      "send again and again: weekdays@09:00, monthly:last-fri@17:00, every:15m (your clock)"
+    ),
     ("/scheduled", "/scheduled", "your messages and series waiting to be sent"),
     ("/reschedule", "/reschedule ID WHEN|RULE", "move one of them, or give a series a new rule"),
     ("/edit", "/edit ID text", "change the text of one of them"),
+    ("/skip", "/skip ID", "leave out the next occurrence of a series"),
     ("/cancel", "/cancel ID", "cancel one of them, or end a series"),
     ("/history", "/history [N]", "load N earlier messages (default 50)"),
     ("/who", "/who [#room]", "who is in the room"),
@@ -132,9 +136,14 @@ extension ChatSession {
     case "/reschedule":
       guard (2...3).contains(arguments.count), let id = MessageID(arguments[0]) else {
         return usage(
-          "/reschedule ID WHEN (18:00, +10m, tomorrow 09:30, ...) or, for a series, ID RULE")
+          "/reschedule ID WHEN (18:00, +10m, tomorrow 09:30, now, ...) or, for a series, ID RULE")
       }
       reschedule(id, to: Array(arguments.dropFirst()))
+    case "/skip":
+      guard arguments.count == 1, let id = MessageID(arguments[0]) else {
+        return usage("/skip ID (a series, see /scheduled)")
+      }
+      request(.reschedule(id, when: "skip"), .reschedule(arguments[0]))
     case "/edit":
       let parts = rest.split(separator: " ", maxSplits: 1)
       guard parts.count == 2, let id = MessageID(parts[0]) else {
@@ -232,7 +241,9 @@ extension ChatSession {
     }
     let full: String
     do {
-      full = try Recurrence.parse(rule, defaultZone: clock.timeZone, verb: .sayEvery).description
+      full = try Recurrence.parse(
+        rule, defaultZone: clock.timeZone, now: now(), verb: .sayEvery
+      ).description
     } catch {
       return self.error(localTimes(error.text))
     }
@@ -260,9 +271,13 @@ extension ChatSession {
               + "or a day and a time (tomorrow 09:30, 2026-12-02 09:30)")
         }
         resolved = due.description
+      } else if ["now", "skip"].contains(word.lowercased()) {
+        // Send it now, or skip a series' next occurrence: the broker's words.
+        resolved = word.lowercased()
       } else if Recurrence.isRule(word) {
-        resolved = try Recurrence.parse(word, defaultZone: clock.timeZone, verb: .reschedule)
-          .description
+        resolved = try Recurrence.parse(
+          word, defaultZone: clock.timeZone, now: now(), verb: .reschedule
+        ).description
       } else {
         resolved = try WhenParser.resolve(
           word, now: now(), timeZone: clock.timeZone, verb: .reschedule
@@ -299,15 +314,31 @@ extension ChatSession {
 
   // MARK: - Completion
 
+  /// What Tab offers for a rule: one of each form, to edit.
+  static let ruleExamples = [
+    "daily@09:00", "weekdays@09:00", "daily@09:00,17:00", "mon,wed,fri@18:00",
+    "monthly:1@09:00", "monthly:last-fri@17:00", "monthly:2nd-tue@09:00", "yearly:03-14@09:00",
+    "every:2w:tue@09:00", "every:15m", "rrule:FREQ=WEEKLY;BYDAY=TU;BYHOUR=9",
+  ]
+
   /// Candidates for Tab, by what the word before the cursor starts with.
   /// `line` is the whole input line, so that the id after `/cancel`,
   /// `/reschedule` and `/edit` completes from the pending ids.
   public func completions(for word: String, isFirst: Bool, line: String = "") -> [String] {
     if isFirst && word.hasPrefix("/") { return Self.commands.map(\.name) }
     let words = line.split(separator: " ", omittingEmptySubsequences: true)
-    let takesID = ["/cancel", "/reschedule", "/edit"].contains(words.first?.lowercased() ?? "")
-    if takesID && (words.count == 1 || (words.count == 2 && !line.hasSuffix(" "))) {
+    let command = words.first?.lowercased() ?? ""
+    let takesID = ["/cancel", "/reschedule", "/edit", "/skip"].contains(command)
+    let atSecond = words.count == 1 || (words.count == 2 && !line.hasSuffix(" "))
+    if takesID && atSecond {
       return model.pending.sorted()
+    }
+    // The rule forms of chatbroker(7), "Series", after /every.
+    if command == "/every" && atSecond { return Self.ruleExamples }
+    if command == "/reschedule"
+      && (words.count == 2 && line.hasSuffix(" ") || words.count == 3 && !line.hasSuffix(" "))
+    {
+      return ["now", "skip"] + Self.ruleExamples
     }
     let rooms = model.knownRooms.union(model.conversations.map(\.name).filter { $0.hasPrefix("#") })
     let users = model.knownUsers.union(model.current.members).subtracting([model.me])

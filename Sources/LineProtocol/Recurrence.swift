@@ -13,8 +13,18 @@ public struct Recurrence: Equatable, Sendable, CustomStringConvertible {
     case weekly(weekdays: UInt8)
     /// On this day of each month (1 to 31); a shorter month uses its last day.
     case monthly(day: Int)
+    /// On the `ordinal`th (1 to 5, or -1 for the last) `weekday` (Monday 0)
+    /// of each month; a month without a 5th has none.
+    case monthlyWeekday(ordinal: Int, weekday: Int)
+    /// On this date each year; 29 February is 28 February in other years.
+    case yearly(month: Int, day: Int)
+    /// On the local days in `weekdays` of every `weeks`th week (Monday to
+    /// Sunday), counted from the week of ``Recurrence/start``.
+    case weeks(every: Int, weekdays: UInt8)
     /// Every so many milliseconds, on elapsed time, counted from the first.
     case interval(milliseconds: Int64)
+    /// An RFC 5545 recurrence rule, in local wall time.
+    case calendar(CalendarRule)
   }
 
   public enum End: Equatable, Sendable {
@@ -25,8 +35,11 @@ public struct Recurrence: Equatable, Sendable, CustomStringConvertible {
   }
 
   public var pattern: Pattern
-  /// Seconds after local midnight; unused for ``Pattern/interval(milliseconds:)``.
-  public var secondsOfDay: Int
+  /// Seconds after local midnight, ascending, at least a minute apart; unused
+  /// for ``Pattern/interval(milliseconds:)`` and ``Pattern/calendar(_:)``.
+  public var timesOfDay: [Int]
+  /// The first local date that may have an occurrence (`from:`).
+  public var start: CivilDate?
   public var timeZone: TimeZone
   /// The zone's name as the rule gave it (Foundation spells `UTC` as `GMT`).
   public var zoneName: String
@@ -38,15 +51,19 @@ public struct Recurrence: Equatable, Sendable, CustomStringConvertible {
   static let dayNames = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 
   public init(
-    pattern: Pattern, secondsOfDay: Int = 0, timeZone: TimeZone, zoneName: String? = nil,
-    end: End? = nil
+    pattern: Pattern, secondsOfDay: Int = 0, timesOfDay: [Int]? = nil, timeZone: TimeZone,
+    zoneName: String? = nil, start: CivilDate? = nil, end: End? = nil
   ) {
     self.pattern = pattern
-    self.secondsOfDay = secondsOfDay
+    self.timesOfDay = timesOfDay ?? [secondsOfDay]
+    self.start = start
     self.timeZone = timeZone
     self.zoneName = zoneName ?? timeZone.identifier
     self.end = end
   }
+
+  /// The first time of day.
+  public var secondsOfDay: Int { timesOfDay.first ?? 0 }
 
   /// The occurrence count of an ``End/count(_:)`` end, if it has one.
   public var count: Int? {
@@ -54,28 +71,45 @@ public struct Recurrence: Equatable, Sendable, CustomStringConvertible {
     return nil
   }
 
-  /// The canonical form, always with the zone: `weekdays@09:00/Europe/Berlin`.
+  /// The canonical form, with the zone: `weekdays@09:00/Europe/Berlin`; an
+  /// elapsed-time rule has a zone only when a `from:` or `until:` date needs
+  /// one.
   /// It is what `SCHED` lines and the journal show, and parses back to the
   /// same rule.
   public var description: String {
     var text: String
+    var showsZone = true
+    let clocks = timesOfDay.map(Self.clock).joined(separator: ",")
     switch pattern {
     case .weekly(let weekdays):
       switch weekdays {
       case Self.allWeekdays: text = "daily"
       case Self.workdays: text = "weekdays"
       case Self.weekend: text = "weekends"
-      default:
-        text = (0..<7).filter { weekdays & (1 << $0) != 0 }.map { Self.dayNames[$0] }
-          .joined(separator: ",")
+      default: text = Self.days(weekdays)
       }
-      text += "@" + Self.clock(secondsOfDay)
+      text += "@" + clocks
     case .monthly(let day):
-      text = "monthly:\(day)@" + Self.clock(secondsOfDay)
+      text = "monthly:\(day)@" + clocks
+    case .monthlyWeekday(let ordinal, let weekday):
+      let ordinals = ["1st", "2nd", "3rd", "4th", "5th"]
+      text =
+        "monthly:" + (ordinal < 0 ? "last" : ordinals[ordinal - 1]) + "-"
+        + Self.dayNames[weekday] + "@" + clocks
+    case .yearly(let month, let day):
+      text = "yearly:" + pad(month, 2) + "-" + pad(day, 2) + "@" + clocks
+    case .weeks(let every, let weekdays):
+      text = "every:\(every)w:" + Self.days(weekdays) + "@" + clocks
     case .interval(let milliseconds):
       text = "every:" + Self.duration(milliseconds)
+      if case .until = end {} else if start == nil { showsZone = false }
+    case .calendar(let rule):
+      text = rule.description
     }
-    text += "/" + zoneName
+    if showsZone { text += "/" + zoneName }
+    if let start {
+      text += ",from:" + pad(start.year, 4) + "-" + pad(start.month, 2) + "-" + pad(start.day, 2)
+    }
     switch end {
     case .until(let year, let month, let day):
       text += ",until:" + pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2)
@@ -83,6 +117,10 @@ public struct Recurrence: Equatable, Sendable, CustomStringConvertible {
     case nil: break
     }
     return text
+  }
+
+  private static func days(_ weekdays: UInt8) -> String {
+    (0..<7).filter { weekdays & (1 << $0) != 0 }.map { dayNames[$0] }.joined(separator: ",")
   }
 
   private static func clock(_ seconds: Int) -> String {
@@ -112,6 +150,14 @@ public struct Recurrence: Equatable, Sendable, CustomStringConvertible {
   /// 03:00); a local time shown twice counts once, at its first showing.
   public func next(after instant: Timestamp, reference: Timestamp) -> Timestamp? {
     let candidate: Timestamp
+    // Nothing before the local midnight that starts `from:`.
+    var after = instant
+    if let start {
+      let first = self.instant(local: start.daysSinceEpoch * 86_400)
+      if first.milliseconds - 1 > after.milliseconds {
+        after = Timestamp(milliseconds: first.milliseconds - 1)
+      }
+    }
     switch pattern {
     case .interval(let step):
       if reference > instant {
@@ -121,29 +167,45 @@ public struct Recurrence: Equatable, Sendable, CustomStringConvertible {
         candidate = reference + steps * step
       }
     case .weekly(let weekdays):
-      let today = localDay(of: instant)
+      let today = localDay(of: after)
       guard
-        let found = (today - 1...today + 8).lazy.filter({
-          weekdays & (1 << Self.weekday(ofDay: $0)) != 0
-        }).map({ self.instant(onDay: $0) }).first(where: { $0 > instant })
+        let found = firstTime(
+          after: after,
+          onDays: (today - 1...today + 8).lazy.filter {
+            weekdays & (1 << Self.weekday(ofDay: $0)) != 0
+          })
       else { return nil }
       candidate = found
-    case .monthly(let day):
-      let today = CivilDate(daysSinceEpoch: localDay(of: instant))
-      var found: Timestamp?
-      for offset in -1...13 {
-        let months = today.year * 12 + today.month - 1 + offset
-        let (year, month) = (months / 12, months % 12 + 1)
-        let date = CivilDate(
-          year: year, month: month,
-          day: min(day, CivilDate.daysInMonth(year: year, month: month)))
-        let time = self.instant(onDay: date.daysSinceEpoch)
-        if time > instant {
-          found = time
-          break
-        }
+    case .weeks(let every, let weekdays):
+      let today = localDay(of: after)
+      // Weeks start on Monday; the week of `start` is week 0.
+      let anchor = (start ?? CivilDate(daysSinceEpoch: today)).daysSinceEpoch
+      let monday = anchor - Int64(Self.weekday(ofDay: anchor))
+      guard
+        let found = firstTime(
+          after: after,
+          onDays: (today - 1...today + 7 * Int64(every) + 8).lazy.filter {
+            weekdays & (1 << Self.weekday(ofDay: $0)) != 0
+              && Timestamp.floorDivide(Timestamp.floorDivide($0 - monday, 7).0, Int64(every)).1
+                == 0
+          })
+      else { return nil }
+      candidate = found
+    case .monthly, .monthlyWeekday, .yearly:
+      let today = CivilDate(daysSinceEpoch: localDay(of: after))
+      // Enough months for a 5th weekday or a yearly 29 February to come.
+      let months = pattern.isYearly ? 12 * 9 : 15
+      let days = (-1...months).lazy.compactMap { offset -> Int64? in
+        let index = today.year * 12 + today.month - 1 + offset
+        return self.day(inYear: index / 12, month: index % 12 + 1)
       }
-      guard let found else { return nil }
+      guard let found = firstTime(after: after, onDays: days) else { return nil }
+      candidate = found
+    case .calendar(let rule):
+      guard
+        let found = rule.next(
+          after: after, zone: { self.instant(local: $0) }, local: { self.localSeconds(of: $0) })
+      else { return nil }
       candidate = found
     }
     if case .until(let year, let month, let day) = end,
@@ -158,12 +220,54 @@ public struct Recurrence: Equatable, Sendable, CustomStringConvertible {
   }
 
   /// The first occurrence of a new series created at `now`: for a calendar
-  /// rule the next matching local time, for an interval `now` plus one step.
+  /// rule the next matching local time, for an interval `now` plus one step,
+  /// or the start of its `from:` date if that is later.
   public func first(after now: Timestamp) -> Timestamp? {
     if case .interval(let step) = pattern {
+      if let start {
+        let first = instant(local: start.daysSinceEpoch * 86_400)
+        if first > now + step { return next(after: now, reference: first) }
+      }
       return next(after: now, reference: now + step)
     }
     return next(after: now, reference: now)
+  }
+
+  /// The first of `timesOfDay` on the first of `days` (ascending local
+  /// days) that falls after `instant`.
+  private func firstTime(after instant: Timestamp, onDays days: some Sequence<Int64>)
+    -> Timestamp?
+  {
+    for day in days {
+      for time in timesOfDay {
+        let candidate = self.instant(local: day * 86_400 + Int64(time))
+        if candidate > instant { return candidate }
+      }
+    }
+    return nil
+  }
+
+  /// The day (since 1970-01-01) of a monthly or yearly pattern in that month,
+  /// or nil when the month has none.
+  private func day(inYear year: Int, month: Int) -> Int64? {
+    let length = CivilDate.daysInMonth(year: year, month: month)
+    switch pattern {
+    case .monthly(let day):
+      return CivilDate(year: year, month: month, day: min(day, length)).daysSinceEpoch
+    case .yearly(let wanted, let day):
+      guard month == wanted else { return nil }
+      return CivilDate(year: year, month: month, day: min(day, length)).daysSinceEpoch
+    case .monthlyWeekday(let ordinal, let weekday):
+      if ordinal < 0 {
+        let last = CivilDate(year: year, month: month, day: length).daysSinceEpoch
+        return last - Int64((Self.weekday(ofDay: last) - weekday + 7) % 7)
+      }
+      let first = CivilDate(year: year, month: month, day: 1).daysSinceEpoch
+      let day = first + Int64((weekday - Self.weekday(ofDay: first) + 7) % 7 + 7 * (ordinal - 1))
+      return day - first < length ? day : nil
+    default:
+      return nil
+    }
   }
 
   /// Monday 0 to Sunday 6; 1970-01-01 was a Thursday.
@@ -174,14 +278,20 @@ public struct Recurrence: Equatable, Sendable, CustomStringConvertible {
   /// The local calendar day (days since 1970-01-01) that the clock of the
   /// zone shows at `instant`.
   func localDay(of instant: Timestamp) -> Int64 {
-    let seconds = Timestamp.floorDivide(instant.milliseconds, 1000).0
-    return Timestamp.floorDivide(seconds + offset(at: seconds), 86_400).0
+    Timestamp.floorDivide(localSeconds(of: instant), 86_400).0
   }
 
-  /// When the local clock shows `secondsOfDay` on `day`: the first showing
-  /// if it shows it twice, the end of the gap if it skips it.
-  func instant(onDay day: Int64) -> Timestamp {
-    let local = day * 86_400 + Int64(secondsOfDay)
+  /// The clock reading of the zone at `instant`, in seconds counted as if
+  /// it were UTC.
+  func localSeconds(of instant: Timestamp) -> Int64 {
+    let seconds = Timestamp.floorDivide(instant.milliseconds, 1000).0
+    return seconds + offset(at: seconds)
+  }
+
+  /// When the local clock shows `local` (seconds counted as if it were
+  /// UTC): the first showing if it shows it twice, the end of the gap if it
+  /// skips it.
+  func instant(local: Int64) -> Timestamp {
     let before = offset(at: local - 86_400)
     let after = offset(at: local + 86_400)
     let candidates = before == after ? [before] : [max(before, after), min(before, after)]
@@ -202,6 +312,13 @@ public struct Recurrence: Equatable, Sendable, CustomStringConvertible {
 
   private func offset(at seconds: Int64) -> Int64 {
     Int64(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(seconds))))
+  }
+}
+
+extension Recurrence.Pattern {
+  var isYearly: Bool {
+    if case .yearly = self { return true }
+    return false
   }
 }
 

@@ -15,24 +15,152 @@ extension Recurrence {
   /// `<when>` only ever starts with `@`).
   public static func isRule(_ word: String) -> Bool {
     let lower = word.lowercased()
-    if lower.hasPrefix("every:") || lower.hasPrefix("monthly:") { return true }
+    if lower.hasPrefix("every:") || lower.hasPrefix("monthly:") || lower.hasPrefix("rrule:") {
+      return true
+    }
     return word.dropFirst().contains("@")
   }
 
-  /// Parses `word`; a rule without `/zone` is read in `defaultZone`.
-  public static func parse(_ word: String, defaultZone: TimeZone, verb: Verb) throws(RequestError)
-    -> Recurrence
-  {
+  /// Parses `word`; a rule without `/zone` is read in `defaultZone`, named
+  /// `defaultZoneName` (its identifier when nil). `now` is when the rule is
+  /// given: an `rrule:` without DTSTART starts on its local day (the
+  /// journal's rules always have one).
+  public static func parse(
+    _ word: String, defaultZone: TimeZone, defaultZoneName: String? = nil, now: Timestamp? = nil,
+    verb: Verb
+  ) throws(RequestError) -> Recurrence {
+    if word.utf8.count > 6, word.prefix(6).lowercased() == "rrule:" {
+      let (body, timeZone, zoneName) = try zone(
+        of: String(word.dropFirst(6)), defaultZone: defaultZone,
+        defaultZoneName: defaultZoneName, verb: verb)
+      var rule = Recurrence(
+        pattern: .interval(milliseconds: 60_000), timeZone: timeZone, zoneName: zoneName)
+      let calendar = try CalendarRule.parse(
+        body, zone: { rule.instant(local: $0) }, local: { rule.localSeconds(of: $0) },
+        now: now ?? Timestamp(milliseconds: Int64(Date().timeIntervalSince1970 * 1000)),
+        verb: verb)
+      rule.pattern = .calendar(calendar)
+      return rule
+    }
     var parts = word.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
     var end: End?
-    while let last = parts.last, let parsed = try parseEnd(last, verb: verb) {
-      guard end == nil else { throw bad(verb, "a rule takes one end, until: or count:") }
-      end = parsed
+    var start: CivilDate?
+    while let last = parts.last {
+      if last.lowercased().hasPrefix("from:") {
+        guard start == nil else { throw bad(verb, "a rule takes one from: date") }
+        guard
+          case .until(let year, let month, let day) = try parseEnd(
+            "until:" + last.dropFirst(5), verb: verb)
+        else { break }
+        start = CivilDate(year: year, month: month, day: day)
+      } else if let parsed = try parseEnd(last, verb: verb) {
+        guard end == nil else { throw bad(verb, "a rule takes one end, until: or count:") }
+        end = parsed
+      } else {
+        break
+      }
       parts.removeLast()
     }
-    var head = parts.joined(separator: ",")
+    let (head, timeZone, zoneName) = try zone(
+      of: parts.joined(separator: ","), defaultZone: defaultZone,
+      defaultZoneName: defaultZoneName, verb: verb)
+    let lower = head.lowercased()
+    if lower.hasPrefix("every:"), !lower.contains("@") {
+      let step = try interval(String(lower.dropFirst(6)), verb: verb)
+      // Elapsed time needs no zone, but for the local date of an until:.
+      guard case .until = end else {
+        return Recurrence(
+          pattern: .interval(milliseconds: step), timeZone: start == nil ? utc : timeZone,
+          zoneName: start == nil ? "UTC" : zoneName, start: start, end: end)
+      }
+      return Recurrence(
+        pattern: .interval(milliseconds: step), timeZone: timeZone, zoneName: zoneName,
+        start: start, end: end)
+    }
+    guard let at = lower.firstIndex(of: "@") else {
+      throw bad(verb, "\(quoted(word)) has no @ and time of day")
+    }
+    let days = String(lower[..<at])
+    let times = try timesOfDay(String(lower[lower.index(after: at)...]), verb: verb)
+    let pattern: Pattern
+    if days.hasPrefix("monthly:") {
+      pattern = try monthly(String(days.dropFirst(8)), verb: verb)
+    } else if days.hasPrefix("yearly:") {
+      let date = days.dropFirst(7).split(separator: "-", omittingEmptySubsequences: false)
+      guard date.count == 2, date.allSatisfy({ $0.count == 2 }), let month = Int(date[0]),
+        let day = Int(date[1]), (1...12).contains(month),
+        (1...CivilDate.daysInMonth(year: 2000, month: month)).contains(day)
+      else { throw bad(verb, "yearly: takes a month and day such as 03-14") }
+      pattern = .yearly(month: month, day: day)
+    } else if days.hasPrefix("every:") {
+      // every:2w:tue@09:00, counted in weeks from the week of from:.
+      let rest = days.dropFirst(6).split(separator: ":", maxSplits: 1)
+      guard rest.count == 2, rest[0].last == "w", let weeks = Int(rest[0].dropLast()),
+        (1...52).contains(weeks)
+      else { throw bad(verb, "every: with days takes weeks such as every:2w:tue@09:00") }
+      pattern = .weeks(every: weeks, weekdays: try weekdays(String(rest[1]), verb: verb))
+      if start == nil {
+        // The week it is counted from must be kept: today, in the rule's zone.
+        let when = now ?? Timestamp(milliseconds: Int64(Date().timeIntervalSince1970 * 1000))
+        let probe = Recurrence(pattern: pattern, timeZone: timeZone, zoneName: zoneName)
+        start = CivilDate(daysSinceEpoch: probe.localDay(of: when))
+      }
+    } else {
+      pattern = .weekly(weekdays: try weekdays(days, verb: verb))
+    }
+    return Recurrence(
+      pattern: pattern, timesOfDay: times, timeZone: timeZone, zoneName: zoneName, start: start,
+      end: end)
+  }
+
+  /// The most times of day one rule may have.
+  public static let maximumTimesOfDay = 24
+
+  /// `09:00` or `09:00,12:30,17:00`: ascending, at least a minute apart, also
+  /// across midnight, so that no series comes more than once a minute.
+  private static func timesOfDay(_ text: String, verb: Verb) throws(RequestError) -> [Int] {
+    var times: [Int] = []
+    for item in text.split(separator: ",", omittingEmptySubsequences: false) {
+      times.append(try timeOfDay(String(item), verb: verb))
+    }
+    times = Array(Set(times)).sorted()
+    guard times.count <= maximumTimesOfDay else {
+      throw bad(verb, "a rule takes at most \(maximumTimesOfDay) times of day")
+    }
+    if times.count > 1, let first = times.first,
+      zip(times, times.dropFirst() + [first + 86_400]).contains(where: { $1 - $0 < 60 })
+    {
+      throw bad(verb, "times of day must be at least a minute apart")
+    }
+    return times
+  }
+
+  /// `31`, or `last-fri`, `1st-mon` to `5th-mon`.
+  private static func monthly(_ text: String, verb: Verb) throws(RequestError) -> Pattern {
+    if let day = Int(text) {
+      guard (1...31).contains(day) else {
+        throw bad(verb, "monthly: takes a day of the month from 1 to 31")
+      }
+      return .monthly(day: day)
+    }
+    let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+    let ordinals = ["1st": 1, "2nd": 2, "3rd": 3, "4th": 4, "5th": 5, "last": -1]
+    guard parts.count == 2, let ordinal = ordinals[String(parts[0])],
+      let weekday = dayNames.firstIndex(of: String(parts[1]))
+    else {
+      throw bad(
+        verb, "monthly: takes a day from 1 to 31 or a weekday such as 2nd-tue or last-fri")
+    }
+    return .monthlyWeekday(ordinal: ordinal, weekday: weekday)
+  }
+
+  /// Splits `/zone` off the end of `word`: the rest, the zone and its name.
+  private static func zone(
+    of word: String, defaultZone: TimeZone, defaultZoneName: String?, verb: Verb
+  ) throws(RequestError) -> (String, TimeZone, String) {
+    var head = word
     var timeZone = defaultZone
-    var zoneName = defaultZone.identifier
+    var zoneName = defaultZoneName ?? defaultZone.identifier
     if let slash = head.firstIndex(of: "/") {
       let name = String(head[head.index(after: slash)...])
       // Foundation reads a zone name as a C string: a NUL would end it early
@@ -55,36 +183,19 @@ extension Recurrence {
       // The rule is kept by name; a zone without one could not be read back.
       throw bad(verb, "the broker's time zone has no name; add one such as /Europe/Berlin")
     }
-    let lower = head.lowercased()
-    if lower.hasPrefix("every:") {
-      let step = try interval(String(lower.dropFirst(6)), verb: verb)
-      return Recurrence(
-        pattern: .interval(milliseconds: step), timeZone: timeZone, zoneName: zoneName, end: end)
-    }
-    guard let at = lower.firstIndex(of: "@") else {
-      throw bad(verb, "\(quoted(word)) has no @ and time of day")
-    }
-    let days = String(lower[..<at])
-    let seconds = try timeOfDay(String(lower[lower.index(after: at)...]), verb: verb)
-    let pattern: Pattern
-    if days.hasPrefix("monthly:") {
-      guard let day = Int(days.dropFirst(8)), (1...31).contains(day) else {
-        throw bad(verb, "monthly: takes a day of the month from 1 to 31")
-      }
-      pattern = .monthly(day: day)
-    } else {
-      pattern = .weekly(weekdays: try weekdays(days, verb: verb))
-    }
-    return Recurrence(
-      pattern: pattern, secondsOfDay: seconds, timeZone: timeZone, zoneName: zoneName, end: end)
+    return (head, timeZone, zoneName)
   }
+
+  private static let utc = TimeZone(identifier: "UTC")!
 
   static func bad(_ verb: Verb, _ detail: String) -> RequestError {
     RequestError(
       verb: verb.rawValue, code: .badTime,
       text:
         "\(detail); a rule is daily@09:00, weekdays@09:00/Europe/Berlin, mon,wed@18:00, "
-        + "monthly:31@09:00 or every:15m, optionally with ,until:2027-03-01 or ,count:10")
+        + "monthly:31@09:00, monthly:last-fri@17:00, yearly:03-14@09:00, every:2w:tue@09:00 "
+        + "or every:15m, optionally with ,from:2026-12-07 and ,until:2027-03-01 or ,count:10, "
+        + "or rrule:FREQ=WEEKLY;BYDAY=TU;BYHOUR=9 (RFC 5545)")
   }
 
   /// `until:YYYY-MM-DD` or `count:N`, nil for any other part.

@@ -25,6 +25,9 @@ public enum Request: Equatable, Sendable {
   /// answered with ``BrokerEvent/readMarker(target:id:time:)``.
   case readMarker(Target)
   case scheduled(Target?)
+  /// `SCHEDULED <id> NEXT <n>`: the next `count` due instants of one
+  /// pending message or series.
+  case upcoming(MessageID, count: Int)
   case cancel(MessageID)
   /// `when` is a `<when>` or, for a series, a `<rule>`, kept as typed.
   case reschedule(MessageID, when: String)
@@ -41,6 +44,9 @@ public enum Request: Equatable, Sendable {
   case help
   case quit
 
+  /// The most due instants `SCHEDULED <id> NEXT <n>` lists.
+  public static let maximumUpcoming = 100
+
   public var verb: Verb {
     switch self {
     case .join: .join
@@ -53,7 +59,7 @@ public enum Request: Equatable, Sendable {
     case .history: .history
     case .conversations: .conversations
     case .markRead, .markReadAt, .readMarker: .markRead
-    case .scheduled: .scheduled
+    case .scheduled, .upcoming: .scheduled
     case .cancel: .cancel
     case .reschedule: .reschedule
     case .edit: .edit

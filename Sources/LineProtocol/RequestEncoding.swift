@@ -86,6 +86,10 @@ extension LineCodec {
       id(message)
     case .scheduled(let target):
       if let target { word(target.description) }
+    case .upcoming(let message, let count):
+      id(message)
+      word("NEXT")
+      word(String(count))
     case .cancel(let message):
       id(message)
     case .reschedule(let message, let when):

@@ -60,13 +60,18 @@ public enum RequestParser {
       let rule = try words.required(verb)
       return .sayEvery(target, rule: string(rule), text: try text(verb, words))
     case .reschedule:
-      let id = try messageID(verb, words.required(verb))
+      let word = try words.required(verb)
+      let id = try messageID(verb, word)
       let when = try words.required(verb)
       try words.end(verb)
+      try known(id, verb, word)
       return .reschedule(id, when: string(when))
     case .edit:
-      let id = try messageID(verb, words.required(verb))
-      return .edit(id, text: try text(verb, words))
+      let word = try words.required(verb)
+      let id = try messageID(verb, word)
+      let text = try text(verb, words)
+      try known(id, verb, word)
+      return .edit(id, text: text)
     case .history:
       return try history(&words)
     case .conversations:
@@ -78,6 +83,25 @@ public enum RequestParser {
       return .markRead(target, id)
     case .scheduled:
       let word = words.next()
+      if let word, let keyword = words.next() {
+        // SCHEDULED <id> NEXT <n> (chatbroker(7), SCHEDULED).
+        guard keyword.equals(caseInsensitive: "NEXT"), let number = words.next(),
+          let count = positiveNumber(number)
+        else { throw syntaxError(verb) }
+        try words.end(verb)
+        let id = try messageID(verb, word)
+        guard count <= Request.maximumUpcoming else {
+          throw RequestError(
+            verb: verb.rawValue, code: .limit,
+            text: "NEXT takes at most \(Request.maximumUpcoming) occurrences")
+        }
+        guard id != .none else {
+          throw RequestError(
+            verb: verb.rawValue, code: .noSuchMessage,
+            text: "you have no pending message or series \(string(word))")
+        }
+        return .upcoming(id, count: count)
+      }
       try words.end(verb)
       guard let word else { return .scheduled(nil) }
       return .scheduled(try target(verb, word))
@@ -222,6 +246,17 @@ public enum RequestParser {
       throw RequestError(verb: verb.rawValue, code: .noSuchMessage, text: missing(string(word)))
     }
     return id
+  }
+
+  /// `NOSUCHMSG` naming `word` as sent when `id` is one the broker cannot
+  /// have written (chatbroker(7), "Names and values"), as `CANCEL` answers.
+  private static func known(_ id: MessageID, _ verb: Verb, _ word: UnsafeBufferPointer<UInt8>)
+    throws(RequestError)
+  {
+    guard id == .none else { return }
+    throw RequestError(
+      verb: verb.rawValue, code: .noSuchMessage,
+      text: "you have no pending message or series \(string(word))")
   }
 
   /// The free text: one leading `:` removed, never empty, no control

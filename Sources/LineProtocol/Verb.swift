@@ -130,8 +130,10 @@ public enum VerbTable {
       "send text later; <when> is 18:00, +10m, +1h30m, @1798131600 or 2026-12-24T18:00Z"),
     row(
       .sayEvery, 2...2, text: true, "SAYEVERY <target> <rule> <text>",
-      "send text repeatedly; <rule> is daily@09:00, weekdays@09:00/Europe/Berlin, "
-        + "mon,wed@18:00, monthly:31@09:00 or every:15m, optionally ,until:2027-03-01 or ,count:10"
+      "send text repeatedly; <rule> is daily@09:00,17:00, weekdays@09:00/Europe/Berlin, "
+        + "mon,wed@18:00, monthly:31@09:00, monthly:last-fri@17:00, yearly:03-14@09:00, "
+        + "every:2w:tue@09:00, every:15m or rrule:FREQ=WEEKLY;BYDAY=TU;BYHOUR=9, "
+        + "optionally ,from:2026-12-07 and ,until:2027-03-01 or ,count:10"
     ),
     row(
       .history, 1...4, "HISTORY <target> [<n>] [BEFORE <id> | AFTER <id>]",
@@ -144,14 +146,15 @@ public enum VerbTable {
       .markRead, 2...2, "MARKREAD <target> <id>",
       "set your read position in a #room or @user to message <id> (it only moves forward)"),
     row(
-      .scheduled, 0...1, "SCHEDULED [<target>]", "list your pending scheduled messages and series"),
+      .scheduled, 0...3, "SCHEDULED [<target>] | SCHEDULED <id> NEXT <n>",
+      "list your pending scheduled messages and series, or the next <n> due times of one"),
     row(
       .cancel, 1...1, "CANCEL <id>",
       "cancel one of your pending scheduled messages, or end a series"),
     row(
       .reschedule, 2...2, "RESCHEDULE <id> <when>|<rule>",
-      "move a pending message to a new <when>; give a series a new <rule>, "
-        + "or a <when> for its next occurrence only"),
+      "move a pending message to a new <when> (now: send it now); give a series a new <rule>, "
+        + "a <when> for its next occurrence only, or skip to leave that one out"),
     row(
       .edit, 1...1, text: true, "EDIT <id> <text>", "change the text of a pending message or series"
     ),

@@ -105,7 +105,13 @@ public struct RequestGenerator {
       if random.chance(60) { request += " \(number())" }
       if random.chance(30) { request += " \(random.pick(["BEFORE", "AFTER", "before"])) \(id())" }
       return request
-    case "SCHEDULED": return random.chance(50) ? verb : "\(verb) \(target())"
+    case "SCHEDULED":
+      switch Int.random(in: 0..<4, using: &random) {
+      case 0: return "\(verb) \(target())"
+      // SCHEDULED <id> NEXT <n>, its count also past the most it takes.
+      case 1: return "\(verb) \(id()) \(random.pick(["NEXT", "next", "NEXTT"])) \(number())"
+      default: return verb
+      }
     case "CANCEL": return "\(verb) \(id())"
     case "MARKREAD": return "\(verb) \(target()) \(id())"
     case "PING": return random.chance(50) ? verb : "\(verb) \(word())"

@@ -35,19 +35,24 @@ final class Daemon: @unchecked Sendable {
     let environment = ProcessInfo.processInfo.environment
     let stateDirectory = Paths.stateDirectory(
       option: options.stateDirectory, environment: environment)
+    // The broker's zone (chatbroker(8), ENVIRONMENT, TZ), said once.
+    let zone = LocalZone(environment: environment)
     log.info(
       "starting",
       [
         "version": chatbrokerVersion, "pid": "\(getpid())", "state_dir": stateDirectory,
-        "sync": options.sync ? "on" : "off",
+        "sync": options.sync ? "on" : "off", "time_zone": zone.name,
       ])
+    if let problem = zone.problem {
+      log.warning("the time zone in TZ is not used", ["reason": problem, "time_zone": zone.name])
+    }
     // Sockets passed by systemd are checked before the state is touched, so
     // a wrong chatbroker.socket fails at once, without locking or replaying.
     let passed = passedSockets()
     // Our own socket's directory too: refused before the journal is locked.
     let socketPath = passed.isEmpty ? prepareSocketDirectory(environment) : nil
 
-    let clock = SystemClock()
+    let clock = SystemClock(zone: zone)
     let journal = openJournal(stateDirectory)
     // The journal's one writer, and the engine's sink (chatbroker(8), JOURNAL).
     let committer = JournalCommitter(journal: journal, syncs: options.sync, log: log)

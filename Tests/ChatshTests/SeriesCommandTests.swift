@@ -158,3 +158,38 @@ struct SeriesCommandTests {
     #expect(try broker.chatsh("scheduled").output.isEmpty)
   }
 }
+
+/// chatsh's /skip, /reschedule now and the rule forms Tab offers
+/// (chatsh(1), chatbroker(7) "Series").
+@Suite("chatsh: /skip, /reschedule now and rule completion")
+struct SeriesManagementCommandTests {
+  @Test("/skip and /reschedule ID now send the broker's words; a bad id gets the usage")
+  func skipAndNow() {
+    let harness = SeriesCommandTests.joined()
+    harness.session.submit("/skip 7")
+    harness.session.submit("/reschedule 7 NOW")
+    harness.session.submit("/every monthly:last-fri@17:00 wrap-up")
+    harness.session.submit("/skip")
+    #expect(
+      harness.sent == [
+        "RESCHEDULE 7 skip", "RESCHEDULE 7 now",
+        "SAYEVERY #team monthly:last-fri@17:00/America/New_York :wrap-up",
+      ])
+    #expect(SeriesCommandTests.notices(harness).last?.hasPrefix("usage: /skip ID") == true)
+  }
+
+  @Test("Tab offers the pending ids after /skip, and the rule forms after /every")
+  func completion() {
+    let harness = SeriesCommandTests.joined()
+    harness.session.model.pending = ["7", "12"]
+    #expect(harness.session.completions(for: "", isFirst: false, line: "/skip ") == ["12", "7"])
+    let rules = harness.session.completions(for: "mo", isFirst: false, line: "/every mo")
+    #expect(rules.contains("monthly:last-fri@17:00") && rules.contains("every:2w:tue@09:00"))
+    #expect(
+      harness.session.completions(for: "", isFirst: false, line: "/reschedule 7 ").prefix(2)
+        == ["now", "skip"])
+    #expect(
+      !harness.session.completions(for: "", isFirst: false, line: "/every daily@09:00 ").contains(
+        "every:15m"))
+  }
+}

@@ -35,10 +35,24 @@ struct ImpossibleIDTests {
     #expect(error.text == "you have no pending message \(id)")
   }
 
+  @Test(
+    "RESCHEDULE and EDIT of an impossible id answer NOSUCHMSG naming the id as sent",
+    arguments: ["ABC", "007", "zzzzzzzzzzzzz"])
+  func rescheduleAndEdit(id: String) throws {
+    for (line, verb) in [("RESCHEDULE \(id) +10m", "RESCHEDULE"), ("EDIT \(id) :new text", "EDIT")]
+    {
+      let error = try #require(refusal(line))
+      #expect(error.verb == verb && error.code == .noSuchMessage)
+      #expect(error.text == "you have no pending message or series \(id)")
+    }
+  }
+
   @Test("syntax is checked before the id: extra words are still SYNTAX")
   func syntaxFirst() throws {
     #expect(try #require(refusal("HISTORY #r BEFORE ABC more")).code == .syntax)
     #expect(try #require(refusal("CANCEL ABC more")).code == .syntax)
+    #expect(try #require(refusal("RESCHEDULE ABC +10m more")).code == .syntax)
+    #expect(try #require(refusal("EDIT ABC")).code != .noSuchMessage, "no text: not well formed")
   }
 
   @Test("the largest id is zzzzzzzzzzzz; one more is no possible message")

@@ -20,9 +20,11 @@ struct RecurrenceTests {
       ("wed,mon@18:00:30", "mon,wed@18:00:30/Europe/Berlin"),
       ("fri-mon@08:00", "mon,fri,sat,sun@08:00/Europe/Berlin"),
       ("monthly:31@09:00,until:2027-03-01", "monthly:31@09:00/Europe/Berlin,until:2027-03-01"),
-      ("every:15m,count:10", "every:15m/Europe/Berlin,count:10"),
-      ("every:1h30m/UTC", "every:1h30m/UTC"),
-      ("every:60s,count:1000000", "every:1m/Europe/Berlin,count:1000000"),
+      // Elapsed time has no zone, unless an until: date needs one.
+      ("every:15m,count:10", "every:15m,count:10"),
+      ("every:1h30m/UTC", "every:1h30m"),
+      ("every:60s,count:1000000", "every:1m,count:1000000"),
+      ("every:2h,until:2027-03-01", "every:2h/Europe/Berlin,until:2027-03-01"),
     ])
   func canonical(_ typed: String, _ shown: String) throws {
     let parsed = try Self.rule(typed)
@@ -150,5 +152,105 @@ struct RecurrenceTests {
     #expect(rule.next(after: friday, reference: friday) == nil)
     let earlier = Timestamp(rfc3339: "9999-12-30T09:00:00.000Z")!
     #expect(rule.next(after: earlier, reference: earlier) == friday)
+  }
+}
+
+/// The short forms for what calendars and timers say most (chatbroker(7),
+/// "Series"): several times a day, the Nth or last weekday of a month,
+/// yearly, every N weeks, and a start date.
+@Suite("Recurrence: short calendar forms")
+struct ShortFormTests {
+  static let berlin = TimeZone(identifier: "Europe/Berlin")!
+  /// Wednesday 2 December 2026, 08:00 in Berlin.
+  static let now = Timestamp(rfc3339: "2026-12-02T07:00:00.000Z")!
+
+  static func rule(_ word: String) throws -> Recurrence {
+    try Recurrence.parse(word, defaultZone: berlin, now: now, verb: .sayEvery)
+  }
+
+  /// The first `count` occurrences after `now`, as local times in Berlin.
+  static func occurrences(_ word: String, _ count: Int) throws -> [String] {
+    let rule = try rule(word)
+    var found: [String] = []
+    guard var instant = rule.first(after: now) else { return [] }
+    while found.count < count {
+      found.append(CalendarRuleTests.local(instant, berlin))
+      guard let next = rule.next(after: instant, reference: instant) else { break }
+      instant = next
+    }
+    return found
+  }
+
+  @Test(
+    "each short form reads back normalised, with its zone, and parses back the same",
+    arguments: [
+      ("daily@17:00,9:00", "daily@09:00,17:00/Europe/Berlin"),
+      ("weekdays@09:00,12:30,17:00/UTC", "weekdays@09:00,12:30,17:00/UTC"),
+      ("monthly:last-fri@17:00", "monthly:last-fri@17:00/Europe/Berlin"),
+      ("Monthly:2nd-Tue@09:00,count:12", "monthly:2nd-tue@09:00/Europe/Berlin,count:12"),
+      ("yearly:03-14@09:00", "yearly:03-14@09:00/Europe/Berlin"),
+      ("every:2w:tue@09:00", "every:2w:tue@09:00/Europe/Berlin,from:2026-12-02"),
+      (
+        "every:2w:mon-wed@9:00,from:2026-12-07",
+        "every:2w:mon,tue,wed@09:00/Europe/Berlin,from:2026-12-07"
+      ),
+      (
+        "daily@09:00,until:2027-01-31,from:2026-12-07",
+        "daily@09:00/Europe/Berlin,from:2026-12-07,until:2027-01-31"
+      ),
+      ("every:1h,from:2026-12-24", "every:1h/Europe/Berlin,from:2026-12-24"),
+    ])
+  func canonical(_ typed: String, _ shown: String) throws {
+    let parsed = try Self.rule(typed)
+    #expect(parsed.description == shown)
+    let again = try Recurrence.parse(
+      shown, defaultZone: TimeZone(identifier: "UTC")!, now: Self.now + 40 * 86_400_000,
+      verb: .sayEvery)
+    #expect(again == parsed, "round trip, on any later day")
+  }
+
+  @Test(
+    "short forms come at the local times they name",
+    arguments: [
+      ("daily@09:00,17:00", ["20261202T090000", "20261202T170000", "20261203T090000"]),
+      // December 2026 ends on a Thursday: its last Friday is the 25th.
+      ("monthly:last-fri@17:00", ["20261225T170000", "20270129T170000", "20270226T170000"]),
+      ("monthly:2nd-tue@09:00", ["20261208T090000", "20270112T090000", "20270209T090000"]),
+      // Few months have a 5th Friday.
+      ("monthly:5th-fri@09:00", ["20270129T090000", "20270430T090000", "20270730T090000"]),
+      ("yearly:03-14@09:00", ["20270314T090000", "20280314T090000"]),
+      ("yearly:02-29@09:00", ["20270228T090000", "20280229T090000", "20290228T090000"]),
+      // Counted from the week of Wednesday 2 December, which began on
+      // Monday 30 November: its Tuesday is past, so two weeks on.
+      ("every:2w:tue@09:00", ["20261215T090000", "20261229T090000", "20270112T090000"]),
+      ("every:2w:tue@09:00,from:2026-12-07", ["20261208T090000", "20261222T090000"]),
+      ("daily@09:00,from:2026-12-24,count:2", ["20261224T090000", "20261225T090000"]),
+      // Berlin's summer time starts 28 March 2027: 09:00 stays 09:00.
+      (
+        "every:1w:sun@09:00,from:2027-03-21",
+        ["20270321T090000", "20270328T090000", "20270404T090000"]
+      ),
+    ])
+  func occurrences(_ word: String, _ expected: [String]) throws {
+    #expect(try Self.occurrences(word, expected.count) == expected)
+  }
+
+  @Test(
+    "a short form that cannot be read or comes more than once a minute is BADTIME",
+    arguments: [
+      "daily@09:00,09:00:30", "daily@23:59:30,00:00:10", "monthly:6th-fri@09:00",
+      "monthly:last-funday@09:00", "yearly:02-30@09:00", "yearly:3-14@09:00",
+      "every:0w:tue@09:00", "every:53w:tue@09:00", "every:2d:tue@09:00",
+      "daily@09:00,from:2026-13-01", "daily@09:00,from:2027-01-01,from:2027-02-01",
+      "daily@"
+        + (0..<25).map { "\(10 + $0 / 60):\(String(format: "%02d", $0 % 60))" }.joined(
+          separator: ","),
+    ])
+  func refused(_ word: String) {
+    #expect {
+      try Self.rule(word)
+    } throws: { error in
+      (error as? RequestError)?.code == .badTime
+    }
   }
 }

@@ -21,6 +21,10 @@ public final class BrokerProcess: @unchecked Sendable {
   private var arguments = ["--no-sync"]
 
   /// Makes a fresh temporary directory (short path: sockets allow 107 bytes).
+  /// What ``start(_:environment:timeout:)`` adds to the broker's
+  /// environment, kept for restarts.
+  private var environment: [String: String] = [:]
+
   public init(prefix: String = "cb") throws {
     directory = try makeShortTemporaryDirectory(prefix)
     socketPath = directory + "/sock"
@@ -40,13 +44,16 @@ public final class BrokerProcess: @unchecked Sendable {
 
   /// Starts the broker and waits (bounded) until it accepts connections.
   @discardableResult
-  public func start(_ extraArguments: [String] = ["--no-sync"], timeout: Double = 10) throws
-    -> Self
-  {
+  public func start(
+    _ extraArguments: [String] = ["--no-sync"], environment: [String: String]? = nil,
+    timeout: Double = 10
+  ) throws -> Self {
     arguments = extraArguments
+    if let environment { self.environment = environment }
     let process = try launch(
       BuiltProducts.path("chatbroker"),
-      ["--socket", socketPath, "--state-dir", stateDirectory] + extraArguments)
+      ["--socket", socketPath, "--state-dir", stateDirectory] + extraArguments,
+      environment: self.environment)
     self.process = process
     try waitUntil(timeout: timeout, "the broker to listen on \(socketPath)") {
       if !process.isRunning { throw TestFailure("chatbroker exited: \(self.log)") }

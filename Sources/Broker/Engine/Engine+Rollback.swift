@@ -105,6 +105,8 @@ extension Engine {
       history(target, count: count, anchor: anchor, connection: connection, user: user)
     case .scheduled(let target):
       listScheduled(target, connection: connection, user: user)
+    case .upcoming(let id, let count):
+      listUpcoming(id, count: count, connection: connection, user: user)
     case .rooms(let after):
       listRooms(after: after, connection: connection)
     case .conversations:

@@ -81,6 +81,30 @@ extension Engine {
     send(.ok(.scheduled, fields: [String(count)]), to: connection, kind: kinds.end)
   }
 
+  /// `SCHEDULED <id> NEXT <n>`: a `SCHED` line for each of the next `count`
+  /// due instants of one of the caller's pending messages or series, as the
+  /// rule gives them from its current due instant (chatbroker(7), SCHEDULED).
+  func listUpcoming(_ id: MessageID, count: Int, connection: ConnectionID, user: String) {
+    guard let pending = scheduler[id], pending.author == user else {
+      answerGone(id, verb: .scheduled, code: .noSuchMessage, connection: connection, user: user)
+      return
+    }
+    let request = Request.upcoming(id, count: count)
+    let kinds = listKinds(answering: request, showsUnsynced: scheduledShowsUnsynced(for: user))
+    var shown = pending
+    var series = scheduler.series(id)
+    var listed = 0
+    while listed < count {
+      send(scheduledLine(shown, seenBy: user), to: connection, kind: kinds.item)
+      listed += 1
+      guard let current = series, let next = current.next(afterDelivery: shown.due, due: shown.due)
+      else { break }
+      shown.due = next
+      series?.done += 1
+    }
+    send(.ok(.scheduled, fields: [String(listed)]), to: connection, kind: kinds.end)
+  }
+
   func cancel(_ id: MessageID, connection: ConnectionID, user: String) {
     // A CANCEL at the due instant finds the message delivered, whether or
     // not the timer has run yet (chatbroker(7) "Changing a pending message").

@@ -10,7 +10,9 @@ extension Engine {
     let rule: Recurrence
     let due: Timestamp
     do throws(RequestError) {
-      rule = try Recurrence.parse(word, defaultZone: clock.timeZone, verb: .sayEvery)
+      rule = try Recurrence.parse(
+        word, defaultZone: clock.timeZone, defaultZoneName: clock.timeZoneName, now: now,
+        verb: .sayEvery)
       due = try firstOccurrence(of: rule, now: now, verb: .sayEvery)
     } catch {
       send(error.event, to: connection)
@@ -57,9 +59,29 @@ extension Engine {
               "\(id) is a single message, not a series: give a <when> such as 18:00 or +10m, "
               + "or CANCEL it and start a series with SAYEVERY")
         }
-        let rule = try Recurrence.parse(when, defaultZone: clock.timeZone, verb: .reschedule)
+        let rule = try Recurrence.parse(
+          when, defaultZone: clock.timeZone, defaultZoneName: clock.timeZoneName, now: now,
+          verb: .reschedule)
         due = try firstOccurrence(of: rule, now: now, verb: .reschedule)
         newRule = rule
+      } else if when.lowercased() == "skip" {
+        // Skip the next occurrence (chatbroker(7), RESCHEDULE): due at the
+        // one after it, which does not count toward a count: end.
+        guard let series = scheduler.series(id) else {
+          throw RequestError(
+            verb: Verb.reschedule.rawValue, code: .badTime,
+            text: "\(id) is a single message, not a series: CANCEL it instead of skipping it")
+        }
+        guard let after = series.rule.next(after: pending.due, reference: pending.due) else {
+          throw RequestError(
+            verb: Verb.reschedule.rawValue, code: .past,
+            text: "series \(id) has no occurrence after its next one; CANCEL it instead")
+        }
+        due = after
+      } else if when.lowercased() == "now" {
+        // Send now (chatbroker(7), "Changing a pending message"): due at
+        // once, delivered by the timer this arms, as any line falling due.
+        due = now
       } else {
         due = try WhenParser.resolve(
           when, now: now, timeZone: clock.timeZone,

@@ -178,6 +178,8 @@ public final class Engine {
       markRead(target, at: time, connection: connection, user: user)
     case .readMarker(let target): showReadMarker(target, connection: connection, user: user)
     case .scheduled(let target): listScheduled(target, connection: connection, user: user)
+    case .upcoming(let id, let count):
+      listUpcoming(id, count: count, connection: connection, user: user)
     case .cancel(let id): cancel(id, connection: connection, user: user)
     case .sayEvery(let target, let rule, let text):
       sayEvery(target, rule: rule, text: text, connection: connection, user: user)

@@ -40,6 +40,12 @@ public struct ConnectionID: Hashable, Comparable, Sendable, CustomStringConverti
 public protocol WallClock: AnyObject {
   var now: Timestamp { get }
   var timeZone: TimeZone { get }
+  /// The zone's name as rules keep it (`UTC`, which Foundation calls `GMT`).
+  var timeZoneName: String { get }
+}
+
+extension WallClock {
+  public var timeZoneName: String { timeZone.identifier }
 }
 
 /// Where the engine's effects go. The I/O shell implements it with sockets

@@ -50,7 +50,7 @@ extension IRCSession {
       return privmsgLines(
         from: nick, to: target, text: text, id: id, time: time, command: command)
     case .accepted(let verb, let id, let time):
-      return serviceNotice("\(verb.rawValue) accepted: \(id) is due at \(time)").bytes
+      return serviceAccepted(verb, id: id, time: time)
     case .ok(let verb, let fields):
       return ok(verb, fields, answering: context)
     case .error(let verb, let code, let text):
@@ -66,8 +66,7 @@ extension IRCSession {
       return historyLine(
         event, batch: capabilities.contains(.batch) ? batch : nil, backlog: false)
     case .scheduled(let id, let target, let due, _, let rule, let text):
-      let when = rule.map { "\(due) (\($0))" } ?? due.description
-      return serviceNotice("\(id) to \(shown(target, author: nick)) at \(when): \(text)").bytes
+      return serviceScheduled(id: id, target: target, due: due, rule: rule, text: text)
     case .room(let room, let count, _, let topic):
       context?.lastListed = room
       return numeric(.list, [room.description, String(count), topic ?? ""]).bytes
@@ -162,6 +161,8 @@ extension IRCSession {
       return serviceNotice("\(count) pending").bytes
     case .cancel:
       return serviceNotice("cancelled \(fields.first ?? "")").bytes
+    case .sayEvery:
+      return serviceSeriesStarted(fields)
     default:
       return []
     }

@@ -5,9 +5,11 @@ import LineProtocol
 /// The real wall clock (`CLOCK_REALTIME`) and the broker's local time zone.
 public final class SystemClock: WallClock {
   public let timeZone: TimeZone
+  public let timeZoneName: String
 
-  public init(timeZone: TimeZone = .current) {
-    self.timeZone = timeZone
+  public init(zone: LocalZone = LocalZone(environment: ProcessInfo.processInfo.environment)) {
+    timeZone = zone.timeZone
+    timeZoneName = zone.name
   }
 
   public var now: Timestamp {

@@ -199,19 +199,52 @@ struct IRCSessionTests {
     irc.send(alice, "JOIN #ops")
     let accepted = irc.send(alice, "PRIVMSG sched|bot :at 18:30 #ops standup now")
     #expect(accepted.count == 1)
+    // In the broker's local time (Europe/Berlin here), not protocol words.
     #expect(
-      accepted.first?.hasPrefix(":sched|bot!service@host.test NOTICE alice :SAYAT accepted: ")
+      accepted.first?.hasPrefix(":sched|bot!service@host.test NOTICE alice :scheduled ")
         == true)
-    #expect(accepted.first?.hasSuffix(" is due at 2026-11-30T17:30:00.000Z") == true)
+    #expect(accepted.first?.hasSuffix(": Mon 30 Nov 2026 18:30 +01:00") == true, "\(accepted)")
     let listed = irc.send(alice, "PRIVMSG sched|bot :list")
     #expect(
-      listed.count == 2 && listed[0].contains(" to #ops at 2026-11-30T17:30:00.000Z: standup now"))
+      listed.count == 2 && listed[0].contains(" to #ops Mon 30 Nov 2026 18:30 +01:00: standup now"))
     irc.engine.advance(to: "2026-11-30T17:30:00.000Z")
     #expect(irc.take(alice) == [":alice!alice@host.test PRIVMSG #ops :standup now"])
     let raw = irc.send(alice, "SAYAT #ops +10m :later")
-    #expect(raw.first?.contains("SAYAT accepted") == true)
+    #expect(raw.first?.contains(":scheduled ") == true)
     let help = irc.send(alice, "PRIVMSG sched|bot :help")
-    #expect(help.count == 4)
+    #expect(help.count == 9)
+  }
+
+  @Test("the service nick starts, lists, edits, reschedules and skips series, in local time")
+  func serviceSeries() {
+    let irc = IRCHarness()
+    let alice = irc.connect("alice")
+    irc.send(alice, "JOIN #ops")
+    let notice = ":sched|bot!service@host.test NOTICE alice :"
+    let started = irc.send(alice, "PRIVMSG sched|bot :every weekdays@09:00 #ops stand-up")
+    #expect(
+      started == [
+        notice + "series 1 (weekdays@09:00/Europe/Berlin) starts Tue 1 Dec 2026 09:00 +01:00"
+      ])
+    #expect(
+      irc.send(alice, "PRIVMSG sched|bot :next 1 2") == [
+        notice + "1 to #ops Tue 1 Dec 2026 09:00 +01:00, weekdays@09:00/Europe/Berlin: stand-up",
+        notice + "1 to #ops Wed 2 Dec 2026 09:00 +01:00, weekdays@09:00/Europe/Berlin: stand-up",
+        notice + "2 pending",
+      ])
+    let edited = irc.send(alice, "PRIVMSG sched|bot :edit 1 stand-up in room 2")
+    #expect(edited.last == notice + "1 changed; due Tue 1 Dec 2026 09:00 +01:00", "\(edited)")
+    let skipped = irc.send(alice, "PRIVMSG sched|bot :skip 1")
+    #expect(skipped.last == notice + "1 moved: now due Wed 2 Dec 2026 09:00 +01:00", "\(skipped)")
+    let moved = irc.send(alice, "PRIVMSG sched|bot :reschedule 1 monthly:last-fri@17:00")
+    #expect(moved.last == notice + "1 moved: now due Fri 25 Dec 2026 17:00 +01:00", "\(moved)")
+    let unknown = irc.send(alice, "PRIVMSG sched|bot :skip ABC")
+    #expect(unknown.count == 1 && unknown[0].contains("series ABC"), "\(unknown)")
+    let refused = irc.send(alice, "PRIVMSG sched|bot :every every:30s #ops too often")
+    #expect(refused.count == 1 && refused[0].contains("at least 1m"), "\(refused)")
+    irc.send(alice, "PRIVMSG sched|bot :reschedule 1 now")
+    irc.engine.engine.timerFired()
+    #expect(irc.take(alice).contains(":alice!alice@host.test PRIVMSG #ops :stand-up in room 2"))
   }
 
   @Test("CHATHISTORY LATEST and BEFORE answer in a batch, with msgid references")

@@ -56,3 +56,45 @@ struct SeriesTests {
     #expect(pending.first?.words[3] == Timestamp(milliseconds: due + 86_400_000).description)
   }
 }
+
+/// The newer rule forms and changes on the real binary (chatbroker(7),
+/// "Series", SCHEDULED, RESCHEDULE), across a restart.
+@Suite("Series: rrule:, short forms, NEXT, skip and now on the real binary")
+struct SeriesFormsTests {
+  @Test(
+    "an rrule: and a short form start, list their next times, skip, survive a restart, send now")
+  func formsAndChanges() throws {
+    let broker = try BrokerProcess().start(environment: ["TZ": ":Europe/Berlin"])
+    let author = try broker.connect()
+    let reader = try broker.connect()
+    _ = try reader.request("JOIN #team")
+    let rrule = try #require(
+      author.request("SAYEVERY #team rrule:FREQ=MONTHLY;BYDAY=-1FR;BYHOUR=17 :wrap-up").last)
+    #expect(rrule.hasPrefix("OK SAYEVERY "), "\(rrule)")
+    #expect(rrule.words.last?.hasPrefix("rrule:FREQ=MONTHLY;BYHOUR=17;BYDAY=-1FR;DTSTART=") == true)
+    #expect(rrule.words.last?.hasSuffix("/Europe/Berlin") == true, "the broker's zone, from TZ")
+    let id = rrule.words[2]
+    let short = try #require(author.request("SAYEVERY #team daily@09:00,17:00/UTC :twice").last)
+    #expect(short.words.last == "daily@09:00,17:00/UTC")
+    let next = try author.dataLines("SCHEDULED \(short.words[2]) NEXT 4")
+    #expect(next.count == 4)
+    #expect(
+      next.map { String($0.words[3].dropFirst(11).prefix(5)) }.sorted() == [
+        "09:00", "09:00", "17:00", "17:00",
+      ])
+    let due = try #require(author.dataLines("SCHEDULED \(id) NEXT 2").map { $0.words[3] }.last)
+    let skipped = try author.request("RESCHEDULE \(id) skip")
+    #expect(skipped.last == "OK RESCHEDULE \(id) \(due)", "the second becomes the next")
+    try broker.restart()
+    let again = try broker.connect()
+    #expect(try again.dataLines("SCHEDULED \(id) NEXT 1").first?.words[3] == due, "after a restart")
+    let watcher = try broker.connect()
+    _ = try watcher.request("JOIN #team")
+    #expect(
+      try again.request("RESCHEDULE \(short.words[2]) now").last?.hasPrefix("OK RESCHEDULE ")
+        == true)
+    let delivered = try watcher.expect("MSG #team ", timeout: 5)
+    #expect(delivered.freeText == "twice")
+    #expect(try again.dataLines("SCHEDULED").count == 2, "both series go on")
+  }
+}

@@ -1,0 +1,241 @@
+import CICal
+import Foundation
+
+/// An RFC 5545 recurrence rule (`rrule:FREQ=WEEKLY;BYDAY=TU;BYHOUR=9`,
+/// chatbroker(7) "Series"), expanded by libical in local wall time.
+///
+/// libical gets only the RRULE's own parts, and floating times; this type
+/// keeps what RFC 5545 puts beside the rule (DTSTART, EXDATE) and UNTIL,
+/// which libical would compare as if local times were UTC, and maps each
+/// local time to an instant through ``Recurrence``'s zone, as every rule form
+/// does.
+public struct CalendarRule: Equatable, Sendable {
+  /// The RRULE parts libical reads, in libical's canonical spelling.
+  public var rule: String
+  /// DTSTART as a local time, seconds since 1970-01-01T00:00 local.
+  public var start: Int64
+  /// UNTIL as the user wrote it (a local date, a local time or a UTC time),
+  /// and the last instant it allows.
+  public var untilText: String?
+  public var until: Timestamp?
+  /// EXDATE: local times (seconds as for ``start``) and local dates (days
+  /// since 1970-01-01) that have no occurrence.
+  public var exceptTimes: [Int64]
+  public var exceptDays: [Int64]
+  /// COUNT, which libical counts from DTSTART.
+  public var count: Int?
+
+  /// The most a COUNT may be: with COUNT each next occurrence is found by
+  /// expanding the rule from DTSTART (libical cannot start later then).
+  public static let maximumCount = 10_000
+  /// How many local times one search may look at before it gives up; an
+  /// EXDATE list or an UNTIL can at most skip that many.
+  static let maximumSteps = 100_000
+
+  /// `FREQ=...;...` with optional `DTSTART=`, `UNTIL=` and `EXDATE=` parts.
+  /// `now` fills in a missing DTSTART: the local midnight that begins its
+  /// day. `zone` maps local seconds to the instant the clock shows them,
+  /// `local` an instant to the local seconds it shows.
+  static func parse(
+    _ body: String, zone: (Int64) -> Timestamp, local: (Timestamp) -> Int64, now: Timestamp,
+    verb: Verb
+  ) throws(RequestError) -> CalendarRule {
+    guard
+      body.utf8.allSatisfy({
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0)
+          || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0)
+          || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || "=;,+-".utf8.contains($0)
+      }), !body.isEmpty
+    else { throw bad(verb, "an rrule: takes parts such as FREQ=WEEKLY;BYDAY=TU;BYHOUR=9") }
+    var kept: [String] = []
+    var start: Int64?
+    var untilText: String?
+    var until: Timestamp?
+    var exceptTimes: [Int64] = []
+    var exceptDays: [Int64] = []
+    for part in body.uppercased().split(separator: ";", omittingEmptySubsequences: false) {
+      let pair = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+      let (name, value) = (String(pair[0]), pair.count == 2 ? String(pair[1]) : "")
+      switch name {
+      case "DTSTART":
+        guard start == nil, let read = localTime(value, local: local) else {
+          throw bad(verb, "DTSTART takes one date and time such as 20261201T090000")
+        }
+        start = read.seconds
+      case "UNTIL":
+        guard untilText == nil, let read = localTime(value, local: local) else {
+          throw bad(verb, "UNTIL takes one date such as 20270301 or 20270301T090000")
+        }
+        untilText = value
+        // A date alone is the last local date with an occurrence.
+        until =
+          read.isDate
+          ? Timestamp(milliseconds: zone(read.seconds + 86_400).milliseconds - 1)
+          : read.instant ?? zone(read.seconds)
+      case "EXDATE":
+        for item in value.split(separator: ",", omittingEmptySubsequences: false) {
+          guard let read = localTime(String(item), local: local), read.instant == nil else {
+            throw bad(verb, "EXDATE takes local dates and times such as 20261224T090000")
+          }
+          if read.isDate {
+            exceptDays.append(read.seconds / 86_400)
+          } else {
+            exceptTimes.append(read.seconds)
+          }
+        }
+      case "RSCALE", "SKIP":
+        throw bad(verb, "\(name) is not supported; the Gregorian calendar is the only one")
+      default:
+        kept.append(String(part))
+      }
+    }
+    var facts = chat_rrule_facts()
+    var buffer = [CChar](repeating: 0, count: 2048)
+    let text = kept.joined(separator: ";")
+    guard chat_rrule_read(text, &buffer, buffer.count, &facts) == 0 else {
+      throw bad(verb, "\(quoted(text)) is not an RFC 5545 recurrence rule")
+    }
+    // A series may fire at most once a minute (chatbroker(7), "Series").
+    guard facts.frequency != Int32(ICAL_SECONDLY_RECURRENCE.rawValue), facts.bySeconds <= 1 else {
+      throw bad(verb, "a series may come at most once a minute: no FREQ=SECONDLY or BYSECOND list")
+    }
+    guard facts.count <= maximumCount else {
+      throw bad(verb, "COUNT takes a number of occurrences from 1 to \(maximumCount)")
+    }
+    let day = Timestamp.floorDivide(local(now), 86_400).0
+    let rule = CalendarRule(
+      rule: String(
+        decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self),
+      start: start ?? day * 86_400, untilText: untilText, until: until,
+      exceptTimes: exceptTimes.sorted(), exceptDays: exceptDays.sorted(),
+      count: facts.count > 0 ? Int(facts.count) : nil)
+    guard rule.withIterator(from: nil, { _ in true }) else {
+      throw bad(verb, "\(quoted(text)) has no occurrences")
+    }
+    return rule
+  }
+
+  /// The canonical spelling: libical's rule, then DTSTART, UNTIL and EXDATE.
+  var description: String {
+    var text = "rrule:" + rule + ";DTSTART=" + Self.spell(start)
+    if let untilText { text += ";UNTIL=" + untilText }
+    let exceptions =
+      (exceptTimes.map { (Self.spell($0), $0) }
+      + exceptDays.map { (Self.spellDate($0), $0 * 86_400) })
+      .sorted { $0.1 < $1.1 }.map(\.0)
+    if !exceptions.isEmpty { text += ";EXDATE=" + exceptions.joined(separator: ",") }
+    return text
+  }
+
+  /// The first occurrence after `instant`; `zone` maps local seconds to the
+  /// instant the clock shows them, `local` the other way.
+  func next(
+    after instant: Timestamp, zone: (Int64) -> Timestamp, local: (Timestamp) -> Int64
+  ) -> Timestamp? {
+    // Two days back covers any zone offset; without COUNT libical can start
+    // there instead of at DTSTART.
+    let from = count == nil ? max(start, local(instant) - 2 * 86_400) : nil
+    var found: Timestamp?
+    var steps = 0
+    _ = withIterator(from: from) { localTime in
+      steps += 1
+      if steps > Self.maximumSteps { return true }
+      if exceptTimes.contains(localTime)
+        || exceptDays.contains(Timestamp.floorDivide(localTime, 86_400).0)
+      {
+        return false
+      }
+      let time = zone(localTime)
+      if let until, time > until { return true }
+      if time > instant {
+        found = time
+        return true
+      }
+      return false
+    }
+    return found
+  }
+
+  /// Runs `visit` on each local time from DTSTART (or from `from`) until it
+  /// returns true; false when the rule has no (more) occurrences first.
+  /// libical keeps state per process (its error number), so calls take turns.
+  private func withIterator(from: Int64?, _ visit: (Int64) -> Bool) -> Bool {
+    Self.lock.lock()
+    defer { Self.lock.unlock() }
+    let first = Self.fields(start)
+    guard let iterator = chat_rrule_iterator(rule, first) else { return false }
+    defer { icalrecur_iterator_free(iterator) }
+    if let from, from > start { _ = chat_rrule_skip_to(iterator, Self.fields(from)) }
+    var fields: [Int32] = [0, 0, 0, 0, 0, 0]
+    while chat_rrule_next(iterator, &fields) != 0 {
+      let day = CivilDate(year: Int(fields[0]), month: Int(fields[1]), day: Int(fields[2]))
+      let seconds =
+        day.daysSinceEpoch * 86_400 + Int64(fields[3]) * 3600 + Int64(fields[4]) * 60
+        + Int64(fields[5])
+      if visit(seconds) { return true }
+    }
+    return false
+  }
+
+  private static let lock = NSLock()
+
+  private static func fields(_ seconds: Int64) -> [Int32] {
+    let (day, time) = Timestamp.floorDivide(seconds, 86_400)
+    let date = CivilDate(daysSinceEpoch: day)
+    return [
+      Int32(date.year), Int32(date.month), Int32(date.day), Int32(time / 3600),
+      Int32(time / 60 % 60), Int32(time % 60),
+    ]
+  }
+
+  /// `YYYYMMDD`, `YYYYMMDDTHHMMSS` (local) or `YYYYMMDDTHHMMSSZ` (UTC, also
+  /// given as `instant`), as local seconds.
+  private static func localTime(_ text: String, local: (Timestamp) -> Int64)
+    -> (seconds: Int64, isDate: Bool, instant: Timestamp?)?
+  {
+    let bytes = Array(text.utf8)
+    func number(_ range: Range<Int>) -> Int? {
+      guard range.upperBound <= bytes.count else { return nil }
+      var value = 0
+      for byte in bytes[range] {
+        guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+        value = value * 10 + Int(byte - UInt8(ascii: "0"))
+      }
+      return value
+    }
+    guard [8, 15, 16].contains(bytes.count), let year = number(0..<4), let month = number(4..<6),
+      let day = number(6..<8), (1...9999).contains(year), (1...12).contains(month),
+      (1...CivilDate.daysInMonth(year: year, month: month)).contains(day)
+    else { return nil }
+    let days = CivilDate(year: year, month: month, day: day).daysSinceEpoch
+    if bytes.count == 8 { return (days * 86_400, true, nil) }
+    guard bytes[8] == UInt8(ascii: "T"), let hour = number(9..<11), let minute = number(11..<13),
+      let second = number(13..<15), hour < 24, minute < 60, second < 60
+    else { return nil }
+    let seconds = days * 86_400 + Int64(hour * 3600 + minute * 60 + second)
+    if bytes.count == 15 { return (seconds, false, nil) }
+    guard bytes[15] == UInt8(ascii: "Z") else { return nil }
+    let instant = Timestamp(milliseconds: seconds * 1000)
+    return (local(instant), false, instant)
+  }
+
+  private static func spell(_ seconds: Int64) -> String {
+    let (day, time) = Timestamp.floorDivide(seconds, 86_400)
+    return spellDate(day) + "T" + digits(Int(time / 3600), 2) + digits(Int(time / 60 % 60), 2)
+      + digits(Int(time % 60), 2)
+  }
+
+  private static func spellDate(_ day: Int64) -> String {
+    let date = CivilDate(daysSinceEpoch: day)
+    return digits(date.year, 4) + digits(date.month, 2) + digits(date.day, 2)
+  }
+
+  private static func digits(_ value: Int, _ width: Int) -> String {
+    let text = String(value)
+    return String(repeating: "0", count: max(0, width - text.count)) + text
+  }
+
+  private static func bad(_ verb: Verb, _ detail: String) -> RequestError {
+    Recurrence.bad(verb, detail)
+  }
+}
