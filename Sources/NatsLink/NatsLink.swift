@@ -32,28 +32,40 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
 
   public typealias Deliver = @Sendable ([StreamLine], Int) -> Void
   public typealias Report = @Sendable (String, [String: String]) -> Void
+  /// The highest id this node has in the stream (nil: none).
+  public typealias OwnLastID = @Sendable (MessageID?) -> Void
+  /// Why the stream refuses this node's lines; nil once one is stored.
+  public typealias Refused = @Sendable (String?) -> Void
 
   let configuration: Configuration
   let deliver: Deliver
   let report: Report
+  let ownLastID: OwnLastID
+  let refused: Refused
   let condition = NSCondition()
   /// Guarded by `condition`.
   var pending: [OutboxLine] = []
   var nextSequence: UInt64
   var epoch = 0
   var restartRequested = false
+  /// Why publishing is refused, as last told (guarded by `condition`).
+  var refusal: String?
+  /// The reader found this node's last id in the stream (reader thread).
+  var checkedOwnIDs = false
   var stopped = false
   var connection: OpaquePointer?
   var jetStream: OpaquePointer?
 
   public init(
     _ configuration: Configuration, from sequence: UInt64, deliver: @escaping Deliver,
-    report: @escaping Report
+    report: @escaping Report, ownLastID: @escaping OwnLastID, refused: @escaping Refused
   ) {
     self.configuration = configuration
     self.nextSequence = sequence
     self.deliver = deliver
     self.report = report
+    self.ownLastID = ownLastID
+    self.refused = refused
   }
 
   /// Connects (in the background: an unreachable cluster is retried) and
@@ -107,8 +119,12 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
         var text: UnsafePointer<CChar>?
         _ = natsConnection_GetLastError(connection, &text)
         let reason = text.map { String(cString: $0) } ?? String(cString: natsStatus_GetText(status))
-        Unmanaged<NatsLink>.fromOpaque(closure).takeUnretainedValue().report(
-          "refused by the NATS server", ["reason": reason])
+        let link = Unmanaged<NatsLink>.fromOpaque(closure).takeUnretainedValue()
+        link.report("refused by the NATS server", ["reason": reason])
+        // This node's lines cannot leave until the permissions change.
+        if reason.contains("Permissions Violation for Publish to \"chat.") {
+          link.setRefusal(reason)
+        }
       }, context)
     var connection: OpaquePointer?
     let status = natsConnection_Connect(&connection, options)
@@ -194,11 +210,15 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
         condition.lock()
         pending.removeFirst()
         condition.unlock()
+        setRefusal(nil)
         if failing {
           failing = false
           report("publishing", [:])
         }
       } else {
+        if status == NATS_NO_RESPONDERS, let reason = streamRefusal(for: subject) {
+          setRefusal(reason)
+        }
         if !failing {
           failing = true
           report(
@@ -210,13 +230,107 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
     }
   }
 
+  /// Tells the server once per change whether the stream refuses this
+  /// node's lines.
+  func setRefusal(_ reason: String?) {
+    condition.lock()
+    let changed = refusal != reason
+    refusal = reason
+    condition.unlock()
+    if changed { refused(reason) }
+  }
+
+  /// Why no stream answered a publish to `subject`: the stream is missing
+  /// or does not cover it (nil: it does, and the failure is passing).
+  private func streamRefusal(for subject: String) -> String? {
+    var info: UnsafeMutablePointer<jsStreamInfo>?
+    var errorCode = jsErrCode(0)
+    let status = js_GetStreamInfo(&info, jetStream, configuration.stream, nil, &errorCode)
+    guard status == NATS_OK, let info else {
+      return status == NATS_NOT_FOUND || errorCode == jsErrCode(10059)
+        ? "the stream \(configuration.stream) does not exist" : nil
+    }
+    defer { jsStreamInfo_Destroy(info) }
+    let config = info.pointee.Config.pointee
+    let subjects = (0..<Int(config.SubjectsLen)).compactMap { index in
+      config.Subjects[index].map { String(cString: $0) }
+    }
+    guard !subjects.contains(where: { Self.subject(subject, matches: $0) }) else { return nil }
+    return "the stream \(configuration.stream) does not store \(subject) "
+      + "(its subjects: \(subjects.joined(separator: " ")))"
+  }
+
+  /// NATS subject matching: `*` is one token, `>` the rest.
+  static func subject(_ subject: String, matches pattern: String) -> Bool {
+    let tokens = subject.split(separator: ".", omittingEmptySubsequences: false)
+    let wanted = pattern.split(separator: ".", omittingEmptySubsequences: false)
+    for (index, token) in wanted.enumerated() {
+      if token == ">" { return tokens.count > index }
+      guard index < tokens.count, token == "*" || token == tokens[index] else { return false }
+    }
+    return tokens.count == wanted.count
+  }
+
   // MARK: - Reading
+
+  /// The highest outbox id of this node in the stream: the last message of
+  /// each of its subjects (`chat.*.*.<node>`), since a node publishes its
+  /// ids in order. Nil (reported) when the stream could not tell.
+  private func findOwnLastID() -> MessageID?? {
+    var options = jsOptions()
+    jsOptions_Init(&options)
+    var info: UnsafeMutablePointer<jsStreamInfo>?
+    var errorCode = jsErrCode(0)
+    let filter = "chat.*.*.\(configuration.node)"
+    let status = filter.withCString { filter in
+      options.Stream.Info.SubjectsFilter = filter
+      return js_GetStreamInfo(&info, jetStream, configuration.stream, &options, &errorCode)
+    }
+    guard status == NATS_OK, let info else {
+      report(
+        "cannot read this node's last id from the stream",
+        ["reason": NatsError(status, "js_GetStreamInfo", code: errorCode).description])
+      return nil
+    }
+    defer { jsStreamInfo_Destroy(info) }
+    var subjects: [String] = []
+    if let list = info.pointee.State.Subjects {
+      for index in 0..<Int(list.pointee.Count) {
+        if let subject = list.pointee.List[index].Subject {
+          subjects.append(String(cString: subject))
+        }
+      }
+    }
+    var highest: MessageID?
+    for subject in subjects {
+      var message: OpaquePointer?
+      let status = js_GetLastMsg(
+        &message, jetStream, configuration.stream, subject, nil, &errorCode)
+      if status == NATS_NOT_FOUND { continue }
+      guard status == NATS_OK, let message else {
+        report(
+          "cannot read this node's last id from the stream",
+          ["reason": NatsError(status, "js_GetLastMsg \(subject)", code: errorCode).description])
+        return nil
+      }
+      defer { natsMsg_Destroy(message) }
+      if let line = Self.line(message, sequence: 0) {
+        highest = max(highest ?? line.position.origin, line.position.origin)
+      }
+    }
+    report("found this node's last id in the stream", ["last_id": highest?.description ?? "none"])
+    return .some(highest)
+  }
 
   private func readLoop() {
     while !isStopped {
       guard ensureStream() else {
         nats_Sleep(500)
         continue
+      }
+      if !checkedOwnIDs, let found = findOwnLastID() {
+        checkedOwnIDs = true
+        ownLastID(found)
       }
       condition.lock()
       let start = nextSequence
@@ -311,6 +425,12 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
       var errorCode = jsErrCode(0)
       let status = natsSubscription_Fetch(&list, subscription, 256, 1000, &errorCode)
       if status == NATS_TIMEOUT {
+        // A first look that failed (permissions, a leader election) is
+        // tried again while idle: until it works, shared SAY is refused.
+        if !checkedOwnIDs, let found = findOwnLastID() {
+          checkedOwnIDs = true
+          ownLastID(found)
+        }
         if !caughtUp {
           caughtUp = true
           report("caught up", [:])

@@ -23,7 +23,9 @@ extension Daemon {
     let link = NatsLink(
       options.federation.linkConfiguration, from: engine.streamSequence + 1,
       deliver: { [unowned server] lines, epoch in server.deliver(lines, epoch: epoch) },
-      report: { [unowned server] state, fields in server.federationStateChanged(state, fields) })
+      report: { [unowned server] state, fields in server.federationStateChanged(state, fields) },
+      ownLastID: { [unowned server] id in server.ownLinesFound(upTo: id) },
+      refused: { [unowned server] reason in server.publishRefused(reason) })
     server.attachFederation(link)
     // Connecting may take the NATS client's timeout per server: not on the
     // queue, which serves clients meanwhile.

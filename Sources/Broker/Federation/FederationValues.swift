@@ -108,18 +108,45 @@ public struct StreamLine: Equatable, Sendable {
   }
 }
 
+/// The outbox ids a host has applied from one node's lines, the most
+/// recent ``capacity`` of them: a line is known by its node and id, never
+/// by a counter, so that no payload (a forged id, a line another host
+/// ignores) can make a later line of that node look old (chatbroker(8),
+/// "FEDERATION"). A line stored twice further apart than that is shown
+/// twice; the stream's de-duplication window stores a line sent again
+/// within two minutes once.
+struct SeenIDs: Equatable {
+  static let capacity = 1024
+  private(set) var order: [MessageID] = []
+  private var members: Set<MessageID> = []
+
+  func contains(_ id: MessageID) -> Bool { members.contains(id) }
+
+  mutating func insert(_ id: MessageID) {
+    guard members.insert(id).inserted else { return }
+    order.append(id)
+    if order.count > Self.capacity { members.remove(order.removeFirst()) }
+  }
+}
+
 /// The engine's journaled federation state: the outbox, and how far into
 /// the stream this host has applied (the last sequence, and per node the
-/// last outbox id, so that a line published twice is shown once).
+/// ids applied, so that a line published twice is shown once).
 struct FederationState {
   var settings: FederationSettings?
   var outbox: [OutboxLine] = []
   var sequence: UInt64 = 0
-  var lastOrigin: [String: MessageID] = [:]
+  var seen: [String: SeenIDs] = [:]
+  /// The journal holds a record of this node's own lines or of its last id
+  /// in the stream: its id counter is past every id the node used before.
+  var knowsOwnIDs = false
   /// Which connection said each outbox line, while this process runs: it
   /// got `OK SAY`, and not the line again when the stream brings it back,
   /// as in a local room. Not journaled.
   var senders: [MessageID: ConnectionID] = [:]
+  /// What the link last said about this process's publishing; kept across
+  /// rollbacks, like the settings.
+  var live = LiveFederation()
 
   /// What a rollback restores: everything but the settings.
   var durable: FederationState {
@@ -127,4 +154,14 @@ struct FederationState {
     copy.settings = nil
     return copy
   }
+}
+
+/// The link's word on publishing, while this process runs (chatbroker(8),
+/// "FEDERATION"): a shared `SAY` is refused while either is set.
+struct LiveFederation {
+  /// Why the stream refuses this node's lines (permissions, no stream, a
+  /// stream that does not cover its subjects); nil once one is stored.
+  var refusal: String?
+  /// The link has read this node's last id from the stream in this run.
+  var checkedOwnIDs = false
 }

@@ -45,9 +45,16 @@ public enum JournalRecord: Equatable, Sendable {
   /// `@bob` for a line to this host's bob); its author is `user@node`
   /// unless it is this host's.
   case remote(StoredMessage, target: Target, position: StreamPosition)
-  /// Since 1.3, in compacted journals: how far into the stream this host
-  /// has applied, and the last outbox id seen from `node`.
+  /// Since 1.3: how far into the stream this host has applied, and an
+  /// outbox id applied from `node` (in compacted journals, one record per
+  /// id remembered).
   case streamPosition(StreamPosition)
+  /// The highest id this host's own node has in the stream, found at
+  /// start: ids are handed out above it.
+  case streamLastID(node: String, id: MessageID)
+  /// A line read from the stream that no conversation here takes (another
+  /// host's, or one ignored): only how far this host has read.
+  case streamSequence(UInt64)
 
   public static let formatVersion: Int64 = 1
 
@@ -171,6 +178,13 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("seq", Int64(position.sequence))
       json.field("node", position.node)
       json.field("origin", position.origin)
+    case .streamSequence(let sequence):
+      json.field("type", "stream")
+      json.field("seq", Int64(sequence))
+    case .streamLastID(let node, let id):
+      json.field("type", "stream")
+      json.field("node", node)
+      json.field("id", id)
     }
   }
 
@@ -336,6 +350,13 @@ private struct RecordFields {
         text: try checkedText())
       return .remote(message, target: try target(), position: try streamPosition())
     case .stream:
+      if origin == nil, id != nil {
+        return .streamLastID(node: try nodeName(), id: try messageID(id, "id"))
+      }
+      if node == nil && origin == nil {
+        guard let sequence, sequence >= 1 else { throw invalid("seq") }
+        return .streamSequence(UInt64(sequence))
+      }
       return .streamPosition(try streamPosition())
     default:
       throw JournalFormatError(

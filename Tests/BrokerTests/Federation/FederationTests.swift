@@ -47,9 +47,12 @@ struct FederationTests {
     try history(client).map(\.text)
   }
 
-  /// Waits (bounded) until `#ops` on `client`'s host holds `count` lines.
+  /// Waits (bounded) until `#ops` on `client`'s host holds `count` lines;
+  /// the failure says which it holds.
   static func waitForHistory(_ client: LineClient, count: Int, timeout: Double = 20) throws {
-    try waitUntil(timeout: timeout, "\(count) lines in #ops") {
+    try waitUntil(
+      timeout: timeout, "\(count) lines in #ops (has \((try? texts(client)) ?? []))"
+    ) {
       try history(client).count >= count
     }
   }

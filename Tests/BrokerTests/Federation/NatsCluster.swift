@@ -7,7 +7,8 @@ import TestSupport
 /// temporary store directories, for the federation tests (chatbroker(8),
 /// "FEDERATION"). Users `h1`, `h2` and `h3` (password `p1`, ...) may each
 /// publish only under their own node's subjects, as in the man page's
-/// example. Every server is killed when the cluster is released.
+/// example; `admin` (password `padmin`) may do anything, as the cluster's
+/// operator. Every server is killed when the cluster is released.
 final class NatsCluster: @unchecked Sendable {
   static let server = Tool.find("nats-server")
 
@@ -67,6 +68,13 @@ final class NatsCluster: @unchecked Sendable {
     processes[index] = nil
   }
 
+  /// A raw client on server `index` as `user` (`h1`, or `admin`).
+  func client(_ index: Int, as user: String) throws -> RawNats {
+    try RawNats(
+      port: clientPorts[index], user: user,
+      password: user == "admin" ? "padmin" : "p" + user.dropFirst())
+  }
+
   func log(_ index: Int) -> String {
     (try? String(contentsOfFile: directory + "/n\(index + 1).log", encoding: .utf8)) ?? ""
   }
@@ -77,7 +85,7 @@ final class NatsCluster: @unchecked Sendable {
       """
           { user: h\(node), password: p\(node), permissions: {
               publish: [ "chat.room.*.h\(node)", "chat.dm.*.h\(node)", "$JS.API.INFO", "$JS.API.STREAM.INFO.CHAT",
-                "$JS.API.STREAM.CREATE.CHAT", "$JS.API.CONSUMER.*.CHAT.h\(node)",
+                "$JS.API.STREAM.CREATE.CHAT", "$JS.API.STREAM.MSG.GET.CHAT", "$JS.API.CONSUMER.*.CHAT.h\(node)",
                 "$JS.API.CONSUMER.*.*.CHAT.h\(node)", "$JS.ACK.CHAT.h\(node).>" ]
               subscribe: [ "_INBOX.>" ] } }
       """
@@ -94,6 +102,7 @@ final class NatsCluster: @unchecked Sendable {
       authorization {
         users: [
       \(users.joined(separator: "\n"))
+          { user: admin, password: padmin }
         ]
       }
 

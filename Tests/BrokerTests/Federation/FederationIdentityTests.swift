@@ -1,0 +1,86 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+/// A line is known by its node and id, and a node never reuses its ids
+/// (chatbroker(8), "FEDERATION"): what a hostile payload or a lost state
+/// directory must not do to acknowledged lines, on a real cluster.
+@Suite(
+  "Federation: exactly once by identity", .serialized,
+  .enabled(if: NatsCluster.server != nil))
+struct FederationIdentityTests {
+  typealias Hosts = FederationTests
+
+  @Test(
+    "a forged payload under h2's subject, with a high id, does not silence h2's later lines (real time)"
+  )
+  func forgedPayloadRealTime() throws {
+    let cluster = try NatsCluster()
+    try cluster.start()
+    let hosts = try [Hosts.broker(1, cluster), Hosts.broker(2, cluster)]
+    try Hosts.diagnosed(cluster, hosts) {
+      for host in hosts { try host.waitForLog("federation link caught up", timeout: 20) }
+      let clients = try hosts.map { try $0.connect() }
+      _ = try clients[1].request("SAY #ops :before")
+      try Hosts.waitForHistory(clients[0], count: 1)
+      // Someone holding h2's credentials publishes id `zz` (1295), far
+      // above h2's counter; and a line naming another node's user.
+      let raw = try cluster.client(1, as: "h2")
+      for (id, author) in [("zz", "mallory"), ("2", "root@h1")] {
+        try raw.publish(
+          "chat.room.ops.h2",
+          ##"{"type":"outbox","id":"\##(id)","node":"h2","to":"#ops","from":"\##(author)","at":"2026-11-30T17:00:00.000Z","text":"forged \##(id)"}"##
+        )
+      }
+      try Hosts.waitForHistory(clients[0], count: 2)
+      for text in ["after 1", "after 2"] {
+        #expect(try clients[1].request("SAY #ops :\(text)").last?.hasPrefix("OK SAY ") == true)
+      }
+      let expected = ["before", "forged zz", "after 1", "after 2"]
+      for client in clients {
+        try Hosts.waitForHistory(client, count: 4)
+        #expect(try Hosts.texts(client) == expected)
+      }
+      let authors = try Hosts.history(clients[0]).map(\.author)
+      #expect(authors == ["root@h2", "mallory@h2", "root@h2", "root@h2"])
+    }
+  }
+
+  @Test(
+    "h2 restarted on an empty state directory under the same --node: its new lines reach h1, none is taken for an old one (real time)"
+  )
+  func emptyStateDirectoryRealTime() throws {
+    let cluster = try NatsCluster()
+    try cluster.start()
+    let first = try Hosts.broker(1, cluster)
+    var second = try Hosts.broker(2, cluster)
+    try Hosts.diagnosed(cluster, [first, second]) {
+      for host in [first, second] { try host.waitForLog("federation link caught up", timeout: 20) }
+      let reader = try first.connect()
+      let writer = try second.connect()
+      for index in 1...3 { _ = try writer.request("SAY #ops :old \(index)") }
+      try Hosts.waitForHistory(reader, count: 3)
+      _ = try second.stop()
+    }
+    second = try Hosts.broker(2, cluster)
+    try Hosts.diagnosed(cluster, [first, second]) {
+      try second.waitForLog("found this node's last id in the stream", timeout: 20)
+      #expect(second.log.contains("last_id=3"))
+      let writer = try second.connect()
+      var ids: [String] = []
+      for index in 1...3 {
+        let reply = try writer.request("SAY #ops :new \(index)")
+        #expect(reply.last?.hasPrefix("OK SAY ") == true)
+        ids.append(String(reply.last!.split(separator: " ")[2]))
+      }
+      #expect(ids == ["4", "5", "6"], "ids continue after the stream's")
+      let reader = try first.connect()
+      try Hosts.waitForHistory(reader, count: 6)
+      let texts = ["old 1", "old 2", "old 3", "new 1", "new 2", "new 3"]
+      #expect(try Hosts.texts(reader) == texts)
+      try Hosts.waitForHistory(writer, count: 6)
+      #expect(try Hosts.texts(writer) == texts)
+    }
+  }
+}
