@@ -36,12 +36,15 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
   public typealias OwnLastID = @Sendable (MessageID?) -> Void
   /// Why the stream refuses this node's lines; nil once one is stored.
   public typealias Refused = @Sendable (String?) -> Void
+  /// When the stream was created, at each (re)connection.
+  public typealias Created = @Sendable (Timestamp) -> Void
 
   let configuration: Configuration
   let deliver: Deliver
   let report: Report
   let ownLastID: OwnLastID
   let refused: Refused
+  let created: Created
   let condition = NSCondition()
   /// Guarded by `condition`.
   var pending: [OutboxLine] = []
@@ -52,14 +55,18 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
   var refusal: String?
   /// The reader found this node's last id in the stream (reader thread).
   var checkedOwnIDs = false
+  /// The stream's creation time as last reported (reader thread).
+  var streamCreated: Timestamp?
   var stopped = false
   var connection: OpaquePointer?
   var jetStream: OpaquePointer?
 
   public init(
     _ configuration: Configuration, from sequence: UInt64, deliver: @escaping Deliver,
-    report: @escaping Report, ownLastID: @escaping OwnLastID, refused: @escaping Refused
+    report: @escaping Report, ownLastID: @escaping OwnLastID, refused: @escaping Refused,
+    created: @escaping Created
   ) {
+    self.created = created
     self.configuration = configuration
     self.nextSequence = sequence
     self.deliver = deliver
@@ -324,10 +331,14 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
 
   private func readLoop() {
     while !isStopped {
-      guard ensureStream() else {
+      guard let createdAt = ensureStream() else {
         nats_Sleep(500)
         continue
       }
+      // Before reading: a stream created anew starts its sequences
+      // again, and the engine sends the reader back to its start.
+      streamCreated = createdAt
+      created(createdAt)
       if !checkedOwnIDs, let found = findOwnLastID() {
         checkedOwnIDs = true
         ownLastID(found)
@@ -353,16 +364,16 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
     return stopped
   }
 
-  /// The stream exists, or this host created it.
-  private func ensureStream() -> Bool {
+  /// When the stream was created; it exists, or this host created it.
+  private func ensureStream() -> Timestamp? {
     var info: UnsafeMutablePointer<jsStreamInfo>?
     var errorCode = jsErrCode(0)
     var status = js_GetStreamInfo(&info, jetStream, configuration.stream, nil, &errorCode)
-    if status == NATS_OK {
-      jsStreamInfo_Destroy(info)
-      return true
+    if status == NATS_OK, let info {
+      defer { jsStreamInfo_Destroy(info) }
+      return Self.created(info)
     }
-    guard status == NATS_NOT_FOUND || errorCode == jsErrCode(10059) else { return false }
+    guard status == NATS_NOT_FOUND || errorCode == jsErrCode(10059) else { return nil }
     var config = jsStreamConfig()
     jsStreamConfig_Init(&config)
     config.Storage = js_FileStorage
@@ -376,15 +387,31 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
         return js_AddStream(&info, jetStream, &config, nil, &errorCode)
       }
     }
-    if status == NATS_OK {
-      jsStreamInfo_Destroy(info)
+    if status == NATS_OK, let info {
+      defer { jsStreamInfo_Destroy(info) }
       report("created the stream", ["stream": configuration.stream])
-      return true
+      return Self.created(info)
     }
     report(
       "cannot create the stream",
       ["reason": NatsError(status, "js_AddStream", code: errorCode).description])
-    return false
+    return nil
+  }
+
+  static func created(_ info: UnsafeMutablePointer<jsStreamInfo>) -> Timestamp {
+    Timestamp(milliseconds: info.pointee.Created / 1_000_000)
+  }
+
+  /// The stream is still the one reported: nil when it cannot be told.
+  private func sameStream() -> Bool? {
+    var info: UnsafeMutablePointer<jsStreamInfo>?
+    var errorCode = jsErrCode(0)
+    let status = js_GetStreamInfo(&info, jetStream, configuration.stream, nil, &errorCode)
+    guard status == NATS_OK, let info else {
+      return status == NATS_NOT_FOUND || errorCode == jsErrCode(10059) ? false : nil
+    }
+    defer { jsStreamInfo_Destroy(info) }
+    return Self.created(info) == streamCreated
   }
 
   /// The node's pull consumer, made afresh to start at `start`: the journal,
@@ -416,6 +443,7 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
   private func readBatches(_ subscription: OpaquePointer, epoch: Int) {
     var caughtUp = false
     var failures = 0
+    var idle = 0
     while true {
       condition.lock()
       let stop = stopped || restartRequested
@@ -435,6 +463,13 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
           caughtUp = true
           report("caught up", [:])
         }
+        // A consumer of a deleted stream waits for nothing: while idle,
+        // every few seconds, check the stream is the one read.
+        idle += 1
+        if idle % 5 == 0, sameStream() == false {
+          report("lost the stream", ["stream": configuration.stream])
+          return
+        }
         continue
       }
       guard status == NATS_OK else {
@@ -449,6 +484,7 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
         continue
       }
       failures = 0
+      idle = 0
       var lines: [StreamLine] = []
       var last: UInt64 = 0
       var pendingAfter: UInt64 = 0

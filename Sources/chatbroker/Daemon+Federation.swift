@@ -25,7 +25,8 @@ extension Daemon {
       deliver: { [unowned server] lines, epoch in server.deliver(lines, epoch: epoch) },
       report: { [unowned server] state, fields in server.federationStateChanged(state, fields) },
       ownLastID: { [unowned server] id in server.ownLinesFound(upTo: id) },
-      refused: { [unowned server] reason in server.publishRefused(reason) })
+      refused: { [unowned server] reason in server.publishRefused(reason) },
+      created: { [unowned server] time in server.streamFound(created: time) })
     server.attachFederation(link)
     // Connecting may take the NATS client's timeout per server: not on the
     // queue, which serves clients meanwhile.

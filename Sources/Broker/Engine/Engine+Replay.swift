@@ -62,7 +62,7 @@ extension Engine {
       let before = readMarkers[user]?[conversation]
       setMarker(marker(for: id, in: conversation, at: time), of: user, in: conversation)
       return .read(user, conversation, before: before)
-    case .outbox, .remote, .streamPosition, .streamSequence, .streamLastID:
+    case .outbox, .remote, .streamPosition, .streamSequence, .streamLastID, .streamCreated:
       return applyFederated(record)
     }
   }

@@ -108,6 +108,34 @@ extension Engine {
     apply(record)
   }
 
+  /// The link found the stream created at `created`. The first time, the
+  /// journal notes it; another time than before means the stream was lost
+  /// or reset: its sequences start again, so this host reads it from the
+  /// start, and its lines get ids no line of the old one had
+  /// (``FederatedID/offset(forStreamCreated:)``; chatbroker(8),
+  /// "FEDERATION"). Lines of every node seen before are
+  /// still known by their ids, and are not shown twice.
+  public func streamFound(created: Timestamp) {
+    guard let node = federation.settings?.node, federation.streamCreated != created else { return }
+    if let before = federation.streamCreated {
+      log.warning(
+        "the stream was lost or reset: reading the new one from its start",
+        [
+          "node": node, "created_before": before.description, "created": created.description,
+          "seq_before": "\(federation.sequence)", "outbox": "\(federation.outbox.count)",
+        ])
+    }
+    let record = JournalRecord.streamCreated(
+      created, offset: FederatedID.offset(forStreamCreated: created))
+    do {
+      try journal.append([record])
+    } catch {
+      log.error("journal write failed", ["reason": error.reason])
+      return
+    }
+    apply(record)
+  }
+
   /// The link's word on whether the stream takes this node's lines: a
   /// reason while it refuses them, nil once one is stored.
   public func streamRefuses(_ reason: String?) {
@@ -154,7 +182,7 @@ extension Engine {
     // line is passed over like one this host does not share.
     if !seen, UserName.isValid(line.user),
       let target = localTarget(line.target, fromOwnNode: own, settings: settings),
-      let id = FederatedID.id(forSequence: position.sequence)
+      let id = FederatedID.id(forSequence: federation.idOffset + position.sequence)
     {
       let stored = StoredMessage(id: id, time: line.time, author: author, text: line.text)
       message = stored
@@ -218,6 +246,11 @@ extension Engine {
     case .streamSequence(let sequence):
       federation.sequence = max(federation.sequence, sequence)
       return .federated(before, message: nil, newRoom: nil)
+    case .streamCreated(let created, let offset):
+      if let old = federation.streamCreated, old != created { federation.sequence = 0 }
+      federation.streamCreated = created
+      federation.idOffset = offset
+      return .federated(before, message: nil, newRoom: nil)
     case .streamLastID(let node, let id):
       guard node == federation.settings?.node else { return .nothing }
       noteTaken(id)
@@ -251,6 +284,9 @@ extension EngineSnapshot {
   /// applied), and the outbox, for a compacted journal: this node's own
   /// ids among them keep it knowing which ids it used.
   func forEachFederationRecord(_ body: (JournalRecord) throws -> Void) rethrows {
+    if let created = federation.streamCreated {
+      try body(.streamCreated(created, offset: federation.idOffset))
+    }
     let sequence = federation.sequence
     if sequence > 0 { try body(.streamSequence(sequence)) }
     for (node, ids) in federation.seen.sorted(by: { $0.key < $1.key }) {

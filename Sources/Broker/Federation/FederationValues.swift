@@ -40,6 +40,15 @@ public enum FederatedID {
   /// 35 * 36^11: `z00000000000`.
   public static let base: UInt64 = 4_606_759_634_479_349_760
 
+  /// What a stream created at `created` adds to its sequences: a million
+  /// for every second since 2026-01-01, the same on every host, and above
+  /// every id of a stream created before it unless that one stored a
+  /// million lines a second. A stream lost and created anew so gives its
+  /// lines ids no line of the old one had.
+  public static func offset(forStreamCreated created: Timestamp) -> UInt64 {
+    UInt64(max(0, created.milliseconds / 1000 - 1_767_225_600)) * 1_000_000
+  }
+
   public static func id(forSequence sequence: UInt64) -> MessageID? {
     guard sequence >= 1, sequence <= MessageID.maximumValue - base else { return nil }
     return MessageID(value: base + sequence)
@@ -136,6 +145,12 @@ struct FederationState {
   var settings: FederationSettings?
   var outbox: [OutboxLine] = []
   var sequence: UInt64 = 0
+  /// When the stream read was created, as the link last found it; nil
+  /// before the first look.
+  var streamCreated: Timestamp?
+  /// What the ids of the stream's lines are above their sequences: the
+  /// sequences of every stream read before this one.
+  var idOffset: UInt64 = 0
   var seen: [String: SeenIDs] = [:]
   /// The journal holds a record of this node's own lines or of its last id
   /// in the stream: its id counter is past every id the node used before.

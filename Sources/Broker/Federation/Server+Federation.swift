@@ -89,6 +89,13 @@ extension Server {
     poll.post { [unowned self] in engine.streamHoldsOwnLines(upTo: id) }
   }
 
+  /// From the link's threads: the stream was found created at `created`,
+  /// at each (re)connection; another time than before is a lost or reset
+  /// stream, read again from its start.
+  public func streamFound(created: Timestamp) {
+    poll.post { [unowned self] in engine.streamFound(created: created) }
+  }
+
   /// From the link's threads: the stream refuses this node's lines, and
   /// why (nil: a line was stored again). Shared `SAY` is refused meanwhile
   /// (chatbroker(8), "FEDERATION").

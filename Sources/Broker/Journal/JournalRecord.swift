@@ -52,6 +52,11 @@ public enum JournalRecord: Equatable, Sendable {
   /// The highest id this host's own node has in the stream, found at
   /// start: ids are handed out above it.
   case streamLastID(node: String, id: MessageID)
+  /// The stream this host reads was created at `created`: another than
+  /// before means it was lost or reset, and its sequences start again;
+  /// the ids of its lines are `offset` above their sequences
+  /// (``FederatedID/offset(forStreamCreated:)``).
+  case streamCreated(Timestamp, offset: UInt64)
   /// A line read from the stream that no conversation here takes (another
   /// host's, or one ignored): only how far this host has read.
   case streamSequence(UInt64)
@@ -185,6 +190,10 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("type", "stream")
       json.field("node", node)
       json.field("id", id)
+    case .streamCreated(let created, let offset):
+      json.field("type", "stream")
+      json.field("created", created)
+      json.field("offset", Int64(offset))
     }
   }
 
@@ -234,6 +243,7 @@ private struct RecordFields {
   var sequence: Int64?
   var node: JSONText?
   var origin: JSONText?
+  var offset: Int64?
 
   mutating func set(_ key: UnsafeBufferPointer<UInt8>, _ value: JSONScalar) {
     switch value {
@@ -282,6 +292,8 @@ private struct RecordFields {
         done = number
       } else if key.equals("seq") {
         sequence = number
+      } else if key.equals("offset") {
+        offset = number
       }
     case .other:
       break  // Unknown fields are kept for later versions, not errors.
@@ -350,6 +362,10 @@ private struct RecordFields {
         text: try checkedText())
       return .remote(message, target: try target(), position: try streamPosition())
     case .stream:
+      if created != nil {
+        guard let offset, offset >= 0 else { throw invalid("offset") }
+        return .streamCreated(try time(created, "created"), offset: UInt64(offset))
+      }
       if origin == nil, id != nil {
         return .streamLastID(node: try nodeName(), id: try messageID(id, "id"))
       }

@@ -354,4 +354,28 @@ struct EngineFederationIdentityTests {
     harness.engine.streamRefuses(nil)
     #expect(harness.send(alice, "SAY #ops :now")[0].hasPrefix("OK SAY "))
   }
+
+  @Test(
+    "a stream created anew is read from its start, its lines get new ids, and lines seen in the old one are not shown again"
+  )
+  func streamCreatedAnew() {
+    let harness = lines.federatedHarness()
+    let alice = harness.connect("alice")
+    harness.send(alice, "JOIN #ops")
+    let first = Timestamp(rfc3339: "2026-11-30T16:00:00.000Z")!
+    harness.engine.streamFound(created: first)
+    harness.engine.receive(lines.line(1, node: "h2", origin: 1, user: "bob", text: "old"))
+    harness.engine.streamFound(created: first)
+    #expect(harness.engine.streamSequence == 1, "the same stream, found again")
+    harness.engine.streamFound(created: Timestamp(rfc3339: "2026-11-30T16:30:00.000Z")!)
+    #expect(harness.engine.streamSequence == 0)
+    // h2 published its line again into the new stream, then a new one.
+    harness.engine.receive(lines.line(1, node: "h2", origin: 1, user: "bob", text: "old"))
+    harness.engine.receive(lines.line(2, node: "h2", origin: 2, user: "bob", text: "new"))
+    let shown = harness.output.take(alice)
+    #expect(shown.map { $0.split(separator: ":").last! } == ["old", "new"])
+    let ids = shown.map { $0.split(separator: " ")[2] }
+    #expect(Set(ids).count == 2 && ids.allSatisfy { $0.hasPrefix("z") && $0.count == 12 })
+    #expect(harness.engine.streamSequence == 2)
+  }
 }

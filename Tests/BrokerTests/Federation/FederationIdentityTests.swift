@@ -83,4 +83,43 @@ struct FederationIdentityTests {
       #expect(try Hosts.texts(writer) == texts)
     }
   }
+
+  @Test(
+    "the stream deleted and created anew: every host reads the new one from its start, and lines said after it are shown everywhere once, with new ids (real time)"
+  )
+  func streamResetRealTime() throws {
+    let cluster = try NatsCluster()
+    try cluster.start()
+    let hosts = try (1...3).map { try Hosts.broker($0, cluster) }
+    try Hosts.diagnosed(cluster, hosts) {
+      for host in hosts { try host.waitForLog("federation link caught up", timeout: 20) }
+      let clients = try hosts.map { try $0.connect() }
+      for (index, client) in clients.enumerated() {
+        _ = try client.request("SAY #ops :old \(index + 1)")
+      }
+      for client in clients { try Hosts.waitForHistory(client, count: 3) }
+      let admin = try cluster.client(0, as: "admin")
+      let deleted = try admin.request("$JS.API.STREAM.DELETE.CHAT")
+      #expect(deleted.contains("\"success\":true"), "\(deleted)")
+      let created = try admin.request(
+        "$JS.API.STREAM.CREATE.CHAT",
+        #"{"name":"CHAT","subjects":["chat.>"],"storage":"file","num_replicas":3,"duplicate_window":120000000000}"#
+      )
+      #expect(!created.contains("\"error\""), "\(created)")
+      for host in hosts {
+        try host.waitForLog("the stream was lost or reset", timeout: 30)
+      }
+      for (index, client) in clients.enumerated() {
+        #expect(
+          try client.request("SAY #ops :new \(index + 1)").last?.hasPrefix("OK SAY ") == true)
+      }
+      for client in clients { try Hosts.waitForHistory(client, count: 6, timeout: 30) }
+      let histories = try clients.map { try Hosts.history($0) }
+      for history in histories {
+        #expect(history.map(\.id) == histories[0].map(\.id))
+        #expect(Set(history.map(\.id)).count == 6, "no id is given twice")
+        #expect(Set(history.map(\.text).suffix(3)) == ["new 1", "new 2", "new 3"])
+      }
+    }
+  }
 }

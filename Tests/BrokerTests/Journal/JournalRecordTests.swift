@@ -52,6 +52,7 @@ struct JournalRecordTests {
     .streamPosition(StreamPosition(sequence: 7, node: "h2", origin: MessageID(value: 9))),
     .streamSequence(8),
     .streamLastID(node: "h1", id: MessageID(value: 1295)),
+    .streamCreated(time, offset: 40),
   ]
 
   @Test("every record reads back as itself", arguments: records)
