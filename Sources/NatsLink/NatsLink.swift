@@ -493,10 +493,14 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
         var metadata: UnsafeMutablePointer<jsMsgMetaData>?
         guard natsMsg_GetMetaData(&metadata, message) == NATS_OK, let metadata else { continue }
         let sequence = metadata.pointee.Sequence.Stream
+        let stored = Timestamp(milliseconds: metadata.pointee.Timestamp / 1_000_000)
         pendingAfter = metadata.pointee.NumPending
         jsMsgMetaData_Destroy(metadata)
         last = sequence
-        if let line = Self.line(message, sequence: sequence) { lines.append(line) }
+        if var line = Self.line(message, sequence: sequence) {
+          line.stored = stored
+          lines.append(line)
+        }
       }
       if list.Count > 0, let message = list.Msgs[Int(list.Count) - 1] {
         _ = natsMsg_Ack(message, nil)

@@ -14,6 +14,14 @@ extension Daemon {
         "node": settings.node, "share": settings.patterns.joined(separator: ","),
         "nats": options.federation.servers.joined(separator: ","),
       ])
+    let federation = options.federation
+    if federation.user == nil && federation.token == nil && federation.credentialsFile == nil {
+      // Then nothing ties a node to its subjects: whoever reaches the
+      // server can publish as any node.
+      log.warning(
+        "connecting to NATS without credentials: if the server accepts that, anyone who can reach it can post as any user of any node",
+        ["node": settings.node])
+    }
   }
 
   /// Starts the link to the stream, on the queue, once the journal is

@@ -180,11 +180,23 @@ extension Engine {
     // A node vouches for its own users only: an author that already names
     // a node (`root@h1` published by h2) is another node's user, and the
     // line is passed over like one this host does not share.
-    if !seen, UserName.isValid(line.user),
+    // Remote text is held to a local SAY's length (chatbroker(8),
+    // "FEDERATION"); the journal's rules have already checked the rest.
+    let fits = line.text.utf8.count <= limits.lineBytes
+    if !fits {
+      log.warning(
+        "a line from the stream is longer than --max-line-bytes: ignored",
+        [
+          "node": position.node, "stream_seq": "\(position.sequence)",
+          "bytes": "\(line.text.utf8.count)",
+        ])
+    }
+    if !seen, fits, UserName.isValid(line.user),
       let target = localTarget(line.target, fromOwnNode: own, settings: settings),
       let id = FederatedID.id(forSequence: federation.idOffset + position.sequence)
     {
-      let stored = StoredMessage(id: id, time: line.time, author: author, text: line.text)
+      let stored = StoredMessage(
+        id: id, time: line.shownTime, author: author, text: line.text)
       message = stored
       if let newRoom = newRoomRecord(for: target) { records.append(newRoom) }
       records.append(.remote(stored, target: target, position: position))

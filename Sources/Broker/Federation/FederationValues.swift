@@ -105,15 +105,34 @@ public struct StreamLine: Equatable, Sendable {
   public var user: String
   public var time: Timestamp
   public var text: String
+  /// When the stream stored it, which its node cannot choose.
+  public var stored: Timestamp?
 
   public init(
-    position: StreamPosition, target: Target, user: String, time: Timestamp, text: String
+    position: StreamPosition, target: Target, user: String, time: Timestamp, text: String,
+    stored: Timestamp? = nil
   ) {
     self.position = position
     self.target = target
     self.user = user
     self.time = time
     self.text = text
+    self.stored = stored
+  }
+
+  /// How much earlier than the stream stored it a line may say it was
+  /// said: a line waits in its host's outbox while the cluster is away.
+  public static let earliest: Int64 = 30 * 24 * 3600 * 1000
+  /// How much later: the hosts' clocks may differ that much.
+  public static let latest: Int64 = 60 * 1000
+
+  /// The time shown: the line's own, unless it lies outside the window
+  /// around the time the stream stored it; then that time.
+  public var shownTime: Timestamp {
+    guard let stored else { return time }
+    let earliest = stored.milliseconds - Self.earliest
+    let latest = stored.milliseconds + Self.latest
+    return (earliest...latest).contains(time.milliseconds) ? time : stored
   }
 }
 

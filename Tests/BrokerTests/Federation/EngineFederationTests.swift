@@ -378,4 +378,36 @@ struct EngineFederationIdentityTests {
     #expect(Set(ids).count == 2 && ids.allSatisfy { $0.hasPrefix("z") && $0.count == 12 })
     #expect(harness.engine.streamSequence == 2)
   }
+
+  @Test(
+    "a remote line longer than a local SAY may be is ignored; a time far from when the stream stored it is shown as that"
+  )
+  func remoteLinesBounded() {
+    let harness = lines.federatedHarness()
+    let alice = harness.connect("alice")
+    harness.send(alice, "JOIN #ops")
+    let limit = harness.engine.limits.lineBytes
+    let stored = Timestamp(rfc3339: "2026-11-30T17:00:00.000Z")!
+    func line(_ sequence: UInt64, _ text: String, at time: String) -> StreamLine {
+      var line = lines.line(sequence, node: "h2", origin: sequence, user: "bob", text: text)
+      line.time = Timestamp(rfc3339: time)!
+      line.stored = stored
+      return line
+    }
+    harness.engine.receive(
+      line(1, String(repeating: "x", count: limit + 1), at: "2026-11-30T17:00:00.000Z"))
+    harness.engine.receive(
+      line(2, String(repeating: "y", count: limit), at: "2026-11-30T17:00:00.000Z"))
+    harness.engine.receive(line(3, "from the past", at: "0001-01-01T00:00:00.000Z"))
+    harness.engine.receive(line(4, "from the future", at: "9999-12-31T23:59:59.999Z"))
+    harness.engine.receive(line(5, "waited a day in its outbox", at: "2026-11-29T17:00:00.000Z"))
+    let shown = harness.output.take(alice)
+    #expect(shown.count == 4)
+    #expect(shown.first?.hasSuffix(" bob@h2 :" + String(repeating: "y", count: limit)) == true)
+    #expect(
+      shown.dropFirst().map { $0.split(separator: " ")[3] } == [
+        "2026-11-30T17:00:00.000Z", "2026-11-30T17:00:00.000Z", "2026-11-29T17:00:00.000Z",
+      ])
+    #expect(harness.engine.streamSequence == 5)
+  }
 }

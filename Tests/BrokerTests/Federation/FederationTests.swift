@@ -267,6 +267,22 @@ struct FederationTests {
     }
   }
 
+  @Test("a broker connecting to NATS without credentials warns at every start")
+  func noCredentialsWarning() throws {
+    let broker = try BrokerProcess()
+    let arguments = [
+      "--no-sync", "--nats", "nats://127.0.0.1:\(freeLoopbackPort())", "--node", "h1",
+      "--share", "#ops", "--irc-socket", "",
+    ]
+    for _ in 1...2 {
+      try broker.start(arguments)
+      try broker.waitForLog("connecting to NATS without credentials")
+      _ = try broker.stop()
+    }
+    let warnings = broker.log.components(separatedBy: "connecting to NATS without credentials")
+    #expect(warnings.count - 1 == 2)
+  }
+
   @Test("federation options are checked: --share needs --nats, node names and URLs are validated")
   func options() throws {
     let run = { (arguments: [String]) in
