@@ -53,6 +53,11 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
   var restartRequested = false
   /// Why publishing is refused, as last told (guarded by `condition`).
   var refusal: String?
+  /// `Nats-Msg-Id`s the stream acknowledged and the publisher has not yet
+  /// taken (guarded by `condition`).
+  var acknowledgedIDs: Set<String> = []
+  /// The first asynchronous publish the stream refused in this round.
+  var asyncFailure: (status: natsStatus, code: jsErrCode, subject: String?)?
   /// The reader found this node's last id in the stream (reader thread).
   var checkedOwnIDs = false
   /// The stream's creation time as last reported (reader thread).
@@ -142,6 +147,24 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
     var jsOptions = jsOptions()
     jsOptions_Init(&jsOptions)
     jsOptions.Wait = 2000
+    // Acknowledgements of pipelined publishes (NatsLink+Publishing).
+    jsOptions.PublishAsync.MaxPending = Int64(Self.window)
+    jsOptions.PublishAsync.AckHandler = { _, message, ack, error, closure in
+      defer { natsMsg_Destroy(message) }
+      guard let closure, let message else { return }
+      let link = Unmanaged<NatsLink>.fromOpaque(closure).takeUnretainedValue()
+      guard ack != nil else {
+        if let error {
+          let subject = natsMsg_GetSubject(message).map { String(cString: $0) }
+          link.failed(error.pointee.Err, code: error.pointee.ErrCode, subject: subject)
+        }
+        return
+      }
+      var id: UnsafePointer<CChar>?
+      guard natsMsgHeader_Get(message, "Nats-Msg-Id", &id) == NATS_OK, let id else { return }
+      link.acknowledged(String(cString: id))
+    }
+    jsOptions.PublishAsync.AckHandlerClosure = context
     var jetStream: OpaquePointer?
     try check(natsConnection_JetStream(&jetStream, connection, &jsOptions), "JetStream")
     self.connection = connection
@@ -182,61 +205,6 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
     }
   }
 
-  private func publishLoop() {
-    var failing = false
-    while true {
-      condition.lock()
-      while pending.isEmpty && !stopped { condition.wait() }
-      guard !stopped, let line = pending.first else {
-        condition.unlock()
-        return
-      }
-      condition.unlock()
-      let payload = JournalRecord.outbox(line).jsonLine
-      guard let subject = Self.subject(for: line.target, node: configuration.node) else {
-        // Never written by the engine: a line with no subject is dropped
-        // rather than block the lines after it.
-        condition.lock()
-        pending.removeFirst()
-        condition.unlock()
-        continue
-      }
-      let messageID = "\(configuration.node):\(line.id)"
-      var options = jsPubOptions()
-      jsPubOptions_Init(&options)
-      options.MaxWait = 2000
-      var errorCode = jsErrCode(0)
-      let status = messageID.withCString { id in
-        options.MsgId = id
-        return payload.withUnsafeBytes { bytes in
-          js_Publish(
-            nil, jetStream, subject, bytes.baseAddress, Int32(bytes.count), &options, &errorCode)
-        }
-      }
-      if status == NATS_OK {
-        condition.lock()
-        pending.removeFirst()
-        condition.unlock()
-        setRefusal(nil)
-        if failing {
-          failing = false
-          report("publishing", [:])
-        }
-      } else {
-        if status == NATS_NO_RESPONDERS, let reason = streamRefusal(for: subject) {
-          setRefusal(reason)
-        }
-        if !failing {
-          failing = true
-          report(
-            "waiting to publish",
-            ["reason": NatsError(status, "publish", code: errorCode).description])
-        }
-        nats_Sleep(250)
-      }
-    }
-  }
-
   /// Tells the server once per change whether the stream refuses this
   /// node's lines.
   func setRefusal(_ reason: String?) {
@@ -249,7 +217,7 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
 
   /// Why no stream answered a publish to `subject`: the stream is missing
   /// or does not cover it (nil: it does, and the failure is passing).
-  private func streamRefusal(for subject: String) -> String? {
+  func streamRefusal(for subject: String) -> String? {
     var info: UnsafeMutablePointer<jsStreamInfo>?
     var errorCode = jsErrCode(0)
     let status = js_GetStreamInfo(&info, jetStream, configuration.stream, nil, &errorCode)
