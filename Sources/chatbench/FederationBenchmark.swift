@@ -22,7 +22,7 @@ enum FederationBenchmark {
     else { return .usage }
     do {
       print("SAY on h1 to MSG on h3 (local: to MSG on h1), journal synced, 3 NATS servers")
-      print("room         latency p50  latency p99  lines/s  load")
+      print("room         latency p50  latency p99  lines/s  load  (raw: libnats alone, 256 async)")
       let local = try measure(replicas: nil, samples: samples, lines: lines)
       print(local.row("local"))
       for count in replicas {
@@ -40,9 +40,14 @@ enum FederationBenchmark {
     var p50: Double
     var p99: Double
     var linesPerSecond: Double
+    /// libnats alone on the same cluster, for a shared room.
+    var raw: Double?
 
     func row(_ name: String) -> String {
       "\(pad(name, 11))  \(format(p50, 2)) ms      \(format(p99, 2)) ms      \(pad(Int(linesPerSecond), 7))  \(loadAverage())"
+        + (raw.map {
+          "  raw \(Int($0)) msgs/s, ratio \(format(linesPerSecond / $0, 2))"
+        } ?? "")
     }
   }
 
@@ -106,9 +111,12 @@ enum FederationBenchmark {
     let seconds = Double(monotonicNanoseconds() - started) / 1e9
     writer.join()
     latencies.sort()
+    let raw = try cluster.map {
+      try RawNatsPublisher.messagesPerSecond(url: $0.url(0), replicas: replicas ?? 1, count: lines)
+    }
     return Result(
       p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99),
-      linesPerSecond: Double(lines) / seconds)
+      linesPerSecond: Double(lines) / seconds, raw: raw)
   }
 
   /// Reads until `count` more `MSG` lines arrived, keeping a partial line
