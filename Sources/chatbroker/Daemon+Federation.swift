@@ -14,6 +14,14 @@ extension Daemon {
         "node": settings.node, "share": settings.patterns.joined(separator: ","),
         "nats": options.federation.servers.joined(separator: ","),
       ])
+    let federation = options.federation
+    if federation.user == nil && federation.token == nil && federation.credentialsFile == nil {
+      // Then nothing ties a node to its subjects: whoever reaches the
+      // server can publish as any node.
+      log.warning(
+        "connecting to NATS without credentials: if the server accepts that, anyone who can reach it can post as any user of any node",
+        ["node": settings.node])
+    }
   }
 
   /// Starts the link to the stream, on the queue, once the journal is
@@ -23,7 +31,10 @@ extension Daemon {
     let link = NatsLink(
       options.federation.linkConfiguration, from: engine.streamSequence + 1,
       deliver: { [unowned server] lines, epoch in server.deliver(lines, epoch: epoch) },
-      report: { [unowned server] state, fields in server.federationStateChanged(state, fields) })
+      report: { [unowned server] state, fields in server.federationStateChanged(state, fields) },
+      ownLastID: { [unowned server] id in server.ownLinesFound(upTo: id) },
+      refused: { [unowned server] reason in server.publishRefused(reason) },
+      created: { [unowned server] time in server.streamFound(created: time) })
     server.attachFederation(link)
     // Connecting may take the NATS client's timeout per server: not on the
     // queue, which serves clients meanwhile.

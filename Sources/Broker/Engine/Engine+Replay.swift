@@ -71,7 +71,7 @@ extension Engine {
       let before = changeTopic(name, text: text, user: user, at: time)
       forgetIfUnused(name)
       return .topic(name, before: before, forgotten: rooms[name] == nil ? created : nil)
-    case .outbox, .remote, .streamPosition:
+    case .outbox, .remote, .streamPosition, .streamSequence, .streamLastID, .streamCreated:
       return applyFederated(record)
     }
   }

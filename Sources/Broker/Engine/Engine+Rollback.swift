@@ -77,9 +77,9 @@ extension Engine {
           undoHistory(conversation, evicted: evicted, newHistory: newHistory)
         }
         if let newRoom { forgetIfUnused(newRoom) }
-        let settings = federation.settings
+        let (settings, live) = (federation.settings, federation.live)
         federation = before
-        federation.settings = settings
+        (federation.settings, federation.live) = (settings, live)
       }
     }
     rearmTimer()

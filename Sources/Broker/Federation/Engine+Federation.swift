@@ -37,12 +37,30 @@ extension Engine {
 
   /// `SAY` to a shared room, or to `@user@node` on another host:
   /// journaled into the outbox, acknowledged with the outbox id; the
-  /// conversation sees it when it comes back from the stream.
+  /// conversation sees it when it comes back from the stream. Refused
+  /// while it could not leave: the stream refuses this node's lines, or
+  /// a new state directory does not know yet which ids the node used.
   func sayShared(_ target: Target, text: String, connection: ConnectionID, user: String) {
     guard let node = federation.settings?.node else {
       fail(
         .say, .noSuchUser,
         "\(target) is a user of another host, and this broker shares no rooms (see --nats)",
+        to: connection)
+      return
+    }
+    if let reason = federation.live.refusal {
+      fail(
+        .say, .limit,
+        "\(target) is shared with other hosts, and the stream refuses this host's lines (\(reason)); "
+          + "nothing was accepted, and the administrator must fix the NATS permissions or stream",
+        to: connection)
+      return
+    }
+    guard federation.knowsOwnIDs || federation.live.checkedOwnIDs else {
+      fail(
+        .say, .limit,
+        "\(target) is shared with other hosts, and this host has not yet read from the stream "
+          + "which ids node \(node) used before; nothing was accepted, try again once the link is up",
         to: connection)
       return
     }
@@ -61,6 +79,71 @@ extension Engine {
     send(.accepted(.say, id: id, time: line.time), to: connection, kind: .outcome(.say))
   }
 
+  /// The link found `lastID`, the highest id this node has in the stream
+  /// (nil: none): ids are handed out above it from now on, and the
+  /// journal says so, so that a new state directory never reuses an id
+  /// the other hosts have already applied (chatbroker(8), "FEDERATION").
+  public func streamHoldsOwnLines(upTo lastID: MessageID?) {
+    guard let node = federation.settings?.node else { return }
+    federation.live.checkedOwnIDs = true
+    guard let lastID else { return }
+    let behind = lastID.value >= nextID && lastID.value < FederatedID.base
+    if behind {
+      let clashing = federation.outbox.filter { $0.id <= lastID }.count
+      log.warning(
+        "journal is behind the stream for this node: ids continue after the stream's",
+        [
+          "node": node, "stream_last_id": lastID.description,
+          "journal_next_id": MessageID(value: nextID).description,
+          "outbox_lines_at_or_below": "\(clashing)",
+        ])
+    }
+    guard behind || !federation.knowsOwnIDs else { return }
+    let record = JournalRecord.streamLastID(node: node, id: lastID)
+    do {
+      try journal.append([record])
+    } catch {
+      log.error("journal write failed", ["reason": error.reason])
+    }
+    apply(record)
+  }
+
+  /// The link found the stream created at `created`. The first time, the
+  /// journal notes it; another time than before means the stream was lost
+  /// or reset: its sequences start again, so this host reads it from the
+  /// start, and its lines get ids no line of the old one had
+  /// (``FederatedID/offset(forStreamCreated:)``; chatbroker(8),
+  /// "FEDERATION"). Lines of every node seen before are
+  /// still known by their ids, and are not shown twice.
+  public func streamFound(created: Timestamp) {
+    guard let node = federation.settings?.node, federation.streamCreated != created else { return }
+    if let before = federation.streamCreated {
+      log.warning(
+        "the stream was lost or reset: reading the new one from its start",
+        [
+          "node": node, "created_before": before.description, "created": created.description,
+          "seq_before": "\(federation.sequence)", "outbox": "\(federation.outbox.count)",
+        ])
+    }
+    let record = JournalRecord.streamCreated(
+      created, offset: FederatedID.offset(forStreamCreated: created))
+    do {
+      try journal.append([record])
+    } catch {
+      log.error("journal write failed", ["reason": error.reason])
+      return
+    }
+    apply(record)
+  }
+
+  /// The link's word on whether the stream takes this node's lines: a
+  /// reason while it refuses them, nil once one is stored.
+  public func streamRefuses(_ reason: String?) {
+    federation.live.refusal = reason
+  }
+
+  public var streamRefusal: String? { federation.live.refusal }
+
   /// A scheduled line due in a shared room: taken off the schedule and
   /// put into the outbox under a fresh id, since a node's outbox ids must
   /// grow in the order they are published (chatbroker(8), "FEDERATION");
@@ -77,36 +160,48 @@ extension Engine {
   }
 
   /// A line read from the stream. Lines at or before the last applied
-  /// sequence, and a node's outbox line seen before (published twice), are
-  /// skipped; anything else is journaled, enters the room's history and is
-  /// sent to this host's members but the session that said it. Returns
-  /// false when the journal could not be written: the link must then read
-  /// again from ``streamSequence``.
+  /// sequence, and a line whose (node, id) was applied before (published
+  /// twice), are skipped; anything else is journaled, enters the room's
+  /// history and is sent to this host's members but the session that said
+  /// it. A line no conversation here takes, or one ignored, moves nothing
+  /// but the sequence read. Returns false when the journal could not be
+  /// written: the link must then read again from ``streamSequence``.
   @discardableResult
   public func receive(_ line: StreamLine) -> Bool {
     guard let settings = federation.settings, line.position.sequence > federation.sequence else {
       return true
     }
     let position = line.position
-    // A node vouches for its own users only: an author that already names
-    // a node (`root@h1` published by h2) is another node's user, and the
-    // line is passed over like one this host does not share.
-    let seen =
-      federation.lastOrigin[position.node].map { position.origin <= $0 } ?? false
-      || !UserName.isValid(line.user)
+    let seen = federation.seen[position.node]?.contains(position.origin) ?? false
     let own = position.node == settings.node
     let author = own ? line.user : "\(line.user)@\(position.node)"
     var records: [JournalRecord] = []
     var message: StoredMessage?
-    if !seen, let target = localTarget(line.target, fromOwnNode: own, settings: settings),
-      let id = FederatedID.id(forSequence: position.sequence)
+    // A node vouches for its own users only: an author that already names
+    // a node (`root@h1` published by h2) is another node's user, and the
+    // line is passed over like one this host does not share.
+    // Remote text is held to a local SAY's length (chatbroker(8),
+    // "FEDERATION"); the journal's rules have already checked the rest.
+    let fits = line.text.utf8.count <= limits.lineBytes
+    if !fits {
+      log.warning(
+        "a line from the stream is longer than --max-line-bytes: ignored",
+        [
+          "node": position.node, "stream_seq": "\(position.sequence)",
+          "bytes": "\(line.text.utf8.count)",
+        ])
+    }
+    if !seen, fits, UserName.isValid(line.user),
+      let target = localTarget(line.target, fromOwnNode: own, settings: settings),
+      let id = FederatedID.id(forSequence: federation.idOffset + position.sequence)
     {
-      let stored = StoredMessage(id: id, time: line.time, author: author, text: line.text)
+      let stored = StoredMessage(
+        id: id, time: line.shownTime, author: author, text: line.text)
       message = stored
       if let newRoom = newRoomRecord(for: target) { records.append(newRoom) }
       records.append(.remote(stored, target: target, position: position))
     } else {
-      records.append(.streamPosition(position))
+      records.append(.streamSequence(position.sequence))
     }
     do {
       try journal.append(records)
@@ -146,8 +241,9 @@ extension Engine {
     switch record {
     case .outbox(let line):
       noteTaken(line.id)
-      // A compacted journal lists the stream position before the outbox.
-      if let last = federation.lastOrigin[line.node], last >= line.id { return .nothing }
+      if line.node == federation.settings?.node { federation.knowsOwnIDs = true }
+      // A compacted journal lists the ids applied before the outbox.
+      if federation.seen[line.node]?.contains(line.id) == true { return .nothing }
       federation.outbox.append(line)
       return .federated(before, message: nil, newRoom: nil)
     case .remote(let message, let target, let position):
@@ -159,38 +255,56 @@ extension Engine {
     case .streamPosition(let position):
       advance(to: position)
       return .federated(before, message: nil, newRoom: nil)
+    case .streamSequence(let sequence):
+      federation.sequence = max(federation.sequence, sequence)
+      return .federated(before, message: nil, newRoom: nil)
+    case .streamCreated(let created, let offset):
+      if let old = federation.streamCreated, old != created { federation.sequence = 0 }
+      federation.streamCreated = created
+      federation.idOffset = offset
+      return .federated(before, message: nil, newRoom: nil)
+    case .streamLastID(let node, let id):
+      guard node == federation.settings?.node else { return .nothing }
+      noteTaken(id)
+      federation.knowsOwnIDs = true
+      return .federated(before, message: nil, newRoom: nil)
     default:
       return .nothing
     }
   }
 
-  /// The stream reached `position`: a line of this host's own outbox that
-  /// came back leaves the outbox (with every older one: the stream keeps
-  /// the order they were published in).
+  /// The stream reached `position`: its (node, id) is applied, and the
+  /// line of this host's own outbox with that id, if any, has been
+  /// published; an id of this node in the stream is never handed out
+  /// again.
   private func advance(to position: StreamPosition) {
     federation.sequence = max(federation.sequence, position.sequence)
-    if let last = federation.lastOrigin[position.node], last >= position.origin { return }
-    federation.lastOrigin[position.node] = position.origin
-    // The outbox is in id order; most lines from the stream are not ours,
-    // and leave it untouched (and unshared with the undo records).
-    while let first = federation.outbox.first, first.node == position.node,
-      first.id <= position.origin
-    {
-      federation.outbox.removeFirst()
+    federation.seen[position.node, default: SeenIDs()].insert(position.origin)
+    guard position.node == federation.settings?.node else { return }
+    federation.knowsOwnIDs = true
+    noteTaken(position.origin)
+    // The outbox is in id order and published in that order: the line
+    // that came back is almost always the first.
+    if let index = federation.outbox.firstIndex(where: { $0.id == position.origin }) {
+      federation.outbox.remove(at: index)
     }
   }
 }
 
 extension EngineSnapshot {
-  /// The stream position (one record per node, the newest sequence last)
-  /// and the outbox, for a compacted journal.
+  /// The ids applied from each node (as stream records at the sequence
+  /// applied), and the outbox, for a compacted journal: this node's own
+  /// ids among them keep it knowing which ids it used.
   func forEachFederationRecord(_ body: (JournalRecord) throws -> Void) rethrows {
-    let nodes = federation.lastOrigin.sorted { $0.key < $1.key }
-    for (index, (node, origin)) in nodes.enumerated() {
-      // Only the last record carries the real sequence; the others are
-      // below it, so applying them in order ends at the right place.
-      let sequence = index == nodes.count - 1 ? federation.sequence : 1
-      try body(.streamPosition(StreamPosition(sequence: sequence, node: node, origin: origin)))
+    if let created = federation.streamCreated {
+      try body(.streamCreated(created, offset: federation.idOffset))
+    }
+    let sequence = federation.sequence
+    if sequence > 0 { try body(.streamSequence(sequence)) }
+    for (node, ids) in federation.seen.sorted(by: { $0.key < $1.key }) {
+      for id in ids.order {
+        try body(.streamPosition(StreamPosition(sequence: sequence, node: node, origin: id)))
+      }
     }
     for line in federation.outbox {
       try body(.outbox(line))

@@ -40,6 +40,15 @@ public enum FederatedID {
   /// 35 * 36^11: `z00000000000`.
   public static let base: UInt64 = 4_606_759_634_479_349_760
 
+  /// What a stream created at `created` adds to its sequences: a million
+  /// for every second since 2026-01-01, the same on every host, and above
+  /// every id of a stream created before it unless that one stored a
+  /// million lines a second. A stream lost and created anew so gives its
+  /// lines ids no line of the old one had.
+  public static func offset(forStreamCreated created: Timestamp) -> UInt64 {
+    UInt64(max(0, created.milliseconds / 1000 - 1_767_225_600)) * 1_000_000
+  }
+
   public static func id(forSequence sequence: UInt64) -> MessageID? {
     guard sequence >= 1, sequence <= MessageID.maximumValue - base else { return nil }
     return MessageID(value: base + sequence)
@@ -96,30 +105,82 @@ public struct StreamLine: Equatable, Sendable {
   public var user: String
   public var time: Timestamp
   public var text: String
+  /// When the stream stored it, which its node cannot choose.
+  public var stored: Timestamp?
 
   public init(
-    position: StreamPosition, target: Target, user: String, time: Timestamp, text: String
+    position: StreamPosition, target: Target, user: String, time: Timestamp, text: String,
+    stored: Timestamp? = nil
   ) {
     self.position = position
     self.target = target
     self.user = user
     self.time = time
     self.text = text
+    self.stored = stored
+  }
+
+  /// How much earlier than the stream stored it a line may say it was
+  /// said: a line waits in its host's outbox while the cluster is away.
+  public static let earliest: Int64 = 30 * 24 * 3600 * 1000
+  /// How much later: the hosts' clocks may differ that much.
+  public static let latest: Int64 = 60 * 1000
+
+  /// The time shown: the line's own, unless it lies outside the window
+  /// around the time the stream stored it; then that time.
+  public var shownTime: Timestamp {
+    guard let stored else { return time }
+    let earliest = stored.milliseconds - Self.earliest
+    let latest = stored.milliseconds + Self.latest
+    return (earliest...latest).contains(time.milliseconds) ? time : stored
+  }
+}
+
+/// The outbox ids a host has applied from one node's lines, the most
+/// recent ``capacity`` of them: a line is known by its node and id, never
+/// by a counter, so that no payload (a forged id, a line another host
+/// ignores) can make a later line of that node look old (chatbroker(8),
+/// "FEDERATION"). A line stored twice further apart than that is shown
+/// twice; the stream's de-duplication window stores a line sent again
+/// within two minutes once.
+struct SeenIDs: Equatable {
+  static let capacity = 1024
+  private(set) var order: [MessageID] = []
+  private var members: Set<MessageID> = []
+
+  func contains(_ id: MessageID) -> Bool { members.contains(id) }
+
+  mutating func insert(_ id: MessageID) {
+    guard members.insert(id).inserted else { return }
+    order.append(id)
+    if order.count > Self.capacity { members.remove(order.removeFirst()) }
   }
 }
 
 /// The engine's journaled federation state: the outbox, and how far into
 /// the stream this host has applied (the last sequence, and per node the
-/// last outbox id, so that a line published twice is shown once).
+/// ids applied, so that a line published twice is shown once).
 struct FederationState {
   var settings: FederationSettings?
   var outbox: [OutboxLine] = []
   var sequence: UInt64 = 0
-  var lastOrigin: [String: MessageID] = [:]
+  /// When the stream read was created, as the link last found it; nil
+  /// before the first look.
+  var streamCreated: Timestamp?
+  /// What the ids of the stream's lines are above their sequences: the
+  /// sequences of every stream read before this one.
+  var idOffset: UInt64 = 0
+  var seen: [String: SeenIDs] = [:]
+  /// The journal holds a record of this node's own lines or of its last id
+  /// in the stream: its id counter is past every id the node used before.
+  var knowsOwnIDs = false
   /// Which connection said each outbox line, while this process runs: it
   /// got `OK SAY`, and not the line again when the stream brings it back,
   /// as in a local room. Not journaled.
   var senders: [MessageID: ConnectionID] = [:]
+  /// What the link last said about this process's publishing; kept across
+  /// rollbacks, like the settings.
+  var live = LiveFederation()
 
   /// What a rollback restores: everything but the settings.
   var durable: FederationState {
@@ -127,4 +188,14 @@ struct FederationState {
     copy.settings = nil
     return copy
   }
+}
+
+/// The link's word on publishing, while this process runs (chatbroker(8),
+/// "FEDERATION"): a shared `SAY` is refused while either is set.
+struct LiveFederation {
+  /// Why the stream refuses this node's lines (permissions, no stream, a
+  /// stream that does not cover its subjects); nil once one is stored.
+  var refusal: String?
+  /// The link has read this node's last id from the stream in this run.
+  var checkedOwnIDs = false
 }

@@ -47,8 +47,11 @@ extension Server {
     offerDurableOutbox()
   }
 
-  /// The link's state, for `STATUS=`: nil without a federation.
-  public var federationState: String? { federation?.state }
+  /// The link's state, for `STATUS=`: nil without a federation;
+  /// `refused` while the stream refuses this node's lines.
+  public var federationState: String? {
+    engine.streamRefusal != nil ? federation.map { _ in "refused" } : federation?.state
+  }
 
   /// From the link's threads: lines read from the stream, in order, since
   /// the restart that started `epoch`.
@@ -76,6 +79,38 @@ extension Server {
         .info, "federation link \(state)",
         fields: [("node", engine.federationSettings?.node ?? "")]
           + fields.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+      onStatusChange?()
+    }
+  }
+
+  /// From the link's threads: the highest id this node has in the stream
+  /// (nil: none), read once the link is up, in the poll's next pass.
+  public func ownLinesFound(upTo id: MessageID?) {
+    poll.post { [unowned self] in engine.streamHoldsOwnLines(upTo: id) }
+  }
+
+  /// From the link's threads: the stream was found created at `created`,
+  /// at each (re)connection; another time than before is a lost or reset
+  /// stream, read again from its start.
+  public func streamFound(created: Timestamp) {
+    poll.post { [unowned self] in engine.streamFound(created: created) }
+  }
+
+  /// From the link's threads: the stream refuses this node's lines, and
+  /// why (nil: a line was stored again). Shared `SAY` is refused meanwhile
+  /// (chatbroker(8), "FEDERATION").
+  public func publishRefused(_ reason: String?) {
+    poll.post { [unowned self] in
+      guard engine.streamRefusal != reason else { return }
+      engine.streamRefuses(reason)
+      let node = [("node", engine.federationSettings?.node ?? "")]
+      if let reason {
+        log.log(
+          .error, "federation link cannot publish: shared SAY is refused",
+          fields: node + [("reason", reason), ("outbox", "\(engine.outboxCount)")])
+      } else {
+        log.log(.info, "federation link publishes again", fields: node)
+      }
       onStatusChange?()
     }
   }

@@ -45,8 +45,9 @@ public enum JournalRecord: Equatable, Sendable {
   /// `@bob` for a line to this host's bob); its author is `user@node`
   /// unless it is this host's.
   case remote(StoredMessage, target: Target, position: StreamPosition)
-  /// Since 1.3, in compacted journals: how far into the stream this host
-  /// has applied, and the last outbox id seen from `node`.
+  /// Since 1.3: how far into the stream this host has applied, and an
+  /// outbox id applied from `node` (in compacted journals, one record per
+  /// id remembered).
   case streamPosition(StreamPosition)
   /// Since 1.4: `user` set the topic of `room` (chatbroker(7), `TOPIC`);
   /// an empty text cleared it.
@@ -54,6 +55,17 @@ public enum JournalRecord: Equatable, Sendable {
   /// Since 1.4: `user` took back message `id` of `target` (as `user` wrote
   /// it) with `REDACT`. A compacted journal keeps no trace of the text.
   case redact(Target, id: MessageID, user: String, at: Timestamp)
+  /// The highest id this host's own node has in the stream, found at
+  /// start: ids are handed out above it.
+  case streamLastID(node: String, id: MessageID)
+  /// The stream this host reads was created at `created`: another than
+  /// before means it was lost or reset, and its sequences start again;
+  /// the ids of its lines are `offset` above their sequences
+  /// (``FederatedID/offset(forStreamCreated:)``).
+  case streamCreated(Timestamp, offset: UInt64)
+  /// A line read from the stream that no conversation here takes (another
+  /// host's, or one ignored): only how far this host has read.
+  case streamSequence(UInt64)
 
   public static let formatVersion: Int64 = 1
 
@@ -195,6 +207,17 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("seq", Int64(position.sequence))
       json.field("node", position.node)
       json.field("origin", position.origin)
+    case .streamSequence(let sequence):
+      json.field("type", "stream")
+      json.field("seq", Int64(sequence))
+    case .streamLastID(let node, let id):
+      json.field("type", "stream")
+      json.field("node", node)
+      json.field("id", id)
+    case .streamCreated(let created, let offset):
+      json.field("type", "stream")
+      json.field("created", created)
+      json.field("offset", Int64(offset))
     }
   }
 
@@ -245,6 +268,7 @@ private struct RecordFields {
   var node: JSONText?
   var origin: JSONText?
   var kind: JSONText?
+  var offset: Int64?
 
   mutating func set(_ key: UnsafeBufferPointer<UInt8>, _ value: JSONScalar) {
     switch value {
@@ -295,6 +319,8 @@ private struct RecordFields {
         done = number
       } else if key.equals("seq") {
         sequence = number
+      } else if key.equals("offset") {
+        offset = number
       }
     case .other:
       break  // Unknown fields are kept for later versions, not errors.
@@ -370,6 +396,17 @@ private struct RecordFields {
         text: try checkedText())
       return .remote(message, target: try target(), position: try streamPosition())
     case .stream:
+      if created != nil {
+        guard let offset, offset >= 0 else { throw invalid("offset") }
+        return .streamCreated(try time(created, "created"), offset: UInt64(offset))
+      }
+      if origin == nil, id != nil {
+        return .streamLastID(node: try nodeName(), id: try messageID(id, "id"))
+      }
+      if node == nil && origin == nil {
+        guard let sequence, sequence >= 1 else { throw invalid("seq") }
+        return .streamSequence(UInt64(sequence))
+      }
       return .streamPosition(try streamPosition())
     case .redact:
       return .redact(

@@ -10,9 +10,12 @@ import Testing
 struct EngineFederationTests {
   static let settings = FederationSettings(node: "h1", patterns: ["#ops", "#team-*"])
 
+  /// A host whose link has looked for its node's lines in the stream and
+  /// found none, as a new node's does.
   func federatedHarness() -> EngineHarness {
     let harness = EngineHarness()
     harness.engine.federate(Self.settings)
+    harness.engine.streamHoldsOwnLines(upTo: nil)
     return harness
   }
 
@@ -227,6 +230,7 @@ struct EngineFederationScheduleTests {
   func scheduledLineGoesToOutbox() {
     let harness = EngineHarness()
     harness.engine.federate(EngineFederationTests.settings)
+    harness.engine.streamHoldsOwnLines(upTo: nil)
     let alice = harness.connect("alice")
     harness.send(alice, "JOIN #ops")
     #expect(harness.send(alice, "SAYAT #ops 18:30 :standup")[0].hasPrefix("OK SAYAT 1 "))
@@ -247,5 +251,163 @@ struct EngineFederationScheduleTests {
       harness.send(alice, "SAYEVERY #ops daily@09:00 :standup") == [
         "ERR SAYEVERY LIMIT :#ops is shared with other hosts, and a series cannot go to a shared room; schedule each line with SAYAT"
       ])
+  }
+}
+
+/// A line is known by (node, id), never by a high-water mark, and a node
+/// never hands out an id it has in the stream (chatbroker(8),
+/// "FEDERATION").
+@Suite("Engine: exactly once by identity")
+struct EngineFederationIdentityTests {
+  let lines = EngineFederationTests()
+
+  @Test(
+    "a forged or ignored payload under a node's subject does not silence that node's later lines")
+  func forgedIDMovesNothing() {
+    let harness = lines.federatedHarness()
+    let alice = harness.connect("alice")
+    harness.send(alice, "JOIN #ops")
+    // `zz` is id 1295: under a high-water mark, ids 1 to 1295 were dropped.
+    harness.engine.receive(lines.line(1, node: "h2", origin: 1295, user: "bob", text: "forged"))
+    harness.engine.receive(lines.line(2, node: "h2", origin: 7, user: "root@h1", text: "ignored"))
+    harness.engine.receive(lines.line(3, node: "h2", origin: 8, room: "#secret", text: "not ours"))
+    harness.engine.receive(lines.line(4, node: "h2", origin: 7, user: "bob", text: "real 7"))
+    harness.engine.receive(lines.line(5, node: "h2", origin: 8, user: "bob", text: "real 8"))
+    harness.engine.receive(lines.line(6, node: "h2", origin: 8, user: "bob", text: "real 8"))
+    #expect(
+      harness.output.take(alice).map { $0.split(separator: ":").last! } == [
+        "forged", "real 7", "real 8",
+      ])
+    #expect(harness.engine.streamSequence == 6)
+  }
+
+  @Test("this host's outbox line leaves the outbox only when the stream brings back its own id")
+  func outboxFollowsTheStream() {
+    let harness = lines.federatedHarness()
+    let alice = harness.connect("alice")
+    harness.send(alice, "SAY #ops :first")
+    harness.send(alice, "SAY #ops :second")
+    harness.engine.receive(lines.line(1, node: "h1", origin: 1295, text: "forged as h1"))
+    harness.engine.receive(lines.line(2, node: "h2", origin: 2, user: "root@h1", text: "no"))
+    #expect(harness.engine.outbox.map(\.text) == ["first", "second"])
+    harness.engine.receive(lines.line(3, node: "h1", origin: 1, text: "first"))
+    #expect(harness.engine.outbox.map(\.text) == ["second"])
+    // An id of this node seen in the stream is never handed out again
+    // (ids are base 36: `zz`, then `100`).
+    #expect(harness.send(alice, "SAY @alice hi") == ["OK SAY 100 2026-11-30T17:00:00.000Z"])
+  }
+
+  @Test(
+    "a new state directory refuses shared SAY until the link found the node's last id, then counts on after it, across a restart"
+  )
+  func newStateDirectoryNeverReusesIDs() {
+    let harness = EngineHarness()
+    harness.engine.federate(EngineFederationTests.settings)
+    let alice = harness.connect("alice")
+    let refused = harness.send(alice, "SAY #ops :too early")
+    #expect(
+      refused.count == 1
+        && refused[0].hasPrefix(
+          "ERR SAY LIMIT :#ops is shared with other hosts, and this host has not yet read")
+    )
+    #expect(
+      harness.send(alice, "SAY #lunch :local rooms work") == ["OK SAY 1 2026-11-30T17:00:00.000Z"])
+    harness.engine.streamHoldsOwnLines(upTo: MessageID(value: 36 + 4))
+    #expect(harness.send(alice, "SAY #ops :after") == ["OK SAY 15 2026-11-30T17:00:00.000Z"])
+    let restarted = EngineHarness()
+    restarted.engine.federate(EngineFederationTests.settings)
+    for record in harness.journal.records { restarted.engine.replay(record) }
+    restarted.engine.finishReplay()
+    // The journal knows the node's ids now: no need to wait for the link.
+    let again = restarted.connect("alice")
+    #expect(restarted.send(again, "SAY #ops :again") == ["OK SAY 16 2026-11-30T17:00:00.000Z"])
+    #expect(restarted.engine.outbox.map(\.text) == ["after", "again"])
+  }
+
+  @Test(
+    "a journal behind the stream for its own node counts on after the stream, and says so in the journal"
+  )
+  func journalBehindTheStream() {
+    let harness = lines.federatedHarness()
+    let alice = harness.connect("alice")
+    harness.send(alice, "SAY #ops :one")
+    harness.engine.streamHoldsOwnLines(upTo: MessageID(value: 9))
+    #expect(harness.journal.records.last == .streamLastID(node: "h1", id: MessageID(value: 9)))
+    #expect(harness.send(alice, "SAY #ops :two") == ["OK SAY a 2026-11-30T17:00:00.000Z"])
+  }
+
+  @Test(
+    "while the stream refuses this node's lines, shared SAY is refused with the reason; local rooms work"
+  )
+  func refusedStream() {
+    let harness = lines.federatedHarness()
+    let alice = harness.connect("alice")
+    harness.engine.streamRefuses("Permissions Violation for Publish to \"chat.room.ops.h1\"")
+    let refused = harness.send(alice, "SAY #ops :lost?")
+    #expect(
+      refused.count == 1
+        && refused[0].hasPrefix(
+          "ERR SAY LIMIT :#ops is shared with other hosts, and the stream refuses this host's lines (Permissions Violation"
+        ))
+    #expect(harness.engine.outbox.isEmpty)
+    #expect(harness.send(alice, "SAY #lunch :fine")[0].hasPrefix("OK SAY "))
+    harness.engine.streamRefuses(nil)
+    #expect(harness.send(alice, "SAY #ops :now")[0].hasPrefix("OK SAY "))
+  }
+
+  @Test(
+    "a stream created anew is read from its start, its lines get new ids, and lines seen in the old one are not shown again"
+  )
+  func streamCreatedAnew() {
+    let harness = lines.federatedHarness()
+    let alice = harness.connect("alice")
+    harness.send(alice, "JOIN #ops")
+    let first = Timestamp(rfc3339: "2026-11-30T16:00:00.000Z")!
+    harness.engine.streamFound(created: first)
+    harness.engine.receive(lines.line(1, node: "h2", origin: 1, user: "bob", text: "old"))
+    harness.engine.streamFound(created: first)
+    #expect(harness.engine.streamSequence == 1, "the same stream, found again")
+    harness.engine.streamFound(created: Timestamp(rfc3339: "2026-11-30T16:30:00.000Z")!)
+    #expect(harness.engine.streamSequence == 0)
+    // h2 published its line again into the new stream, then a new one.
+    harness.engine.receive(lines.line(1, node: "h2", origin: 1, user: "bob", text: "old"))
+    harness.engine.receive(lines.line(2, node: "h2", origin: 2, user: "bob", text: "new"))
+    let shown = harness.output.take(alice)
+    #expect(shown.map { $0.split(separator: ":").last! } == ["old", "new"])
+    let ids = shown.map { $0.split(separator: " ")[2] }
+    #expect(Set(ids).count == 2 && ids.allSatisfy { $0.hasPrefix("z") && $0.count == 12 })
+    #expect(harness.engine.streamSequence == 2)
+  }
+
+  @Test(
+    "a remote line longer than a local SAY may be is ignored; a time far from when the stream stored it is shown as that"
+  )
+  func remoteLinesBounded() {
+    let harness = lines.federatedHarness()
+    let alice = harness.connect("alice")
+    harness.send(alice, "JOIN #ops")
+    let limit = harness.engine.limits.lineBytes
+    let stored = Timestamp(rfc3339: "2026-11-30T17:00:00.000Z")!
+    func line(_ sequence: UInt64, _ text: String, at time: String) -> StreamLine {
+      var line = lines.line(sequence, node: "h2", origin: sequence, user: "bob", text: text)
+      line.time = Timestamp(rfc3339: time)!
+      line.stored = stored
+      return line
+    }
+    harness.engine.receive(
+      line(1, String(repeating: "x", count: limit + 1), at: "2026-11-30T17:00:00.000Z"))
+    harness.engine.receive(
+      line(2, String(repeating: "y", count: limit), at: "2026-11-30T17:00:00.000Z"))
+    harness.engine.receive(line(3, "from the past", at: "0001-01-01T00:00:00.000Z"))
+    harness.engine.receive(line(4, "from the future", at: "9999-12-31T23:59:59.999Z"))
+    harness.engine.receive(line(5, "waited a day in its outbox", at: "2026-11-29T17:00:00.000Z"))
+    let shown = harness.output.take(alice)
+    #expect(shown.count == 4)
+    #expect(shown.first?.hasSuffix(" bob@h2 :" + String(repeating: "y", count: limit)) == true)
+    #expect(
+      shown.dropFirst().map { $0.split(separator: " ")[3] } == [
+        "2026-11-30T17:00:00.000Z", "2026-11-30T17:00:00.000Z", "2026-11-29T17:00:00.000Z",
+      ])
+    #expect(harness.engine.streamSequence == 5)
   }
 }

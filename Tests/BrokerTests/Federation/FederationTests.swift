@@ -47,9 +47,12 @@ struct FederationTests {
     try history(client).map(\.text)
   }
 
-  /// Waits (bounded) until `#ops` on `client`'s host holds `count` lines.
+  /// Waits (bounded) until `#ops` on `client`'s host holds `count` lines;
+  /// the failure says which it holds.
   static func waitForHistory(_ client: LineClient, count: Int, timeout: Double = 20) throws {
-    try waitUntil(timeout: timeout, "\(count) lines in #ops") {
+    try waitUntil(
+      timeout: timeout, "\(count) lines in #ops (has \((try? texts(client)) ?? []))"
+    ) {
       try history(client).count >= count
     }
   }
@@ -219,6 +222,15 @@ struct FederationTests {
       try impostor.waitForLog("federation link waiting to publish")
       #expect(impostor.log.contains("federation link waiting to publish"))
       try impostor.waitForLog("Permissions Violation for Publish to \\\"chat.room.ops.h2\\\"")
+      // Now the broker knows the line cannot leave: it says so, and
+      // accepts no more (chatbroker(8), "FEDERATION").
+      try impostor.waitForLog("federation link cannot publish")
+      let refused = try forger.request("SAY #ops :forged again")
+      #expect(
+        refused.last?.hasPrefix(
+          "ERR SAY LIMIT :#ops is shared with other hosts, and the stream refuses this host's lines (Permissions Violation for Publish to \"chat.room.ops.h2\""
+        )
+          == true)
       let client = try honest.connect()
       _ = try client.request("SAY #ops :real")
       try Self.waitForHistory(client, count: 1)
@@ -226,6 +238,49 @@ struct FederationTests {
       usleep(500_000)
       #expect(try Self.texts(client) == ["real"])
     }
+  }
+
+  @Test(
+    "a stream that does not store direct messages: the first one waits, then SAY to shared targets is refused with the reason (real time)"
+  )
+  func streamNotCoveringRealTime() throws {
+    let cluster = try NatsCluster()
+    try cluster.start()
+    // The operator made the stream, for rooms only.
+    let created = try cluster.client(0, as: "admin").request(
+      "$JS.API.STREAM.CREATE.CHAT",
+      #"{"name":"CHAT","subjects":["chat.room.>"],"storage":"file","num_replicas":1}"#)
+    #expect(!created.contains("\"error\""), "\(created)")
+    let host = try Self.broker(1, cluster)
+    try Self.diagnosed(cluster, [host]) {
+      try host.waitForLog("federation link caught up", timeout: 20)
+      let client = try host.connect()
+      #expect(try client.request("SAY @root@h2 :psst").last?.hasPrefix("OK SAY ") == true)
+      try host.waitForLog("federation link cannot publish", timeout: 20)
+      #expect(host.log.contains("does not store chat.dm.h2.h1"))
+      let refused = try client.request("SAY #ops :after")
+      #expect(
+        refused.last?.hasPrefix(
+          "ERR SAY LIMIT :#ops is shared with other hosts, and the stream refuses this host's lines (the stream CHAT does not store chat.dm.h2.h1"
+        ) == true, "\(refused)")
+      #expect(try client.request("SAY #lunch :local").last?.hasPrefix("OK SAY ") == true)
+    }
+  }
+
+  @Test("a broker connecting to NATS without credentials warns at every start")
+  func noCredentialsWarning() throws {
+    let broker = try BrokerProcess()
+    let arguments = [
+      "--no-sync", "--nats", "nats://127.0.0.1:\(freeLoopbackPort())", "--node", "h1",
+      "--share", "#ops", "--irc-socket", "",
+    ]
+    for _ in 1...2 {
+      try broker.start(arguments)
+      try broker.waitForLog("connecting to NATS without credentials")
+      _ = try broker.stop()
+    }
+    let warnings = broker.log.components(separatedBy: "connecting to NATS without credentials")
+    #expect(warnings.count - 1 == 2)
   }
 
   @Test("federation options are checked: --share needs --nats, node names and URLs are validated")

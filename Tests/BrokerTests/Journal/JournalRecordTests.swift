@@ -48,6 +48,11 @@ struct JournalRecordTests {
     .member(user: "alice", room: RoomName("#ops")!, at: time),
     .leave(user: "alice", room: RoomName("#ops")!, at: later),
     .read(user: "alice", target: .user("bob"), id: MessageID(value: 2), at: later),
+    // Rooms shared across hosts (chatbroker(8), "FEDERATION").
+    .streamPosition(StreamPosition(sequence: 7, node: "h2", origin: MessageID(value: 9))),
+    .streamSequence(8),
+    .streamLastID(node: "h1", id: MessageID(value: 1295)),
+    .streamCreated(time, offset: 40),
   ]
 
   @Test("every record reads back as itself", arguments: records)

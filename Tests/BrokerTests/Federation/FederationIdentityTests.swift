@@ -1,0 +1,160 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+/// A line is known by its node and id, and a node never reuses its ids
+/// (chatbroker(8), "FEDERATION"): what a hostile payload or a lost state
+/// directory must not do to acknowledged lines, on a real cluster.
+@Suite(
+  "Federation: exactly once by identity", .serialized,
+  .enabled(if: NatsCluster.server != nil))
+struct FederationIdentityTests {
+  typealias Hosts = FederationTests
+
+  @Test(
+    "a forged payload under h2's subject, with a high id, does not silence h2's later lines (real time)"
+  )
+  func forgedPayloadRealTime() throws {
+    let cluster = try NatsCluster()
+    try cluster.start()
+    let hosts = try [Hosts.broker(1, cluster), Hosts.broker(2, cluster)]
+    try Hosts.diagnosed(cluster, hosts) {
+      for host in hosts { try host.waitForLog("federation link caught up", timeout: 20) }
+      let clients = try hosts.map { try $0.connect() }
+      _ = try clients[1].request("SAY #ops :before")
+      try Hosts.waitForHistory(clients[0], count: 1)
+      // Someone holding h2's credentials publishes id `zz` (1295), far
+      // above h2's counter; and a line naming another node's user.
+      let raw = try cluster.client(1, as: "h2")
+      for (id, author) in [("zz", "mallory"), ("2", "root@h1")] {
+        try raw.publish(
+          "chat.room.ops.h2",
+          ##"{"type":"outbox","id":"\##(id)","node":"h2","to":"#ops","from":"\##(author)","at":"2026-11-30T17:00:00.000Z","text":"forged \##(id)"}"##
+        )
+      }
+      try Hosts.waitForHistory(clients[0], count: 2)
+      for text in ["after 1", "after 2"] {
+        #expect(try clients[1].request("SAY #ops :\(text)").last?.hasPrefix("OK SAY ") == true)
+      }
+      let expected = ["before", "forged zz", "after 1", "after 2"]
+      for client in clients {
+        try Hosts.waitForHistory(client, count: 4)
+        #expect(try Hosts.texts(client) == expected)
+      }
+      let authors = try Hosts.history(clients[0]).map(\.author)
+      #expect(authors == ["root@h2", "mallory@h2", "root@h2", "root@h2"])
+    }
+  }
+
+  @Test(
+    "h2 restarted on an empty state directory under the same --node: its new lines reach h1, none is taken for an old one (real time)"
+  )
+  func emptyStateDirectoryRealTime() throws {
+    let cluster = try NatsCluster()
+    try cluster.start()
+    let first = try Hosts.broker(1, cluster)
+    var second = try Hosts.broker(2, cluster)
+    try Hosts.diagnosed(cluster, [first, second]) {
+      for host in [first, second] { try host.waitForLog("federation link caught up", timeout: 20) }
+      let reader = try first.connect()
+      let writer = try second.connect()
+      for index in 1...3 { _ = try writer.request("SAY #ops :old \(index)") }
+      try Hosts.waitForHistory(reader, count: 3)
+      _ = try second.stop()
+    }
+    second = try Hosts.broker(2, cluster)
+    try Hosts.diagnosed(cluster, [first, second]) {
+      try second.waitForLog("found this node's last id in the stream", timeout: 20)
+      #expect(second.log.contains("last_id=3"))
+      let writer = try second.connect()
+      var ids: [String] = []
+      for index in 1...3 {
+        let reply = try writer.request("SAY #ops :new \(index)")
+        #expect(reply.last?.hasPrefix("OK SAY ") == true)
+        ids.append(String(reply.last!.split(separator: " ")[2]))
+      }
+      #expect(ids == ["4", "5", "6"], "ids continue after the stream's")
+      let reader = try first.connect()
+      try Hosts.waitForHistory(reader, count: 6)
+      let texts = ["old 1", "old 2", "old 3", "new 1", "new 2", "new 3"]
+      #expect(try Hosts.texts(reader) == texts)
+      try Hosts.waitForHistory(writer, count: 6)
+      #expect(try Hosts.texts(writer) == texts)
+    }
+  }
+
+  @Test(
+    "the stream deleted and created anew: every host reads the new one from its start, and lines said after it are shown everywhere once, with new ids (real time)"
+  )
+  func streamResetRealTime() throws {
+    let cluster = try NatsCluster()
+    try cluster.start()
+    let hosts = try (1...3).map { try Hosts.broker($0, cluster) }
+    try Hosts.diagnosed(cluster, hosts) {
+      for host in hosts { try host.waitForLog("federation link caught up", timeout: 20) }
+      let clients = try hosts.map { try $0.connect() }
+      for (index, client) in clients.enumerated() {
+        _ = try client.request("SAY #ops :old \(index + 1)")
+      }
+      for client in clients { try Hosts.waitForHistory(client, count: 3) }
+      let admin = try cluster.client(0, as: "admin")
+      let deleted = try admin.request("$JS.API.STREAM.DELETE.CHAT")
+      #expect(deleted.contains("\"success\":true"), "\(deleted)")
+      let created = try admin.request(
+        "$JS.API.STREAM.CREATE.CHAT",
+        #"{"name":"CHAT","subjects":["chat.>"],"storage":"file","num_replicas":3,"duplicate_window":120000000000}"#
+      )
+      #expect(!created.contains("\"error\""), "\(created)")
+      for host in hosts {
+        try host.waitForLog("the stream was lost or reset", timeout: 30)
+      }
+      for (index, client) in clients.enumerated() {
+        #expect(
+          try client.request("SAY #ops :new \(index + 1)").last?.hasPrefix("OK SAY ") == true)
+      }
+      for client in clients { try Hosts.waitForHistory(client, count: 6, timeout: 30) }
+      let histories = try clients.map { try Hosts.history($0) }
+      for history in histories {
+        #expect(history.map(\.id) == histories[0].map(\.id))
+        #expect(Set(history.map(\.id)).count == 6, "no id is given twice")
+        #expect(Set(history.map(\.text).suffix(3)) == ["new 1", "new 2", "new 3"])
+      }
+    }
+  }
+
+  @Test(
+    "the sending broker killed with SIGKILL during a pipelined burst: after its restart every acknowledged line is on the other host once, in order (real time)"
+  )
+  func killDuringBurstRealTime() throws {
+    let cluster = try NatsCluster()
+    try cluster.start()
+    let sender = try Hosts.broker(1, cluster, sync: true)
+    let receiver = try Hosts.broker(3, cluster)
+    try Hosts.diagnosed(cluster, [sender, receiver]) {
+      for host in [sender, receiver] {
+        try host.waitForLog("federation link caught up", timeout: 20)
+      }
+      let client = try sender.connect()
+      let total = 800
+      try client.send((1...total).map { "SAY #ops :line \($0)\n" }.joined())
+      // OK SAY comes in request order: the first `acknowledged` lines were.
+      var acknowledged = 0
+      while acknowledged < 300, let line = try client.readLine(timeout: 20) {
+        if line.hasPrefix("OK SAY ") { acknowledged += 1 }
+      }
+      try sender.restart(crash: true, timeout: 20)
+      let watcher = try receiver.connect()
+      try Hosts.waitForHistory(watcher, count: acknowledged, timeout: 60)
+      // What the burst stored before the kill, and what the outbox
+      // published after the restart: nothing twice, nothing out of order.
+      try sender.waitForLog("federation link caught up", timeout: 20)
+      usleep(500_000)
+      let texts = try Hosts.texts(watcher)
+      let numbers = texts.compactMap { Int($0.dropFirst("line ".count)) }
+      #expect(numbers.count == texts.count)
+      #expect(numbers == Array(1...numbers.count), "every line once, in order")
+      #expect(numbers.count >= acknowledged)
+    }
+  }
+}

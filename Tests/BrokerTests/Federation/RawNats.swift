@@ -1,0 +1,97 @@
+import Foundation
+import Glibc
+import Posix
+import TestSupport
+
+/// A bare NATS protocol client over loopback TCP, for what the federation
+/// tests do behind the brokers' backs (chatbroker(8), "FEDERATION"): a
+/// payload published with a node's credentials, as a hostile or broken
+/// client holding them would, and JetStream API requests as the cluster's
+/// administrator.
+final class RawNats {
+  private let socket: Int32
+  private var buffer: [UInt8] = []
+
+  /// Connects to `port` as `user`; throws when the server refuses.
+  init(port: UInt16, user: String, password: String) throws {
+    socket = try LoopbackSocket.connect(port: port)
+    _ = try line(timeout: 5)  // INFO
+    let connect = #"{"user":"\#(user)","pass":"\#(password)","verbose":false,"pedantic":false}"#
+    try send("CONNECT \(connect)\r\nPING\r\n")
+    let answer = try line(timeout: 5)
+    guard answer == "PONG" else { throw TestFailure("nats-server refused \(user): \(answer)") }
+  }
+
+  deinit { close(socket) }
+
+  /// A core NATS publish; the server has taken it once it answers the
+  /// PING after it (a JetStream stream on `subject` then stores it).
+  func publish(_ subject: String, _ payload: String) throws {
+    try send("PUB \(subject) \(payload.utf8.count)\r\n\(payload)\r\nPING\r\n")
+    let answer = try line(timeout: 5)
+    guard answer == "PONG" else { throw TestFailure("publish to \(subject): \(answer)") }
+  }
+
+  /// A request and its reply's payload (a JetStream API answer is JSON).
+  func request(_ subject: String, _ payload: String = "") throws -> String {
+    let inbox = "_INBOX.raw\(UInt32.random(in: 0...UInt32.max))"
+    try send(
+      "SUB \(inbox) 1\r\nPUB \(subject) \(inbox) \(payload.utf8.count)\r\n\(payload)\r\n")
+    while true {
+      let header = try line(timeout: 10)
+      if header.hasPrefix("-ERR") { throw TestFailure("request \(subject): \(header)") }
+      guard header.hasPrefix("MSG ") else { continue }
+      let size = Int(header.split(separator: " ").last!)!
+      let body = try bytes(size + 2, timeout: 10)
+      try send("UNSUB 1\r\n")
+      return String(decoding: body.dropLast(2), as: UTF8.self)
+    }
+  }
+
+  private func send(_ text: String) throws {
+    var bytes = Array(text.utf8)
+    var sent = 0
+    while sent < bytes.count {
+      let count = bytes.withUnsafeMutableBytes {
+        Glibc.send(socket, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL))
+      }
+      guard count > 0 else { throw TestFailure("send to nats-server failed") }
+      sent += count
+    }
+  }
+
+  /// The next protocol line, without CR LF; PINGs from the server are
+  /// answered on the way.
+  private func line(timeout: Double) throws -> String {
+    while true {
+      while let end = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+        let line = String(decoding: buffer[..<end], as: UTF8.self)
+          .trimmingCharacters(in: .whitespacesAndNewlines)
+        buffer.removeSubrange(...end)
+        if line == "PING" {
+          try send("PONG\r\n")
+          continue
+        }
+        return line
+      }
+      try fill(timeout: timeout)
+    }
+  }
+
+  private func bytes(_ count: Int, timeout: Double) throws -> [UInt8] {
+    while buffer.count < count { try fill(timeout: timeout) }
+    defer { buffer.removeFirst(count) }
+    return Array(buffer[..<count])
+  }
+
+  private func fill(timeout: Double) throws {
+    var poller = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+    guard poll(&poller, 1, Int32(timeout * 1000)) == 1 else {
+      throw TestFailure("nats-server did not answer within \(timeout) s")
+    }
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+    guard count > 0 else { throw TestFailure("nats-server closed the connection") }
+    buffer += chunk[..<count]
+  }
+}
