@@ -62,6 +62,10 @@ public final class Engine {
   var conversationsByUser: [String: Set<ConversationKey>] = [:]
   /// Shared rooms: the outbox and how far into the stream (Engine+Federation).
   var federation = FederationState()
+  /// Each connected user's away text, set over IRC (`AWAY`): one per user,
+  /// not per session, and forgotten with the user's last session
+  /// (Engine+Presence).
+  var awayTexts: [String: String] = [:]
 
   public init(
     limits: Limits = Limits(), clock: WallClock, users: UserDirectory, journal: JournalSink,
@@ -137,6 +141,7 @@ public final class Engine {
     connectionsByUser[session.user]?.remove(connection)
     if connectionsByUser[session.user]?.isEmpty == true {
       connectionsByUser[session.user] = nil
+      awayTexts[session.user] = nil
     }
   }
 

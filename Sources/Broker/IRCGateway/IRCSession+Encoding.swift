@@ -43,8 +43,10 @@ extension IRCSession {
       return IRCMessage(source: "\(who)!\(who)@\(serverName)", "PART", [room.description])
         .encoded()
     case .accepted(.say, let id, let time):
+      // A message to one's own nick is delivered to the session that
+      // sent it too, as any IRC server does, echo-message or not.
       guard case .say(let command, let target, let text) = context?.purpose,
-        capabilities.contains(.echoMessage)
+        capabilities.contains(.echoMessage) || login(target) == nick
       else { return [] }
       return privmsgLines(
         from: nick, to: target, text: text, id: id, time: time, command: command)
@@ -167,6 +169,11 @@ extension IRCSession {
       context?.refused = true
       return reply(source: serverName, "NOTICE", [nick, "JOIN refused: \(text)"]).bytes
     case .part:
+      if code == .notJoined,
+        let room = text.split(separator: " ").first(where: { $0.hasPrefix("#") })
+      {
+        return numeric(.notOnChannel, [String(room), "You're not on that channel: \(text)"]).bytes
+      }
       return reply(source: serverName, "NOTICE", [nick, "PART refused: \(text)"]).bytes
     case .say:
       var target = "*"

@@ -89,8 +89,10 @@ extension IRCSession {
     return "\(user)|\(node)!\(user)@\(node)"
   }
 
-  func whoLine(room: String, member: String) -> Action {
-    numeric(.whoReply, [room, member, serverName, serverName, member, "H", "0 \(member)"])
+  /// A 352 line: `H` here, `G` away.
+  func whoLine(room: String, member: String, away: Bool = false) -> Action {
+    numeric(
+      .whoReply, [room, member, serverName, serverName, member, away ? "G" : "H", "0 \(member)"])
   }
 
   func numeric(_ numeric: Numeric, _ parameters: [String], trailing: Bool = true)

@@ -20,6 +20,10 @@ final class IRCSession: WireCodec {
     var connections = 0
     var rooms = 0
     var roomCreated: (RoomName) -> Timestamp? = { _ in nil }
+    /// Whether a user has a session now, and their away text
+    /// (Engine+Presence).
+    var isOnline: (String) -> Bool = { _ in false }
+    var away: (String) -> String? = { _ in nil }
     var activeConversations:
       (_ user: String, _ after: Timestamp, _ before: Timestamp, _ limit: Int) ->
         [ConversationActivity] = { _, _, _, _ in [] }
@@ -70,12 +74,16 @@ final class IRCSession: WireCodec {
   /// The engine's state as the welcome burst, MODE and CHATHISTORY
   /// TARGETS show it, asked when a line needs it.
   let counts: () -> Counts
+  /// Sets this user's away text in the engine (nil: back), for `AWAY`.
+  let setAway: (String?) -> Void
 
   init(
     user: String, serverName: String, timeZone: TimeZone, backlog: Int,
     userExists: @escaping (String) -> Bool = { _ in true },
-    counts: @escaping () -> Counts = { Counts() }
+    counts: @escaping () -> Counts = { Counts() },
+    setAway: @escaping (String?) -> Void = { _ in }
   ) {
+    self.setAway = setAway
     self.userExists = userExists
     self.counts = counts
     self.user = user
@@ -275,7 +283,10 @@ final class IRCSession: WireCodec {
       return completeRegistration(counts: counts)
     case "PASS": return []
     case "PING":
-      return [reply(source: serverName, "PONG", [serverName, parameters.first ?? ""])]
+      guard let token = parameters.first, !token.isEmpty else {
+        return [numeric(.noOrigin, ["No origin specified"])]
+      }
+      return [reply(source: serverName, "PONG", [serverName, token])]
     case "PONG": return []
     case "QUIT": return registered ? [.request(.quit, answering: nil)] : [.close]
     default:

@@ -68,9 +68,10 @@ extension Server {
         counts: { [unowned self] in
           IRCSession.Counts(
             connections: connections.count, rooms: engine.roomCount,
-            roomCreated: engine.roomCreated,
-            activeConversations: activeConversationsCharged)
-        })
+            roomCreated: engine.roomCreated, isOnline: engine.isOnline,
+            away: engine.awayText, activeConversations: activeConversationsCharged)
+        },
+        setAway: { [unowned self] text in engine.setAway(user, text: text) })
     }
   }
 }
