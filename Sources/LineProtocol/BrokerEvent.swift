@@ -23,8 +23,16 @@ public enum BrokerEvent: Equatable, Sendable {
     text: String)
   /// Someone's first session joined a room.
   case joined(room: RoomName, user: String)
-  /// Someone's last session left a room.
-  case parted(room: RoomName, user: String)
+  /// Someone's last session left a room; `reason` is the one an IRC
+  /// client gave (`PART <room> :<reason>`), which only IRC shows.
+  case parted(room: RoomName, user: String, reason: String? = nil)
+  /// The IRC gateway's NOTICE, delivered: a ``message(target:id:time:user:text:)``
+  /// that IRC clients get as a NOTICE; the line protocol shows it as `MSG`.
+  case notice(target: Target, id: MessageID, time: Timestamp, user: String, text: String)
+  /// A user's last session closed, which left `rooms` (those shared with
+  /// the recipient): IRC shows one `QUIT` with the reason, the line
+  /// protocol a `PART` line per room.
+  case quit(user: String, reason: String?, rooms: [RoomName])
   /// A line of a `ROOMS` reply.
   /// Since 1.3 `shared`: the room is shared with other hosts.
   case room(RoomName, members: Int, shared: Bool = false)

@@ -22,7 +22,12 @@ public enum LineCodec {
       BrokerLine.scheduled(
         id: id, target: target.description, due: due, created: created, rule: rule, text: text)
     case .joined(let room, let user): BrokerLine.join(room: room, user: user)
-    case .parted(let room, let user): BrokerLine.part(room: room, user: user)
+    case .parted(let room, let user, _): BrokerLine.part(room: room, user: user)
+    case .notice(let target, let id, let time, let user, let text):
+      BrokerLine.message(
+        target: target.description, id: id, time: time, user: user, text: text)
+    case .quit(let user, _, let rooms):
+      rooms.flatMap { BrokerLine.part(room: $0, user: user) }
     case .room(let room, let members, let shared):
       BrokerLine.room(room, members: members, shared: shared)
     case .member(let room, let user): BrokerLine.member(room: room, user: user)

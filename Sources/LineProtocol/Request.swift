@@ -4,6 +4,15 @@ public enum Request: Equatable, Sendable {
   case join(RoomName)
   case part(RoomName)
   case say(Target, text: String)
+  /// The IRC gateway's `NOTICE`: a `SAY` whose IRC recipients get it as
+  /// a NOTICE, which no client answers automatically (chatbroker(7), "IRC").
+  case notice(Target, text: String)
+  /// The IRC gateway's `PART <room> :<reason>`: a `PART` whose reason the
+  /// room's IRC clients see.
+  case partGiving(RoomName, reason: String)
+  /// The IRC gateway's `QUIT :<reason>`: a `QUIT` whose reason IRC
+  /// clients that share a room with the user see.
+  case quitGiving(reason: String)
   /// `when` is kept as typed: only the broker knows "now" and its time zone.
   case sayAt(Target, when: String, text: String)
   /// `rule` is kept as typed, like `when`: the broker's zone is its default.
@@ -35,8 +44,8 @@ public enum Request: Equatable, Sendable {
   public var verb: Verb {
     switch self {
     case .join: .join
-    case .part: .part
-    case .say: .say
+    case .part, .partGiving: .part
+    case .say, .notice: .say
     case .sayAt: .sayAt
     case .sayEvery: .sayEvery
     case .history: .history
@@ -50,7 +59,7 @@ public enum Request: Equatable, Sendable {
     case .who: .who
     case .ping: .ping
     case .help: .help
-    case .quit: .quit
+    case .quit, .quitGiving: .quit
     }
   }
 }

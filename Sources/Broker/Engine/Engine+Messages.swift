@@ -1,7 +1,9 @@
 import LineProtocol
 
 extension Engine {
-  func say(_ target: Target, text: String, connection: ConnectionID, user: String) {
+  func say(
+    _ target: Target, text: String, notice: Bool = false, connection: ConnectionID, user: String
+  ) {
     if isShared(target) {
       return sayShared(target, text: text, connection: connection, user: user)
     }
@@ -19,27 +21,36 @@ extension Engine {
     send(
       .accepted(.say, id: message.id, time: message.time), to: connection,
       kind: .outcome(.say))
-    fanOut(message, in: ConversationKey(target: target, author: user), except: connection)
+    fanOut(
+      message, in: ConversationKey(target: target, author: user), except: connection,
+      notice: notice)
   }
 
   /// Sends a message to everyone in its conversation: the room's connections,
   /// or every session of both parties. Each variant of the line is encoded
   /// once and shared by all its recipients.
-  func fanOut(_ message: StoredMessage, in conversation: ConversationKey, except: ConnectionID?) {
+  /// `notice`: an IRC NOTICE, delivered as ``BrokerEvent/notice(target:id:time:user:text:)``.
+  func fanOut(
+    _ message: StoredMessage, in conversation: ConversationKey, except: ConnectionID?,
+    notice: Bool = false
+  ) {
+    func delivered(_ target: Target) -> BrokerEvent {
+      notice
+        ? .notice(
+          target: target, id: message.id, time: message.time, user: message.author,
+          text: message.text)
+        : .message(
+          target: target, id: message.id, time: message.time, user: message.author,
+          text: message.text)
+    }
     switch conversation {
     case .room(let name):
-      let line = Outgoing(
-        .message(
-          target: .room(name), id: message.id, time: message.time, user: message.author,
-          text: message.text))
+      let line = Outgoing(delivered(.room(name)))
       broadcast(line, in: name, except: except, kind: .revealing)
     case .direct(let first, let second):
       for party in first == second ? [first] : [first, second] {
         guard let connections = connectionsByUser[party], let output else { continue }
-        let line = Outgoing(
-          .message(
-            target: conversation.target(seenBy: party), id: message.id, time: message.time,
-            user: message.author, text: message.text))
+        let line = Outgoing(delivered(conversation.target(seenBy: party)))
         for connection in connections where connection != except {
           output.send(line, to: connection, kind: .revealing)
         }

@@ -23,6 +23,8 @@ public final class Engine {
   struct Session {
     let user: String
     var rooms: Set<RoomName> = []
+    /// What an IRC `QUIT` said, shown when the session closes.
+    var quitReason: String?
   }
 
   struct Room {
@@ -133,10 +135,27 @@ public final class Engine {
   }
 
   /// The connection is gone (or its client finished): it leaves its rooms.
+  /// When it was the user's last session, everyone who shared a room with
+  /// it gets one ``BrokerEvent/quit(user:reason:rooms:)`` (IRC's `QUIT`)
+  /// instead of a PART per room; while another session stays, the rooms
+  /// it leaves are PARTs, as the user is still connected.
   public func disconnect(_ connection: ConnectionID) {
     guard let session = sessions.removeValue(forKey: connection) else { return }
+    let user = session.user
+    let quitting = connectionsByUser[user]?.count == 1
+    var quitSeenBy: [ConnectionID: [RoomName]] = [:]
     for room in session.rooms.sorted() {
-      leave(room, connection: connection, user: session.user)
+      if quitting, let members = rooms[room]?.connections {
+        for member in members where member != connection {
+          quitSeenBy[member, default: []].append(room)
+        }
+      }
+      leave(room, connection: connection, user: user, announced: !quitting)
+    }
+    for (member, shared) in quitSeenBy.sorted(by: { $0.key < $1.key }) {
+      output?.send(
+        Outgoing(.quit(user: user, reason: session.quitReason, rooms: shared)), to: member,
+        kind: .neutral)
     }
     connectionsByUser[session.user]?.remove(connection)
     if connectionsByUser[session.user]?.isEmpty == true {
@@ -167,6 +186,10 @@ public final class Engine {
     case .join(let room): join(room, connection: connection, user: user)
     case .part(let room): part(room, connection: connection, user: user)
     case .say(let target, let text): say(target, text: text, connection: connection, user: user)
+    case .notice(let target, let text):
+      say(target, text: text, notice: true, connection: connection, user: user)
+    case .partGiving(let room, let reason):
+      part(room, reason: reason, connection: connection, user: user)
     case .sayAt(let target, let when, let text):
       sayAt(target, when: when, text: text, connection: connection, user: user)
     case .history(let target, let count, let anchor):
@@ -189,7 +212,8 @@ public final class Engine {
     case .ping(let token):
       send(.ok(.ping, fields: token.map { [$0] } ?? []), to: connection)
     case .help: help(connection: connection)
-    case .quit:
+    case .quit, .quitGiving:
+      if case .quitGiving(let reason) = request { sessions[connection]?.quitReason = reason }
       send(.ok(.quit, fields: []), to: connection)
       send(.bye("bye \(user)"), to: connection)
       disconnect(connection)

@@ -115,9 +115,19 @@ extension IRCSession {
     return actions
   }
 
-  func part(_ name: String) -> [Action] {
+  /// `PART <room> [:reason]`: the reason reaches the room's IRC clients.
+  func part(_ name: String, reason: String? = nil) -> [Action] {
     guard let room = room(name) else { return [noSuchChannel(name)] }
-    return [.request(.part(room), answering: nil)]
+    guard let reason, !reason.isEmpty else { return [.request(.part(room), answering: nil)] }
+    return [.request(.partGiving(room, reason: Self.reasonText(reason)), answering: nil)]
+  }
+
+  /// A PART or QUIT reason as others see it: formatting taken out, control
+  /// characters replaced, at most ``maximumAwayBytes`` bytes.
+  static func reasonText(_ raw: String) -> String {
+    IRCText.prefix(
+      IRCText.replacingControls(in: plainText(raw), spacesToo: false, tabToo: true),
+      maximumBytes: maximumAwayBytes)
   }
 
   /// `NAMES <room>`: its members (353) and 366; a name that is no room
@@ -156,7 +166,9 @@ extension IRCSession {
       brokerTarget = user
     }
     let said = IRCReplyContext(.say(command: command, target: target, text: text))
-    var actions: [Action] = [.request(.say(brokerTarget, text: text), answering: said)]
+    let request: Request =
+      command == "NOTICE" ? .notice(brokerTarget, text: text) : .say(brokerTarget, text: text)
+    var actions: [Action] = [.request(request, answering: said)]
     // 301 tells who writes to an away user, never for a NOTICE.
     if command == "PRIVMSG", case .user(let name) = brokerTarget,
       let awayText = counts().away(name)

@@ -17,7 +17,7 @@ extension IRCSession {
   /// engine's order.
   func encode(_ outgoing: Outgoing, answering context: ReplyContext?, mayDefer: Bool) -> [UInt8] {
     switch outgoing.event {
-    case .message(.room, _, _, _, _), .joined, .parted:
+    case .message(.room, _, _, _, _), .notice(.room, _, _, _, _), .joined, .parted:
       return outgoing.encoded(variant: encodingVariant) { encode($0) }
     default:
       return encode(
@@ -39,9 +39,19 @@ extension IRCSession {
     case .joined(let room, let who):
       return IRCMessage(source: "\(who)!\(who)@\(serverName)", "JOIN", [room.description])
         .encoded()
-    case .parted(let room, let who):
-      return IRCMessage(source: "\(who)!\(who)@\(serverName)", "PART", [room.description])
-        .encoded()
+    case .notice(let target, let id, let time, let author, let text):
+      return privmsgLines(
+        from: author, to: shown(target, author: author), text: text, id: id, time: time,
+        command: "NOTICE")
+    case .parted(let room, let who, let reason):
+      return IRCMessage(
+        source: "\(who)!\(who)@\(serverName)", "PART",
+        [room.description] + (reason.map { [$0] } ?? [])
+      ).cleaned().encoded(trailing: reason != nil)
+    case .quit(let who, let reason, _):
+      let text = reason.map { "Quit: \($0)" } ?? "Connection closed"
+      return IRCMessage(source: Self.source(who, serverName: serverName), "QUIT", [text])
+        .cleaned().encoded(trailing: true)
     case .accepted(.say, let id, let time):
       // A message to one's own nick is delivered to the session that
       // sent it too, as any IRC server does, echo-message or not.

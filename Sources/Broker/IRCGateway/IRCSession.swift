@@ -236,7 +236,7 @@ final class IRCSession: WireCodec {
     var steps: [[Action]] = targets.prefix(Self.maximumTargets).map { name in
       switch command {
       case "JOIN": join(name)
-      case "PART": part(name)
+      case "PART": part(name, reason: parameters.count > 1 ? parameters[1] : nil)
       case "NAMES": names(name)
       default: privmsg(command, to: name, text: parameters[1])
       }
@@ -288,7 +288,12 @@ final class IRCSession: WireCodec {
       }
       return [reply(source: serverName, "PONG", [serverName, token])]
     case "PONG": return []
-    case "QUIT": return registered ? [.request(.quit, answering: nil)] : [.close]
+    case "QUIT":
+      guard registered else { return [.close] }
+      if let reason = parameters.first, !reason.isEmpty {
+        return [.request(.quitGiving(reason: Self.reasonText(reason)), answering: nil)]
+      }
+      return [.request(.quit, answering: nil)]
     default:
       guard registered else { return [numeric(.notRegistered, ["You have not registered"])] }
       return command(message, counts: counts)
