@@ -48,6 +48,7 @@ extension Engine {
       guard journal([record], verb: .part, connection: connection) else { return }
     }
     if inRoom {
+      if lastSession { noteSeen(name, by: user) }
       sessions[connection]?.rooms.remove(name)
       leave(name, connection: connection, user: user, reason: reason)
     }

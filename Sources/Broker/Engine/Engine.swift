@@ -68,6 +68,11 @@ public final class Engine {
   /// not per session, and forgotten with the user's last session
   /// (Engine+Presence).
   var awayTexts: [String: String] = [:]
+  /// When each user's last session left each room, the time of the
+  /// room's newest message then: what a client that comes back has not
+  /// seen is after it (Engine+Presence). Not journaled: after a restart
+  /// the read marker says it, or nothing does.
+  var seenUntilByUser: [String: [RoomName: (id: MessageID, time: Timestamp)]] = [:]
 
   public init(
     limits: Limits = Limits(), clock: WallClock, users: UserDirectory, journal: JournalSink,
@@ -150,6 +155,7 @@ public final class Engine {
           quitSeenBy[member, default: []].append(room)
         }
       }
+      if rooms[room]?.sessionsByUser[user] == 1 { noteSeen(room, by: user) }
       leave(room, connection: connection, user: user, announced: !quitting)
     }
     for (member, shared) in quitSeenBy.sorted(by: { $0.key < $1.key }) {

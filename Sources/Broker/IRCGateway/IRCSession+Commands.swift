@@ -96,10 +96,21 @@ extension IRCSession {
 
   func join(_ name: String) -> [Action] {
     guard let room = room(name) else { return [noSuchChannel(name)] }
+    if let earlier = joins[room], !earlier.refused { return [] }
+    return join(room)
+  }
+
+  /// The JOIN of a room by name or on registration. The backlog, for a
+  /// client without chathistory, is what the user has not seen: after
+  /// their read marker or their last session's leaving, whichever is
+  /// later, at most ``backlog`` lines; the last ``backlog`` when neither
+  /// is known.
+  func join(_ room: RoomName) -> [Action] {
     // What the JOIN asks besides, shown only when the engine let the
     // client in: the room's read marker (draft/read-marker) before the
     // end of its names, the names, and a backlog without chathistory.
     let joining = IRCReplyContext(.join)
+    joins[room] = joining
     var actions: [Action] = [.request(.join(room), answering: joining)]
     if capabilities.contains(.readMarker) {
       actions.append(
@@ -107,9 +118,10 @@ extension IRCSession {
     }
     actions.append(.request(.who(room), answering: IRCReplyContext(.names, join: joining)))
     if !capabilities.contains(.chathistory) && backlog > 0 {
+      let seen = counts().seenUntil(user, room)
       actions.append(
         .request(
-          .history(.room(room), count: backlog, anchor: nil),
+          .history(.room(room), count: backlog, anchor: seen.map { .latestAfter($0) }),
           answering: IRCReplyContext(.backlog, join: joining)))
     }
     return actions
@@ -118,6 +130,7 @@ extension IRCSession {
   /// `PART <room> [:reason]`: the reason reaches the room's IRC clients.
   func part(_ name: String, reason: String? = nil) -> [Action] {
     guard let room = room(name) else { return [noSuchChannel(name)] }
+    joins[room] = nil
     guard let reason, !reason.isEmpty else { return [.request(.part(room), answering: nil)] }
     return [.request(.partGiving(room, reason: Self.reasonText(reason)), answering: nil)]
   }

@@ -92,6 +92,9 @@ extension IRCSession {
     actions += isupportLines()
     actions += lusers(counts)
     actions.append(numeric(.noMotd, ["MOTD File is missing"]))
+    // Joined to the user's rooms, as a bouncer does: each a step of its
+    // own, after the burst (chatbroker(7), "IRC").
+    pendingSteps += counts.roomsOf(user).map { .actions(join($0)) }
     return actions
   }
 

@@ -24,6 +24,9 @@ final class IRCSession: WireCodec {
     /// (Engine+Presence).
     var isOnline: (String) -> Bool = { _ in false }
     var away: (String) -> String? = { _ in nil }
+    /// A user's rooms, and up to when they have seen one (Engine+Presence).
+    var roomsOf: (String) -> [RoomName] = { _ in [] }
+    var seenUntil: (String, RoomName) -> HistoryPoint? = { _, _ in nil }
     var activeConversations:
       (_ user: String, _ after: Timestamp, _ before: Timestamp, _ limit: Int) ->
         [ConversationActivity] = { _, _, _, _ in [] }
@@ -53,6 +56,11 @@ final class IRCSession: WireCodec {
   /// so a long line waits between its targets like any other requests
   /// (chatbroker(7), "IRC", `TARGMAX`).
   var pendingSteps: [Step] = []
+  /// The rooms this client joined, each with its JOIN's reply context: a
+  /// JOIN the engine refused is marked there, a PART removes it. A JOIN
+  /// of a room the client is in is not answered again (its client, set up
+  /// to join its channels, sends them after being joined to its rooms).
+  var joins: [RoomName: IRCReplyContext] = [:]
 
   /// One step of ``pendingSteps``: actions ready to be carried out, or the
   /// next page of a CHATHISTORY answer, encoded only when its turn comes.

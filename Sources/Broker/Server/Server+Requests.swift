@@ -69,7 +69,8 @@ extension Server {
           IRCSession.Counts(
             connections: connections.count, rooms: engine.roomCount,
             roomCreated: engine.roomCreated, isOnline: engine.isOnline,
-            away: engine.awayText, activeConversations: activeConversationsCharged)
+            away: engine.awayText, roomsOf: engine.rooms(of:), seenUntil: engine.seenUntil,
+            activeConversations: activeConversationsCharged)
         },
         setAway: { [unowned self] text in engine.setAway(user, text: text) })
     }

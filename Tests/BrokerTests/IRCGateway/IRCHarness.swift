@@ -64,6 +64,7 @@ final class IRCHarness {
     IRCSession.Counts(
       connections: 1, rooms: 0, roomCreated: engine.engine.roomCreated,
       isOnline: engine.engine.isOnline, away: engine.engine.awayText,
+      roomsOf: engine.engine.rooms(of:), seenUntil: engine.engine.seenUntil,
       activeConversations: engine.engine.activeConversations)
   }
 
