@@ -4,9 +4,16 @@ public enum Request: Equatable, Sendable {
   case join(RoomName)
   case part(RoomName)
   case say(Target, text: String)
-  /// The IRC gateway's `NOTICE`: a `SAY` whose IRC recipients get it as
-  /// a NOTICE, which no client answers automatically (chatbroker(7), "IRC").
-  case notice(Target, text: String)
+  /// The IRC gateway's `NOTICE`, and a `PRIVMSG` with client-only tags
+  /// (`+draft/reply=...`): a `SAY` whose IRC recipients get it as a NOTICE
+  /// when `notice` (which no client answers automatically), and with
+  /// `tags` (`+key=value;...`, escaped as on IRC) when they negotiated
+  /// message-tags (chatbroker(7), "IRC"). The tags are not kept.
+  case ircSay(Target, text: String, notice: Bool, tags: String)
+  /// The IRC gateway's `TAGMSG`: client-only tags for the target's IRC
+  /// clients with message-tags; nothing is kept, nothing reaches the line
+  /// protocol.
+  case tagmsg(Target, tags: String)
   /// The IRC gateway's `PART <room> :<reason>`: a `PART` whose reason the
   /// room's IRC clients see.
   case partGiving(RoomName, reason: String)
@@ -45,7 +52,7 @@ public enum Request: Equatable, Sendable {
     switch self {
     case .join: .join
     case .part, .partGiving: .part
-    case .say, .notice: .say
+    case .say, .ircSay, .tagmsg: .say
     case .sayAt: .sayAt
     case .sayEvery: .sayEvery
     case .history: .history

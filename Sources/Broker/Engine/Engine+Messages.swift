@@ -2,7 +2,8 @@ import LineProtocol
 
 extension Engine {
   func say(
-    _ target: Target, text: String, notice: Bool = false, connection: ConnectionID, user: String
+    _ target: Target, text: String, notice: Bool = false, tags: String = "",
+    connection: ConnectionID, user: String
   ) {
     if isShared(target) {
       return sayShared(target, text: text, connection: connection, user: user)
@@ -23,22 +24,47 @@ extension Engine {
       kind: .outcome(.say))
     fanOut(
       message, in: ConversationKey(target: target, author: user), except: connection,
-      notice: notice)
+      notice: notice, tags: tags)
+  }
+
+  /// The IRC gateway's TAGMSG: the tags go to everyone in the conversation
+  /// but the sender's connection, as a message would, and are not kept;
+  /// `OK SAY` answers it (its IRC echo).
+  func tagmsg(_ target: Target, tags: String, connection: ConnectionID, user: String) {
+    guard checkRecipient(target, verb: .say, connection: connection) else { return }
+    let event = { (shown: Target) in
+      BrokerEvent.tagmsg(target: shown, user: user, time: self.clock.now, tags: tags)
+    }
+    switch ConversationKey(target: target, author: user) {
+    case .room(let name):
+      broadcast(Outgoing(event(.room(name))), in: name, except: connection)
+    case .direct(let first, let second):
+      let conversation = ConversationKey.direct(first, second)
+      for party in first == second ? [first] : [first, second] {
+        guard let connections = connectionsByUser[party], let output else { continue }
+        let line = Outgoing(event(conversation.target(seenBy: party)))
+        for other in connections where other != connection {
+          output.send(line, to: other, kind: .neutral)
+        }
+      }
+    }
+    send(.ok(.say, fields: []), to: connection)
   }
 
   /// Sends a message to everyone in its conversation: the room's connections,
   /// or every session of both parties. Each variant of the line is encoded
   /// once and shared by all its recipients.
-  /// `notice`: an IRC NOTICE, delivered as ``BrokerEvent/notice(target:id:time:user:text:)``.
+  /// `notice`, `tags`: an IRC NOTICE or tagged PRIVMSG, delivered as
+  /// ``BrokerEvent/ircMessage(target:id:time:user:text:notice:tags:)``.
   func fanOut(
     _ message: StoredMessage, in conversation: ConversationKey, except: ConnectionID?,
-    notice: Bool = false
+    notice: Bool = false, tags: String = ""
   ) {
     func delivered(_ target: Target) -> BrokerEvent {
-      notice
-        ? .notice(
+      notice || !tags.isEmpty
+        ? .ircMessage(
           target: target, id: message.id, time: message.time, user: message.author,
-          text: message.text)
+          text: message.text, notice: notice, tags: tags)
         : .message(
           target: target, id: message.id, time: message.time, user: message.author,
           text: message.text)

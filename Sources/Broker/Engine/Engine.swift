@@ -192,8 +192,10 @@ public final class Engine {
     case .join(let room): join(room, connection: connection, user: user)
     case .part(let room): part(room, connection: connection, user: user)
     case .say(let target, let text): say(target, text: text, connection: connection, user: user)
-    case .notice(let target, let text):
-      say(target, text: text, notice: true, connection: connection, user: user)
+    case .ircSay(let target, let text, let notice, let tags):
+      say(target, text: text, notice: notice, tags: tags, connection: connection, user: user)
+    case .tagmsg(let target, let tags):
+      tagmsg(target, tags: tags, connection: connection, user: user)
     case .partGiving(let room, let reason):
       part(room, reason: reason, connection: connection, user: user)
     case .sayAt(let target, let when, let text):

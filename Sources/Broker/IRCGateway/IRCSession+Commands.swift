@@ -78,6 +78,9 @@ extension IRCSession {
         numeric(.channelModeIs, [target, "+"], trailing: false),
         numeric(.creationTime, [target, String(created / 1000)], trailing: false),
       ]
+    case "TAGMSG":
+      if let missing = need(1) { return missing }
+      return tagmsg(to: parameters[0], tags: Self.clientTags(message.tags))
     case "SAYAT":
       if let missing = need(3) { return missing }
       return schedule(target: parameters[0], when: parameters[1], text: parameters[2])
@@ -152,7 +155,9 @@ extension IRCSession {
     return [.request(.who(room), answering: IRCReplyContext(.names))]
   }
 
-  func privmsg(_ command: String, to target: String, text raw: String) -> [Action] {
+  func privmsg(_ command: String, to target: String, text raw: String, tags: String = "")
+    -> [Action]
+  {
     if target.caseInsensitiveCompare(Self.serviceNick) == .orderedSame {
       // A NOTICE is never answered automatically (RFC 2812, 3.3.2).
       return command == "NOTICE" ? [] : service(raw)
@@ -178,9 +183,12 @@ extension IRCSession {
       }
       brokerTarget = user
     }
-    let said = IRCReplyContext(.say(command: command, target: target, text: text))
+    let said = IRCReplyContext(.say(command: command, target: target, text: text, tags: tags))
+    let notice = command == "NOTICE"
     let request: Request =
-      command == "NOTICE" ? .notice(brokerTarget, text: text) : .say(brokerTarget, text: text)
+      notice || !tags.isEmpty
+      ? .ircSay(brokerTarget, text: text, notice: notice, tags: tags)
+      : .say(brokerTarget, text: text)
     var actions: [Action] = [.request(request, answering: said)]
     // 301 tells who writes to an away user, never for a NOTICE.
     if command == "PRIVMSG", case .user(let name) = brokerTarget,
@@ -189,6 +197,23 @@ extension IRCSession {
       actions.append(numeric(.away, [name, awayText]))
     }
     return actions
+  }
+
+  /// `TAGMSG <target>`: its client-only tags to the target's IRC clients
+  /// that negotiated message-tags; nothing is kept.
+  func tagmsg(to target: String, tags: String) -> [Action] {
+    let brokerTarget: Target
+    if target.hasPrefix("#") {
+      guard let room = room(target) else { return [noSuchChannel(target)] }
+      brokerTarget = .room(room)
+    } else {
+      guard let user = Target("@" + login(target)) else {
+        return [numeric(.noSuchNick, [target, "No such nick"])]
+      }
+      brokerTarget = user
+    }
+    let said = IRCReplyContext(.say(command: "TAGMSG", target: target, text: "", tags: tags))
+    return [.request(.tagmsg(brokerTarget, tags: tags), answering: said)]
   }
 
   func schedule(target: String, when: String, text raw: String) -> [Action] {

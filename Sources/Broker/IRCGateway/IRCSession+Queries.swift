@@ -101,14 +101,15 @@ extension IRCSession {
   /// server.
   func lusers(_ counts: Counts) -> [Action] {
     let users = String(counts.connections)
+    let most = String(max(counts.mostUsers, counts.connections))
     return [
       numeric(.luserClient, ["There are \(users) users and 0 invisible on 1 servers"]),
       numeric(.luserOp, ["0", "operator(s) online: there are no IRC operators"]),
-      numeric(.luserUnknown, ["0", "unknown connection(s)"]),
+      numeric(.luserUnknown, [String(counts.unregistered), "unknown connection(s)"]),
       numeric(.luserChannels, [String(counts.rooms), "channels formed"]),
       numeric(.luserMe, ["I have \(users) clients and 0 servers"]),
-      numeric(.localUsers, [users, users, "Current local users \(users), max \(users)"]),
-      numeric(.globalUsers, [users, users, "Current global users \(users), max \(users)"]),
+      numeric(.localUsers, [users, most, "Current local users \(users), max \(most)"]),
+      numeric(.globalUsers, [users, most, "Current global users \(users), max \(most)"]),
     ]
   }
 

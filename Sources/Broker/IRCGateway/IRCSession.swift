@@ -17,7 +17,12 @@ final class IRCSession: WireCodec {
   /// the welcome burst (LUSERS), a room's creation time for `MODE` (329),
   /// a user's active conversations for `CHATHISTORY TARGETS`.
   struct Counts {
+    /// Registered clients, IRC and line protocol, and IRC clients that
+    /// have not registered yet.
     var connections = 0
+    var unregistered = 0
+    /// The most registered clients there have been at once (265, 266).
+    var mostUsers = 0
     var rooms = 0
     var roomCreated: (RoomName) -> Timestamp? = { _ in nil }
     /// Whether a user has a session now, and their away text
@@ -45,7 +50,19 @@ final class IRCSession: WireCodec {
   /// How many lines of a room a client without chathistory gets on JOIN.
   let backlog: Int
   var capabilities = CapabilitySet()
-  var registered = false
+  var registered = false {
+    didSet { if registered && !oldValue { unregistered.count -= 1 } }
+  }
+  /// The count of unregistered IRC clients this session is in until it
+  /// registers (LUSERS, 253).
+  let unregistered: Unregistered
+
+  /// A count shared by a server's IRC sessions, and the most clients
+  /// registered at once that LUSERS has seen (265, 266).
+  final class Unregistered {
+    var count = 0
+    var mostUsers = 0
+  }
   var negotiating = false
   var gotNick = false
   var gotUser = false
@@ -88,16 +105,23 @@ final class IRCSession: WireCodec {
   init(
     user: String, serverName: String, timeZone: TimeZone, backlog: Int,
     userExists: @escaping (String) -> Bool = { _ in true },
+    unregistered: Unregistered = Unregistered(),
     counts: @escaping () -> Counts = { Counts() },
     setAway: @escaping (String?) -> Void = { _ in }
   ) {
     self.setAway = setAway
+    self.unregistered = unregistered
+    unregistered.count += 1
     self.userExists = userExists
     self.counts = counts
     self.user = user
     self.serverName = serverName
     self.timeZone = timeZone
     self.backlog = backlog
+  }
+
+  deinit {
+    if !registered { unregistered.count -= 1 }
   }
 
   var nick: String { user }
@@ -246,7 +270,9 @@ final class IRCSession: WireCodec {
       case "JOIN": join(name)
       case "PART": part(name, reason: parameters.count > 1 ? parameters[1] : nil)
       case "NAMES": names(name)
-      default: privmsg(command, to: name, text: parameters[1])
+      default:
+        privmsg(
+          command, to: name, text: parameters[1], tags: Self.clientTags(message.tags))
       }
     }
     if targets.count > Self.maximumTargets {
