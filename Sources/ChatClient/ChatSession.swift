@@ -224,7 +224,7 @@ public final class ChatSession {
       conversation.members.insert(user)
       model.knownUsers.insert(user)
       conversation.notice("\(user) joined", time: now())
-    case .parted(let room, let user):
+    case .parted(let room, let user, _):
       guard let conversation = model.find(room.description) else { return }
       conversation.members.remove(user)
       conversation.notice("\(user) left", time: now())

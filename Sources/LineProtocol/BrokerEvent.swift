@@ -34,8 +34,23 @@ public enum BrokerEvent: Equatable, Sendable {
     text: String)
   /// Someone's first session joined a room.
   case joined(room: RoomName, user: String)
-  /// Someone's last session left a room.
-  case parted(room: RoomName, user: String)
+  /// Someone's last session left a room; `reason` is the one an IRC
+  /// client gave (`PART <room> :<reason>`), which only IRC shows.
+  case parted(room: RoomName, user: String, reason: String? = nil)
+  /// The IRC gateway's NOTICE or tagged PRIVMSG, delivered: a
+  /// ``message(target:id:time:user:text:)`` that IRC clients get as a
+  /// NOTICE when `notice`, with the client-only `tags` when they have
+  /// message-tags; the line protocol shows it as `MSG`.
+  case ircMessage(
+    target: Target, id: MessageID, time: Timestamp, user: String, text: String, notice: Bool,
+    tags: String)
+  /// The IRC gateway's TAGMSG, delivered: IRC clients with message-tags
+  /// get it; the line protocol shows nothing.
+  case tagmsg(target: Target, user: String, time: Timestamp, tags: String)
+  /// A user's last session closed, which left `rooms` (those shared with
+  /// the recipient): IRC shows one `QUIT` with the reason, the line
+  /// protocol a `PART` line per room.
+  case quit(user: String, reason: String?, rooms: [RoomName])
   /// A line of a `ROOMS` reply.
   /// Since 1.3 `shared`: the room is shared with other hosts.
   /// Since 1.4 `topic`: the room's topic, when it has one.

@@ -26,7 +26,13 @@ public enum LineCodec {
       BrokerLine.scheduled(
         id: id, target: target.description, due: due, created: created, rule: rule, text: text)
     case .joined(let room, let user): BrokerLine.join(room: room, user: user)
-    case .parted(let room, let user): BrokerLine.part(room: room, user: user)
+    case .parted(let room, let user, _): BrokerLine.part(room: room, user: user)
+    case .tagmsg: []
+    case .ircMessage(let target, let id, let time, let user, let text, _, _):
+      BrokerLine.message(
+        target: target.description, id: id, time: time, user: user, text: text)
+    case .quit(let user, _, let rooms):
+      rooms.flatMap { BrokerLine.part(room: $0, user: user) }
     case .room(let room, let members, let shared, let topic):
       BrokerLine.room(room, members: members, shared: shared, topic: topic)
     case .topic(let room, let user, let time, let text):

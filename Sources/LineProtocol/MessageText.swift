@@ -27,8 +27,8 @@ extension Request {
   /// The message text the request carries, if any.
   public var text: String? {
     switch self {
-    case .say(_, let text), .action(_, let text), .sayAt(_, _, let text), .sayEvery(_, _, let text),
-      .edit(_, let text):
+    case .say(_, let text), .action(_, let text), .ircSay(_, let text, _, _),
+      .sayAt(_, _, let text), .sayEvery(_, _, let text), .edit(_, let text):
       text
     case .setTopic(_, let text) where !text.isEmpty: text
     default: nil

@@ -8,6 +8,22 @@ public enum Request: Equatable, Sendable {
   case action(Target, text: String)
   /// Since 1.4: `REDACT <target> <id>`.
   case redact(Target, MessageID)
+  /// The IRC gateway's `NOTICE`, and a `PRIVMSG` with client-only tags
+  /// (`+draft/reply=...`): a `SAY` whose IRC recipients get it as a NOTICE
+  /// when `notice` (which no client answers automatically), and with
+  /// `tags` (`+key=value;...`, escaped as on IRC) when they negotiated
+  /// message-tags (chatbroker(7), "IRC"). The tags are not kept.
+  case ircSay(Target, text: String, notice: Bool, tags: String)
+  /// The IRC gateway's `TAGMSG`: client-only tags for the target's IRC
+  /// clients with message-tags; nothing is kept, nothing reaches the line
+  /// protocol.
+  case tagmsg(Target, tags: String)
+  /// The IRC gateway's `PART <room> :<reason>`: a `PART` whose reason the
+  /// room's IRC clients see.
+  case partGiving(RoomName, reason: String)
+  /// The IRC gateway's `QUIT :<reason>`: a `QUIT` whose reason IRC
+  /// clients that share a room with the user see.
+  case quitGiving(reason: String)
   /// `when` is kept as typed: only the broker knows "now" and its time zone.
   case sayAt(Target, when: String, text: String)
   /// `rule` is kept as typed, like `when`: the broker's zone is its default.
@@ -50,8 +66,8 @@ public enum Request: Equatable, Sendable {
   public var verb: Verb {
     switch self {
     case .join: .join
-    case .part: .part
-    case .say: .say
+    case .part, .partGiving: .part
+    case .say, .ircSay, .tagmsg: .say
     case .action: .action
     case .redact: .redact
     case .sayAt: .sayAt
@@ -68,7 +84,7 @@ public enum Request: Equatable, Sendable {
     case .topic, .setTopic: .topic
     case .ping: .ping
     case .help: .help
-    case .quit: .quit
+    case .quit, .quitGiving: .quit
     }
   }
 }

@@ -105,7 +105,7 @@ extension LineCodec {
       }
     case .ping(let token):
       if let token { word(token) }
-    case .markReadAt, .readMarker:
+    case .markReadAt, .readMarker, .ircSay, .tagmsg, .partGiving, .quitGiving:
       preconditionFailure("\(request) is the IRC gateway's; it has no line")
     }
     bytes.append(UInt8(ascii: "\n"))
@@ -119,7 +119,7 @@ extension Request {
   /// request encoder of ``LineCodec`` does not write.
   public var hasLine: Bool {
     switch self {
-    case .markReadAt, .readMarker: false
+    case .markReadAt, .readMarker, .ircSay, .tagmsg, .partGiving, .quitGiving: false
     case .history(_, _, let anchor):
       switch anchor {
       case nil, .before, .after: true

@@ -129,14 +129,22 @@ public struct IRCGenerator {
       "JOIN", "JOIN", "PART", "NAMES", "WHO", "WHOIS", "LIST", "TOPIC", "MODE", "PRIVMSG",
       "PRIVMSG", "PRIVMSG", "NOTICE", "SAYAT", "MARKREAD", "CHATHISTORY", "CHATHISTORY",
       "USERHOST", "ISON", "AWAY", "LUSERS", "MOTD", "PING", "PONG", "QUIT", "NICK", "USER", "CAP",
-      "SERVICE", "PASS", "KICK", "VERSION",
+      "SERVICE", "PASS", "KICK", "VERSION", "TAGMSG", "WHOWAS", "TIME", "INFO", "ADMIN",
+      "INVITE", "OPER", "KILL", "STATS", "LINKS",
     ])
     let shown = random.chance(10) ? name.lowercased() : name
     switch name {
-    case "JOIN", "PART", "NAMES": return "\(shown) \(room())"
+    case "JOIN", "NAMES": return "\(shown) \(room())"
+    case "PART":
+      return random.chance(70) ? "\(shown) \(room())" : "\(shown) \(room()) :\(text())"
     case "WHO": return "\(shown) \(random.chance(70) ? room() : nick())"
     case "WHOIS": return random.chance(80) ? "\(shown) \(nick())" : "\(shown) host \(nick())"
-    case "LIST", "LUSERS", "MOTD", "VERSION": return shown
+    case "LIST", "LUSERS", "MOTD", "VERSION", "TIME", "INFO", "ADMIN", "LINKS": return shown
+    case "TAGMSG": return "@+typing=active \(shown) \(target())"
+    case "WHOWAS", "KILL": return random.chance(80) ? "\(shown) \(nick())" : shown
+    case "INVITE": return "\(shown) \(nick()) \(room())"
+    case "OPER": return "\(shown) \(nick()) \(token())"
+    case "STATS": return "\(shown) \(random.pick(["u", "", "l"]))"
     case "TOPIC": return random.chance(50) ? "\(shown) \(room())" : "\(shown) \(room()) :\(text())"
     case "MODE":
       return random.pick([

@@ -46,6 +46,8 @@ public final class RecordingOutput: EngineOutput {
     }
     events[connection, default: []].append(outgoing.event)
     lastOutgoing[connection] = outgoing
+    // An event the line protocol does not show (an IRC TAGMSG) is no line.
+    guard !outgoing.line.isEmpty else { return }
     let text = String(decoding: outgoing.line.dropLast(), as: UTF8.self)
     lines[connection, default: []].append(text)
     kinds[text] = kind

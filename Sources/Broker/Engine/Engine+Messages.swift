@@ -1,9 +1,11 @@
 import LineProtocol
 
 extension Engine {
-  /// `SAY`, and `ACTION` (since 1.4) for a message shown as an action.
+  /// `SAY`, and `ACTION` (since 1.4) for a message shown as an action;
+  /// `notice` and `tags` for the IRC gateway's NOTICE and tagged PRIVMSG.
   func say(
-    _ target: Target, text: String, action: Bool = false, connection: ConnectionID, user: String
+    _ target: Target, text: String, action: Bool = false, notice: Bool = false, tags: String = "",
+    connection: ConnectionID, user: String
   ) {
     let verb: Verb = action ? .action : .say
     if isShared(target) {
@@ -30,27 +32,61 @@ extension Engine {
     send(
       .accepted(verb, id: message.id, time: message.time), to: connection,
       kind: .outcome(verb))
-    fanOut(message, in: ConversationKey(target: target, author: user), except: connection)
+    fanOut(
+      message, in: ConversationKey(target: target, author: user), except: connection,
+      notice: notice, tags: tags)
+  }
+
+  /// The IRC gateway's TAGMSG: the tags go to everyone in the conversation
+  /// but the sender's connection, as a message would, and are not kept;
+  /// `OK SAY` answers it (its IRC echo).
+  func tagmsg(_ target: Target, tags: String, connection: ConnectionID, user: String) {
+    guard checkRecipient(target, verb: .say, connection: connection) else { return }
+    let event = { (shown: Target) in
+      BrokerEvent.tagmsg(target: shown, user: user, time: self.clock.now, tags: tags)
+    }
+    switch ConversationKey(target: target, author: user) {
+    case .room(let name):
+      broadcast(Outgoing(event(.room(name))), in: name, except: connection)
+    case .direct(let first, let second):
+      let conversation = ConversationKey.direct(first, second)
+      for party in first == second ? [first] : [first, second] {
+        guard let connections = connectionsByUser[party], let output else { continue }
+        let line = Outgoing(event(conversation.target(seenBy: party)))
+        for other in connections where other != connection {
+          output.send(line, to: other, kind: .neutral)
+        }
+      }
+    }
+    send(.ok(.say, fields: []), to: connection)
   }
 
   /// Sends a message to everyone in its conversation: the room's connections,
   /// or every session of both parties. Each variant of the line is encoded
   /// once and shared by all its recipients.
-  func fanOut(_ message: StoredMessage, in conversation: ConversationKey, except: ConnectionID?) {
+  /// `notice`, `tags`: an IRC NOTICE or tagged PRIVMSG, delivered as
+  /// ``BrokerEvent/ircMessage(target:id:time:user:text:notice:tags:)``.
+  func fanOut(
+    _ message: StoredMessage, in conversation: ConversationKey, except: ConnectionID?,
+    notice: Bool = false, tags: String = ""
+  ) {
+    func delivered(_ target: Target) -> BrokerEvent {
+      notice || !tags.isEmpty
+        ? .ircMessage(
+          target: target, id: message.id, time: message.time, user: message.author,
+          text: message.text, notice: notice, tags: tags)
+        : .message(
+          target: target, id: message.id, time: message.time, user: message.author,
+          text: message.text, action: message.isAction)
+    }
     switch conversation {
     case .room(let name):
-      let line = Outgoing(
-        .message(
-          target: .room(name), id: message.id, time: message.time, user: message.author,
-          text: message.text, action: message.isAction))
+      let line = Outgoing(delivered(.room(name)))
       broadcast(line, in: name, except: except, kind: .revealing)
     case .direct(let first, let second):
       for party in first == second ? [first] : [first, second] {
         guard let connections = connectionsByUser[party], let output else { continue }
-        let line = Outgoing(
-          .message(
-            target: conversation.target(seenBy: party), id: message.id, time: message.time,
-            user: message.author, text: message.text, action: message.isAction))
+        let line = Outgoing(delivered(conversation.target(seenBy: party)))
         for connection in connections where connection != except {
           output.send(line, to: connection, kind: .revealing)
         }

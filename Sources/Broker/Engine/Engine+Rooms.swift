@@ -33,7 +33,7 @@ extension Engine {
   /// session that is not in the room may PART it too when none of the
   /// user's sessions is: that only drops it from the user's rooms
   /// (chatbroker(7), "Your rooms and read markers").
-  func part(_ name: RoomName, connection: ConnectionID, user: String) {
+  func part(_ name: RoomName, reason: String? = nil, connection: ConnectionID, user: String) {
     let inRoom = sessions[connection]?.rooms.contains(name) == true
     let sessionsInRoom = rooms[name]?.sessionsByUser[user] ?? 0
     guard inRoom || (sessionsInRoom == 0 && isHolder(user, of: name)) else {
@@ -49,8 +49,9 @@ extension Engine {
       guard journal([record], verb: .part, connection: connection) else { return }
     }
     if inRoom {
+      if lastSession { noteSeen(name, by: user) }
       sessions[connection]?.rooms.remove(name)
-      leave(name, connection: connection, user: user)
+      leave(name, connection: connection, user: user, reason: reason)
     }
     if let record { apply(record) }
     send(.ok(.part, fields: [name.description]), to: connection)
@@ -65,12 +66,16 @@ extension Engine {
   /// Takes a connection out of a room; `PART` to the others when it was the
   /// user's last session there. A room left empty, without history and
   /// without pending lines is forgotten.
-  func leave(_ name: RoomName, connection: ConnectionID, user: String) {
+  /// `announced` false: the caller tells the others itself (a QUIT).
+  func leave(
+    _ name: RoomName, connection: ConnectionID, user: String, reason: String? = nil,
+    announced: Bool = true
+  ) {
     guard rooms[name]?.connections.remove(connection) != nil else { return }
     let remaining = (rooms[name]?.sessionsByUser[user] ?? 1) - 1
     rooms[name]?.sessionsByUser[user] = remaining > 0 ? remaining : nil
-    if remaining == 0 {
-      broadcast(Outgoing(.parted(room: name, user: user)), in: name)
+    if remaining == 0 && announced {
+      broadcast(Outgoing(.parted(room: name, user: user, reason: reason)), in: name)
     }
     forgetIfUnused(name)
   }

@@ -23,6 +23,8 @@ public final class Engine {
   struct Session {
     let user: String
     var rooms: Set<RoomName> = []
+    /// What an IRC `QUIT` said, shown when the session closes.
+    var quitReason: String?
   }
 
   struct Room {
@@ -64,6 +66,15 @@ public final class Engine {
   var conversationsByUser: [String: Set<ConversationKey>] = [:]
   /// Shared rooms: the outbox and how far into the stream (Engine+Federation).
   var federation = FederationState()
+  /// Each connected user's away text, set over IRC (`AWAY`): one per user,
+  /// not per session, and forgotten with the user's last session
+  /// (Engine+Presence).
+  var awayTexts: [String: String] = [:]
+  /// When each user's last session left each room, the time of the
+  /// room's newest message then: what a client that comes back has not
+  /// seen is after it (Engine+Presence). Not journaled: after a restart
+  /// the read marker says it, or nothing does.
+  var seenUntilByUser: [String: [RoomName: (id: MessageID, time: Timestamp)]] = [:]
 
   public init(
     limits: Limits = Limits(), clock: WallClock, users: UserDirectory, journal: JournalSink,
@@ -131,14 +142,33 @@ public final class Engine {
   }
 
   /// The connection is gone (or its client finished): it leaves its rooms.
+  /// When it was the user's last session, everyone who shared a room with
+  /// it gets one ``BrokerEvent/quit(user:reason:rooms:)`` (IRC's `QUIT`)
+  /// instead of a PART per room; while another session stays, the rooms
+  /// it leaves are PARTs, as the user is still connected.
   public func disconnect(_ connection: ConnectionID) {
     guard let session = sessions.removeValue(forKey: connection) else { return }
+    let user = session.user
+    let quitting = connectionsByUser[user]?.count == 1
+    var quitSeenBy: [ConnectionID: [RoomName]] = [:]
     for room in session.rooms.sorted() {
-      leave(room, connection: connection, user: session.user)
+      if quitting, let members = rooms[room]?.connections {
+        for member in members where member != connection {
+          quitSeenBy[member, default: []].append(room)
+        }
+      }
+      if rooms[room]?.sessionsByUser[user] == 1 { noteSeen(room, by: user) }
+      leave(room, connection: connection, user: user, announced: !quitting)
+    }
+    for (member, shared) in quitSeenBy.sorted(by: { $0.key < $1.key }) {
+      output?.send(
+        Outgoing(.quit(user: user, reason: session.quitReason, rooms: shared)), to: member,
+        kind: .neutral)
     }
     connectionsByUser[session.user]?.remove(connection)
     if connectionsByUser[session.user]?.isEmpty == true {
       connectionsByUser[session.user] = nil
+      awayTexts[session.user] = nil
     }
   }
 
@@ -167,6 +197,12 @@ public final class Engine {
     case .action(let target, let text):
       say(target, text: text, action: true, connection: connection, user: user)
     case .redact(let target, let id): redact(target, id: id, connection: connection, user: user)
+    case .ircSay(let target, let text, let notice, let tags):
+      say(target, text: text, notice: notice, tags: tags, connection: connection, user: user)
+    case .tagmsg(let target, let tags):
+      tagmsg(target, tags: tags, connection: connection, user: user)
+    case .partGiving(let room, let reason):
+      part(room, reason: reason, connection: connection, user: user)
     case .sayAt(let target, let when, let text):
       sayAt(target, when: when, text: text, connection: connection, user: user)
     case .history(let target, let count, let anchor):
@@ -194,7 +230,8 @@ public final class Engine {
     case .ping(let token):
       send(.ok(.ping, fields: token.map { [$0] } ?? []), to: connection)
     case .help: help(connection: connection)
-    case .quit:
+    case .quit, .quitGiving:
+      if case .quitGiving(let reason) = request { sessions[connection]?.quitReason = reason }
       send(.ok(.quit, fields: []), to: connection)
       send(.bye("bye \(user)"), to: connection)
       disconnect(connection)

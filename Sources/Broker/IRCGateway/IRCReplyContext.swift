@@ -10,9 +10,9 @@ import LineProtocol
 final class IRCReplyContext: ReplyContext {
   /// Which IRC command asked.
   enum Purpose {
-    /// PRIVMSG or NOTICE: `OK SAY` is the echo (`echo-message`), an error
-    /// names the target.
-    case say(command: String, target: String, text: String)
+    /// PRIVMSG, NOTICE or TAGMSG: `OK SAY` is the echo (`echo-message`),
+    /// with the client-only tags sent; an error names the target.
+    case say(command: String, target: String, text: String, tags: String = "")
     /// The JOIN itself; the requests the same JOIN made (names, read
     /// marker, backlog) name it as their ``join``.
     case join

@@ -17,28 +17,30 @@ extension IRCSession {
     switch message.command {
     case "WHO":
       if let missing = need(1) { return missing }
+      guard parameters[0].hasPrefix("#") || parameters[0].hasPrefix("&") else {
+        return whoNick(parameters[0], counts: counts())
+      }
       guard let room = room(parameters[0]) else {
-        // WHO <nick>: only oneself is known without asking the engine.
-        var actions: [Action] = []
-        if parameters[0] == nick { actions.append(whoLine(room: "*", member: nick)) }
-        actions.append(numeric(.endOfWho, [parameters[0], "End of /WHO list"]))
-        return actions
+        return [numeric(.endOfWho, [parameters[0], "End of /WHO list"])]
       }
       return [.request(.who(room), answering: IRCReplyContext(.who))]
     case "WHOIS":
       if let missing = need(1) { return missing }
-      let who = parameters.last!
-      guard who == nick || (UserName.isValid(who) && userExists(who)) else {
-        return [
-          numeric(.noSuchNick, [who, "No such nick"]),
-          numeric(.endOfWhois, [who, "End of /WHOIS list"]),
-        ]
-      }
-      return [
-        numeric(.whoisUser, [who, who, serverName, "*", who]),
-        numeric(.whoisServer, [who, serverName, "chatbroker"]),
-        numeric(.endOfWhois, [who, "End of /WHOIS list"]),
-      ]
+      return whois(parameters.last!, counts: counts())
+    case "WHOWAS": return whowas(parameters)
+    case "USERHOST":
+      if let missing = need(1) { return missing }
+      return userhost(parameters, counts: counts())
+    case "ISON":
+      if let missing = need(1) { return missing }
+      return ison(parameters, counts: counts())
+    case "AWAY": return away(parameters)
+    case "LUSERS": return lusers(counts())
+    case "MOTD": return motd()
+    case "TIME": return time()
+    case "VERSION": return version()
+    case "INFO": return info()
+    case "ADMIN": return admin()
     case "LIST":
       return [
         numeric(.listStart, ["Channel", "Users  Name"]),
@@ -63,13 +65,22 @@ extension IRCSession {
         if parameters[1].contains("b") {
           return [numeric(.endOfBanList, [target, "End of channel ban list"])]
         }
-        return [numeric(.chanOPrivsNeeded, [target, "Rooms have no modes on chatbroker"])]
+        return [
+          numeric(
+            .chanOPrivsNeeded,
+            [target, "Rooms are public and have no operators on chatbroker: no modes are set"])
+        ]
       }
+      // A public room has no mode: anyone may join it and write to it,
+      // joined or not (chatbroker(7), "Moderation").
       let created = room(target).flatMap { counts().roomCreated($0) }?.milliseconds ?? 0
       return [
-        numeric(.channelModeIs, [target, "+nt"], trailing: false),
+        numeric(.channelModeIs, [target, "+"], trailing: false),
         numeric(.creationTime, [target, String(created / 1000)], trailing: false),
       ]
+    case "TAGMSG":
+      if let missing = need(1) { return missing }
+      return tagmsg(to: parameters[0], tags: Self.clientTags(message.tags))
     case "SAYAT":
       if let missing = need(3) { return missing }
       return schedule(target: parameters[0], when: parameters[1], text: parameters[2])
@@ -80,20 +91,29 @@ extension IRCSession {
         return chathistoryTargets(parameters, counts: counts)
       }
       return chathistory(parameters)
-    case "USERHOST", "ISON", "AWAY", "LUSERS", "MOTD":
-      if message.command == "MOTD" { return [numeric(.noMotd, ["MOTD File is missing"])] }
-      return []
     default:
+      if let answer = notOffered(message) { return answer }
       return [numeric(.unknownCommand, [message.command, "Unknown command"])]
     }
   }
 
   func join(_ name: String) -> [Action] {
     guard let room = room(name) else { return [noSuchChannel(name)] }
+    if let earlier = joins[room], !earlier.refused { return [] }
+    return join(room)
+  }
+
+  /// The JOIN of a room by name or on registration. The backlog, for a
+  /// client without chathistory, is what the user has not seen: after
+  /// their read marker or their last session's leaving, whichever is
+  /// later, at most ``backlog`` lines; the last ``backlog`` when neither
+  /// is known.
+  func join(_ room: RoomName) -> [Action] {
     // What the JOIN asks besides, shown only when the engine let the
     // client in: the room's read marker (draft/read-marker) before the
     // end of its names, the names, and a backlog without chathistory.
     let joining = IRCReplyContext(.join)
+    joins[room] = joining
     var actions: [Action] = [.request(.join(room), answering: joining)]
     if capabilities.contains(.readMarker) {
       actions.append(
@@ -101,17 +121,29 @@ extension IRCSession {
     }
     actions.append(.request(.who(room), answering: IRCReplyContext(.names, join: joining)))
     if !capabilities.contains(.chathistory) && backlog > 0 {
+      let seen = counts().seenUntil(user, room)
       actions.append(
         .request(
-          .history(.room(room), count: backlog, anchor: nil),
+          .history(.room(room), count: backlog, anchor: seen.map { .latestAfter($0) }),
           answering: IRCReplyContext(.backlog, join: joining)))
     }
     return actions
   }
 
-  func part(_ name: String) -> [Action] {
+  /// `PART <room> [:reason]`: the reason reaches the room's IRC clients.
+  func part(_ name: String, reason: String? = nil) -> [Action] {
     guard let room = room(name) else { return [noSuchChannel(name)] }
-    return [.request(.part(room), answering: nil)]
+    joins[room] = nil
+    guard let reason, !reason.isEmpty else { return [.request(.part(room), answering: nil)] }
+    return [.request(.partGiving(room, reason: Self.reasonText(reason)), answering: nil)]
+  }
+
+  /// A PART or QUIT reason as others see it: formatting taken out, control
+  /// characters replaced, at most ``maximumAwayBytes`` bytes.
+  static func reasonText(_ raw: String) -> String {
+    IRCText.prefix(
+      IRCText.replacingControls(in: plainText(raw), spacesToo: false, tabToo: true),
+      maximumBytes: maximumAwayBytes)
   }
 
   /// `NAMES <room>`: its members (353) and 366; a name that is no room
@@ -123,9 +155,12 @@ extension IRCSession {
     return [.request(.who(room), answering: IRCReplyContext(.names))]
   }
 
-  func privmsg(_ command: String, to target: String, text raw: String) -> [Action] {
+  func privmsg(_ command: String, to target: String, text raw: String, tags: String = "")
+    -> [Action]
+  {
     if target.caseInsensitiveCompare(Self.serviceNick) == .orderedSame {
-      return service(raw)
+      // A NOTICE is never answered automatically (RFC 2812, 3.3.2).
+      return command == "NOTICE" ? [] : service(raw)
     }
     let text = Self.plainText(raw)
     guard !text.allSatisfy({ $0 == " " }) else {
@@ -143,18 +178,48 @@ extension IRCSession {
       guard let room = room(target) else { return [noSuchChannel(target)] }
       brokerTarget = .room(room)
     } else {
-      guard let user = Target("@" + target) else {
+      guard let user = Target("@" + login(target)) else {
         return [numeric(.noSuchNick, [target, "No such nick"])]
       }
       brokerTarget = user
     }
-    let said = IRCReplyContext(.say(command: command, target: target, text: text))
-    return [.request(.say(brokerTarget, text: text), answering: said)]
+    let said = IRCReplyContext(.say(command: command, target: target, text: text, tags: tags))
+    let notice = command == "NOTICE"
+    let request: Request =
+      notice || !tags.isEmpty
+      ? .ircSay(brokerTarget, text: text, notice: notice, tags: tags)
+      : .say(brokerTarget, text: text)
+    var actions: [Action] = [.request(request, answering: said)]
+    // 301 tells who writes to an away user, never for a NOTICE.
+    if command == "PRIVMSG", case .user(let name) = brokerTarget,
+      let awayText = counts().away(name)
+    {
+      actions.append(numeric(.away, [name, awayText]))
+    }
+    return actions
+  }
+
+  /// `TAGMSG <target>`: its client-only tags to the target's IRC clients
+  /// that negotiated message-tags; nothing is kept.
+  func tagmsg(to target: String, tags: String) -> [Action] {
+    let brokerTarget: Target
+    if target.hasPrefix("#") {
+      guard let room = room(target) else { return [noSuchChannel(target)] }
+      brokerTarget = .room(room)
+    } else {
+      guard let user = Target("@" + login(target)) else {
+        return [numeric(.noSuchNick, [target, "No such nick"])]
+      }
+      brokerTarget = user
+    }
+    let said = IRCReplyContext(.say(command: "TAGMSG", target: target, text: "", tags: tags))
+    return [.request(.tagmsg(brokerTarget, tags: tags), answering: said)]
   }
 
   func schedule(target: String, when: String, text raw: String) -> [Action] {
     let text = Self.plainText(raw)
-    let brokerTarget = target.hasPrefix("#") ? room(target).map(Target.room) : Target("@" + target)
+    let brokerTarget =
+      target.hasPrefix("#") ? room(target).map(Target.room) : Target("@" + login(target))
     guard let brokerTarget else { return [serviceNotice("\(target) is not a room or a nick")] }
     guard !text.isEmpty, !containsControlCharacter(text) else {
       return [serviceNotice("the text is empty or holds a control character")]
@@ -174,7 +239,7 @@ extension IRCSession {
       return [numeric(.unknownCommand, ["MARKREAD", "Negotiate draft/read-marker first"])]
     }
     guard let name = parameters.first else { return fail("NEED_MORE_PARAMS", "Missing parameters") }
-    let target = name.hasPrefix("#") ? room(name).map(Target.room) : Target("@" + name)
+    let target = name.hasPrefix("#") ? room(name).map(Target.room) : Target("@" + login(name))
     guard let target else { return fail("INVALID_PARAMS", "No such room or nick") }
     guard parameters.count > 1 else { return [.request(.readMarker(target), answering: nil)] }
     guard case .time(let time) = Self.historyPoint(parameters[1]) else {

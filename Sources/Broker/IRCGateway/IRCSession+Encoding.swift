@@ -17,7 +17,8 @@ extension IRCSession {
   /// engine's order.
   func encode(_ outgoing: Outgoing, answering context: ReplyContext?, mayDefer: Bool) -> [UInt8] {
     switch outgoing.event {
-    case .message(.room, _, _, _, _, _), .joined, .parted:
+    case .message(.room, _, _, _, _, _), .ircMessage(.room, _, _, _, _, _, _),
+      .tagmsg(.room, _, _, _), .joined, .parted:
       return outgoing.encoded(variant: encodingVariant) { encode($0) }
     default:
       return encode(
@@ -40,15 +41,31 @@ extension IRCSession {
     case .joined(let room, let who):
       return IRCMessage(source: "\(who)!\(who)@\(serverName)", "JOIN", [room.description])
         .encoded()
-    case .parted(let room, let who):
-      return IRCMessage(source: "\(who)!\(who)@\(serverName)", "PART", [room.description])
-        .encoded()
+    case .ircMessage(let target, let id, let time, let author, let text, let notice, let tags):
+      return privmsgLines(
+        from: author, to: shown(target, author: author), text: text, id: id, time: time,
+        command: notice ? "NOTICE" : "PRIVMSG", clientTags: tags)
+    case .tagmsg(let target, let author, let time, let tags):
+      guard capabilities.contains(.messageTags) else { return [] }
+      return tagmsgLine(from: author, to: shown(target, author: author), time: time, tags: tags)
+    case .parted(let room, let who, let reason):
+      return IRCMessage(
+        source: "\(who)!\(who)@\(serverName)", "PART",
+        [room.description] + (reason.map { [$0] } ?? [])
+      ).cleaned().encoded(trailing: reason != nil)
+    case .quit(let who, let reason, _):
+      let text = reason.map { "Quit: \($0)" } ?? "Connection closed"
+      return IRCMessage(source: Self.source(who, serverName: serverName), "QUIT", [text])
+        .cleaned().encoded(trailing: true)
     case .accepted(.say, let id, let time):
-      guard case .say(let command, let target, let text) = context?.purpose,
-        capabilities.contains(.echoMessage)
+      // A message to one's own nick is delivered to the session that
+      // sent it too, as any IRC server does, echo-message or not.
+      guard case .say(let command, let target, let text, let tags) = context?.purpose,
+        capabilities.contains(.echoMessage) || login(target) == nick
       else { return [] }
       return privmsgLines(
-        from: nick, to: target, text: text, id: id, time: time, command: command)
+        from: nick, to: target, text: text, id: id, time: time, command: command,
+        clientTags: tags)
     case .accepted(let verb, let id, let time):
       return serviceAccepted(verb, id: id, time: time)
     case .ok(let verb, let fields):
@@ -156,6 +173,12 @@ extension IRCSession {
         return []
       }
       return numeric(.listEnd, ["End of /LIST"]).bytes
+    case .say:
+      // TAGMSG's answer: its echo.
+      guard case .say("TAGMSG", let target, _, let tags) = context?.purpose,
+        capabilities.contains(.echoMessage), capabilities.contains(.messageTags)
+      else { return [] }
+      return tagmsgLine(from: nick, to: target, time: nil, tags: tags)
     case .scheduled:
       let count = fields.first ?? "0"
       return serviceNotice("\(count) pending").bytes
@@ -177,10 +200,15 @@ extension IRCSession {
       context?.refused = true
       return reply(source: serverName, "NOTICE", [nick, "JOIN refused: \(text)"]).bytes
     case .part:
+      if code == .notJoined,
+        let room = text.split(separator: " ").first(where: { $0.hasPrefix("#") })
+      {
+        return numeric(.notOnChannel, [String(room), "You're not on that channel: \(text)"]).bytes
+      }
       return reply(source: serverName, "NOTICE", [nick, "PART refused: \(text)"]).bytes
     case .say:
       var target = "*"
-      if case .say(_, let said, _) = context?.purpose { target = said }
+      if case .say(_, let said, _, _) = context?.purpose { target = said }
       if code == .noSuchUser { return numeric(.noSuchNick, [target, text]).bytes }
       return numeric(.cannotSendToChannel, [target, text]).bytes
     case .history:

@@ -25,7 +25,7 @@ extension IRCSession {
       return fail("NEED_MORE_PARAMS", "Missing parameters")
     }
     let name = parameters[1]
-    let target = name.hasPrefix("#") ? room(name).map(Target.room) : Target("@" + name)
+    let target = name.hasPrefix("#") ? room(name).map(Target.room) : Target("@" + login(name))
     guard let target else { return fail("INVALID_TARGET", "No such room or nick") }
     guard let limit = Self.historyLimit(parameters[needed - 1]) else {
       return fail("INVALID_PARAMS", "The limit must be a number from 1 to 1000")

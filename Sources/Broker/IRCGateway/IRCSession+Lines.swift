@@ -33,7 +33,7 @@ extension IRCSession {
   /// each only when negotiated), written as bytes, with where the msgid
   /// begins: the further pieces of a long text carry the tags before it.
   /// Every line of a history has them; nothing in them needs escaping.
-  func tagBytes(batch: String?, time: Timestamp, id: MessageID)
+  func tagBytes(batch: String?, time: Timestamp, id: MessageID, clientTags: String = "")
     -> (bytes: [UInt8], msgidAt: Int)
   {
     var bytes: [UInt8] = []
@@ -43,6 +43,11 @@ extension IRCSession {
       bytes.append(
         contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
       bytes.append(UInt8(ascii: "="))
+    }
+    // Client-only tags, already clean (``clientTags(_:)``), with message-tags.
+    if !clientTags.isEmpty && capabilities.contains(.messageTags) {
+      bytes.append(UInt8(ascii: "@"))
+      bytes.append(contentsOf: clientTags.utf8)
     }
     if let batch {
       start("batch")
@@ -65,9 +70,10 @@ extension IRCSession {
   /// piece carries the msgid, as each line is one message to a client.
   func privmsgLines(
     from author: String, to target: String, text: String, id: MessageID, time: Timestamp,
-    batch: String? = nil, command: String = "PRIVMSG", action: Bool = false
+    batch: String? = nil, command: String = "PRIVMSG", clientTags: String = "",
+    action: Bool = false
   ) -> [UInt8] {
-    let tags = tagBytes(batch: batch, time: time, id: id)
+    let tags = tagBytes(batch: batch, time: time, id: id, clientTags: clientTags)
     let source = Self.source(author, serverName: serverName)
     var later: [UInt8] = []
     if text.utf8.count > IRCText.room(source: source, command: command, target: target) {
@@ -77,6 +83,50 @@ extension IRCSession {
     return IRCMessage.textLines(
       tags: tags.bytes, laterTags: later, source: source, command: command, target: target,
       text: text, action: action)
+  }
+
+  /// A TAGMSG line for a client with message-tags: the client-only tags,
+  /// then `time` (with server-time, when given).
+  func tagmsgLine(from author: String, to target: String, time: Timestamp?, tags: String)
+    -> [UInt8]
+  {
+    var bytes: [UInt8] = []
+    if !tags.isEmpty {
+      bytes.append(UInt8(ascii: "@"))
+      bytes.append(contentsOf: tags.utf8)
+    }
+    if let time, capabilities.sendsTime {
+      bytes.append(contentsOf: (bytes.isEmpty ? "@time=" : ";time=").utf8)
+      time.appendRFC3339(to: &bytes)
+    }
+    if !bytes.isEmpty { bytes.append(UInt8(ascii: " ")) }
+    return bytes
+      + IRCMessage(source: Self.source(author, serverName: serverName), "TAGMSG", [target])
+      .encoded()
+  }
+
+  /// A client's client-only tags (`+key[=value]`, IRCv3 message-tags) as
+  /// they are relayed: other tags dropped, a key of other than letters,
+  /// digits, `-`, `.`, `/` and `+` dropped, control characters in values
+  /// replaced by U+FFFD, then escaped again; "" when none is left.
+  static func clientTags(_ tags: [IRCTag]) -> String {
+    var kept: [IRCTag] = []
+    for tag in tags where tag.key.hasPrefix("+") && tag.key.count > 1 {
+      let valid = tag.key.unicodeScalars.allSatisfy {
+        $0.isASCII
+          && (CharacterSet.alphanumerics.contains($0) || "-./+".unicodeScalars.contains($0))
+      }
+      guard valid else { continue }
+      let value = tag.value.map {
+        IRCText.replacingControls(in: $0, spacesToo: false, tabToo: true)
+      }
+      kept.append(IRCTag(tag.key, value))
+    }
+    guard !kept.isEmpty else { return "" }
+    var bytes = IRCMessage(tags: kept, "X").encoded()
+    // "@tags X\r\n": the tags alone.
+    bytes = Array(bytes.dropFirst().prefix { $0 != UInt8(ascii: " ") })
+    return String(decoding: bytes, as: UTF8.self)
   }
 
   /// The source of a line by `author`: `alice!alice@host`; a user of
@@ -89,8 +139,10 @@ extension IRCSession {
     return "\(user)|\(node)!\(user)@\(node)"
   }
 
-  func whoLine(room: String, member: String) -> Action {
-    numeric(.whoReply, [room, member, serverName, serverName, member, "H", "0 \(member)"])
+  /// A 352 line: `H` here, `G` away.
+  func whoLine(room: String, member: String, away: Bool = false) -> Action {
+    numeric(
+      .whoReply, [room, member, serverName, serverName, member, away ? "G" : "H", "0 \(member)"])
   }
 
   func numeric(_ numeric: Numeric, _ parameters: [String], trailing: Bool = true)

@@ -83,35 +83,39 @@ extension IRCSession {
     guard !registered, gotNick, gotUser, !negotiating else { return [] }
     registered = true
     let counts = counts()
-    var tokens = [
-      "CHANTYPES=#", "CASEMAPPING=ascii", "NETWORK=\(serverName)", "PREFIX=", "CHANMODES=,,,",
-      "CHANNELLEN=\(RoomName.maximumLength + 1)", "NICKLEN=\(UserName.maximumLength)",
-      "SAFELIST",
-    ]
-    tokens.append("CHATHISTORY=\(Self.maximumHistory)")
-    let most = Self.maximumTargets
-    tokens.append("TARGMAX=JOIN:\(most),PART:\(most),NAMES:\(most),PRIVMSG:\(most),NOTICE:\(most)")
-    tokens.append("MAXTARGETS=\(most)")
     var actions: [Action] = [
       numeric(.welcome, ["Welcome to chatbroker on \(serverName), \(nick)"]),
       numeric(.yourHost, ["Your host is \(serverName), running chatbroker \(chatbrokerVersion)"]),
       numeric(.created, ["This server speaks chatbroker(7) and IRC"]),
       numeric(.myInfo, [serverName, "chatbroker-\(chatbrokerVersion)", "i", "nt"]),
     ]
+    actions += isupportLines()
+    actions += lusers(counts)
+    actions.append(numeric(.noMotd, ["MOTD File is missing"]))
+    // Joined to the user's rooms, as a bouncer does: each a step of its
+    // own, after the burst (chatbroker(7), "IRC").
+    pendingSteps += counts.roomsOf(user).map { .actions(join($0)) }
+    return actions
+  }
+
+  /// The 005 lines (ISUPPORT), after 004 and in reply to `VERSION`.
+  func isupportLines() -> [Action] {
+    var tokens = [
+      "CHANTYPES=#", "CASEMAPPING=ascii", "NETWORK=\(serverName)", "PREFIX=", "CHANMODES=,,,",
+      "CHANNELLEN=\(RoomName.maximumLength + 1)", "NICKLEN=\(UserName.maximumLength)",
+      "SAFELIST", "AWAYLEN=\(Self.maximumAwayBytes)",
+    ]
+    tokens.append("CHATHISTORY=\(Self.maximumHistory)")
+    let most = Self.maximumTargets
+    tokens.append("TARGMAX=JOIN:\(most),PART:\(most),NAMES:\(most),PRIVMSG:\(most),NOTICE:\(most)")
+    tokens.append("MAXTARGETS=\(most)")
     // At most 13 tokens a line, so that with the nick and the closing
     // text a 005 has no more than the 15 parameters IRC allows.
+    var actions: [Action] = []
     for start in stride(from: 0, to: tokens.count, by: 13) {
       let line = Array(tokens[start..<min(start + 13, tokens.count)])
       actions.append(numeric(.iSupport, line + ["are supported by this server"]))
     }
-    actions += [
-      numeric(
-        .luserClient,
-        ["There are \(counts.connections) connections and 0 invisible on 1 server"]),
-      numeric(.luserChannels, [String(counts.rooms), "rooms formed"]),
-      numeric(.luserMe, ["I have \(counts.connections) clients and 0 servers"]),
-      numeric(.noMotd, ["MOTD File is missing"]),
-    ]
     return actions
   }
 }

@@ -17,9 +17,21 @@ final class IRCSession: WireCodec {
   /// the welcome burst (LUSERS), a room's creation time for `MODE` (329),
   /// a user's active conversations for `CHATHISTORY TARGETS`.
   struct Counts {
+    /// Registered clients, IRC and line protocol, and IRC clients that
+    /// have not registered yet.
     var connections = 0
+    var unregistered = 0
+    /// The most registered clients there have been at once (265, 266).
+    var mostUsers = 0
     var rooms = 0
     var roomCreated: (RoomName) -> Timestamp? = { _ in nil }
+    /// Whether a user has a session now, and their away text
+    /// (Engine+Presence).
+    var isOnline: (String) -> Bool = { _ in false }
+    var away: (String) -> String? = { _ in nil }
+    /// A user's rooms, and up to when they have seen one (Engine+Presence).
+    var roomsOf: (String) -> [RoomName] = { _ in [] }
+    var seenUntil: (String, RoomName) -> HistoryPoint? = { _, _ in nil }
     var activeConversations:
       (_ user: String, _ after: Timestamp, _ before: Timestamp, _ limit: Int) ->
         [ConversationActivity] = { _, _, _, _ in [] }
@@ -38,7 +50,19 @@ final class IRCSession: WireCodec {
   /// How many lines of a room a client without chathistory gets on JOIN.
   let backlog: Int
   var capabilities = CapabilitySet()
-  var registered = false
+  var registered = false {
+    didSet { if registered && !oldValue { unregistered.count -= 1 } }
+  }
+  /// The count of unregistered IRC clients this session is in until it
+  /// registers (LUSERS, 253).
+  let unregistered: Unregistered
+
+  /// A count shared by a server's IRC sessions, and the most clients
+  /// registered at once that LUSERS has seen (265, 266).
+  final class Unregistered {
+    var count = 0
+    var mostUsers = 0
+  }
   var negotiating = false
   var gotNick = false
   var gotUser = false
@@ -49,6 +73,11 @@ final class IRCSession: WireCodec {
   /// so a long line waits between its targets like any other requests
   /// (chatbroker(7), "IRC", `TARGMAX`).
   var pendingSteps: [Step] = []
+  /// The rooms this client joined, each with its JOIN's reply context: a
+  /// JOIN the engine refused is marked there, a PART removes it. A JOIN
+  /// of a room the client is in is not answered again (its client, set up
+  /// to join its channels, sends them after being joined to its rooms).
+  var joins: [RoomName: IRCReplyContext] = [:]
 
   /// One step of ``pendingSteps``: actions ready to be carried out, or the
   /// next page of a CHATHISTORY answer, encoded only when its turn comes.
@@ -70,18 +99,29 @@ final class IRCSession: WireCodec {
   /// The engine's state as the welcome burst, MODE and CHATHISTORY
   /// TARGETS show it, asked when a line needs it.
   let counts: () -> Counts
+  /// Sets this user's away text in the engine (nil: back), for `AWAY`.
+  let setAway: (String?) -> Void
 
   init(
     user: String, serverName: String, timeZone: TimeZone, backlog: Int,
     userExists: @escaping (String) -> Bool = { _ in true },
-    counts: @escaping () -> Counts = { Counts() }
+    unregistered: Unregistered = Unregistered(),
+    counts: @escaping () -> Counts = { Counts() },
+    setAway: @escaping (String?) -> Void = { _ in }
   ) {
+    self.setAway = setAway
+    self.unregistered = unregistered
+    unregistered.count += 1
     self.userExists = userExists
     self.counts = counts
     self.user = user
     self.serverName = serverName
     self.timeZone = timeZone
     self.backlog = backlog
+  }
+
+  deinit {
+    if !registered { unregistered.count -= 1 }
   }
 
   var nick: String { user }
@@ -228,9 +268,11 @@ final class IRCSession: WireCodec {
     var steps: [[Action]] = targets.prefix(Self.maximumTargets).map { name in
       switch command {
       case "JOIN": join(name)
-      case "PART": part(name)
+      case "PART": part(name, reason: parameters.count > 1 ? parameters[1] : nil)
       case "NAMES": names(name)
-      default: privmsg(command, to: name, text: parameters[1])
+      default:
+        privmsg(
+          command, to: name, text: parameters[1], tags: Self.clientTags(message.tags))
       }
     }
     if targets.count > Self.maximumTargets {
@@ -275,9 +317,17 @@ final class IRCSession: WireCodec {
       return completeRegistration(counts: counts)
     case "PASS": return []
     case "PING":
-      return [reply(source: serverName, "PONG", [serverName, parameters.first ?? ""])]
+      guard let token = parameters.first, !token.isEmpty else {
+        return [numeric(.noOrigin, ["No origin specified"])]
+      }
+      return [reply(source: serverName, "PONG", [serverName, token])]
     case "PONG": return []
-    case "QUIT": return registered ? [.request(.quit, answering: nil)] : [.close]
+    case "QUIT":
+      guard registered else { return [.close] }
+      if let reason = parameters.first, !reason.isEmpty {
+        return [.request(.quitGiving(reason: Self.reasonText(reason)), answering: nil)]
+      }
+      return [.request(.quit, answering: nil)]
     default:
       guard registered else { return [numeric(.notRegistered, ["You have not registered"])] }
       return command(message, counts: counts)

@@ -65,12 +65,18 @@ extension Server {
       return IRCSession(
         user: user, serverName: options.serverName, timeZone: engine.timeZone,
         backlog: options.ircBacklog, userExists: { [users] in users.userExists($0) },
+        unregistered: ircUnregistered,
         counts: { [unowned self] in
-          IRCSession.Counts(
-            connections: connections.count, rooms: engine.roomCount,
-            roomCreated: engine.roomCreated,
+          let users = connections.count - ircUnregistered.count
+          ircUnregistered.mostUsers = max(ircUnregistered.mostUsers, users)
+          return IRCSession.Counts(
+            connections: users, unregistered: ircUnregistered.count,
+            mostUsers: ircUnregistered.mostUsers, rooms: engine.roomCount,
+            roomCreated: engine.roomCreated, isOnline: engine.isOnline,
+            away: engine.awayText, roomsOf: engine.rooms(of:), seenUntil: engine.seenUntil,
             activeConversations: activeConversationsCharged)
-        })
+        },
+        setAway: { [unowned self] text in engine.setAway(user, text: text) })
     }
   }
 }

@@ -32,6 +32,8 @@ public final class Server: @unchecked Sendable {
   let log: Logger
 
   var connections = ConnectionTable()
+  /// How many IRC clients have not registered yet, for LUSERS.
+  let ircUnregistered = IRCSession.Unregistered()
   /// Every connection's readiness, one pass at a time (``ReadinessPoll``).
   let poll: ReadinessPoll
   var nextConnection = 1

@@ -30,7 +30,9 @@ final class IRCHarness {
     let id = ConnectionID(1000 + sessions.count)
     let session = IRCSession(
       user: user, serverName: "host.test", timeZone: engine.clock.timeZone, backlog: backlog,
-      userExists: { [users = engine.users] in users.userExists($0) })
+      userExists: { [users = engine.users] in users.userExists($0) },
+      counts: { [unowned self] in counts() },
+      setAway: { [engine = engine.engine] in engine.setAway(user, text: $0) })
     sessions[id] = session
     engine.output.encoders[id] = { [unowned self] outgoing, kind in
       let neutral = if case .neutral = kind { true } else { false }
@@ -57,15 +59,20 @@ final class IRCHarness {
 
   func session(_ id: ConnectionID) -> IRCSession { sessions[id]! }
 
+  /// The engine's state as the server tells a session of it.
+  func counts() -> IRCSession.Counts {
+    IRCSession.Counts(
+      connections: 1, rooms: 0, roomCreated: engine.engine.roomCreated,
+      isOnline: engine.engine.isOnline, away: engine.engine.awayText,
+      roomsOf: engine.engine.rooms(of:), seenUntil: engine.engine.seenUntil,
+      activeConversations: engine.engine.activeConversations)
+  }
+
   /// Feeds one line; returns every IRC line the connection has got since.
   @discardableResult
   func send(_ id: ConnectionID, _ line: String) -> [String] {
     let session = sessions[id]!
-    var actions = session.receive(line) {
-      IRCSession.Counts(
-        connections: 1, rooms: 0, roomCreated: self.engine.engine.roomCreated,
-        activeConversations: self.engine.engine.activeConversations)
-    }
+    var actions = session.receive(line, counts: counts)
     // The other steps of a line with several targets, as the server's
     // turns serve them.
     while true {

@@ -64,7 +64,7 @@ struct IRCSessionTests {
     #expect(irc.engine.output.take(carol) == ["JOIN #ops alice"])
     #expect(
       irc.send(alice, "MODE #ops") == [
-        ":host.test 324 alice #ops +nt", ":host.test 329 alice #ops 1796057400",
+        ":host.test 324 alice #ops +", ":host.test 329 alice #ops 1796057400",
       ], "329 is the room's creation time, in seconds since the epoch")
     #expect(irc.send(alice, "MODE #nowhere").last == ":host.test 329 alice #nowhere 0")
     #expect(

@@ -1,0 +1,57 @@
+import LineProtocol
+
+/// Who is connected and who is away: state of the moment, never journaled
+/// (chatbroker(7), "IRC": `AWAY`, `ISON`, `USERHOST`). One away text per
+/// user, whichever session set it, so that every session and every
+/// client that asks reads the same; a line-protocol verb can set it
+/// through ``setAway(_:text:)`` as the IRC gateway does.
+extension Engine {
+  /// Whether `user` has a session now.
+  public func isOnline(_ user: String) -> Bool {
+    connectionsByUser[user] != nil
+  }
+
+  /// The user's away text, nil when they are not away (or not connected).
+  public func awayText(_ user: String) -> String? {
+    awayTexts[user]
+  }
+
+  /// Marks a connected user away with `text`, or back with nil or an
+  /// empty text; forgotten when their last session closes.
+  public func setAway(_ user: String, text: String?) {
+    guard isOnline(user) else { return }
+    awayTexts[user] = text.flatMap { $0.isEmpty ? nil : $0 }
+  }
+
+  /// The user's last session leaves `room` (a PART, or the connection
+  /// closing; not a JOIN undone by a failed sync): they have seen it up
+  /// to its newest message.
+  func noteSeen(_ room: RoomName, by user: String) {
+    guard let newest = histories[.room(room)]?.newest else { return }
+    seenUntilByUser[user, default: [:]][room] = (newest.id, newest.time)
+  }
+
+  /// The user's rooms (chatbroker(7), "Your rooms and read markers"), by
+  /// name: those an IRC client is joined to when it registers.
+  public func rooms(of user: String) -> [RoomName] {
+    (roomsByUser[user] ?? [:]).keys.sorted()
+  }
+
+  /// Up to where `user` has seen `room`: the later of the message their
+  /// read marker is on and the room's newest message when their last
+  /// session left it, as that message while the history keeps it, else
+  /// as its time; nil when neither is known. What a client that joins
+  /// again has missed comes after it.
+  public func seenUntil(_ user: String, in room: RoomName) -> HistoryPoint? {
+    var seen: (id: MessageID, time: Timestamp)?
+    if let marker = readMarkers[user]?[.room(room)], let time = marker.delivered {
+      seen = (marker.id, time)
+    }
+    if let left = seenUntilByUser[user]?[room], seen.map({ left.time >= $0.time }) ?? true {
+      seen = left
+    }
+    guard let seen else { return nil }
+    if histories[.room(room)]?.sequence(of: seen.id) != nil { return .message(seen.id) }
+    return .time(seen.time)
+  }
+}

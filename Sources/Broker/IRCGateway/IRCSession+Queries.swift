@@ -1,0 +1,218 @@
+import Foundation
+import IRCProtocol
+import LineProtocol
+
+/// The commands that ask the server about users and itself (USERHOST,
+/// ISON, WHO and WHOIS of a nick, WHOWAS, AWAY, LUSERS, TIME, VERSION,
+/// INFO, ADMIN, MOTD), answered from the engine's state of the moment, and
+/// the RFC 2812 commands chatbroker does not offer, answered with the
+/// numeric that says why (chatbroker(7), "IRC").
+extension IRCSession {
+  /// The longest away text kept (ISUPPORT `AWAYLEN`), in bytes; a longer
+  /// one is cut.
+  static let maximumAwayBytes = 200
+
+  /// The login name an IRC nick names. Nicks are case-insensitive
+  /// (CASEMAPPING=ascii) and login names are not: the name as typed when
+  /// such a user exists, else in lower case when that one does, else
+  /// this client's own when it differs only in case, else as typed.
+  func login(_ nickname: String) -> String {
+    if nickname == nick || userExists(nickname) { return nickname }
+    if nickname.lowercased() == nick.lowercased() { return nick }
+    let lower = nickname.lowercased()
+    return userExists(lower) ? lower : nickname
+  }
+
+  /// `USERHOST <nick>...` (302): up to five connected users, each
+  /// `nick=+user@host`, `-` for one who is away.
+  func userhost(_ parameters: [String], counts: Counts) -> [Action] {
+    let found = parameters.prefix(5).map(login).filter(counts.isOnline).map { name in
+      "\(name)=\(counts.away(name) == nil ? "+" : "-")\(name)@\(serverName)"
+    }
+    return [numeric(.userhost, [found.joined(separator: " ")])]
+  }
+
+  /// `ISON <nick>...` (303): those of the nicks that are connected.
+  func ison(_ parameters: [String], counts: Counts) -> [Action] {
+    let nicks = parameters.flatMap { $0.split(separator: " ").map(String.init) }
+    let online = nicks.map(login).filter(counts.isOnline)
+    return [numeric(.isOn, [online.joined(separator: " ")])]
+  }
+
+  /// `AWAY [:text]`: 306 and away with a text, 305 and back without one;
+  /// one state per user, which WHO, WHOIS, USERHOST and a private message
+  /// to the user (301) show.
+  func away(_ parameters: [String]) -> [Action] {
+    let plain = parameters.first.map(Self.plainText) ?? ""
+    let text = IRCText.prefix(
+      IRCText.replacingControls(in: plain, spacesToo: false, tabToo: true),
+      maximumBytes: Self.maximumAwayBytes)
+    setAway(text.isEmpty ? nil : text)
+    if text.isEmpty {
+      return [numeric(.unAway, ["You are no longer marked as being away"])]
+    }
+    return [numeric(.nowAway, ["You have been marked as being away"])]
+  }
+
+  /// `WHO <nick>`: 352 for a connected user (`G` when away), then 315
+  /// naming the mask as sent.
+  func whoNick(_ mask: String, counts: Counts) -> [Action] {
+    let name = login(mask)
+    var actions: [Action] = []
+    if counts.isOnline(name) || name == nick {
+      actions.append(whoLine(room: "*", member: name, away: counts.away(name) != nil))
+    }
+    actions.append(numeric(.endOfWho, [mask, "End of /WHO list"]))
+    return actions
+  }
+
+  /// `WHOIS [server] <nick>`: 311, 312, 301 when away, 318; 401 and 318
+  /// for a nick that is no user.
+  func whois(_ asked: String, counts: Counts) -> [Action] {
+    let who = login(asked)
+    guard who == nick || (UserName.isValid(who) && userExists(who)) else {
+      return [
+        numeric(.noSuchNick, [asked, "No such nick"]),
+        numeric(.endOfWhois, [asked, "End of /WHOIS list"]),
+      ]
+    }
+    var actions = [
+      numeric(.whoisUser, [who, who, serverName, "*", who]),
+      numeric(.whoisServer, [who, serverName, "chatbroker"]),
+    ]
+    if let text = counts.away(who) { actions.append(numeric(.away, [who, text])) }
+    actions.append(numeric(.endOfWhois, [who, "End of /WHOIS list"]))
+    return actions
+  }
+
+  /// `WHOWAS <nick>`: the broker keeps no past nicks (a nick is a login
+  /// name, for good), so 406 and 369; 431 without a nick.
+  func whowas(_ parameters: [String]) -> [Action] {
+    guard let asked = parameters.first, !asked.isEmpty else {
+      return [numeric(.noNicknameGiven, ["No nickname given"])]
+    }
+    return [
+      numeric(.wasNoSuchNick, [asked, "There was no such nickname: nicks are login names"]),
+      numeric(.endOfWhowas, [asked, "End of WHOWAS"]),
+    ]
+  }
+
+  /// 251 to 255 and 265, 266: every client is a visible user of the one
+  /// server.
+  func lusers(_ counts: Counts) -> [Action] {
+    let users = String(counts.connections)
+    let most = String(max(counts.mostUsers, counts.connections))
+    return [
+      numeric(.luserClient, ["There are \(users) users and 0 invisible on 1 servers"]),
+      numeric(.luserOp, ["0", "operator(s) online: there are no IRC operators"]),
+      numeric(.luserUnknown, [String(counts.unregistered), "unknown connection(s)"]),
+      numeric(.luserChannels, [String(counts.rooms), "channels formed"]),
+      numeric(.luserMe, ["I have \(users) clients and 0 servers"]),
+      numeric(.localUsers, [users, most, "Current local users \(users), max \(most)"]),
+      numeric(.globalUsers, [users, most, "Current global users \(users), max \(most)"]),
+    ]
+  }
+
+  /// `TIME` (391): the server's time, in seconds and as text.
+  func time() -> [Action] {
+    let now = Date()
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.timeZone = timeZone
+    formatter.dateFormat = "EEEE MMMM d yyyy -- HH:mm:ss ZZZZZ"
+    return [
+      numeric(
+        .time,
+        [serverName, String(Int(now.timeIntervalSince1970)), "0", formatter.string(from: now)])
+    ]
+  }
+
+  /// `MOTD`: there is none (422).
+  func motd() -> [Action] {
+    [numeric(.noMotd, ["MOTD File is missing"])]
+  }
+
+  /// `VERSION` (351, then the 005 lines again).
+  func version() -> [Action] {
+    [
+      numeric(
+        .version, ["chatbroker-\(chatbrokerVersion)", serverName, "speaks chatbroker(7) and IRC"])
+    ]
+      + isupportLines()
+  }
+
+  /// `INFO` (371, 374).
+  func info() -> [Action] {
+    [
+      numeric(.info, ["chatbroker \(chatbrokerVersion): chat rooms for the users of one host"]),
+      numeric(.info, ["identity is the Unix user: a nick is a login name"]),
+      numeric(.info, ["see chatbroker(7) for what IRC means here"]),
+      numeric(.endOfInfo, ["End of INFO list"]),
+    ]
+  }
+
+  /// `ADMIN` (256 to 259): the host's administrator is root.
+  func admin() -> [Action] {
+    [
+      numeric(.adminMe, [serverName, "Administrative info"]),
+      numeric(.adminLoc1, ["This host: \(serverName)"]),
+      numeric(.adminLoc2, ["chatbroker runs as a service of the host"]),
+      numeric(.adminEmail, ["root@\(serverName)"]),
+    ]
+  }
+
+  /// The RFC 2812 commands that are not offered, each with the numeric
+  /// that says so (chatbroker(7), "IRC", "Moderation"); nil for a
+  /// command this does not know.
+  func notOffered(_ message: IRCMessage) -> [Action]? {
+    let parameters = message.parameters
+    switch message.command {
+    case "OPER":
+      guard parameters.count >= 2 else {
+        return [numeric(.needMoreParameters, ["OPER", "Not enough parameters"])]
+      }
+      return [numeric(.noOperHost, ["There are no IRC operators: root administers the host"])]
+    case "KILL", "WALLOPS", "SQUIT", "CONNECT", "DIE", "RESTART", "REHASH":
+      return [
+        numeric(.noPrivileges, ["Permission Denied: there are no IRC operators on chatbroker"])
+      ]
+    case "KICK":
+      guard parameters.count >= 2 else {
+        return [numeric(.needMoreParameters, ["KICK", "Not enough parameters"])]
+      }
+      guard room(parameters[0]) != nil else { return [noSuchChannel(parameters[0])] }
+      return [
+        numeric(
+          .chanOPrivsNeeded,
+          [parameters[0], "Rooms have no operators on chatbroker: nobody can be kicked"])
+      ]
+    case "INVITE":
+      guard parameters.count >= 2 else {
+        return [numeric(.needMoreParameters, ["INVITE", "Not enough parameters"])]
+      }
+      return [
+        numeric(
+          .chanOPrivsNeeded,
+          [parameters[1], "Rooms are open to every user of the host: there is no INVITE"])
+      ]
+    case "SUMMON": return [numeric(.summonDisabled, ["SUMMON has been disabled"])]
+    case "USERS": return [numeric(.usersDisabled, ["USERS has been disabled"])]
+    case "STATS":
+      return [numeric(.endOfStats, [parameters.first ?? "*", "End of STATS report"])]
+    case "LINKS":
+      return [
+        numeric(.links, [serverName, serverName, "0 chatbroker"]),
+        numeric(.endOfLinks, ["*", "End of LINKS list"]),
+      ]
+    case "SERVLIST":
+      return [numeric(.servListEnd, ["*", "*", "End of service listing"])]
+    case "SQUERY":
+      return [numeric(.noSuchService, [parameters.first ?? "*", "No such service"])]
+    case "TRACE":
+      return [numeric(.traceEnd, [serverName, "chatbroker", "End of TRACE"])]
+    case "SERVICE": return [numeric(.alreadyRegistered, ["You may not reregister"])]
+    case "ERROR": return []
+    default: return nil
+    }
+  }
+}

@@ -1,0 +1,148 @@
+"""The irctest controller for chatbroker (run by tools/irctest).
+
+irctest (github.com/progval/irctest) is not part of this repository: this
+module is loaded from its checkout with ``--controller chatbroker``. It
+starts the chatbroker binary named by $CHATBROKER on a temporary state
+directory and connects every test client over the IRC Unix socket
+(irc.sock) as the Unix user its nick names, since on chatbroker the nick
+is the login name (chatbroker(7), "Identity"): the test process runs as
+root and takes that user's uid and gid for the connect(2), so the kernel's
+SO_PEERCRED names the user. Users that do not exist are created
+(useradd --badname, comment "chatbroker irctest"; tools/irctest removes
+them at its end). A client that irctest connects without connectClient's
+nick connects as the user "irctest".
+"""
+
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import time
+from typing import Optional, Type
+
+from irctest import cases, client_mock
+from irctest.basecontrollers import BaseServerController, DirectoryBasedController
+from irctest.runner import NotImplementedByController
+
+DEFAULT_USER = "irctest"
+COMMENT = "chatbroker irctest"
+
+# The nick the client being connected registers with (connectClient).
+_next_nick: list = [None]
+
+
+def _unix_user(name: str) -> Optional[pwd.struct_passwd]:
+    """The Unix user named `name`, created when missing; None if it cannot be."""
+    try:
+        return pwd.getpwnam(name)
+    except KeyError:
+        pass
+    result = subprocess.run(
+        ["useradd", "--badname", "--no-create-home", "--user-group",
+         "--shell", "/usr/sbin/nologin", "--comment", COMMENT, name],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if result.returncode != 0:
+        return None
+    return pwd.getpwnam(name)
+
+
+_original_connect_client = cases.BaseServerTestCase.connectClient
+
+
+def _connect_client(self, nick, *args, **kwargs):
+    _next_nick[0] = nick
+    try:
+        return _original_connect_client(self, nick, *args, **kwargs)
+    finally:
+        _next_nick[0] = None
+
+
+_original_connect = client_mock.ClientMock.connect
+
+
+def _connect(self, hostname: str, port: int) -> None:
+    path = ChatbrokerController.irc_socket
+    if path is None:
+        return _original_connect(self, hostname, port)
+    entry = _unix_user(_next_nick[0] or DEFAULT_USER) or _unix_user(DEFAULT_USER)
+    self.conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    self.conn.settimeout(self.socket_timeout)
+    os.setegid(entry.pw_gid)
+    os.seteuid(entry.pw_uid)
+    try:
+        self.conn.connect(path)
+    finally:
+        os.seteuid(0)
+        os.setegid(0)
+
+
+cases.BaseServerTestCase.connectClient = _connect_client
+client_mock.ClientMock.connect = _connect
+
+
+class ChatbrokerController(BaseServerController, DirectoryBasedController):
+    software_name = "chatbroker"
+    supported_sasl_mechanisms: set = set()
+    supports_sts = False
+    # The IRC socket of the broker running now, for the clients.
+    irc_socket: Optional[str] = None
+
+    def run(self, hostname, port, *, password, ssl, run_services, faketime,
+            websocket_hostname, websocket_port) -> None:
+        if ssl:
+            raise NotImplementedByController("TLS")
+        if websocket_hostname is not None or websocket_port is not None:
+            raise NotImplementedByController("Websocket")
+        if run_services:
+            raise NotImplementedByController("services")
+        if password is not None:
+            raise NotImplementedByController("PASS")
+        assert self.proc is None
+        self.port = port
+        self.hostname = hostname
+        self.create_config()
+        assert self.directory
+        os.chmod(self.directory, 0o755)
+        state = self.directory / "state"
+        os.mkdir(state, 0o700)
+        ChatbrokerController.irc_socket = str(self.directory / "irc.sock")
+        self.proc = self.execute([
+            os.environ.get("CHATBROKER", "chatbroker"),
+            "--socket", str(self.directory / "chat.sock"),
+            "--irc-socket", ChatbrokerController.irc_socket,
+            "--state-dir", str(state),
+            "--new-rooms-per-minute", "1000",
+        ])
+
+    def wait_for_port(self) -> None:
+        started = time.time()
+        while not self.port_open:
+            self.check_is_alive()
+            try:
+                probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                probe.connect(ChatbrokerController.irc_socket)
+                probe.sendall(b"QUIT :chkport\r\n")
+                probe.settimeout(1.0)
+                try:
+                    probe.recv(4096)
+                except socket.timeout:
+                    pass
+                probe.close()
+                self.port_open = True
+            except (FileNotFoundError, ConnectionRefusedError):
+                if time.time() - started > 60:
+                    raise
+                time.sleep(0.05)
+
+    def terminate(self) -> None:
+        ChatbrokerController.irc_socket = None
+        super().terminate()
+
+    def kill(self) -> None:
+        ChatbrokerController.irc_socket = None
+        super().kill()
+
+
+def get_irctest_controller_class() -> Type[ChatbrokerController]:
+    return ChatbrokerController
