@@ -267,6 +267,26 @@ struct FederationTests {
     }
   }
 
+  @Test(
+    "a broker whose password the NATS server refuses logs why, and a new state directory refuses shared SAY (real time)"
+  )
+  func wrongPasswordRealTime() throws {
+    let cluster = try NatsCluster()
+    try cluster.start()
+    let broker = try BrokerProcess()
+    var arguments = Self.arguments(1, cluster)
+    arguments[arguments.firstIndex(of: "p1")!] = "wrong"
+    try broker.start(arguments)
+    try Self.diagnosed(cluster, [broker]) {
+      try broker.waitForLog("federation link cannot connect", timeout: 20)
+      #expect(broker.log.contains("Authorization Violation"))
+      let client = try broker.connect()
+      let refused = try client.request("SAY #ops :hello?")
+      #expect(refused.last?.hasPrefix("ERR SAY LIMIT :#ops is shared with other hosts") == true)
+      #expect(try client.request("SAY #lunch :local").last?.hasPrefix("OK SAY ") == true)
+    }
+  }
+
   @Test("a broker connecting to NATS without credentials warns at every start")
   func noCredentialsWarning() throws {
     let broker = try BrokerProcess()
