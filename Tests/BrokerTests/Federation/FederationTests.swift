@@ -247,7 +247,7 @@ struct FederationTests {
     let cluster = try NatsCluster()
     try cluster.start()
     // The operator made the stream, for rooms only.
-    let created = try cluster.client(0, as: "admin").request(
+    let created = try cluster.client(0, as: "admin").jetStream(
       "$JS.API.STREAM.CREATE.CHAT",
       #"{"name":"CHAT","subjects":["chat.room.>"],"storage":"file","num_replicas":1}"#)
     #expect(!created.contains("\"error\""), "\(created)")
