@@ -86,21 +86,7 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
     var options: OpaquePointer?
     try check(natsOptions_Create(&options), "natsOptions_Create")
     defer { natsOptions_Destroy(options) }
-    try withCStrings(configuration.servers) { servers throws(NatsError) in
-      try check(
-        natsOptions_SetServers(options, servers, Int32(configuration.servers.count)),
-        "the NATS server URLs")
-    }
-    if let user = configuration.user {
-      try check(
-        natsOptions_SetUserInfo(options, user, configuration.password ?? ""), "--nats-user")
-    }
-    if let token = configuration.token {
-      try check(natsOptions_SetToken(options, token), "--nats-token")
-    }
-    if let file = configuration.credentialsFile {
-      try check(natsOptions_SetUserCredentialsFromFiles(options, file, nil), "--nats-creds")
-    }
+    try setServersAndCredentials(options)
     // The operator's list is the truth: a host cut off from its servers
     // must not wander to others it heard of.
     natsOptions_SetIgnoreDiscoveredServers(options, true)
@@ -108,8 +94,16 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
     natsOptions_SetReconnectWait(options, 250)
     natsOptions_SetTimeout(options, 2000)
     natsOptions_SetName(options, "chatbroker \(configuration.node)")
-    natsOptions_SetRetryOnFailedConnect(options, true, nil, nil)
     let context = Unmanaged.passUnretained(self).toOpaque()
+    // With a callback, a server that cannot be reached or refuses the
+    // credentials does not hold up the start: the threads run, and the
+    // reader says why it cannot connect.
+    natsOptions_SetRetryOnFailedConnect(
+      options, true,
+      { _, closure in
+        guard let closure else { return }
+        Unmanaged<NatsLink>.fromOpaque(closure).takeUnretainedValue().report("connected", [:])
+      }, context)
     natsOptions_SetDisconnectedCB(
       options,
       { _, closure in
@@ -171,6 +165,25 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
     self.jetStream = jetStream
     Thread.detachNewThread { [self] in publishLoop() }
     Thread.detachNewThread { [self] in readLoop() }
+  }
+
+  /// The operator's servers and credentials, on new connection options.
+  func setServersAndCredentials(_ options: OpaquePointer?) throws(NatsError) {
+    try withCStrings(configuration.servers) { servers throws(NatsError) in
+      try check(
+        natsOptions_SetServers(options, servers, Int32(configuration.servers.count)),
+        "the NATS server URLs")
+    }
+    if let user = configuration.user {
+      try check(
+        natsOptions_SetUserInfo(options, user, configuration.password ?? ""), "--nats-user")
+    }
+    if let token = configuration.token {
+      try check(natsOptions_SetToken(options, token), "--nats-token")
+    }
+    if let file = configuration.credentialsFile {
+      try check(natsOptions_SetUserCredentialsFromFiles(options, file, nil), "--nats-creds")
+    }
   }
 
   public func publish(_ lines: [OutboxLine]) {
@@ -300,6 +313,7 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
   private func readLoop() {
     while !isStopped {
       guard let createdAt = ensureStream() else {
+        reportConnectionFailure()
         nats_Sleep(500)
         continue
       }
@@ -368,6 +382,26 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
 
   static func created(_ info: UnsafeMutablePointer<jsStreamInfo>) -> Timestamp {
     Timestamp(milliseconds: info.pointee.Created / 1_000_000)
+  }
+
+  /// While not connected: why, from one plain attempt with the same
+  /// servers and credentials (the retrying connection keeps only "no
+  /// server available"; a refused password reads `Authorization
+  /// Violation`), logged once per reason.
+  private func reportConnectionFailure() {
+    guard natsConnection_Status(connection) != NATS_CONN_STATUS_CONNECTED else { return }
+    var options: OpaquePointer?
+    guard natsOptions_Create(&options) == NATS_OK else { return }
+    defer { natsOptions_Destroy(options) }
+    guard (try? setServersAndCredentials(options)) != nil else { return }
+    natsOptions_SetTimeout(options, 2000)
+    var probe: OpaquePointer?
+    let status = natsConnection_Connect(&probe, options)
+    defer { natsConnection_Destroy(probe) }
+    guard status != NATS_OK else { return }
+    let text = nats_GetLastError(nil)
+    let reason = text.map { String(cString: $0) } ?? NatsError(status, "connect").description
+    report("cannot connect", ["reason": reason])
   }
 
   /// The stream is still the one reported: nil when it cannot be told.

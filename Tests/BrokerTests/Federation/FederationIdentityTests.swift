@@ -99,9 +99,9 @@ struct FederationIdentityTests {
       }
       for client in clients { try Hosts.waitForHistory(client, count: 3) }
       let admin = try cluster.client(0, as: "admin")
-      let deleted = try admin.request("$JS.API.STREAM.DELETE.CHAT")
+      let deleted = try admin.jetStream("$JS.API.STREAM.DELETE.CHAT")
       #expect(deleted.contains("\"success\":true"), "\(deleted)")
-      let created = try admin.request(
+      let created = try admin.jetStream(
         "$JS.API.STREAM.CREATE.CHAT",
         #"{"name":"CHAT","subjects":["chat.>"],"storage":"file","num_replicas":3,"duplicate_window":120000000000}"#
       )

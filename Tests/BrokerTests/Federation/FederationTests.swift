@@ -247,7 +247,7 @@ struct FederationTests {
     let cluster = try NatsCluster()
     try cluster.start()
     // The operator made the stream, for rooms only.
-    let created = try cluster.client(0, as: "admin").request(
+    let created = try cluster.client(0, as: "admin").jetStream(
       "$JS.API.STREAM.CREATE.CHAT",
       #"{"name":"CHAT","subjects":["chat.room.>"],"storage":"file","num_replicas":1}"#)
     #expect(!created.contains("\"error\""), "\(created)")
@@ -263,6 +263,26 @@ struct FederationTests {
         refused.last?.hasPrefix(
           "ERR SAY LIMIT :#ops is shared with other hosts, and the stream refuses this host's lines (the stream CHAT does not store chat.dm.h2.h1"
         ) == true, "\(refused)")
+      #expect(try client.request("SAY #lunch :local").last?.hasPrefix("OK SAY ") == true)
+    }
+  }
+
+  @Test(
+    "a broker whose password the NATS server refuses logs why, and a new state directory refuses shared SAY (real time)"
+  )
+  func wrongPasswordRealTime() throws {
+    let cluster = try NatsCluster()
+    try cluster.start()
+    let broker = try BrokerProcess()
+    var arguments = Self.arguments(1, cluster)
+    arguments[arguments.firstIndex(of: "p1")!] = "wrong"
+    try broker.start(arguments)
+    try Self.diagnosed(cluster, [broker]) {
+      try broker.waitForLog("federation link cannot connect", timeout: 20)
+      #expect(broker.log.contains("Authorization Violation"))
+      let client = try broker.connect()
+      let refused = try client.request("SAY #ops :hello?")
+      #expect(refused.last?.hasPrefix("ERR SAY LIMIT :#ops is shared with other hosts") == true)
       #expect(try client.request("SAY #lunch :local").last?.hasPrefix("OK SAY ") == true)
     }
   }

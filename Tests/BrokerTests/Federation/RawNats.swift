@@ -11,6 +11,8 @@ import TestSupport
 final class RawNats {
   private let socket: Int32
   private var buffer: [UInt8] = []
+  /// The subscription id of the next request's inbox.
+  private var nextSID = 1
 
   /// Connects to `port` as `user`; throws when the server refuses.
   init(port: UInt16, user: String, password: String) throws {
@@ -33,19 +35,36 @@ final class RawNats {
   }
 
   /// A request and its reply's payload (a JetStream API answer is JSON).
-  func request(_ subject: String, _ payload: String = "") throws -> String {
+  func request(_ subject: String, _ payload: String = "", timeout: Double = 10) throws -> String {
     let inbox = "_INBOX.raw\(UInt32.random(in: 0...UInt32.max))"
+    let sid = nextSID
+    nextSID += 1
     try send(
-      "SUB \(inbox) 1\r\nPUB \(subject) \(inbox) \(payload.utf8.count)\r\n\(payload)\r\n")
+      "SUB \(inbox) \(sid)\r\nPUB \(subject) \(inbox) \(payload.utf8.count)\r\n\(payload)\r\n")
+    // A late answer to an abandoned request must not pass for this one.
+    defer { try? send("UNSUB \(sid)\r\n") }
     while true {
-      let header = try line(timeout: 10)
+      let header = try line(timeout: timeout)
       if header.hasPrefix("-ERR") { throw TestFailure("request \(subject): \(header)") }
       guard header.hasPrefix("MSG ") else { continue }
-      let size = Int(header.split(separator: " ").last!)!
-      let body = try bytes(size + 2, timeout: 10)
-      try send("UNSUB 1\r\n")
+      let words = header.split(separator: " ")
+      let size = Int(words.last!)!
+      let body = try bytes(size + 2, timeout: timeout)
+      guard words[2] == "\(sid)" else { continue }
       return String(decoding: body.dropLast(2), as: UTF8.self)
     }
+  }
+
+  /// A JetStream API request sent again (bounded) until it is answered
+  /// without an error: a cluster that has just elected its meta leader may
+  /// not answer the first.
+  func jetStream(_ subject: String, _ payload: String = "", timeout: Double = 20) throws -> String {
+    var answer = ""
+    try waitUntil(timeout: timeout, "an answer to \(subject) without error (last: \(answer))") {
+      answer = (try? request(subject, payload, timeout: 5)) ?? ""
+      return !answer.isEmpty && !answer.contains("\"error\"")
+    }
+    return answer
   }
 
   private func send(_ text: String) throws {
