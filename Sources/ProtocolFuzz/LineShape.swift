@@ -43,15 +43,30 @@ public enum LineShape {
       }
       return ProtocolModel.errorCodes.contains(words[2]) ? nil : "unknown error code \(words[2])"
     case "MSG", "HIST":
-      return fields(5, text: true) ?? check(words[1], isTarget) ?? check(words[2], isID)
-        ?? check(words[3], isTime) ?? check(words[4], isUser)
+      // Since 1.4 a sixth word: ACTION, or for a message taken back
+      // REDACTED with an empty text (chatbroker(7), ACTION, REDACT).
+      if words.count == 6 {
+        let redacted = keyword == "HIST" && words[5] == "REDACTED" && text == ""
+        guard words[5] == "ACTION" || redacted else { return "\(keyword) with a sixth word" }
+      }
+      return fields(min(max(words.count, 5), 6), text: true) ?? check(words[1], isTarget)
+        ?? check(words[2], isID) ?? check(words[3], isTime) ?? check(words[4], isUser)
+    case "TOPIC":
+      return fields(4, text: true) ?? check(words[1], isRoom) ?? check(words[2], isUser)
+        ?? check(words[3], isTime)
+    case "REDACT":
+      return fields(4, text: false) ?? check(words[1], isTarget) ?? check(words[2], isID)
+        ?? check(words[3], isUser)
     case "JOIN", "PART", "MEMBER":
       return fields(3, text: false) ?? check(words[1], isRoom) ?? check(words[2], isUser)
     case "SCHED":
       return fields(5, text: true) ?? check(words[1], isID) ?? check(words[2], isTarget)
         ?? check(words[3], isTime) ?? check(words[4], isTime)
     case "ROOM":
-      return fields(3, text: false) ?? check(words[1], isRoom) ?? check(words[2], isCount)
+      // `SHARED` since 1.3, the topic as free text since 1.4.
+      if words.count == 4 && words[3] != "SHARED" { return "ROOM with a fourth word" }
+      if words.count < 3 || words.count > 4 { return "ROOM with \(words.count - 1) words" }
+      return check(words[1], isRoom) ?? check(words[2], isCount)
     case "CONV":
       let none = { (word: String) in word == "-" }
       return fields(7, text: false) ?? check(words[1], isTarget)
@@ -83,7 +98,9 @@ public enum LineShape {
     switch verb {
     case "JOIN": return shape([isRoom, isCount])
     case "PART": return shape([isRoom])
-    case "SAY", "SAYAT": return shape([isID, isTime])
+    case "SAY", "SAYAT", "ACTION": return shape([isID, isTime])
+    case "REDACT": return shape([isTarget, isID])
+    case "TOPIC": return shape([isRoom])
     case "HISTORY": return shape([isTarget, isCount])
     case "SCHEDULED", "ROOMS": return shape([isCount])
     case "CANCEL": return shape([isID])

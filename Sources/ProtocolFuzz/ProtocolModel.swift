@@ -5,7 +5,7 @@ public enum ProtocolModel {
   /// The request verbs of chatbroker(7), "Requests".
   public static let verbs: Set<String> = [
     "JOIN", "PART", "SAY", "SAYAT", "HISTORY", "SCHEDULED", "CANCEL", "ROOMS", "WHO", "PING",
-    "HELP", "QUIT", "CONVERSATIONS", "MARKREAD",
+    "HELP", "QUIT", "CONVERSATIONS", "MARKREAD", "ACTION", "REDACT", "TOPIC",
   ]
 
   /// The error codes of chatbroker(7), "Errors".

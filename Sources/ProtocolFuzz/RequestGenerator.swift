@@ -94,11 +94,13 @@ public struct RequestGenerator {
     let verb = casing(
       random.pick([
         "JOIN", "PART", "SAY", "SAY", "SAYAT", "SAYAT", "HISTORY", "SCHEDULED", "CANCEL", "ROOMS",
-        "WHO", "PING", "HELP", "QUIT", "CONVERSATIONS", "MARKREAD",
+        "WHO", "PING", "HELP", "QUIT", "CONVERSATIONS", "MARKREAD", "ACTION", "REDACT", "TOPIC",
       ]))
     switch verb.asciiUppercased {
     case "JOIN", "PART", "WHO": return "\(verb) \(room())"
-    case "SAY": return "\(verb) \(target()) \(text())"
+    case "SAY", "ACTION": return "\(verb) \(target()) \(text())"
+    case "REDACT": return "\(verb) \(target()) \(id())"
+    case "TOPIC": return random.chance(50) ? "\(verb) \(room())" : "\(verb) \(room()) \(text())"
     case "SAYAT": return "\(verb) \(target()) \(when()) \(text())"
     case "HISTORY":
       var request = "\(verb) \(target())"

@@ -26,6 +26,10 @@ final class IRCReplyContext: ReplyContext {
     case chathistory(batch: String)
     /// `LIST`: pages of ROOMS.
     case list
+    /// `TOPIC #room`: 332 and 333, or 331 for none.
+    case topic
+    /// `TOPIC #room :text`: the room's TOPIC line is the answer.
+    case setTopic
   }
 
   let purpose: Purpose
@@ -48,6 +52,10 @@ final class IRCReplyContext: ReplyContext {
   /// A page of deferred lines is queued as a step.
   var pageQueued = false
 
+  /// A JOIN's or TOPIC's room topic, shown as 332 and 333 after the
+  /// JOIN line (or alone), as IRC clients expect.
+  var topic: (text: String, user: String, time: Timestamp)?
+
   /// LIST: the room shown last, where its next page starts, and whether
   /// ROOMS said there are more.
   var lastListed: RoomName?
@@ -57,6 +65,9 @@ final class IRCReplyContext: ReplyContext {
     self.purpose = purpose
     self.join = join
   }
+
+  var isJoin: Bool { if case .join = purpose { true } else { false } }
+  var asksTopic: Bool { if case .topic = purpose { true } else { false } }
 
   /// Whether the JOIN this reply came with was refused: show nothing.
   var joinRefused: Bool { join?.refused == true }

@@ -48,12 +48,14 @@ extension IRCSession {
       ]
     case "TOPIC":
       if let missing = need(1) { return missing }
-      if parameters.count > 1 {
-        return [
-          numeric(.chanOPrivsNeeded, [parameters[0], "Rooms have no topics on chatbroker"])
-        ]
+      guard let room = room(parameters[0]) else { return [noSuchChannel(parameters[0])] }
+      guard parameters.count > 1 else {
+        return [.request(.topic(room), answering: IRCReplyContext(.topic))]
       }
-      return [numeric(.noTopic, [parameters[0], "No topic is set"])]
+      // Any member may set it, as on the line protocol (chatbroker(7), TOPIC).
+      let text = IRCText.replacingControls(
+        in: Self.plainText(parameters[1]), spacesToo: false, tabToo: false)
+      return [.request(.setTopic(room, text: text), answering: IRCReplyContext(.setTopic))]
     case "MODE":
       if let missing = need(1) { return missing }
       let target = parameters[0]
@@ -162,6 +164,17 @@ extension IRCSession {
       // A NOTICE is never answered automatically (RFC 2812, 3.3.2).
       return command == "NOTICE" ? [] : service(raw)
     }
+    // CTCP (chatbroker(7), "IRC"): an ACTION (`/me`) is a message of its
+    // own kind; any other request or reply (VERSION, PING, ...) is not
+    // passed on as text.
+    var action = false
+    var raw = raw
+    if raw.hasPrefix("\u{01}") {
+      guard command == "PRIVMSG", raw.hasPrefix("\u{01}ACTION ") else { return [] }
+      action = true
+      raw = String(raw.dropFirst(8))
+      if raw.hasSuffix("\u{01}") { raw.removeLast() }
+    }
     let text = Self.plainText(raw)
     guard !text.allSatisfy({ $0 == " " }) else {
       return [numeric(.noTextToSend, ["No text to send"])]
@@ -186,9 +199,11 @@ extension IRCSession {
     let said = IRCReplyContext(.say(command: command, target: target, text: text, tags: tags))
     let notice = command == "NOTICE"
     let request: Request =
-      notice || !tags.isEmpty
-      ? .ircSay(brokerTarget, text: text, notice: notice, tags: tags)
-      : .say(brokerTarget, text: text)
+      action
+      ? .action(brokerTarget, text: text)
+      : notice || !tags.isEmpty
+        ? .ircSay(brokerTarget, text: text, notice: notice, tags: tags)
+        : .say(brokerTarget, text: text)
     var actions: [Action] = [.request(request, answering: said)]
     // 301 tells who writes to an away user, never for a NOTICE.
     if command == "PRIVMSG", case .user(let name) = brokerTarget,

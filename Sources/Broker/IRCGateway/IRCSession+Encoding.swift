@@ -66,6 +66,12 @@ extension IRCSession {
       return privmsgLines(
         from: nick, to: target, text: text, id: id, time: time, command: command,
         clientTags: tags)
+    case .accepted(.action, let id, let time):
+      guard case .say(let command, let target, let text, _) = context?.purpose,
+        capabilities.contains(.echoMessage) || login(target) == nick
+      else { return [] }
+      return privmsgLines(
+        from: nick, to: target, text: text, id: id, time: time, command: command, action: true)
     case .accepted(let verb, let id, let time):
       return serviceAccepted(verb, id: id, time: time)
     case .ok(let verb, let fields):
@@ -91,9 +97,18 @@ extension IRCSession {
       // What was taken back is not shown; IRC clients keep their own logs
       // (chatbroker(7), REDACT).
       return []
-    case .topic(let room, let who, _, let text):
-      return IRCMessage(source: "\(who)!\(who)@\(serverName)", "TOPIC", [room.description, text])
-        .encoded()
+    case .topic(let room, let who, let time, let text):
+      if let context, context.isJoin || context.asksTopic {
+        // After the JOIN line, or alone for TOPIC #room: 332 and 333.
+        context.topic = (text, who, time)
+        return []
+      }
+      return IRCMessage(
+        source: Self.source(who, serverName: serverName), "TOPIC",
+        [
+          room.description, text,
+        ]
+      ).cleaned().encoded(trailing: true)
     case .member(_, let who):
       context?.members.append(who)
       return []
@@ -133,6 +148,12 @@ extension IRCSession {
     switch verb {
     case .join:
       return IRCMessage(source: mask, "JOIN", [fields.first ?? ""]).encoded()
+        + topicLines(fields.first ?? "", context)
+    case .topic:
+      guard case .topic = context?.purpose else { return [] }
+      let room = fields.first ?? ""
+      let lines = topicLines(room, context)
+      return lines.isEmpty ? numeric(.noTopic, [room, "No topic is set"]).bytes : lines
     case .part:
       return IRCMessage(source: mask, "PART", [fields.first ?? ""]).encoded()
     case .who:
@@ -191,10 +212,30 @@ extension IRCSession {
     }
   }
 
+  /// 332 and 333 for a topic a JOIN or TOPIC gathered; none when it had none.
+  func topicLines(_ room: String, _ context: IRCReplyContext?) -> [UInt8] {
+    guard let topic = context?.topic else { return [] }
+    context?.topic = nil
+    let seconds = String(topic.time.milliseconds / 1000)
+    return numeric(.topic, [room, topic.text]).bytes
+      + numeric(
+        .topicWhoTime, [room, Self.source(topic.user, serverName: serverName), seconds],
+        trailing: false
+      ).bytes
+  }
+
   func error(
     _ verb: String, _ code: ErrorCode, _ text: String, answering context: IRCReplyContext?
   ) -> [UInt8] {
     switch Verb(rawValue: verb) {
+    case .topic:
+      let room = text.split(separator: " ").first(where: { $0.hasPrefix("#") }).map(String.init)
+      if code == .notJoined, let room {
+        return numeric(.notOnChannel, [room, "You're not on that channel"]).bytes
+      }
+      return reply(source: serverName, "NOTICE", [nick, "TOPIC refused: \(text)"]).bytes
+    case .action:
+      return error(Verb.say.rawValue, code, text, answering: context)
     case .join:
       // The names, marker and backlog asked with it are not shown.
       context?.refused = true

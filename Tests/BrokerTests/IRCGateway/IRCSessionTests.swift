@@ -171,7 +171,7 @@ struct IRCSessionTests {
     irc.send(alice, "PRIVMSG #ops :\u{02}bold\u{02} \u{03}4,1red\u{03}")
     #expect(irc.engine.output.take(bob).first?.hasSuffix(" alice :bold red") == true)
     irc.send(alice, "PRIVMSG #ops :\u{01}ACTION waves\u{01}")
-    #expect(irc.engine.output.take(bob).first?.hasSuffix(" alice :/me waves") == true)
+    #expect(irc.engine.output.take(bob).first?.hasSuffix(" alice ACTION :waves") == true)
     #expect(irc.send(alice, "PART #ops") == [":alice!alice@host.test PART #ops"])
     #expect(irc.engine.output.take(bob) == ["PART #ops alice"])
     irc.send(alice, "JOIN #ops")
