@@ -6,6 +6,9 @@ public final class Conversation {
   public private(set) var entries: [Entry] = []
   private var messageIDs: Set<String> = []
   public var members: Set<String> = []
+  /// Whether the other party of a direct conversation said they are away
+  /// (an `AWAY` line), until they write again.
+  public var away: String?
   /// A room's topic (chatbroker(7), `TOPIC`), as the broker last said.
   public var topic: RoomTopicLine?
   public var unread = 0

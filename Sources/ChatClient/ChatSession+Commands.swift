@@ -12,6 +12,7 @@ extension ChatSession {
     ("/switch", "/switch #room|@user|N", "show another conversation (also Alt-1..9)"),
     ("/msg", "/msg @user|#room text", "send to someone or somewhere else"),
     ("/me", "/me text", "say what you do: shown as “* you text”"),
+    ("/away", "/away [text]", "say you are away (who writes to you is told); alone: back"),
     ("/delete", "/delete [ID]", "take back your last message here (or message ID), within 24 h"),
     ("/at", "/at WHEN text", "send later: 18:00 (your clock), +10m, 2026-12-24T18:00Z"),
     ("/later", "/later DURATION text", "send after 90s, 10m, 1h30m, 1d"),
@@ -89,6 +90,9 @@ extension ChatSession {
         return error("join a room first (/join #general) or write to someone (/msg @name text)")
       }
       request(.action(target, text: String(rest)), .action(target: name, text: String(rest)))
+    case "/away":
+      let text = rest.isEmpty ? nil : String(rest)
+      request(.away(text), .away(text))
     case "/delete", "/unsay":
       guard model.currentIndex != nil, let target = Target(model.current.name) else {
         return error("no conversation is open")

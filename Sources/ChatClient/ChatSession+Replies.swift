@@ -121,13 +121,17 @@ extension ChatSession {
       }
     case .setTopic:
       break
+    case .away(let text):
+      notice(
+        text.map { "you are away: \($0) (who writes to you is told; /away alone to come back)" }
+          ?? "you are back")
     case .redact(let target, let id):
       if model.find(target)?.remove(messageID: id) == true {
         model.find(target)?.notice("you took a message back", time: time)
       }
     case .who(let room, let shown):
       let users = data.compactMap { line -> String? in
-        if case .member(_, let user) = line { return user }
+        if case .member(_, let user, _) = line { return user }
         return nil
       }
       model.knownUsers.formUnion(users)
@@ -200,6 +204,8 @@ extension ChatSession {
       error("could not cancel \(id): \(text)")
     case .redact(_, let id):
       error("could not take \(id) back: \(text)")
+    case .away:
+      error("could not set your away text: \(text)")
     case .topic(let room), .setTopic(let room):
       error(
         "could not \(request == .topic(room: room) ? "show" : "set") the topic of \(room): \(text)")

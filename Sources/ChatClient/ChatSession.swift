@@ -212,6 +212,8 @@ public final class ChatSession {
     switch event {
     case .message:
       guard let message = line.message else { return }
+      // Someone who writes is no longer away (as far as this screen knows).
+      if !message.target.hasPrefix("#") { model.find(message.target)?.away = nil }
       if model.find(message.target) == nil {
         // A conversation opened by what arrives (someone writes to me)
         // loads its history like any other: until that reply is in, its
@@ -230,6 +232,10 @@ public final class ChatSession {
       conversation.notice("\(user) left", time: now())
     case .topic(let room, _, _, _) where pending.first != .topic(room: room.description):
       topicArrived(event)
+    case .away(let user, let text):
+      let conversation = model.find("@" + user) ?? model.current
+      conversation.away = text
+      conversation.notice("\(user) is away: \(text)", time: now())
     case .redacted(let target, let id, let user):
       guard let conversation = model.find(target.description),
         conversation.remove(messageID: id.description)

@@ -6,6 +6,8 @@ enum PendingRequest: Equatable {
   case say(target: String, text: String)
   /// `ACTION` (since 1.4): `/me`.
   case action(target: String, text: String)
+  /// `AWAY` (since 1.4): `/away [text]`.
+  case away(String?)
   /// `REDACT` (since 1.4): `/delete`.
   case redact(target: String, id: String)
   case sayAt(target: String, text: String)

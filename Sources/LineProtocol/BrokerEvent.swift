@@ -59,8 +59,10 @@ public enum BrokerEvent: Equatable, Sendable {
   /// when it was cleared. Sent to the room's sessions when it changes, to a
   /// session that joins, and in answer to `TOPIC <room>`.
   case topic(room: RoomName, user: String, time: Timestamp, text: String)
-  /// A line of a `WHO` reply.
-  case member(room: RoomName, user: String)
+  /// A line of a `WHO` reply; since 1.4 with the member's away text.
+  case member(room: RoomName, user: String, away: String? = nil)
+  /// Since 1.4: the user you wrote to directly is away: `AWAY <user> :<text>`.
+  case away(user: String, text: String)
   /// Since 1.2: a line of a `CONVERSATIONS` reply.
   case conversation(ConversationSummary)
   /// Since 1.2: another session of the same user moved its read position

@@ -222,11 +222,22 @@ public enum BrokerLine {
     }
   }
 
-  public static func member(room: RoomName, user: String) -> [UInt8] {
+  /// `MEMBER <room> <user> [:<away>]`: the away text since 1.4.
+  public static func member(room: RoomName, user: String, away: String? = nil) -> [UInt8] {
     build {
       $0.word("MEMBER")
       $0.word(room.description)
       $0.word(user)
+      if let away { $0.text(away) }
+    }
+  }
+
+  /// `AWAY <user> :<text>` (since 1.4): the user you wrote to is away.
+  public static func away(user: String, text: String) -> [UInt8] {
+    build {
+      $0.word("AWAY")
+      $0.word(user)
+      $0.text(text)
     }
   }
 

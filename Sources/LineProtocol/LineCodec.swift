@@ -37,7 +37,8 @@ public enum LineCodec {
       BrokerLine.room(room, members: members, shared: shared, topic: topic)
     case .topic(let room, let user, let time, let text):
       BrokerLine.topic(room: room, user: user, time: time, text: text)
-    case .member(let room, let user): BrokerLine.member(room: room, user: user)
+    case .member(let room, let user, let away): BrokerLine.member(room: room, user: user, away: away)
+    case .away(let user, let text): BrokerLine.away(user: user, text: text)
     case .conversation(let summary): BrokerLine.conversation(summary)
     case .markRead(let target, let id): BrokerLine.markRead(target: target, id: id)
     case .readMarker(let target, let id, _): BrokerLine.markRead(target: target, id: id)
@@ -96,12 +97,17 @@ public enum LineCodec {
       return .scheduled(
         id: id, target: target, due: due, created: created, rule: rest.count == 5 ? rest[4] : nil,
         text: text)
-    case ("JOIN", 2, nil), ("PART", 2, nil), ("MEMBER", 2, nil):
+    case ("MEMBER", 2, let away):
+      // The away text since 1.4 (chatbroker(7), `WHO`).
+      guard let room = RoomName(rest[0]) else { return nil }
+      return .member(room: room, user: rest[1], away: away)
+    case ("AWAY", 1, let text?):
+      return .away(user: rest[0], text: text)
+    case ("JOIN", 2, nil), ("PART", 2, nil):
       guard let room = RoomName(rest[0]) else { return nil }
       switch kind {
       case "JOIN": return .joined(room: room, user: rest[1])
-      case "PART": return .parted(room: room, user: rest[1])
-      default: return .member(room: room, user: rest[1])
+      default: return .parted(room: room, user: rest[1])
       }
     case ("ROOM", 2...3, _):
       // `SHARED` since 1.3, the topic since 1.4 (chatbroker(7), `ROOMS`).

@@ -31,6 +31,7 @@ extension Request {
       .sayAt(_, _, let text), .sayEvery(_, _, let text), .edit(_, let text):
       text
     case .setTopic(_, let text) where !text.isEmpty: text
+    case .away(let text?) where !text.isEmpty: text
     default: nil
     }
   }

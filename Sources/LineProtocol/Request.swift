@@ -56,6 +56,8 @@ public enum Request: Equatable, Sendable {
   /// Since 1.4: `TOPIC <room> <text>`; an empty `text` (`TOPIC <room> :`)
   /// clears the topic.
   case setTopic(RoomName, text: String)
+  /// Since 1.4: `AWAY [<text>]`; nil (or an empty text) says you are back.
+  case away(String?)
   case ping(token: String?)
   case help
   case quit
@@ -82,6 +84,7 @@ public enum Request: Equatable, Sendable {
     case .rooms: .rooms
     case .who: .who
     case .topic, .setTopic: .topic
+    case .away: .away
     case .ping: .ping
     case .help: .help
     case .quit, .quitGiving: .quit

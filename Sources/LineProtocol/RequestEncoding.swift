@@ -55,6 +55,8 @@ extension LineCodec {
     case .setTopic(let room, let topic):
       word(room.description)
       text(topic)
+    case .away(let away):
+      if let away { text(away) }
     case .say(let target, let message), .action(let target, let message):
       word(target.description)
       text(message)

@@ -117,6 +117,10 @@ public enum RequestParser {
       let room = try roomName(verb, words.required(verb))
       try words.end(verb)
       return .who(room)
+    case .away:
+      guard words.hasText else { return .away(nil) }
+      if try words.text(verb).elementsEqual(":".utf8) { return .away(nil) }
+      return .away(try text(verb, words))
     case .topic:
       let room = try roomName(verb, words.required(verb))
       guard words.hasText else { return .topic(room) }

@@ -24,6 +24,8 @@ public enum Verb: String, CaseIterable, Sendable {
   case who = "WHO"
   /// Since 1.4: show or set a room's topic.
   case topic = "TOPIC"
+  /// Since 1.4: say you are away, or back.
+  case away = "AWAY"
   case ping = "PING"
   case help = "HELP"
   case quit = "QUIT"
@@ -46,6 +48,7 @@ public enum Verb: String, CaseIterable, Sendable {
     case 4 where matches("HELP"): self = .help
     case 4 where matches("QUIT"): self = .quit
     case 4 where matches("EDIT"): self = .edit
+    case 4 where matches("AWAY"): self = .away
     case 5 where matches("SAYAT"): self = .sayAt
     case 5 where matches("ROOMS"): self = .rooms
     case 5 where matches("TOPIC"): self = .topic
@@ -82,9 +85,10 @@ public enum Verb: String, CaseIterable, Sendable {
     case .rooms: 14
     case .who: 15
     case .topic: 16
-    case .ping: 17
-    case .help: 18
-    case .quit: 19
+    case .away: 17
+    case .ping: 18
+    case .help: 19
+    case .quit: 20
     }
   }
 
@@ -165,6 +169,9 @@ public enum VerbTable {
     row(
       .topic, 1...1, text: true, optionalText: true, "TOPIC <room> [<text>]",
       "show a room's topic, or set it (TOPIC <room> : clears it)"),
+    row(
+      .away, 0...0, text: true, optionalText: true, "AWAY [<text>]",
+      "say you are away, shown to who writes to you and in WHO; AWAY alone says you are back"),
     row(.ping, 0...1, "PING [<token>]", "check that the broker answers"),
     row(.help, 0...0, "HELP", "show this list"),
     row(.quit, 0...0, "QUIT", "close the connection"),

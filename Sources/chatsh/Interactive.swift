@@ -196,6 +196,8 @@ private func draw(screen: Screen, session: ChatSession, editor: LineEditor) {
   if !editor.completionCandidates.isEmpty {
     // Tab offered several: they are shown here, Tab again cycles.
     left = " Tab: " + editor.completionCandidates.joined(separator: "  ")
+  } else if let away = current.away {
+    left += " (away: \(away))"
   } else if current.isRoom {
     if let topic = current.topic { left += ": " + topic.text }
     if !current.members.isEmpty { left += " · " + current.members.sorted().joined(separator: " ") }

@@ -85,7 +85,7 @@ struct ScriptMode {
         }
       case .who(let room, let json):
         try simple([.who(checked(room, RoomName.init))]) { line in
-          if case .event(.member(let room, let user)) = line {
+          if case .event(.member(let room, let user, _)) = line {
             out.line(
               json ? OutputFormat.object([("room", room.description), ("user", user)]) : user)
           }

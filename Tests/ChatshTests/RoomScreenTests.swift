@@ -5,7 +5,7 @@ import Testing
 /// chatsh(1) in a room: the topic on the top line, set with `/topic` and
 /// told when someone else changes it (chatbroker(7), `TOPIC`); actions
 /// sent with `/me` and shown as `* user text` (chatbroker(7), `ACTION`).
-@Suite("chatsh: topics, actions and taking a message back")
+@Suite("chatsh: topics, actions, taking a message back and away")
 struct RoomScreenTests {
   @Test("chatsh shows the topic on the top line and sets it with /topic", UnixUsers.required)
   func chatshTopLine() throws {
@@ -79,5 +79,27 @@ struct RoomScreenTests {
       try bob.request("REDACT #ops \(said.words[2])").last == "OK REDACT #ops \(said.words[2])")
     try terminal.waitFor("cbtest1 took a message back")
     #expect(!terminal.screen().contains("a typo here"))
+  }
+
+  @Test(
+    "writing to someone away says so, once, and on the top line; /away sets your own",
+    UnixUsers.required)
+  func away() throws {
+    try UnixUsers.ensure()
+    let broker = try BrokerProcess().start()
+    let bob = try broker.connect(as: "cbtest1")
+    #expect(try bob.request("AWAY :on holiday until monday") == ["OK AWAY"])
+    let terminal = try Tmux([
+      "/usr/bin/env", "LANG=C.UTF-8", "TZ=UTC", "XDG_STATE_HOME=" + broker.directory + "/xdg",
+      BuiltProducts.path("chatsh"), "--socket", broker.socketPath, "@cbtest1",
+    ])
+    defer { terminal.close() }
+    try terminal.waitFor { $0.hasPrefix(" @cbtest1") && $0.contains("[") }
+    try terminal.enter("are you there?")
+    try terminal.waitFor("cbtest1 is away: on holiday until monday")
+    try terminal.waitFor { $0.hasPrefix(" @cbtest1 (away: on holiday until monday)") }
+    try terminal.enter("/away in a meeting")
+    try terminal.waitFor("you are away: in a meeting")
+    #expect(try bob.request("SAY @root :hi").contains("AWAY root :in a meeting"))
   }
 }

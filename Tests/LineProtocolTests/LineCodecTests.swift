@@ -101,6 +101,8 @@ private let examples: [(BrokerEvent, String)] = [
     "OK ACTION b2 2026-11-30T17:56:12.031Z"
   ),
   (.member(room: ops, user: "carol"), "MEMBER #ops carol"),
+  (.member(room: ops, user: "carol", away: "lunch"), "MEMBER #ops carol :lunch"),
+  (.away(user: "bob", text: "on holiday"), "AWAY bob :on holiday"),
   (
     .info("see chatbroker(7) for the whole protocol"),
     "INFO :see chatbroker(7) for the whole protocol"

@@ -29,7 +29,8 @@ private let requests: [Request] =
   } + [
     .join(longestRoom), .part(RoomName("#a.b_c-9")!), .who(longestRoom),
     .action(.room(longestRoom), text: "waves"), .redact(.user("bob"), MessageID("k3")!),
-    .topic(longestRoom), .setTopic(longestRoom, text: ":a topic: with colons"),
+    .topic(longestRoom), .away(nil), .away("at lunch: back at 14:00"),
+    .setTopic(longestRoom, text: ":a topic: with colons"),
     .setTopic(RoomName("#a")!, text: ""),
     .sayAt(.user(longestUser), when: "2026-12-24T18:00:00+01:00", text: "merry"),
     .sayAt(ops, when: "@1798131600", text: "x"),

@@ -29,12 +29,16 @@ extension Engine {
     else { return }
     if let newRoom { applyNewRoom(newRoom) }
     apply(record)
+    if case .user(let other) = target, !notice {
+      tellAway(other, to: user, connection: connection)
+    }
     send(
       .accepted(verb, id: message.id, time: message.time), to: connection,
       kind: .outcome(verb))
     fanOut(
       message, in: ConversationKey(target: target, author: user), except: connection,
       notice: notice, tags: tags)
+
   }
 
   /// The IRC gateway's TAGMSG: the tags go to everyone in the conversation

@@ -21,6 +21,22 @@ extension Engine {
   public func setAway(_ user: String, text: String?) {
     guard isOnline(user) else { return }
     awayTexts[user] = text.flatMap { $0.isEmpty ? nil : $0 }
+    // Back, or away again: whoever writes is told afresh.
+    for writer in awayToldAt.keys { awayToldAt[writer]?[user] = nil }
+  }
+
+  /// A direct message went to `recipient`: when they are away, the writer
+  /// is told (`AWAY <user> :<text>`, chatbroker(7)), once an hour per
+  /// conversation, not for every line.
+  func tellAway(_ recipient: String, to writer: String, connection: ConnectionID) {
+    guard recipient != writer, let text = awayTexts[recipient] else { return }
+    if let told = awayToldAt[writer]?[recipient],
+      clock.now.milliseconds - told.milliseconds < 3_600_000
+    {
+      return
+    }
+    awayToldAt[writer, default: [:]][recipient] = clock.now
+    send(.away(user: recipient, text: text), to: connection)
   }
 
   /// The user's last session leaves `room` (a PART, or the connection

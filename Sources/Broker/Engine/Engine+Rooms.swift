@@ -226,7 +226,7 @@ extension Engine {
   func who(_ name: RoomName, connection: ConnectionID) {
     let members = (rooms[name]?.sessionsByUser.keys).map { $0.sorted() } ?? []
     for member in members {
-      send(.member(room: name, user: member), to: connection)
+      send(.member(room: name, user: member, away: awayTexts[member]), to: connection)
     }
     send(.ok(.who, fields: [name.description, String(members.count)]), to: connection)
   }

@@ -70,6 +70,9 @@ public final class Engine {
   /// not per session, and forgotten with the user's last session
   /// (Engine+Presence).
   var awayTexts: [String: String] = [:]
+  /// When each writer was last told that a user is away (writer, away
+  /// user): once an hour per conversation, not per line.
+  var awayToldAt: [String: [String: Timestamp]] = [:]
   /// When each user's last session left each room, the time of the
   /// room's newest message then: what a client that comes back has not
   /// seen is after it (Engine+Presence). Not journaled: after a restart
@@ -225,6 +228,9 @@ public final class Engine {
     case .rooms(let after): listRooms(after: after, connection: connection)
     case .who(let room): who(room, connection: connection)
     case .topic(let room): showTopic(room, connection: connection)
+    case .away(let text):
+      setAway(user, text: text)
+      send(.ok(.away, fields: awayTexts[user] == nil ? ["BACK"] : []), to: connection)
     case .setTopic(let room, let text):
       setTopic(room, text: text, connection: connection, user: user)
     case .ping(let token):

@@ -93,6 +93,9 @@ extension IRCSession {
     case .room(let room, let count, _, let topic):
       context?.lastListed = room
       return numeric(.list, [room.description, String(count), topic ?? ""]).bytes
+    case .away:
+      // The gateway answers 301 itself with every PRIVMSG, as IRC servers do.
+      return []
     case .redactedHistory, .redacted:
       // What was taken back is not shown; IRC clients keep their own logs
       // (chatbroker(7), REDACT).
@@ -109,7 +112,7 @@ extension IRCSession {
           room.description, text,
         ]
       ).cleaned().encoded(trailing: true)
-    case .member(_, let who):
+    case .member(_, let who, _):
       context?.members.append(who)
       return []
     case .conversation, .markRead:
