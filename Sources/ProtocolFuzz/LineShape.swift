@@ -57,8 +57,13 @@ public enum LineShape {
     case "REDACT":
       return fields(4, text: false) ?? check(words[1], isTarget) ?? check(words[2], isID)
         ?? check(words[3], isUser)
-    case "JOIN", "PART", "MEMBER":
+    case "JOIN", "PART":
       return fields(3, text: false) ?? check(words[1], isRoom) ?? check(words[2], isUser)
+    case "MEMBER":
+      // The member's away text since 1.4 (chatbroker(7), WHO).
+      return fields(3, text: text != nil) ?? check(words[1], isRoom) ?? check(words[2], isUser)
+    case "AWAY":
+      return fields(2, text: true) ?? check(words[1], isUser)
     case "SCHED":
       return fields(5, text: true) ?? check(words[1], isID) ?? check(words[2], isTarget)
         ?? check(words[3], isTime) ?? check(words[4], isTime)
@@ -101,6 +106,7 @@ public enum LineShape {
     case "SAY", "SAYAT", "ACTION": return shape([isID, isTime])
     case "REDACT": return shape([isTarget, isID])
     case "TOPIC": return shape([isRoom])
+    case "AWAY": return rest.isEmpty || rest == ["BACK"] ? nil : "OK AWAY with \(rest)"
     case "HISTORY": return shape([isTarget, isCount])
     case "SCHEDULED", "ROOMS": return shape([isCount])
     case "CANCEL": return shape([isID])

@@ -155,7 +155,7 @@ public struct ReplyChecker {
       }
       dataKeyword = keyword
       dataLines += 1
-    case "MSG", "JOIN", "PART", "MARKREAD", "TOPIC", "REDACT":
+    case "MSG", "JOIN", "PART", "MARKREAD", "TOPIC", "REDACT", "AWAY":
       if dataKeyword != nil {
         violation("event inside a multi-line reply", shown, oldestWaiting)
       }

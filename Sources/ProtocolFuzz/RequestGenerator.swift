@@ -95,11 +95,13 @@ public struct RequestGenerator {
       random.pick([
         "JOIN", "PART", "SAY", "SAY", "SAYAT", "SAYAT", "HISTORY", "SCHEDULED", "CANCEL", "ROOMS",
         "WHO", "PING", "HELP", "QUIT", "CONVERSATIONS", "MARKREAD", "ACTION", "REDACT", "TOPIC",
+        "AWAY",
       ]))
     switch verb.asciiUppercased {
     case "JOIN", "PART", "WHO": return "\(verb) \(room())"
     case "SAY", "ACTION": return "\(verb) \(target()) \(text())"
     case "REDACT": return "\(verb) \(target()) \(id())"
+    case "AWAY": return random.chance(50) ? verb : "\(verb) \(text())"
     case "TOPIC": return random.chance(50) ? "\(verb) \(room())" : "\(verb) \(room()) \(text())"
     case "SAYAT": return "\(verb) \(target()) \(when()) \(text())"
     case "HISTORY":
