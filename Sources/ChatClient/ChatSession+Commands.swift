@@ -101,11 +101,24 @@ extension ChatSession {
       }
       schedule(String(parts[1]), when: when)
     case "/every":
-      let parts = rest.split(separator: " ", maxSplits: 1)
+      var parts = rest.split(separator: " ", maxSplits: 1).map(String.init)
+      // A systemd calendar expression takes up to four words, as the
+      // broker reads it (chatbroker(7), "Series").
+      if let first = parts.first, Recurrence.startsCalendarExpression(first) {
+        var rule = first
+        var text = parts.count == 2 ? parts[1] : ""
+        for _ in 0..<3 {
+          let next = text.split(separator: " ", maxSplits: 1).map(String.init)
+          guard let word = next.first, Recurrence.continuesCalendarExpression(word) else { break }
+          rule += " " + word
+          text = next.count == 2 ? next[1] : ""
+        }
+        parts = text.isEmpty ? [rule] : [rule, text]
+      }
       guard parts.count == 2 else {
         return usage("/every RULE text, e.g. /every weekdays@09:00 stand-up")
       }
-      repeatedly(String(parts[1]), rule: String(parts[0]))
+      repeatedly(parts[1], rule: parts[0])
     case "/reschedule":
       guard arguments.count == 2, let id = MessageID(arguments[0]) else {
         return usage("/reschedule ID WHEN (18:00, +10m, now, ...) or, for a series, ID RULE")

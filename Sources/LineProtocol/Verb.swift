@@ -131,7 +131,7 @@ public enum VerbTable {
       .cancel, 1...1, "CANCEL <id>",
       "cancel one of your pending scheduled messages, or end a series"),
     row(
-      .reschedule, 2...2, "RESCHEDULE <id> <when>|<rule>",
+      .reschedule, 2...5, "RESCHEDULE <id> <when>|<rule>",
       "move a pending message to a new <when> (now: send it now); give a series a new <rule>, "
         + "or a <when> for its next"
     ),

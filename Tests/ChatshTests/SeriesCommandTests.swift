@@ -170,12 +170,16 @@ struct SeriesManagementCommandTests {
     harness.session.submit("/reschedule 7 NOW")
     harness.session.submit("/every monthly:last-fri@17:00 wrap-up")
     harness.session.submit("/skip")
+    harness.session.submit("/every Mon..Fri *-*-* 09:00 stand-up")
     #expect(
       harness.sent == [
         "RESCHEDULE 7 skip", "RESCHEDULE 7 now",
         "SAYEVERY #team monthly:last-fri@17:00/America/New_York :wrap-up",
+        "SAYEVERY #team rrule:FREQ=DAILY;BYSECOND=0;BYMINUTE=0;BYHOUR=9;BYDAY=MO,TU,WE,TH,FR;"
+          + "DTSTART=20261130T000000/America/New_York :stand-up",
       ])
-    #expect(SeriesCommandTests.notices(harness).last?.hasPrefix("usage: /skip ID") == true)
+    #expect(
+      SeriesCommandTests.notices(harness).contains { $0.hasPrefix("usage: /skip ID") })
   }
 
   @Test("Tab offers the pending ids after /skip, and the rule forms after /every")
