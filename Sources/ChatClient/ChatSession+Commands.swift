@@ -21,6 +21,8 @@ extension ChatSession {
     ("/reschedule", "/reschedule ID WHEN|RULE", "move one of them, or give a series a new rule"),
     ("/edit", "/edit ID text", "change the text of one of them"),
     ("/skip", "/skip ID", "leave out the next occurrence of a series"),
+    ("/pause", "/pause ID", "stop a series for now; /resume ID starts it again"),
+    ("/resume", "/resume ID", "start a paused series again at its next occurrence"),
     ("/cancel", "/cancel ID", "cancel one of them, or end a series"),
     ("/history", "/history [N]", "load N earlier messages (default 50)"),
     ("/who", "/who [#room]", "who is in the room"),
@@ -124,11 +126,11 @@ extension ChatSession {
         return usage("/reschedule ID WHEN (18:00, +10m, now, ...) or, for a series, ID RULE")
       }
       reschedule(id, to: arguments[1])
-    case "/skip":
+    case "/skip", "/pause", "/resume":
       guard arguments.count == 1, let id = MessageID(arguments[0]) else {
-        return usage("/skip ID (a series, see /scheduled)")
+        return usage("\(name) ID (a series, see /scheduled)")
       }
-      request(.reschedule(id, when: "skip"), .reschedule(arguments[0]))
+      request(.reschedule(id, when: String(name.dropFirst())), .reschedule(arguments[0]))
     case "/edit":
       let parts = rest.split(separator: " ", maxSplits: 1)
       guard parts.count == 2, let id = MessageID(parts[0]) else {
@@ -219,7 +221,7 @@ extension ChatSession {
   private func reschedule(_ id: MessageID, to word: String) {
     let resolved: String
     do {
-      if ["now", "skip"].contains(word.lowercased()) {
+      if ["now", "skip", "pause", "resume"].contains(word.lowercased()) {
         // Send it now, or skip a series' next occurrence: the broker's words.
         resolved = word.lowercased()
       } else if Recurrence.isRule(word) {
@@ -276,7 +278,8 @@ extension ChatSession {
     if isFirst && word.hasPrefix("/") { return Self.commands.map(\.name) }
     let words = line.split(separator: " ", omittingEmptySubsequences: true)
     let command = words.first?.lowercased() ?? ""
-    let takesID = ["/cancel", "/reschedule", "/edit", "/skip"].contains(command)
+    let takesID = ["/cancel", "/reschedule", "/edit", "/skip", "/pause", "/resume"].contains(
+      command)
     let atSecond = words.count == 1 || (words.count == 2 && !line.hasSuffix(" "))
     if takesID && atSecond {
       return model.pending.sorted()
@@ -286,7 +289,7 @@ extension ChatSession {
     if command == "/reschedule"
       && (words.count == 2 && line.hasSuffix(" ") || words.count == 3 && !line.hasSuffix(" "))
     {
-      return ["now", "skip"] + Self.ruleExamples
+      return ["now", "skip", "pause", "resume"] + Self.ruleExamples
     }
     let rooms = model.knownRooms.union(model.conversations.map(\.name).filter { $0.hasPrefix("#") })
     let users = model.knownUsers.union(model.current.members).subtracting([model.me])

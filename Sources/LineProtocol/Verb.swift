@@ -133,7 +133,7 @@ public enum VerbTable {
     row(
       .reschedule, 2...5, "RESCHEDULE <id> <when>|<rule>",
       "move a pending message to a new <when> (now: send it now); give a series a new <rule>, "
-        + "or a <when> for its next"
+        + "a <when> for its next, or skip, pause or resume it"
     ),
     row(
       .edit, 1...1, text: true, "EDIT <id> <text>", "change the text of a pending message or series"
