@@ -305,6 +305,8 @@ struct CalendarRuleTests {
       "rrule:FREQ=SECONDLY", "rrule:FREQ=DAILY;BYSECOND=0,30", "rrule:FREQ=FORTNIGHTLY",
       "rrule:BYDAY=MO", "rrule:FREQ=DAILY;COUNT=10001", "rrule:FREQ=DAILY;FOO=1",
       "rrule:FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30", "rrule:FREQ=DAILY;RSCALE=HEBREW",
+      // Refused before libical, which would look for most of a second.
+      "rrule:FREQ=DAILY;BYDAY=MO;BYMONTHDAY=31;BYMONTH=2,4",
       "rrule:FREQ=DAILY;DTSTART=20270230T090000", "rrule:FREQ=DAILY;EXDATE=20270101T090000Z",
       "rrule:FREQ=DAILY;UNTIL=tomorrow", "rrule:FREQ=DAILY/Mars/Olympus",
       "rrule:FREQ=DAILY\u{0}", "rrule:FREQ=DAILY;BYHOUR=9\u{1B}[2J", "rrule:",
