@@ -122,10 +122,15 @@ extension ChatSession {
       }
       repeatedly(parts[1], rule: parts[0])
     case "/reschedule":
-      guard arguments.count == 2, let id = MessageID(arguments[0]) else {
+      var words = arguments
+      // A systemd calendar expression is a rule of several words.
+      if words.count > 2, words.count <= 5, Recurrence.startsCalendarExpression(words[1]) {
+        words = [words[0], words[1...].joined(separator: " ")]
+      }
+      guard words.count == 2, let id = MessageID(words[0]) else {
         return usage("/reschedule ID WHEN (18:00, +10m, now, ...) or, for a series, ID RULE")
       }
-      reschedule(id, to: arguments[1])
+      reschedule(id, to: words[1])
     case "/skip", "/pause", "/resume":
       guard arguments.count == 1, let id = MessageID(arguments[0]) else {
         return usage("\(name) ID (a series, see /scheduled)")

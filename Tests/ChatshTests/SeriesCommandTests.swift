@@ -173,6 +173,7 @@ struct SeriesManagementCommandTests {
     harness.session.submit("/every Mon..Fri *-*-* 09:00 stand-up")
     harness.session.submit("/pause 7")
     harness.session.submit("/resume 7")
+    harness.session.submit("/reschedule 7 Sat,Sun 10:30")
     #expect(
       harness.sent == [
         "RESCHEDULE 7 skip", "RESCHEDULE 7 now",
@@ -180,6 +181,8 @@ struct SeriesManagementCommandTests {
         "SAYEVERY #team rrule:FREQ=DAILY;BYSECOND=0;BYMINUTE=0;BYHOUR=9;BYDAY=MO,TU,WE,TH,FR;"
           + "DTSTART=20261130T000000/America/New_York :stand-up",
         "RESCHEDULE 7 pause", "RESCHEDULE 7 resume",
+        "RESCHEDULE 7 rrule:FREQ=DAILY;BYSECOND=0;BYMINUTE=30;BYHOUR=10;BYDAY=SA,SU;"
+          + "DTSTART=20261130T000000/America/New_York",
       ])
     #expect(
       SeriesCommandTests.notices(harness).contains { $0.hasPrefix("usage: /skip ID") })
