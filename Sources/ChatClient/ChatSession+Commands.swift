@@ -24,6 +24,8 @@ extension ChatSession {
     ("/reschedule", "/reschedule ID WHEN|RULE", "move one of them, or give a series a new rule"),
     ("/edit", "/edit ID text", "change the text of one of them"),
     ("/skip", "/skip ID", "leave out the next occurrence of a series"),
+    ("/pause", "/pause ID", "stop a series for now; /resume ID starts it again"),
+    ("/resume", "/resume ID", "start a paused series again at its next occurrence"),
     ("/cancel", "/cancel ID", "cancel one of them, or end a series"),
     ("/history", "/history [N]", "load N earlier messages (default 50)"),
     ("/who", "/who [#room]", "who is in the room"),
@@ -132,22 +134,40 @@ extension ChatSession {
       }
       schedule(String(parts[1]), when: when)
     case "/every":
-      let parts = rest.split(separator: " ", maxSplits: 1)
+      var parts = rest.split(separator: " ", maxSplits: 1).map(String.init)
+      // A systemd calendar expression takes up to four words, as the
+      // broker reads it (chatbroker(7), "Series").
+      if let first = parts.first, Recurrence.startsCalendarExpression(first) {
+        var rule = first
+        var text = parts.count == 2 ? parts[1] : ""
+        for _ in 0..<3 {
+          let next = text.split(separator: " ", maxSplits: 1).map(String.init)
+          guard let word = next.first, Recurrence.continuesCalendarExpression(word) else { break }
+          rule += " " + word
+          text = next.count == 2 ? next[1] : ""
+        }
+        parts = text.isEmpty ? [rule] : [rule, text]
+      }
       guard parts.count == 2 else {
         return usage("/every RULE text, e.g. /every weekdays@09:00 stand-up")
       }
-      repeatedly(String(parts[1]), rule: String(parts[0]))
+      repeatedly(parts[1], rule: parts[0])
     case "/reschedule":
-      guard (2...3).contains(arguments.count), let id = MessageID(arguments[0]) else {
+      var words = Array(arguments.dropFirst())
+      // A systemd calendar expression is a rule of several words.
+      if words.count > 1, words.count <= 4, Recurrence.startsCalendarExpression(words[0]) {
+        words = [words.joined(separator: " ")]
+      }
+      guard (1...2).contains(words.count), let id = arguments.first.flatMap(MessageID.init) else {
         return usage(
           "/reschedule ID WHEN (18:00, +10m, tomorrow 09:30, now, ...) or, for a series, ID RULE")
       }
-      reschedule(id, to: Array(arguments.dropFirst()))
-    case "/skip":
+      reschedule(id, to: words)
+    case "/skip", "/pause", "/resume":
       guard arguments.count == 1, let id = MessageID(arguments[0]) else {
-        return usage("/skip ID (a series, see /scheduled)")
+        return usage("\(name) ID (a series, see /scheduled)")
       }
-      request(.reschedule(id, when: "skip"), .reschedule(arguments[0]))
+      request(.reschedule(id, when: String(name.dropFirst())), .reschedule(arguments[0]))
     case "/edit":
       let parts = rest.split(separator: " ", maxSplits: 1)
       guard parts.count == 2, let id = MessageID(parts[0]) else {
@@ -275,7 +295,7 @@ extension ChatSession {
               + "or a day and a time (tomorrow 09:30, 2026-12-02 09:30)")
         }
         resolved = due.description
-      } else if ["now", "skip"].contains(word.lowercased()) {
+      } else if ["now", "skip", "pause", "resume"].contains(word.lowercased()) {
         // Send it now, or skip a series' next occurrence: the broker's words.
         resolved = word.lowercased()
       } else if Recurrence.isRule(word) {
@@ -332,7 +352,8 @@ extension ChatSession {
     if isFirst && word.hasPrefix("/") { return Self.commands.map(\.name) }
     let words = line.split(separator: " ", omittingEmptySubsequences: true)
     let command = words.first?.lowercased() ?? ""
-    let takesID = ["/cancel", "/reschedule", "/edit", "/skip"].contains(command)
+    let takesID = ["/cancel", "/reschedule", "/edit", "/skip", "/pause", "/resume"].contains(
+      command)
     let atSecond = words.count == 1 || (words.count == 2 && !line.hasSuffix(" "))
     if takesID && atSecond {
       return model.pending.sorted()
@@ -342,7 +363,7 @@ extension ChatSession {
     if command == "/reschedule"
       && (words.count == 2 && line.hasSuffix(" ") || words.count == 3 && !line.hasSuffix(" "))
     {
-      return ["now", "skip"] + Self.ruleExamples
+      return ["now", "skip", "pause", "resume"] + Self.ruleExamples
     }
     let rooms = model.knownRooms.union(model.conversations.map(\.name).filter { $0.hasPrefix("#") })
     let users = model.knownUsers.union(model.current.members).subtracting([model.me])

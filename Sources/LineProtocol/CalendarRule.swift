@@ -89,6 +89,11 @@ public struct CalendarRule: Equatable, Sendable {
         kept.append(String(part))
       }
     }
+    // libical spends most of a second before it finds that such a rule has
+    // no occurrence at all; the broker's one queue cannot wait that long.
+    if Self.namesNoDay(kept) {
+      throw bad(verb, "\(quoted(kept.joined(separator: ";"))) has no occurrences")
+    }
     var facts = chat_rrule_facts()
     var buffer = [CChar](repeating: 0, count: 2048)
     let text = kept.joined(separator: ";")
@@ -113,6 +118,22 @@ public struct CalendarRule: Equatable, Sendable {
       throw bad(verb, "\(quoted(text)) has no occurrences")
     }
     return rule
+  }
+
+  /// Whether BYMONTH and BYMONTHDAY together name no day of any year, such
+  /// as 31 February.
+  static func namesNoDay(_ parts: [String]) -> Bool {
+    func numbers(_ name: String) -> [Int]? {
+      guard let part = parts.first(where: { $0.hasPrefix(name + "=") }) else { return nil }
+      return part.dropFirst(name.count + 1).split(separator: ",").compactMap { Int($0) }
+    }
+    guard let months = numbers("BYMONTH"), let days = numbers("BYMONTHDAY"), !months.isEmpty,
+      !days.isEmpty
+    else { return false }
+    return months.allSatisfy { month in
+      let length = (1...12).contains(month) ? CivilDate.daysInMonth(year: 2000, month: month) : 0
+      return days.allSatisfy { abs($0) > length || $0 == 0 }
+    }
   }
 
   /// The canonical spelling: libical's rule, then DTSTART, UNTIL and EXDATE.

@@ -18,6 +18,9 @@ extension Recurrence {
     if lower.hasPrefix("every:") || lower.hasPrefix("monthly:") || lower.hasPrefix("rrule:") {
       return true
     }
+    if let first = word.split(separator: " ").first, startsCalendarExpression(String(first)) {
+      return true
+    }
     return word.dropFirst().contains("@")
   }
 
@@ -29,6 +32,17 @@ extension Recurrence {
     _ word: String, defaultZone: TimeZone, defaultZoneName: String? = nil, now: Timestamp? = nil,
     verb: Verb
   ) throws(RequestError) -> Recurrence {
+    var calendar: (String, String?)?
+    if let first = word.split(separator: " ").first, startsCalendarExpression(String(first)) {
+      calendar = try calendarExpression(word, verb: verb)
+    }
+    if let calendar {
+      // A systemd calendar expression: kept as the rule it means.
+      let (body, zone) = calendar
+      let rrule = "rrule:" + body + (zone.map { "/" + $0 } ?? "")
+      return try parse(
+        rrule, defaultZone: defaultZone, defaultZoneName: defaultZoneName, now: now, verb: verb)
+    }
     if word.utf8.count > 6, word.prefix(6).lowercased() == "rrule:" {
       let (body, timeZone, zoneName) = try zone(
         of: String(word.dropFirst(6)), defaultZone: defaultZone,

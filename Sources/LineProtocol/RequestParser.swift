@@ -57,15 +57,15 @@ public enum RequestParser {
       return .sayAt(target, when: string(when), text: try text(verb, words))
     case .sayEvery:
       let target = try target(verb, words.required(verb))
-      let rule = try words.required(verb)
-      return .sayEvery(target, rule: string(rule), text: try text(verb, words))
+      let rule = try ruleWords(verb, &words)
+      return .sayEvery(target, rule: rule, text: try text(verb, words))
     case .reschedule:
       let word = try words.required(verb)
       let id = try messageID(verb, word)
-      let when = try words.required(verb)
+      let when = try ruleWords(verb, &words)
       try words.end(verb)
       try known(id, verb, word)
-      return .reschedule(id, when: string(when))
+      return .reschedule(id, when: when)
     case .edit:
       let word = try words.required(verb)
       let id = try messageID(verb, word)
@@ -250,6 +250,25 @@ public enum RequestParser {
       throw RequestError(verb: verb.rawValue, code: .noSuchMessage, text: missing(string(word)))
     }
     return id
+  }
+
+  /// A `<rule>` (or `<when>`): one word, or a systemd calendar expression
+  /// of up to four (`Mon..Fri *-*-* 09:00 Europe/Berlin`), which ends at the
+  /// first word that cannot be part of one (chatbroker(7), "Series").
+  private static func ruleWords(_ verb: Verb, _ words: inout WordScanner) throws(RequestError)
+    -> String
+  {
+    var rule = string(try words.required(verb))
+    guard Recurrence.startsCalendarExpression(rule) else { return rule }
+    for _ in 0..<3 {
+      var probe = words
+      guard let next = probe.next(), Recurrence.continuesCalendarExpression(string(next)) else {
+        break
+      }
+      rule += " " + string(next)
+      words = probe
+    }
+    return rule
   }
 
   /// `NOSUCHMSG` naming `word` as sent when `id` is one the broker cannot

@@ -156,9 +156,9 @@ public enum VerbTable {
       .cancel, 1...1, "CANCEL <id>",
       "cancel one of your pending scheduled messages, or end a series"),
     row(
-      .reschedule, 2...2, "RESCHEDULE <id> <when>|<rule>",
+      .reschedule, 2...5, "RESCHEDULE <id> <when>|<rule>",
       "move a pending message to a new <when> (now: send it now); give a series a new <rule>, "
-        + "a <when> for its next occurrence only, or skip to leave that one out"),
+        + "a <when> for its next occurrence only, or skip, pause or resume it"),
     row(
       .edit, 1...1, text: true, "EDIT <id> <text>", "change the text of a pending message or series"
     ),

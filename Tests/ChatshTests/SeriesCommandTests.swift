@@ -170,19 +170,31 @@ struct SeriesManagementCommandTests {
     harness.session.submit("/reschedule 7 NOW")
     harness.session.submit("/every monthly:last-fri@17:00 wrap-up")
     harness.session.submit("/skip")
+    harness.session.submit("/every Mon..Fri *-*-* 09:00 stand-up")
+    harness.session.submit("/pause 7")
+    harness.session.submit("/resume 7")
+    harness.session.submit("/reschedule 7 Sat,Sun 10:30")
     #expect(
       harness.sent == [
         "RESCHEDULE 7 skip", "RESCHEDULE 7 now",
         "SAYEVERY #team monthly:last-fri@17:00/America/New_York :wrap-up",
+        "SAYEVERY #team rrule:FREQ=DAILY;BYSECOND=0;BYMINUTE=0;BYHOUR=9;BYDAY=MO,TU,WE,TH,FR;"
+          + "DTSTART=20261130T000000/America/New_York :stand-up",
+        "RESCHEDULE 7 pause", "RESCHEDULE 7 resume",
+        "RESCHEDULE 7 rrule:FREQ=DAILY;BYSECOND=0;BYMINUTE=30;BYHOUR=10;BYDAY=SA,SU;"
+          + "DTSTART=20261130T000000/America/New_York",
       ])
-    #expect(SeriesCommandTests.notices(harness).last?.hasPrefix("usage: /skip ID") == true)
+    #expect(
+      SeriesCommandTests.notices(harness).contains { $0.hasPrefix("usage: /skip ID") })
   }
 
   @Test("Tab offers the pending ids after /skip, and the rule forms after /every")
   func completion() {
     let harness = SeriesCommandTests.joined()
     harness.session.model.pending = ["7", "12"]
-    #expect(harness.session.completions(for: "", isFirst: false, line: "/skip ") == ["12", "7"])
+    for command in ["/skip ", "/pause ", "/resume "] {
+      #expect(harness.session.completions(for: "", isFirst: false, line: command) == ["12", "7"])
+    }
     let rules = harness.session.completions(for: "mo", isFirst: false, line: "/every mo")
     #expect(rules.contains("monthly:last-fri@17:00") && rules.contains("every:2w:tue@09:00"))
     #expect(

@@ -305,6 +305,8 @@ struct CalendarRuleTests {
       "rrule:FREQ=SECONDLY", "rrule:FREQ=DAILY;BYSECOND=0,30", "rrule:FREQ=FORTNIGHTLY",
       "rrule:BYDAY=MO", "rrule:FREQ=DAILY;COUNT=10001", "rrule:FREQ=DAILY;FOO=1",
       "rrule:FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30", "rrule:FREQ=DAILY;RSCALE=HEBREW",
+      // Refused before libical, which would look for most of a second.
+      "rrule:FREQ=DAILY;BYDAY=MO;BYMONTHDAY=31;BYMONTH=2,4",
       "rrule:FREQ=DAILY;DTSTART=20270230T090000", "rrule:FREQ=DAILY;EXDATE=20270101T090000Z",
       "rrule:FREQ=DAILY;UNTIL=tomorrow", "rrule:FREQ=DAILY/Mars/Olympus",
       "rrule:FREQ=DAILY\u{0}", "rrule:FREQ=DAILY;BYHOUR=9\u{1B}[2J", "rrule:",
@@ -348,5 +350,83 @@ struct CalendarRuleTests {
     let found = try Self.occurrences(
       "rrule:" + rule + "/" + zone, zone: zone, count: expected.count, from: start)
     #expect(found == expected)
+  }
+}
+
+/// systemd calendar expressions (`OnCalendar=`, systemd.time(7)) as rules:
+/// read into the RFC 5545 rule they mean, and as requests of several words.
+@Suite("Recurrence: systemd calendar expressions")
+struct CalendarExpressionTests {
+  static let now = Timestamp(rfc3339: "2026-12-02T07:00:00.000Z")!
+
+  @Test(
+    "an expression comes at the local times systemd would fire it",
+    arguments: [
+      (
+        "Mon..Fri *-*-* 09:00",
+        ["20261202T090000", "20261203T090000", "20261204T090000", "20261207T090000"]
+      ),
+      (
+        "*-*-* *:00/15",
+        ["20261202T081500", "20261202T083000", "20261202T084500", "20261202T090000"]
+      ),
+      ("*-*~01 17:00", ["20261231T170000", "20270131T170000", "20270228T170000"]),
+      ("Sat,Sun 10:30", ["20261205T103000", "20261206T103000", "20261212T103000"]),
+      ("*-03-14 09:00 UTC", ["20270314T100000", "20280314T100000"]),
+      (
+        "*-*-1,15 9..11:00",
+        ["20261215T090000", "20261215T100000", "20261215T110000", "20270101T090000"]
+      ),
+    ])
+  func fires(_ expression: String, _ expected: [String]) throws {
+    #expect(
+      try CalendarRuleTests.occurrences(
+        expression, zone: "Europe/Berlin", count: expected.count, from: Self.now) == expected)
+  }
+
+  @Test("an expression is shown as the rrule: it means, and reads back the same")
+  func shown() throws {
+    let berlin = TimeZone(identifier: "Europe/Berlin")!
+    let rule = try Recurrence.parse(
+      "Mon..Fri *-*-* 09:00 America/New_York", defaultZone: berlin, now: Self.now,
+      verb: .sayEvery)
+    #expect(
+      rule.description
+        == "rrule:FREQ=DAILY;BYSECOND=0;BYMINUTE=0;BYHOUR=9;BYDAY=MO,TU,WE,TH,FR;"
+        + "DTSTART=20261202T000000/America/New_York")
+    #expect(try Recurrence.parse(rule.description, defaultZone: berlin, verb: .sayEvery) == rule)
+  }
+
+  @Test(
+    "an expression that cannot be read, has a year or fires more than once a minute is BADTIME",
+    arguments: [
+      "*-*-* *:*:*", "*-*-* 09:00:00,30", "2027-*-* 09:00", "Mon..Fri *-*-* 25:00",
+      "*-13-01 09:00", "Mon..Fri nonsense", "*-*-* 9..8:00", "*-*-* 09:00/0",
+    ])
+  func refused(_ expression: String) {
+    #expect {
+      try Recurrence.parse(
+        expression, defaultZone: TimeZone(identifier: "UTC")!, now: Self.now, verb: .sayEvery)
+    } throws: { ($0 as? RequestError)?.code == .badTime }
+  }
+
+  @Test("SAYEVERY and RESCHEDULE take an expression of several words; the text follows it")
+  func requests() {
+    #expect(
+      RequestParser.parse("SAYEVERY #r Mon..Fri *-*-* 09:00 Europe/Berlin stand-up now")
+        == .success(
+          .sayEvery(
+            Target("#r")!, rule: "Mon..Fri *-*-* 09:00 Europe/Berlin", text: "stand-up now")))
+    #expect(
+      RequestParser.parse("SAYEVERY #r *-*-* *:00/15 :12:00 is lunch")
+        == .success(.sayEvery(Target("#r")!, rule: "*-*-* *:00/15", text: "12:00 is lunch")))
+    #expect(
+      RequestParser.parse("RESCHEDULE 7 Sat,Sun 10:30")
+        == .success(.reschedule(MessageID("7")!, when: "Sat,Sun 10:30")))
+    #expect(
+      RequestParser.parse("RESCHEDULE 7 09:00")
+        == .success(.reschedule(MessageID("7")!, when: "09:00")),
+      "a plain time stays a <when>")
+    #expect(Recurrence.isRule("Mon..Fri 09:00") && !Recurrence.isRule("09:00"))
   }
 }

@@ -46,6 +46,10 @@ extension Engine {
   func reschedule(_ id: MessageID, when: String, connection: ConnectionID, user: String) {
     guard let pending = changeable(id, verb: .reschedule, connection: connection, user: user)
     else { return }
+    if ["pause", "resume"].contains(when.lowercased()) {
+      return pause(
+        pending, resume: when.lowercased() == "resume", connection: connection, user: user)
+    }
     let now = clock.now
     let isSeries = scheduler.series(id) != nil
     let due: Timestamp
@@ -95,6 +99,43 @@ extension Engine {
     guard journal([record], verb: .reschedule, connection: connection) else { return }
     apply(record)
     announceChange(id, verb: .reschedule, connection: connection, user: user)
+    rearmTimer()
+  }
+
+  /// `RESCHEDULE <id> pause` and `resume` (chatbroker(7), RESCHEDULE): the
+  /// series record again, with its new state, so that a restart, a
+  /// compaction and a rollback all see it like any other start of a series.
+  /// Resumed, it is due at its next occurrence after now.
+  private func pause(
+    _ pending: PendingMessage, resume: Bool, connection: ConnectionID, user: String
+  ) {
+    guard var series = scheduler.series(pending.id) else {
+      fail(
+        .reschedule, .badTime,
+        "\(pending.id) is a single message, not a series: RESCHEDULE or CANCEL it instead",
+        to: connection)
+      return
+    }
+    var changed = pending
+    let now = clock.now
+    if resume {
+      guard series.paused else {
+        fail(.reschedule, .badTime, "series \(pending.id) is not paused", to: connection)
+        return
+      }
+      guard let due = series.rule.next(after: now, reference: pending.due) else {
+        fail(
+          .reschedule, .past, "series \(pending.id) has no occurrence after now; CANCEL it",
+          to: connection)
+        return
+      }
+      changed.due = due
+    }
+    series.paused = !resume
+    let record = JournalRecord.series(changed, series)
+    guard journal([record], verb: .reschedule, connection: connection) else { return }
+    apply(record)
+    announceChange(pending.id, verb: .reschedule, connection: connection, user: user)
     rearmTimer()
   }
 
@@ -171,12 +212,14 @@ extension Engine {
     }
   }
 
-  /// `SCHED <id> <target> <due> <created> [<rule>] :<text>`
+  /// `SCHED <id> <target> <due> <created> [<rule>] :<text>`; a paused
+  /// series' rule ends in `,paused`.
   func scheduledLine(_ pending: PendingMessage, seenBy user: String) -> BrokerEvent {
     let shown = ConversationKey(target: pending.target, author: user).target(seenBy: user)
+    let series = scheduler.series(pending.id)
     return .scheduled(
       id: pending.id, target: shown, due: pending.due, created: pending.created,
-      rule: scheduler.series(pending.id)?.rule.description, text: pending.text)
+      rule: series.map { $0.rule.description + ($0.paused ? ",paused" : "") }, text: pending.text)
   }
 
   /// The first occurrence of a new rule; `PAST` when its `until:` leaves

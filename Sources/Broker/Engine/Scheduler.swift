@@ -66,12 +66,19 @@ struct Scheduler: Sendable {
   /// Adds a message, or replaces the pending one with its id (a changed due
   /// instant, text or rule). `series` makes it a series; nil, a single message.
   mutating func insert(_ message: PendingMessage, series: Series? = nil) {
+    let wasPaused = allSeries.isEmpty ? false : allSeries[message.id]?.paused == true
     if series != nil || !allSeries.isEmpty { allSeries[message.id] = series }
+    // A paused series has no heap entry that counts (see discardStaleTop).
+    if series?.paused == true, let slot = slots[message.id] {
+      messages[slot] = message
+      return
+    }
     if let slot = slots[message.id] {
       let unchangedDue = messages[slot].due == message.due
       messages[slot] = message
       // Its heap entry is still right; a second one would deliver it twice.
-      if unchangedDue { return }
+      // A resumed series' entry was discarded while it was paused.
+      if unchangedDue && !wasPaused { return }
     } else {
       slots[message.id] = messages.count
       messages.append(message)
@@ -144,7 +151,9 @@ struct Scheduler: Sendable {
   private mutating func discardStaleTop() {
     while let top = heap.first {
       let message = self[MessageID(value: top.id)]
-      if let message, message.due.milliseconds == top.due { return }
+      if let message, message.due.milliseconds == top.due, series(message.id)?.paused != true {
+        return
+      }
       popTop()
     }
   }

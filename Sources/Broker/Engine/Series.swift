@@ -7,10 +7,13 @@ import LineProtocol
 public struct Series: Equatable, Sendable {
   public var rule: Recurrence
   public var done: Int
+  /// Paused (`RESCHEDULE <id> pause`): pending, but never due until resumed.
+  public var paused: Bool
 
-  public init(rule: Recurrence, done: Int = 0) {
+  public init(rule: Recurrence, done: Int = 0, paused: Bool = false) {
     self.rule = rule
     self.done = done
+    self.paused = paused
   }
 
   /// The occurrence after one delivered at `now` that was due at `due`, or

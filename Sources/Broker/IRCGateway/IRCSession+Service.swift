@@ -20,6 +20,7 @@ extension IRCSession {
     case "list":
       return [.request(.scheduled(nil), answering: nil)]
     case "cancel" where words.count == 2, "skip" where words.count == 2,
+      "pause" where words.count == 2, "resume" where words.count == 2,
       "next" where (2...3).contains(words.count), "reschedule" where words.count == 3,
       "edit" where words.count >= 3:
       guard let id = MessageID(words[1]) else {
@@ -31,7 +32,8 @@ extension IRCSession {
       }
       switch command {
       case "cancel": return [.request(.cancel(id), answering: nil)]
-      case "skip": return [.request(.reschedule(id, when: "skip"), answering: nil)]
+      case "skip", "pause", "resume":
+        return [.request(.reschedule(id, when: command ?? ""), answering: nil)]
       case "reschedule": return [.request(.reschedule(id, when: String(words[2])), answering: nil)]
       case "next":
         let count = words.count == 3 ? Int(words[2]) : 5
@@ -58,6 +60,7 @@ extension IRCSession {
         "edit <id> <text>  change its text",
         "reschedule <id> <when>|<rule>|now  move it, give a series a new rule, or send it now",
         "skip <id>  leave out the next occurrence of a series",
+        "pause <id>, resume <id>  stop a series for now, and start it again",
         "cancel <id>  cancel one of them, or end a series",
         "help  this list",
       ].map(serviceNotice)

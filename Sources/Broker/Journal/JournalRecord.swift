@@ -143,6 +143,7 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("due", pending.due)
       json.field("rule", series.rule.description)
       json.field("done", Int64(series.done))
+      if series.paused { json.field("paused", Int64(1)) }
       json.field("text", pending.text)
     case .occurrence(let id, let series, let time, let next):
       json.field("type", "occurrence")
@@ -261,6 +262,7 @@ private struct RecordFields {
   var series: JSONText?
   var next: JSONText?
   var done: Int64?
+  var paused: Int64?
   var user: JSONText?
   var readTarget: JSONText?
   var time: JSONText?
@@ -317,6 +319,8 @@ private struct RecordFields {
         version = number
       } else if key.equals("done") {
         done = number
+      } else if key.equals("paused") {
+        paused = number
       } else if key.equals("seq") {
         sequence = number
       } else if key.equals("offset") {
@@ -364,7 +368,8 @@ private struct RecordFields {
       guard let parsedRule = try recurrence(), let done, done >= 0, done <= Int32.max else {
         throw invalid(rule == nil ? "rule" : "done")
       }
-      return .series(pending, Series(rule: parsedRule, done: Int(done)))
+      guard paused == nil || paused == 1 else { throw invalid("paused") }
+      return .series(pending, Series(rule: parsedRule, done: Int(done), paused: paused == 1))
     case .occurrence:
       return .occurrence(
         try messageID(id, "id"), series: try messageID(series, "series"), at: try time(at, "at"),

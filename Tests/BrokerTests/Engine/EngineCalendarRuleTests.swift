@@ -197,3 +197,50 @@ struct EngineSeriesManagementTests {
     lines.filter { $0.hasPrefix("HIST ") }.map { String($0.split(separator: " ")[3]) }
   }
 }
+
+/// Pausing and resuming a series (chatbroker(7), RESCHEDULE): journaled as
+/// the series record with its new state.
+@Suite("Engine: RESCHEDULE <id> pause and resume")
+struct EnginePauseTests {
+  @Test("a paused series never fires, stays paused across a restart and a compaction, and resumes")
+  func pauseAndResume() throws {
+    let harness = EngineHarness()
+    let reader = harness.connect("bob")
+    harness.send(reader, "JOIN #a")
+    let alice = harness.connect("alice")
+    harness.send(alice, "SAYEVERY #a daily@09:00 :daily")
+    let paused = harness.send(alice, "RESCHEDULE 1 pause")
+    #expect(
+      paused.first
+        == "SCHED 1 #a 2026-12-01T08:00:00.000Z 2026-11-30T17:00:00.000Z "
+        + "daily@09:00/Europe/Berlin,paused :daily")
+    #expect(paused.last == "OK RESCHEDULE 1 2026-12-01T08:00:00.000Z")
+    #expect(harness.output.armed == nil, "nothing to wake up for")
+    harness.advance(to: "2026-12-01T08:00:00.000Z")
+    harness.engine.timerFired()
+    #expect(harness.output.take(reader) == [])
+    harness.clock.set("2026-12-02T12:00:00.000Z")
+    for again in [harness.restarted(), try EngineCalendarRuleTests.compacted(harness)] {
+      again.engine.timerFired()
+      #expect(again.send(again.connect("bob"), "HISTORY #a") == ["OK HISTORY #a 0"])
+      #expect(again.send(again.connect("alice"), "SCHEDULED").first?.contains(",paused :") == true)
+    }
+    #expect(
+      harness.send(alice, "RESCHEDULE 1 pause").last == "OK RESCHEDULE 1 2026-12-01T08:00:00.000Z",
+      "again: no change")
+    // Resumed at 13:00 on the 2nd: the next 09:00 is the 3rd's.
+    let resumed = harness.send(alice, "RESCHEDULE 1 resume")
+    #expect(resumed.last == "OK RESCHEDULE 1 2026-12-03T08:00:00.000Z")
+    #expect(resumed.first?.contains(",paused") == false)
+    #expect(
+      harness.send(alice, "RESCHEDULE 1 resume").first
+        == "ERR RESCHEDULE BADTIME :series 1 is not paused")
+    let restarted = harness.restarted()
+    restarted.advance(to: "2026-12-03T08:00:00.000Z")
+    #expect(restarted.send(restarted.connect("bob"), "HISTORY #a").count == 2, "fires once resumed")
+    harness.send(alice, "SAYAT #a +1h single")
+    #expect(
+      harness.send(alice, "RESCHEDULE 2 pause").first?.hasPrefix(
+        "ERR RESCHEDULE BADTIME :2 is a single") == true)
+  }
+}

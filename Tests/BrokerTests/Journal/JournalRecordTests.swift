@@ -34,6 +34,16 @@ struct JournalRecordTests {
           pattern: .weekly(weekdays: 0b11111), secondsOfDay: 9 * 3600,
           timeZone: TimeZone(identifier: "Europe/Berlin")!, end: .count(10)),
         done: 3)),
+    // A paused series with an RFC 5545 rule (chatbroker(8), "series").
+    .series(
+      PendingMessage(
+        id: MessageID(value: 8), target: .user("bob"), author: "alice", created: time,
+        due: later, text: "wrap-up"),
+      Series(
+        rule: try! Recurrence.parse(
+          "rrule:FREQ=MONTHLY;BYDAY=-1FR;BYHOUR=17;DTSTART=20261201T000000/Europe/Berlin",
+          defaultZone: TimeZone(identifier: "UTC")!, verb: .sayEvery),
+        done: 1, paused: true)),
     .occurrence(MessageID(value: 6), series: MessageID(value: 5), at: time, next: later),
     .occurrence(MessageID(value: 7), series: MessageID(value: 5), at: later, next: nil),
     .reschedule(MessageID(value: 3), due: later, rule: nil, at: time),
@@ -111,6 +121,9 @@ struct JournalRecordTests {
       ##"{"type":"journal","version":2,"next_id":"1"}"##,
       ##"{"type":"cancel","id":"1","at":"2026-11-30T18:00:00.000Z""##,
       ##"{"type":"cancel","id":"1","at":"2026-11-30T18:00:00.000Z"} x"##,
+      // A series' paused is 1 or absent; its rule is held to SAYEVERY's.
+      ##"{"type":"series","id":"5","to":"#ops","from":"alice","created":"2026-11-30T18:00:00.000Z","due":"2026-12-24T17:00:00.250Z","rule":"daily@09:00/UTC","done":0,"paused":2,"text":"x"}"##,
+      ##"{"type":"series","id":"5","to":"#ops","from":"alice","created":"2026-11-30T18:00:00.000Z","due":"2026-12-24T17:00:00.250Z","rule":"rrule:FREQ=SECONDLY;DTSTART=20261201T000000/UTC","done":0,"text":"x"}"##,
       "{\"type\":\"message\",\"id\":\"1\",\"to\":\"#ops\",\"from\":\"a\",\"at\":\"2026-11-30T18:00:00.000Z\",\"text\":\"\u{1}\"}",
       "",
     ])
