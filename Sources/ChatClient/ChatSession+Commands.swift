@@ -154,8 +154,13 @@ extension ChatSession {
       repeatedly(parts[1], rule: parts[0])
     case "/reschedule":
       var words = Array(arguments.dropFirst())
-      // A systemd calendar expression is a rule of several words.
-      if words.count > 1, words.count <= 4, Recurrence.startsCalendarExpression(words[0]) {
+      // A systemd calendar expression is a rule of several words; a plain
+      // date and time (2026-12-02 09:30) is a <when>, as for /at.
+      let plainDateAndTime =
+        words.count == 2 && words.joined().allSatisfy { $0.isNumber || $0 == "-" || $0 == ":" }
+      if words.count > 1, words.count <= 4, !plainDateAndTime,
+        Recurrence.startsCalendarExpression(words[0])
+      {
         words = [words.joined(separator: " ")]
       }
       guard (1...2).contains(words.count), let id = arguments.first.flatMap(MessageID.init) else {
