@@ -26,6 +26,8 @@ final class IRCReplyContext: ReplyContext {
     case chathistory(batch: String)
     /// `LIST`: pages of ROOMS.
     case list
+    /// `PART <room> :<reason>`: the echo carries the reason.
+    case part(reason: String)
   }
 
   let purpose: Purpose

@@ -126,6 +126,10 @@ extension IRCSession {
     case .join:
       return IRCMessage(source: mask, "JOIN", [fields.first ?? ""]).encoded()
     case .part:
+      if case .part(let reason) = context?.purpose {
+        return IRCMessage(source: mask, "PART", [fields.first ?? "", reason]).cleaned()
+          .encoded(trailing: true)
+      }
       return IRCMessage(source: mask, "PART", [fields.first ?? ""]).encoded()
     case .who:
       let room = fields.first ?? "*"
