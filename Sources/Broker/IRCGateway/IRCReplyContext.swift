@@ -30,6 +30,8 @@ final class IRCReplyContext: ReplyContext {
     case topic
     /// `TOPIC #room :text`: the room's TOPIC line is the answer.
     case setTopic
+    /// `PART <room> :<reason>`: the echo carries the reason.
+    case part(reason: String)
   }
 
   let purpose: Purpose

@@ -137,7 +137,11 @@ extension IRCSession {
     guard let room = room(name) else { return [noSuchChannel(name)] }
     joins[room] = nil
     guard let reason, !reason.isEmpty else { return [.request(.part(room), answering: nil)] }
-    return [.request(.partGiving(room, reason: Self.reasonText(reason)), answering: nil)]
+    let shown = Self.reasonText(reason)
+    return [
+      .request(
+        .partGiving(room, reason: shown), answering: IRCReplyContext(.part(reason: shown)))
+    ]
   }
 
   /// A PART or QUIT reason as others see it: formatting taken out, control

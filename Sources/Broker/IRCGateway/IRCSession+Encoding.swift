@@ -158,6 +158,10 @@ extension IRCSession {
       let lines = topicLines(room, context)
       return lines.isEmpty ? numeric(.noTopic, [room, "No topic is set"]).bytes : lines
     case .part:
+      if case .part(let reason) = context?.purpose {
+        return IRCMessage(source: mask, "PART", [fields.first ?? "", reason]).cleaned()
+          .encoded(trailing: true)
+      }
       return IRCMessage(source: mask, "PART", [fields.first ?? ""]).encoded()
     case .who:
       let room = fields.first ?? "*"

@@ -85,11 +85,20 @@ extension IRCSession {
     return actions
   }
 
-  /// `WHOWAS <nick>`: the broker keeps no past nicks (a nick is a login
-  /// name, for good), so 406 and 369; 431 without a nick.
+  /// `WHOWAS <nick>`: a nick is a login name for good, so the nick of a
+  /// user of the host always was theirs: 314 and 312 for it, 406 for
+  /// any other; then 369. 431 without a nick.
   func whowas(_ parameters: [String]) -> [Action] {
     guard let asked = parameters.first, !asked.isEmpty else {
       return [numeric(.noNicknameGiven, ["No nickname given"])]
+    }
+    let who = login(asked)
+    if UserName.isValid(who) && userExists(who) {
+      return [
+        numeric(.whowasUser, [who, who, serverName, "*", who]),
+        numeric(.whoisServer, [who, serverName, "chatbroker"]),
+        numeric(.endOfWhowas, [asked, "End of WHOWAS"]),
+      ]
     }
     return [
       numeric(.wasNoSuchNick, [asked, "There was no such nickname: nicks are login names"]),

@@ -83,7 +83,7 @@ struct IRCQueriesTests {
     #expect(irc.send(alice, "WHO carol") == [":host.test 315 alice carol :End of /WHO list"])
   }
 
-  @Test("WHOIS of an unknown nick answers 401 and 318; WHOWAS answers 406 and 369")
+  @Test("WHOIS of an unknown nick answers 401 and 318; WHOWAS 314 for a user, 406 for others")
   func whoisWhowas() {
     let irc = IRCHarness()
     let alice = irc.connect("alice")
@@ -92,9 +92,15 @@ struct IRCQueriesTests {
         ":host.test 401 alice nosuchnick :No such nick",
         ":host.test 318 alice nosuchnick :End of /WHOIS list",
       ])
-    let whowas = irc.send(alice, "WHOWAS bob")
+    #expect(
+      irc.send(alice, "WHOWAS bob") == [
+        ":host.test 314 alice bob bob host.test * :bob",
+        ":host.test 312 alice bob host.test :chatbroker",
+        ":host.test 369 alice bob :End of WHOWAS",
+      ])
+    let whowas = irc.send(alice, "WHOWAS nosuchnick")
     #expect(whowas.map { $0.split(separator: " ")[1] } == ["406", "369"])
-    #expect(whowas[1] == ":host.test 369 alice bob :End of WHOWAS")
+    #expect(whowas[1] == ":host.test 369 alice nosuchnick :End of WHOWAS")
     #expect(irc.send(alice, "WHOWAS").first?.contains(" 431 ") == true)
   }
 

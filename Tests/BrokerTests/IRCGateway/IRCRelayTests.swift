@@ -44,9 +44,13 @@ struct IRCRelayTests {
     let bob = irc.connect("bob")
     irc.send(alice, "JOIN #ops")
     irc.send(bob, "JOIN #ops")
+    _ = irc.take(alice)
     _ = irc.take(bob)
     _ = irc.engine.output.take(carol)
-    irc.send(alice, "PART #ops :off to lunch")
+    #expect(
+      irc.send(alice, "PART #ops :off to lunch") == [
+        ":alice!alice@host.test PART #ops :off to lunch"
+      ], "the echo carries the reason too")
     #expect(irc.take(bob) == [":alice!alice@host.test PART #ops :off to lunch"])
     #expect(irc.engine.output.take(carol) == ["PART #ops alice"])
   }
