@@ -80,6 +80,15 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
     self.refused = refused
   }
 
+  /// Initialises libnats (and OpenSSL's random source under it) on the
+  /// calling thread: done once before the link's own threads start, so
+  /// that a broker stopped while its link is still starting does not run
+  /// that initialisation against OpenSSL's clean-up at exit (ThreadSanitizer
+  /// saw a SEGV in RAND_bytes under natsOptions_Create).
+  public static func initializeLibrary() {
+    _ = nats_Open(-1)
+  }
+
   /// Connects (in the background: an unreachable cluster is retried) and
   /// starts the threads. Throws only for a configuration libnats refuses.
   public func start() throws(NatsError) {

@@ -36,6 +36,7 @@ extension Daemon {
       refused: { [unowned server] reason in server.publishRefused(reason) },
       created: { [unowned server] time in server.streamFound(created: time) })
     server.attachFederation(link)
+    NatsLink.initializeLibrary()
     // Connecting may take the NATS client's timeout per server: not on the
     // queue, which serves clients meanwhile.
     Thread.detachNewThread { [self] in
