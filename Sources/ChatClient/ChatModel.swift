@@ -10,7 +10,7 @@ public final class Conversation {
   /// (an `AWAY` line), until they write again.
   public var away: String?
   /// A room's topic (chatbroker(7), `TOPIC`), as the broker last said.
-  public var topic: RoomTopicLine?
+  public var topic: RoomTopic?
   public var unread = 0
   public var mentioned = false
   /// Rows scrolled back from the bottom (PageUp), 0 = following.
@@ -303,18 +303,5 @@ public final class ChatModel {
     conversations.filter { $0 !== current && $0.unread > 0 }.map {
       ($0.name, $0.unread, $0.mentioned)
     }
-  }
-}
-
-/// A room's topic as a `TOPIC` line gave it: the text, who set it, when.
-public struct RoomTopicLine: Equatable, Sendable {
-  public var text: String
-  public var user: String
-  public var time: Timestamp
-
-  public init(text: String, user: String, time: Timestamp) {
-    self.text = text
-    self.user = user
-    self.time = time
   }
 }

@@ -269,9 +269,9 @@ extension ChatSession {
 
 extension ChatSession {
   /// A `TOPIC` line as a value, nil for any other line.
-  static func topicLine(_ event: BrokerEvent) -> RoomTopicLine? {
+  static func topicLine(_ event: BrokerEvent) -> RoomTopic? {
     guard case .topic(_, let user, let time, let text) = event else { return nil }
-    return RoomTopicLine(text: text, user: user, time: time)
+    return RoomTopic(text: text, user: user, time: time)
   }
 
   /// A `TOPIC` line that is no reply: the topic changed, or came with a

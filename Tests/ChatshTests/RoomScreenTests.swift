@@ -7,16 +7,27 @@ import Testing
 /// sent with `/me` and shown as `* user text` (chatbroker(7), `ACTION`).
 @Suite("chatsh: topics, actions, taking a message back and away")
 struct RoomScreenTests {
+  /// chatsh showing `target`, once its top line is drawn.
+  private func chatScreen(_ broker: BrokerProcess, _ target: String) throws -> Tmux {
+    let terminal = try Tmux([
+      "/usr/bin/env", "LANG=C.UTF-8", "TZ=UTC", "XDG_STATE_HOME=" + broker.directory + "/xdg",
+      BuiltProducts.path("chatsh"), "--socket", broker.socketPath, target,
+    ])
+    do {
+      try terminal.waitFor { $0.hasPrefix(" " + target) && $0.contains("[") }
+    } catch {
+      terminal.close()
+      throw error
+    }
+    return terminal
+  }
+
   @Test("chatsh shows the topic on the top line and sets it with /topic", UnixUsers.required)
   func chatshTopLine() throws {
     try UnixUsers.ensure()
     let broker = try BrokerProcess().start()
-    let terminal = try Tmux([
-      "/usr/bin/env", "LANG=C.UTF-8", "TZ=UTC", "XDG_STATE_HOME=" + broker.directory + "/xdg",
-      BuiltProducts.path("chatsh"), "--socket", broker.socketPath, "#ops",
-    ])
+    let terminal = try chatScreen(broker, "#ops")
     defer { terminal.close() }
-    try terminal.waitFor { $0.hasPrefix(" #ops") && $0.contains("[") }
     try terminal.enter("/topic release on friday")
     try terminal.waitFor { $0.hasPrefix(" #ops: release on friday") }
     try terminal.waitFor("you set the topic: release on friday")
@@ -36,12 +47,8 @@ struct RoomScreenTests {
   func actions() throws {
     try UnixUsers.ensure()
     let broker = try BrokerProcess().start()
-    let terminal = try Tmux([
-      "/usr/bin/env", "LANG=C.UTF-8", "TZ=UTC", "XDG_STATE_HOME=" + broker.directory + "/xdg",
-      BuiltProducts.path("chatsh"), "--socket", broker.socketPath, "#ops",
-    ])
+    let terminal = try chatScreen(broker, "#ops")
     defer { terminal.close() }
-    try terminal.waitFor { $0.hasPrefix(" #ops") && $0.contains("[") }
     let bob = try broker.connect(as: "cbtest1")
     #expect(try bob.request("JOIN #ops").last == "OK JOIN #ops 2")
     try terminal.enter("/me waves")
@@ -59,12 +66,8 @@ struct RoomScreenTests {
   func takingBack() throws {
     try UnixUsers.ensure()
     let broker = try BrokerProcess().start()
-    let terminal = try Tmux([
-      "/usr/bin/env", "LANG=C.UTF-8", "TZ=UTC", "XDG_STATE_HOME=" + broker.directory + "/xdg",
-      BuiltProducts.path("chatsh"), "--socket", broker.socketPath, "#ops",
-    ])
+    let terminal = try chatScreen(broker, "#ops")
     defer { terminal.close() }
-    try terminal.waitFor { $0.hasPrefix(" #ops") && $0.contains("[") }
     let bob = try broker.connect(as: "cbtest1")
     #expect(try bob.request("JOIN #ops").last == "OK JOIN #ops 2")
     try terminal.enter("wrong room, sorry")
@@ -89,12 +92,8 @@ struct RoomScreenTests {
     let broker = try BrokerProcess().start()
     let bob = try broker.connect(as: "cbtest1")
     #expect(try bob.request("AWAY :on holiday until monday") == ["OK AWAY"])
-    let terminal = try Tmux([
-      "/usr/bin/env", "LANG=C.UTF-8", "TZ=UTC", "XDG_STATE_HOME=" + broker.directory + "/xdg",
-      BuiltProducts.path("chatsh"), "--socket", broker.socketPath, "@cbtest1",
-    ])
+    let terminal = try chatScreen(broker, "@cbtest1")
     defer { terminal.close() }
-    try terminal.waitFor { $0.hasPrefix(" @cbtest1") && $0.contains("[") }
     try terminal.enter("are you there?")
     try terminal.waitFor("cbtest1 is away: on holiday until monday")
     try terminal.waitFor { $0.hasPrefix(" @cbtest1 (away: on holiday until monday)") }

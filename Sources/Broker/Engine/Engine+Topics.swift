@@ -44,11 +44,6 @@ extension Engine {
     send(topicEvent(name, topic), to: connection, kind: kind)
   }
 
-  /// The topic a room shows, nil when it has none: for the IRC gateway.
-  public func topic(of name: RoomName) -> RoomTopic? {
-    rooms[name]?.topic
-  }
-
   /// Sets or clears a room's topic as a record says; returns what it was.
   func changeTopic(_ name: RoomName, text: String, user: String, at time: Timestamp)
     -> RoomTopic?

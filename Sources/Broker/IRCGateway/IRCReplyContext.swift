@@ -56,7 +56,7 @@ final class IRCReplyContext: ReplyContext {
 
   /// A JOIN's or TOPIC's room topic, shown as 332 and 333 after the
   /// JOIN line (or alone), as IRC clients expect.
-  var topic: (text: String, user: String, time: Timestamp)?
+  var topic: RoomTopic?
 
   /// LIST: the room shown last, where its next page starts, and whether
   /// ROOMS said there are more.

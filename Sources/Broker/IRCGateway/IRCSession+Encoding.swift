@@ -103,7 +103,7 @@ extension IRCSession {
     case .topic(let room, let who, let time, let text):
       if let context, context.isJoin || context.asksTopic {
         // After the JOIN line, or alone for TOPIC #room: 332 and 333.
-        context.topic = (text, who, time)
+        context.topic = RoomTopic(text: text, user: who, time: time)
         return []
       }
       return IRCMessage(

@@ -1,7 +1,6 @@
-import LineProtocol
-
 /// A room's topic (chatbroker(7), `TOPIC`): its text, who set it and when,
-/// as `TOPIC` lines and IRC's 332/333 show it.
+/// as `TOPIC` lines and IRC's 332/333 show it; the broker keeps it, chatsh
+/// shows it.
 public struct RoomTopic: Equatable, Sendable {
   public var text: String
   public var user: String
