@@ -37,7 +37,8 @@ public enum LineCodec {
       BrokerLine.room(room, members: members, shared: shared, topic: topic)
     case .topic(let room, let user, let time, let text):
       BrokerLine.topic(room: room, user: user, time: time, text: text)
-    case .member(let room, let user, let away): BrokerLine.member(room: room, user: user, away: away)
+    case .member(let room, let user, let away):
+      BrokerLine.member(room: room, user: user, away: away)
     case .away(let user, let text): BrokerLine.away(user: user, text: text)
     case .conversation(let summary): BrokerLine.conversation(summary)
     case .markRead(let target, let id): BrokerLine.markRead(target: target, id: id)

@@ -90,6 +90,11 @@ public final class JournalCommitter: JournalSink, @unchecked Sendable {
   private var compacting = false
   /// A `REDACT` asked for a compaction (``compactSoon()``).
   private var compactionRequested = false
+  /// When the last compaction a `REDACT` asked for started: one a minute at
+  /// most, so that a user taking back line after line cannot keep the disk
+  /// rewriting the whole journal (chatbroker(8), `redact`).
+  private var lastRequestedCompaction: DispatchTime?
+  static let requestedCompactionInterval: UInt64 = 60_000_000_000
   /// Set when a failed sync cuts the journal back during a compaction,
   /// whose copy may then hold records that are no longer in the journal.
   private var compactionSpoiled = false
@@ -319,13 +324,20 @@ public final class JournalCommitter: JournalSink, @unchecked Sendable {
   /// ``Compactor``. The engine keeps serving meanwhile. Also called once
   /// at start-up, for a journal found over the floor.
   func compactIfDue() {
-    guard journal.shouldCompact || compactionRequested, !compacting, failure == nil else { return }
+    let requestAllowed =
+      compactionRequested
+      && lastRequestedCompaction.map {
+        DispatchTime.now().uptimeNanoseconds - $0.uptimeNanoseconds
+          >= Self.requestedCompactionInterval
+      } ?? true
+    guard journal.shouldCompact || requestAllowed, !compacting, failure == nil else { return }
     // Every record applied is in the file: the snapshot is what the file's
     // first `length` bytes replay to.
     guard journal.flushedCount == journal.writtenCount else { return }
     compacting = true
-    compactionRequested = false
     let started = DispatchTime.now()
+    if compactionRequested { lastRequestedCompaction = started }
+    compactionRequested = false
     let length = journal.size
     let temporary = journal.path + ".compacting"
     let snapshot = engine.snapshot()
