@@ -48,7 +48,14 @@ extension NatsLink {
         guard acknowledgedIDs.remove(messageID(line)) != nil else { break }
         stored += 1
       }
-      pending.removeFirst(stored)
+      // By id, not by place: lines published again may have been put
+      // before them meanwhile (``republish(_:)``).
+      let storedIDs = Set(round.prefix(stored).map(\.id))
+      if pending.prefix(stored).map(\.id) == round.prefix(stored).map(\.id) {
+        pending.removeFirst(stored)
+      } else {
+        pending.removeAll { storedIDs.contains($0.id) }
+      }
       condition.unlock()
       if stored == round.count {
         setRefusal(nil)
@@ -84,7 +91,7 @@ extension NatsLink {
         sent += 1
         continue
       }
-      let payload = JournalRecord.outbox(line).jsonLine
+      let payload = JournalRecord.outbox(line.asPublished).jsonLine
       var message: OpaquePointer?
       let status = payload.withUnsafeBytes { bytes in
         natsMsg_Create(&message, subject, nil, bytes.baseAddress, Int32(bytes.count))

@@ -202,6 +202,15 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
     condition.unlock()
   }
 
+  public func republish(_ lines: [OutboxLine]) {
+    condition.lock()
+    var byID: [MessageID: OutboxLine] = [:]
+    for line in pending + lines { byID[line.id] = byID[line.id] ?? line }
+    pending = byID.values.sorted { $0.id < $1.id }
+    condition.signal()
+    condition.unlock()
+  }
+
   public func restart(from sequence: UInt64, epoch: Int) {
     condition.lock()
     nextSequence = sequence

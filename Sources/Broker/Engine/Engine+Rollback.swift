@@ -77,9 +77,10 @@ extension Engine {
           undoHistory(conversation, evicted: evicted, newHistory: newHistory)
         }
         if let newRoom { forgetIfUnused(newRoom) }
-        let (settings, live) = (federation.settings, federation.live)
+        let (settings, live, published) =
+          (federation.settings, federation.live, federation.published)
         federation = before
-        (federation.settings, federation.live) = (settings, live)
+        (federation.settings, federation.live, federation.published) = (settings, live, published)
       }
     }
     rearmTimer()

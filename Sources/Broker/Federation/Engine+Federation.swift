@@ -114,15 +114,24 @@ extension Engine {
   /// start, and its lines get ids no line of the old one had
   /// (``FederatedID/offset(forStreamCreated:)``; chatbroker(8),
   /// "FEDERATION"). Lines of every node seen before are
-  /// still known by their ids, and are not shown twice.
-  public func streamFound(created: Timestamp) {
-    guard let node = federation.settings?.node, federation.streamCreated != created else { return }
+  /// still known by their ids, and are not shown twice. This node's latest
+  /// lines go back into the outbox, to be published into the new stream
+  /// for the hosts that had not read them (chatbroker(8), "When the stream
+  /// is lost"): true when so, and the shell must offer the whole outbox
+  /// again.
+  @discardableResult
+  public func streamFound(created: Timestamp) -> Bool {
+    guard let node = federation.settings?.node, federation.streamCreated != created else {
+      return false
+    }
+    let reset = federation.streamCreated != nil
     if let before = federation.streamCreated {
       log.warning(
         "the stream was lost or reset: reading the new one from its start",
         [
           "node": node, "created_before": before.description, "created": created.description,
           "seq_before": "\(federation.sequence)", "outbox": "\(federation.outbox.count)",
+          "published_again": "\(federation.published.count)",
         ])
     }
     let record = JournalRecord.streamCreated(
@@ -131,9 +140,10 @@ extension Engine {
       try journal.append([record])
     } catch {
       log.error("journal write failed", ["reason": error.reason])
-      return
+      return false
     }
     apply(record)
+    return reset
   }
 
   /// The link's word on whether the stream takes this node's lines: a
@@ -200,6 +210,10 @@ extension Engine {
       message = stored
       if let newRoom = newRoomRecord(for: target) { records.append(newRoom) }
       records.append(.remote(stored, target: target, position: position))
+    } else if seen && own {
+      // This node's line back again (published twice, or again into a
+      // new stream): it leaves the outbox, and is shown no second time.
+      records.append(.streamPosition(position))
     } else {
       records.append(.streamSequence(position.sequence))
     }
@@ -237,13 +251,19 @@ extension Engine {
 
   /// The federation records' change to the state, for ``apply(_:)``.
   func applyFederated(_ record: JournalRecord) -> UnsyncedRecords.Undo {
-    let before = federation.durable
+    let before = federation.restorable
     switch record {
     case .outbox(let line):
       noteTaken(line.id)
       if line.node == federation.settings?.node { federation.knowsOwnIDs = true }
-      // A compacted journal lists the ids applied before the outbox.
-      if federation.seen[line.node]?.contains(line.id) == true { return .nothing }
+      if line.standing == .published {
+        keepPublished(line)
+        return .federated(before, message: nil, newRoom: nil)
+      }
+      // A compacted journal lists the ids applied before the outbox: a
+      // waiting line among them has come back since.
+      let applied = federation.seen[line.node]?.contains(line.id) == true
+      if applied && line.standing == .waiting { return .nothing }
       federation.outbox.append(line)
       return .federated(before, message: nil, newRoom: nil)
     case .remote(let message, let target, let position):
@@ -259,7 +279,10 @@ extension Engine {
       federation.sequence = max(federation.sequence, sequence)
       return .federated(before, message: nil, newRoom: nil)
     case .streamCreated(let created, let offset):
-      if let old = federation.streamCreated, old != created { federation.sequence = 0 }
+      if let old = federation.streamCreated, old != created {
+        federation.sequence = 0
+        publishAgain()
+      }
       federation.streamCreated = created
       federation.idOffset = offset
       return .federated(before, message: nil, newRoom: nil)
@@ -286,15 +309,46 @@ extension Engine {
     // The outbox is in id order and published in that order: the line
     // that came back is almost always the first.
     if let index = federation.outbox.firstIndex(where: { $0.id == position.origin }) {
-      federation.outbox.remove(at: index)
+      var line = federation.outbox.remove(at: index)
+      line.standing = .published
+      keepPublished(line)
     }
+  }
+
+  /// Keeps `line` among this node's latest published lines, dropping the
+  /// oldest beyond their number. Lines come back in id order; one kept
+  /// already (read again after a rollback) is not kept twice.
+  private func keepPublished(_ line: OutboxLine) {
+    let published = federation.published
+    if let last = published.last, line.id <= last.id,
+      published.reversed().contains(where: { $0.id == line.id })
+    {
+      return
+    }
+    federation.published.append(line)
+    let excess = federation.published.count - FederationState.publishedCapacity
+    if excess > 0 { federation.published.removeFirst(excess) }
+  }
+
+  /// The stream was lost or reset: this node's latest published lines go
+  /// back into the outbox, before the lines still waiting, in id order.
+  private func publishAgain() {
+    let waiting = Set(federation.outbox.map(\.id))
+    let again = federation.published.filter { !waiting.contains($0.id) }.map { line in
+      var line = line
+      line.standing = .again
+      return line
+    }
+    federation.published = FIFOQueue()
+    federation.outbox = (again + federation.outbox).sorted { $0.id < $1.id }
   }
 }
 
 extension EngineSnapshot {
   /// The ids applied from each node (as stream records at the sequence
-  /// applied), and the outbox, for a compacted journal: this node's own
-  /// ids among them keep it knowing which ids it used.
+  /// applied), this node's latest published lines and the outbox, for a
+  /// compacted journal: this node's own ids among them keep it knowing
+  /// which ids it used.
   func forEachFederationRecord(_ body: (JournalRecord) throws -> Void) rethrows {
     if let created = federation.streamCreated {
       try body(.streamCreated(created, offset: federation.idOffset))
@@ -306,7 +360,7 @@ extension EngineSnapshot {
         try body(.streamPosition(StreamPosition(sequence: sequence, node: node, origin: id)))
       }
     }
-    for line in federation.outbox {
+    for line in Array(federation.published) + federation.outbox {
       try body(.outbox(line))
     }
   }

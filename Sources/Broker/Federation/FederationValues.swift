@@ -68,9 +68,12 @@ public struct OutboxLine: Equatable, Sendable {
   public var author: String
   public var time: Timestamp
   public var text: String
+  /// Journaled (`"standing"` in the `outbox` record), never published.
+  public var standing: OutboxStanding
 
   public init(
-    id: MessageID, node: String, target: Target, author: String, time: Timestamp, text: String
+    id: MessageID, node: String, target: Target, author: String, time: Timestamp, text: String,
+    standing: OutboxStanding = .waiting
   ) {
     self.id = id
     self.node = node
@@ -78,7 +81,32 @@ public struct OutboxLine: Equatable, Sendable {
     self.author = author
     self.time = time
     self.text = text
+    self.standing = standing
   }
+
+  /// The line as the stream gets it: its standing is this host's affair.
+  public var asPublished: OutboxLine {
+    var line = self
+    line.standing = .waiting
+    return line
+  }
+}
+
+/// Where a line of this host's outbox stands (chatbroker(8), "FEDERATION",
+/// "When the stream is lost"). A line leaves the outbox when the stream
+/// brings it back, but the latest ones are kept: a stream lost or reset
+/// later no longer holds them, and hosts that had not read them yet would
+/// never see them unless this host publishes them again.
+public enum OutboxStanding: String, Sendable {
+  /// Said here, not yet back from the stream.
+  case waiting
+  /// Back from a stream that was then lost or reset: published again
+  /// into the new one. Its id is among those applied already, which a
+  /// waiting line's never is.
+  case again
+  /// Back from the stream: kept among this node's latest
+  /// ``FederationState/publishedCapacity`` lines, out of the outbox.
+  case published
 }
 
 /// Where a line stands in the stream: its sequence, the node whose subject
@@ -163,6 +191,14 @@ struct SeenIDs: Equatable {
 struct FederationState {
   var settings: FederationSettings?
   var outbox: [OutboxLine] = []
+  /// This node's latest lines back from the stream, oldest first: what a
+  /// stream lost or reset is given again (``OutboxStanding``). As many as
+  /// the other hosts remember of a node's ids (``SeenIDs/capacity``), so
+  /// that none of them is shown twice on a host that had it. A rollback
+  /// keeps it as it is (``durable``): each line in it is one the stream
+  /// has stored, and a line given again is known by its id everywhere.
+  var published = FIFOQueue<OutboxLine>()
+  static let publishedCapacity = SeenIDs.capacity
   var sequence: UInt64 = 0
   /// When the stream read was created, as the link last found it; nil
   /// before the first look.
@@ -182,10 +218,19 @@ struct FederationState {
   /// rollbacks, like the settings.
   var live = LiveFederation()
 
-  /// What a rollback restores: everything but the settings.
+  /// What a compacted journal keeps: everything but the settings.
   var durable: FederationState {
     var copy = self
     copy.settings = nil
+    return copy
+  }
+
+  /// What a rollback restores: the durable state but the published lines
+  /// (a copy of them kept with each unsynced record would make every line
+  /// back from the stream copy them all).
+  var restorable: FederationState {
+    var copy = durable
+    copy.published = FIFOQueue()
     return copy
   }
 }

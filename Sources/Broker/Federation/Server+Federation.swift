@@ -8,6 +8,11 @@ public protocol FederationLink: AnyObject, Sendable {
   /// Durable outbox lines, in order, each offered once: the link publishes
   /// them in that order, retrying each until the stream has stored it.
   func publish(_ lines: [OutboxLine])
+  /// Lines offered before, to be published again into a stream that was
+  /// lost or reset (chatbroker(8), "When the stream is lost"): they go
+  /// before every line not yet stored, in id order, and a line offered
+  /// twice is published once.
+  func republish(_ lines: [OutboxLine])
   /// Read the stream again from `sequence`: what was read after it was
   /// not applied (the journal could not be written, or was rolled back).
   /// Lines read from then on are delivered with `epoch`; earlier ones, still
@@ -93,7 +98,21 @@ extension Server {
   /// at each (re)connection; another time than before is a lost or reset
   /// stream, read again from its start.
   public func streamFound(created: Timestamp) {
-    poll.post { [unowned self] in engine.streamFound(created: created) }
+    poll.post { [unowned self] in
+      // Before this run offered any line, the end of this pass offers
+      // the whole outbox, as at start.
+      guard engine.streamFound(created: created), let federation,
+        let offered = federation.offeredUpTo
+      else { return }
+      // The outbox now holds this node's latest lines again, before
+      // those still waiting: the ones offered before are given again,
+      // and the rest when durable, as usual.
+      let again = engine.outbox.filter { $0.id <= offered }
+      log.log(
+        .info, "federation link publishes this node's latest lines again",
+        fields: [("node", engine.federationSettings?.node ?? ""), ("lines", "\(again.count)")])
+      federation.link.republish(again)
+    }
   }
 
   /// From the link's threads: the stream refuses this node's lines, and

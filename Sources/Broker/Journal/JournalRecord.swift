@@ -193,6 +193,7 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("from", line.author)
       json.field("at", line.time)
       json.field("text", line.text)
+      if line.standing != .waiting { json.field("standing", line.standing.rawValue) }
     case .remote(let message, let target, let position):
       json.field("type", "remote")
       json.field("id", message.id)
@@ -271,6 +272,7 @@ private struct RecordFields {
   var origin: JSONText?
   var kind: JSONText?
   var offset: Int64?
+  var standing: JSONText?
 
   mutating func set(_ key: UnsafeBufferPointer<UInt8>, _ value: JSONScalar) {
     switch value {
@@ -313,6 +315,8 @@ private struct RecordFields {
         origin = string
       } else if key.equals("kind") {
         kind = string
+      } else if key.equals("standing") {
+        standing = string
       }
     case .integer(let number):
       if key.equals("version") {
@@ -394,7 +398,7 @@ private struct RecordFields {
         OutboxLine(
           id: try messageID(id, "id"), node: try nodeName(), target: try target(),
           author: try author(),
-          time: try time(at, "at"), text: try checkedText()))
+          time: try time(at, "at"), text: try checkedText(), standing: try outboxStanding()))
     case .remote:
       let message = StoredMessage(
         id: try messageID(id, "id"), time: try time(at, "at"), author: try author(),
@@ -412,7 +416,9 @@ private struct RecordFields {
         guard let sequence, sequence >= 1 else { throw invalid("seq") }
         return .streamSequence(UInt64(sequence))
       }
-      return .streamPosition(try streamPosition())
+      // In a compacted journal written after the stream was lost or
+      // reset and before any line of the new one was read: 0.
+      return .streamPosition(try streamPosition(lowest: 0))
     case .redact:
       return .redact(
         try target(), id: try messageID(id, "id"), user: try userName(), at: try time(at, "at"))
@@ -478,10 +484,19 @@ private struct RecordFields {
       && FederationSettings.isValidNode(String(decoding: bytes[(at + 1)...], as: UTF8.self))
   }
 
-  private func streamPosition() throws(JournalFormatError) -> StreamPosition {
-    guard let sequence, sequence >= 1 else { throw invalid("seq") }
+  private func streamPosition(lowest: Int64 = 1) throws(JournalFormatError) -> StreamPosition {
+    guard let sequence, sequence >= lowest else { throw invalid("seq") }
     return StreamPosition(
       sequence: UInt64(sequence), node: try nodeName(), origin: try messageID(origin, "origin"))
+  }
+
+  /// An outbox line's standing: waiting when the record names none.
+  private func outboxStanding() throws(JournalFormatError) -> OutboxStanding {
+    guard let standing else { return .waiting }
+    guard let parsed = OutboxStanding(rawValue: standing.string), parsed != .waiting else {
+      throw invalid("standing")
+    }
+    return parsed
   }
 
   private func nodeName() throws(JournalFormatError) -> String {

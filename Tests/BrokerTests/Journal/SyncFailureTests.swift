@@ -309,6 +309,7 @@ struct SyncFailureTests {
     private var lines: [String] = []
     var published: [String] { lock.withLock { lines } }
     func publish(_ lines: [OutboxLine]) { lock.withLock { self.lines += lines.map(\.text) } }
+    func republish(_ lines: [OutboxLine]) { publish(lines) }
     func restart(from sequence: UInt64, epoch: Int) {}
   }
 
