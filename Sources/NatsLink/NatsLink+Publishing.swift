@@ -84,7 +84,8 @@ extension NatsLink {
     var sent = 0
     var failure: String?
     for line in lines {
-      guard let subject = Self.subject(for: line.target, node: configuration.node) else {
+      guard let subject = FederationSubjects.subject(for: line.target, node: configuration.node)
+      else {
         // Never written by the engine: a line with no subject would block
         // every line after it. It counts as stored.
         acknowledged(messageID(line))
@@ -119,7 +120,9 @@ extension NatsLink {
     condition.lock()
     let refused = asyncFailure
     condition.unlock()
-    let subject = lines.first.flatMap { Self.subject(for: $0.target, node: configuration.node) }
+    let subject = lines.first.flatMap {
+      FederationSubjects.subject(for: $0.target, node: configuration.node)
+    }
     if let refused, failure == nil {
       failure = noteFailure(refused.status, code: refused.code, subject: refused.subject ?? subject)
     } else if status != NATS_OK, failure == nil {

@@ -38,6 +38,8 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
   public typealias Refused = @Sendable (String?) -> Void
   /// When the stream was created, at each (re)connection.
   public typealias Created = @Sendable (Timestamp) -> Void
+  /// Another host's members of a shared room, as it announced them.
+  public typealias Presence = @Sendable (RoomName, String, [String]) -> Void
 
   let configuration: Configuration
   let deliver: Deliver
@@ -45,7 +47,12 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
   let ownLastID: OwnLastID
   let refused: Refused
   let created: Created
+  let presence: Presence
   let condition = NSCondition()
+  /// This host's members of each shared room, as last announced
+  /// (NatsLink+Presence; guarded by `announcedLock`).
+  var announced: [RoomName: [String]] = [:]
+  let announcedLock = NSLock()
   /// Guarded by `condition`.
   var pending: [OutboxLine] = []
   var nextSequence: UInt64
@@ -69,9 +76,10 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
   public init(
     _ configuration: Configuration, from sequence: UInt64, deliver: @escaping Deliver,
     report: @escaping Report, ownLastID: @escaping OwnLastID, refused: @escaping Refused,
-    created: @escaping Created
+    created: @escaping Created, presence: @escaping Presence
   ) {
     self.created = created
+    self.presence = presence
     self.configuration = configuration
     self.nextSequence = sequence
     self.deliver = deliver
@@ -174,6 +182,8 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
     self.jetStream = jetStream
     Thread.detachNewThread { [self] in publishLoop() }
     Thread.detachNewThread { [self] in readLoop() }
+    subscribePresence()
+    Thread.detachNewThread { [self] in presenceLoop() }
   }
 
   /// The operator's servers and credentials, on new connection options.
@@ -220,21 +230,6 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
   }
 
   // MARK: - Publishing
-
-  /// `chat.room.<room>.<node>` for a room, `chat.dm.<to-node>.<node>` for
-  /// a direct message: the publishing node is always the last token.
-  static func subject(for target: Target, node: String) -> String? {
-    switch target {
-    case .room(let room):
-      // Room names may hold dots, which separate subject tokens; `~` never
-      // appears in one.
-      let token = room.description.dropFirst().replacingOccurrences(of: ".", with: "~")
-      return "chat.room.\(token).\(node)"
-    case .user(let name):
-      guard let at = name.lastIndex(of: "@") else { return nil }
-      return "chat.dm.\(name[name.index(after: at)...]).\(node)"
-    }
-  }
 
   /// Tells the server once per change whether the stream refuses this
   /// node's lines.
@@ -540,28 +535,15 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
     }
   }
 
-  /// A message of the stream as a line, or nil when it is not one: its
-  /// payload must be an outbox record of the very node whose subject it
-  /// was published under, which NATS permissions make the only node able
-  /// to publish there.
+  /// A message of the stream as a line, or nil when it is not one
+  /// (``FederationSubjects/line(subject:payload:sequence:)``).
   static func line(_ message: OpaquePointer, sequence: UInt64) -> StreamLine? {
-    guard let subjectPointer = natsMsg_GetSubject(message) else { return nil }
-    let subject = String(cString: subjectPointer)
-    guard let node = subject.split(separator: ".").last.map(String.init) else { return nil }
-    let length = Int(natsMsg_GetDataLength(message))
-    guard length > 0, let data = natsMsg_GetData(message) else { return nil }
-    var bytes = [UInt8](
-      UnsafeRawBufferPointer(start: data, count: length))
-    if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
-    let record = try? bytes.withUnsafeBufferPointer { buffer in
-      try JournalRecord(jsonLine: buffer)
+    guard let subject = natsMsg_GetSubject(message), let data = natsMsg_GetData(message) else {
+      return nil
     }
-    guard case .outbox(let line) = record, line.node == node,
-      subject == Self.subject(for: line.target, node: node)
-    else { return nil }
-    return StreamLine(
-      position: StreamPosition(sequence: sequence, node: node, origin: line.id),
-      target: line.target, user: line.author, time: line.time, text: line.text)
+    let payload = UnsafeRawBufferPointer(start: data, count: Int(natsMsg_GetDataLength(message)))
+    return FederationSubjects.line(
+      subject: String(cString: subject), payload: payload, sequence: sequence)
   }
 }
 

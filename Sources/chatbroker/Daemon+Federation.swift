@@ -34,7 +34,10 @@ extension Daemon {
       report: { [unowned server] state, fields in server.federationStateChanged(state, fields) },
       ownLastID: { [unowned server] id in server.ownLinesFound(upTo: id) },
       refused: { [unowned server] reason in server.publishRefused(reason) },
-      created: { [unowned server] time in server.streamFound(created: time) })
+      created: { [unowned server] time in server.streamFound(created: time) },
+      presence: { [unowned server] room, node, users in
+        server.presenceReceived(room: room, node: node, users: users)
+      })
     server.attachFederation(link)
     NatsLink.initializeLibrary()
     // Connecting may take the NATS client's timeout per server: not on the

@@ -17,6 +17,7 @@ extension Engine {
       let firstSession = rooms[name]?.sessionsByUser[user] == nil
       if firstSession {
         broadcast(Outgoing(.joined(room: name, user: user)), in: name)
+        notePresenceChange(name)
       }
       rooms[name]?.connections.insert(connection)
       rooms[name]?.sessionsByUser[user, default: 0] += 1
@@ -77,6 +78,7 @@ extension Engine {
     if remaining == 0 && announced {
       broadcast(Outgoing(.parted(room: name, user: user, reason: reason)), in: name)
     }
+    if remaining == 0 { notePresenceChange(name) }
     forgetIfUnused(name)
   }
 
@@ -223,11 +225,18 @@ extension Engine {
       to: connection, kind: kinds.end)
   }
 
+  /// `WHO`: the room's members here, then, in a shared room, its members
+  /// on the other hosts as `user@node` (Engine+FederatedPresence).
   func who(_ name: RoomName, connection: ConnectionID) {
     let members = (rooms[name]?.sessionsByUser.keys).map { $0.sorted() } ?? []
     for member in members {
       send(.member(room: name, user: member, away: awayTexts[member]), to: connection)
     }
-    send(.ok(.who, fields: [name.description, String(members.count)]), to: connection)
+    let remote = remoteMembers(of: name)
+    for member in remote {
+      send(.member(room: name, user: member), to: connection)
+    }
+    send(
+      .ok(.who, fields: [name.description, String(members.count + remote.count)]), to: connection)
   }
 }

@@ -243,4 +243,16 @@ struct LiveFederation {
   var refusal: String?
   /// The link has read this node's last id from the stream in this run.
   var checkedOwnIDs = false
+  /// Who is in each shared room on each other host, as those hosts last
+  /// announced (Engine+FederatedPresence).
+  var presence: [RoomName: [String: RemoteMembers]] = [:]
+  /// Shared rooms whose members here changed since the shell last
+  /// announced them.
+  var presenceChanged: Set<RoomName> = []
+}
+
+/// One host's members of a shared room, as it announced them, and when.
+struct RemoteMembers {
+  var users: [String]
+  var announced: Timestamp
 }

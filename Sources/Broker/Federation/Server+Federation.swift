@@ -13,6 +13,10 @@ public protocol FederationLink: AnyObject, Sendable {
   /// before every line not yet stored, in id order, and a line offered
   /// twice is published once.
   func republish(_ lines: [OutboxLine])
+  /// This host's members of a shared room now (none: they all left), to
+  /// be announced to the other hosts and again every
+  /// ``Engine/presenceInterval`` (chatbroker(8), "Presence").
+  func announce(_ room: RoomName, users: [String])
   /// Read the stream again from `sequence`: what was read after it was
   /// not applied (the journal could not be written, or was rolled back).
   /// Lines read from then on are delivered with `epoch`; earlier ones, still
@@ -37,6 +41,8 @@ final class FederationBridge {
   var state = "connecting"
   /// The state with its details as last logged: each change is logged once.
   var lastReport = ""
+  /// The nodes whose presence was ignored and logged, in this run.
+  var presenceIgnoredFrom: Set<String> = []
 
   init(link: FederationLink, readUpTo: UInt64) {
     self.link = link
@@ -50,6 +56,32 @@ extension Server {
   public func attachFederation(_ link: FederationLink) {
     federation = FederationBridge(link: link, readUpTo: engine.streamSequence)
     offerDurableOutbox()
+    for (room, users) in engine.localPresence() { link.announce(room, users: users) }
+  }
+
+  /// From the link's threads: host `node` announced its members of
+  /// `room` (in the poll's next pass).
+  public func presenceReceived(room: RoomName, node: String, users: [String]) {
+    poll.post { [unowned self] in
+      guard !engine.remotePresence(room: room, node: node, users: users), let federation,
+        federation.presenceIgnoredFrom.count < 100,
+        federation.presenceIgnoredFrom.insert(node).inserted
+      else { return }
+      // Once per node and run: a node that keeps sending such lines
+      // would otherwise fill the log.
+      log.log(
+        .warning, "ignored another host's presence",
+        fields: [("node", node), ("room", room.description), ("users", "\(users.count)")])
+    }
+  }
+
+  /// At the end of every pass: the shared rooms whose members changed are
+  /// announced.
+  func announcePresence() {
+    guard let federation else { return }
+    for (room, users) in engine.takePresenceChanges() {
+      federation.link.announce(room, users: users)
+    }
   }
 
   /// The link's state, for `STATUS=`: nil without a federation;

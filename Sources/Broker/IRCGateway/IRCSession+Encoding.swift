@@ -113,7 +113,7 @@ extension IRCSession {
         ]
       ).cleaned().encoded(trailing: true)
     case .member(_, let who, _):
-      context?.members.append(who)
+      context?.members.append(Self.nickname(who))
       return []
     case .conversation, .markRead:
       return []

@@ -139,6 +139,12 @@ extension IRCSession {
     return "\(user)|\(node)!\(user)@\(node)"
   }
 
+  /// The nick of `author`: a user of another host, `alice@h2`, is
+  /// `alice|h2`.
+  static func nickname(_ author: String) -> String {
+    author.replacingOccurrences(of: "@", with: "|")
+  }
+
   /// A 352 line: `H` here, `G` away.
   func whoLine(room: String, member: String, away: Bool = false) -> Action {
     numeric(

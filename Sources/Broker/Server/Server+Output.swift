@@ -149,6 +149,7 @@ extension Server: EngineOutput {
     //    3. outbox lines, which go to the link to be published.
     releaseDurable()
     offerDurableOutbox()
+    announcePresence()
     // 4. One send(2) per connection with output released.
     flushDirty()
     // 5. A shutdown whose clients have read their BYE ends.

@@ -209,6 +209,33 @@ struct FederationTests {
     }
   }
 
+  @Test(
+    "WHO of a shared room lists the members of every host as user@node, and one who leaves is dropped (real time)"
+  )
+  func presenceRealTime() throws {
+    let cluster = try NatsCluster()
+    try cluster.start()
+    let hosts = try [Self.broker(1, cluster), Self.broker(3, cluster)]
+    try Self.diagnosed(cluster, hosts) {
+      for host in hosts { try host.waitForLog("federation link caught up", timeout: 20) }
+      let here = try hosts[0].connect()
+      let there = try hosts[1].connect()
+      _ = try here.request("JOIN #ops")
+      _ = try there.request("JOIN #ops")
+      for (client, other) in [(here, "root@h3"), (there, "root@h1")] {
+        try waitUntil(timeout: 10, "WHO #ops to list \(other)") {
+          try client.request("WHO #ops") == [
+            "MEMBER #ops root", "MEMBER #ops \(other)", "OK WHO #ops 2",
+          ]
+        }
+      }
+      _ = try here.request("PART #ops")
+      try waitUntil(timeout: 10, "root@h1 to leave WHO #ops on h3") {
+        try there.request("WHO #ops") == ["MEMBER #ops root", "OK WHO #ops 1"]
+      }
+    }
+  }
+
   @Test("a broker with the credentials of node h1 cannot publish as h2 (real time)")
   func impersonationRealTime() throws {
     let cluster = try NatsCluster()

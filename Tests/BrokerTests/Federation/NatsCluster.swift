@@ -114,8 +114,9 @@ final class NatsCluster: @unchecked Sendable {
           { user: h\(node), password: p\(node), permissions: {
               publish: [ "chat.room.*.h\(node)", "chat.dm.*.h\(node)", "$JS.API.INFO", "$JS.API.STREAM.INFO.CHAT",
                 "$JS.API.STREAM.CREATE.CHAT", "$JS.API.STREAM.MSG.GET.CHAT", "$JS.API.CONSUMER.*.CHAT.h\(node)",
-                "$JS.API.CONSUMER.*.*.CHAT.h\(node)", "$JS.ACK.CHAT.h\(node).>" ]
-              subscribe: [ "_INBOX.>" ] } }
+                "$JS.API.CONSUMER.*.*.CHAT.h\(node)", "$JS.ACK.CHAT.h\(node).>",
+                "chatpresence.*.h\(node)" ]
+              subscribe: [ "_INBOX.>", "chatpresence.>" ] } }
       """
     }
     return """

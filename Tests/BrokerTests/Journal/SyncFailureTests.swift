@@ -310,6 +310,7 @@ struct SyncFailureTests {
     var published: [String] { lock.withLock { lines } }
     func publish(_ lines: [OutboxLine]) { lock.withLock { self.lines += lines.map(\.text) } }
     func republish(_ lines: [OutboxLine]) { publish(lines) }
+    func announce(_ room: RoomName, users: [String]) {}
     func restart(from sequence: UInt64, epoch: Int) {}
   }
 
