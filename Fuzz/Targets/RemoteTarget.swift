@@ -20,9 +20,9 @@ public func fuzzRemote(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
   var sequence: UInt64 = 0
   let input = UnsafeBufferPointer(start: data, count: count)
   for line in input.split(separator: UInt8(ascii: "\n")) {
-    guard let kind = line.first, let space = line.firstIndex(of: UInt8(ascii: " ")) else {
-      continue
-    }
+    guard let kind = line.first,
+      let space = line.dropFirst().firstIndex(of: UInt8(ascii: " "))
+    else { continue }
     let subject = String(decoding: line[(line.startIndex + 1)..<space], as: UTF8.self)
     let payload = Array(line[(space + 1)...])
     payload.withUnsafeBytes { bytes in
