@@ -17,6 +17,10 @@ extension Engine {
       let firstSession = rooms[name]?.sessionsByUser[user] == nil
       if firstSession {
         broadcast(Outgoing(.joined(room: name, user: user)), in: name)
+        // Whoever is away says so as they join (IRCv3 away-notify).
+        if let away = awayTexts[user] {
+          broadcast(Outgoing(.awayChanged(user: user, text: away)), in: name)
+        }
       }
       rooms[name]?.connections.insert(connection)
       rooms[name]?.sessionsByUser[user, default: 0] += 1

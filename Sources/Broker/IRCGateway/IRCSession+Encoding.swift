@@ -18,7 +18,7 @@ extension IRCSession {
   func encode(_ outgoing: Outgoing, answering context: ReplyContext?, mayDefer: Bool) -> [UInt8] {
     switch outgoing.event {
     case .message(.room, _, _, _, _, _), .ircMessage(.room, _, _, _, _, _, _),
-      .tagmsg(.room, _, _, _), .joined, .parted:
+      .tagmsg(.room, _, _, _), .joined, .parted, .awayChanged:
       return outgoing.encoded(variant: encodingVariant) { encode($0) }
     default:
       return encode(
@@ -96,6 +96,14 @@ extension IRCSession {
     case .away:
       // The gateway answers 301 itself with every PRIVMSG, as IRC servers do.
       return []
+    case .awayChanged(let who, let text):
+      // IRCv3 away-notify: `AWAY :text` when away, a bare `AWAY` when back;
+      // a text set over the line protocol is cut to AWAYLEN.
+      guard capabilities.contains(.awayNotify) else { return [] }
+      return IRCMessage(
+        source: Self.source(who, serverName: serverName), "AWAY",
+        text.map { [IRCText.prefix($0, maximumBytes: Self.maximumAwayBytes)] } ?? []
+      ).cleaned().encoded(trailing: text != nil)
     case .redactedHistory, .redacted:
       // What was taken back is not shown; IRC clients keep their own logs
       // (chatbroker(7), REDACT).
