@@ -93,6 +93,9 @@ public enum Capability: String, CaseIterable, Sendable {
   case readMarker = "draft/read-marker"
   /// IRCv3 away-notify: `AWAY` lines for users sharing a room.
   case awayNotify = "away-notify"
+  /// IRCv3 labeled-response: the answer to a labeled command carries its
+  /// label (with batch, a batch when it has several lines).
+  case labeledResponse = "labeled-response"
 
   /// This capability's bit in a ``CapabilitySet``.
   /// A switch, not a search of `allCases`: it is asked for every tag of
@@ -106,6 +109,7 @@ public enum Capability: String, CaseIterable, Sendable {
     case .chathistory: 1 << 4
     case .readMarker: 1 << 5
     case .awayNotify: 1 << 6
+    case .labeledResponse: 1 << 7
     }
   }
 }

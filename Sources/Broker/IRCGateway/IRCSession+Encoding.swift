@@ -16,14 +16,15 @@ extension IRCSession {
   /// (``nextStep()``) instead of encoded now; it still leaves in the
   /// engine's order.
   func encode(_ outgoing: Outgoing, answering context: ReplyContext?, mayDefer: Bool) -> [UInt8] {
+    let bytes: [UInt8]
     switch outgoing.event {
     case .message(.room, _, _, _, _, _), .ircMessage(.room, _, _, _, _, _, _),
       .tagmsg(.room, _, _, _), .joined, .parted, .awayChanged:
-      return outgoing.encoded(variant: encodingVariant) { encode($0) }
+      bytes = outgoing.encoded(variant: encodingVariant) { encode($0) }
     default:
-      return encode(
-        outgoing.event, answering: context as? IRCReplyContext, mayDefer: mayDefer)
+      bytes = encode(outgoing.event, answering: context as? IRCReplyContext, mayDefer: mayDefer)
     }
+    return labeledBytes(bytes, of: outgoing.event, for: context)
   }
 
   /// One event, for this client alone, as a reply to `context`'s request
