@@ -25,21 +25,13 @@ private final class ClientsInLab {
     person = try broker.connect(as: "cbtest3")
     _ = try person.request("JOIN #lab")
     _ = try person.request("TOPIC #lab :deploy at 18:00")
-    irssi = try Tmux(
-      Self.asUser(
-        "cbtest1", home: try Self.home("cbtest1", in: broker),
-        ["/usr/bin/irssi", "--home=\(broker.directory)/home-cbtest1/.irssi", "-n", "someone"]),
-      width: 160, height: 60)
-    try irssi.waitFor("Irssi v")
-    try irssi.enter("/set cmd_queue_speed 0")
-    try irssi.enter("/set cmds_max_at_once 1000")
-    try irssi.enter("/connect \(broker.ircSocketPath)")
-    try irssi.waitFor("Welcome to chatbroker")
+    irssi = try broker.irssi(
+      as: "cbtest1", settings: ["cmd_queue_speed 0", "cmds_max_at_once 1000"])
     try irssi.enter("/join #lab")
     try irssi.waitFor("Total of 2 nicks")
-    let weechatHome = try Self.home("cbtest2", in: broker)
+    let weechatHome = try broker.home(of: "cbtest2")
     weechat = try Tmux(
-      Self.asUser(
+      BrokerProcess.asUser(
         "cbtest2", home: weechatHome,
         [
           "/usr/bin/weechat", "--dir", weechatHome + "/.weechat", "-r",
@@ -61,10 +53,12 @@ private final class ClientsInLab {
     }
     #expect(users == ["cbtest1", "cbtest2"])
   }
+}
 
+extension BrokerProcess {
   /// A home directory of the user's own under the broker's directory.
-  static func home(_ user: String, in broker: BrokerProcess) throws -> String {
-    let home = broker.directory + "/home-" + user
+  func home(of user: String) throws -> String {
+    let home = directory + "/home-" + user
     try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
     let pw = getpwnam(user)!.pointee
     chown(home, pw.pw_uid, pw.pw_gid)
@@ -77,6 +71,20 @@ private final class ClientsInLab {
       "/usr/bin/setpriv", "--reuid=\(user)", "--regid=\(user)", "--clear-groups", "/usr/bin/env",
       "TERM=screen", "HOME=\(home)", "TZ=UTC",
     ] + command
+  }
+
+  /// irssi as `user` in a terminal of its own (TestSupport's Tmux), with
+  /// these `/set`s, connected to the IRC socket.
+  func irssi(as user: String, settings: [String] = []) throws -> Tmux {
+    let home = try home(of: user)
+    let irssi = try Tmux(
+      Self.asUser(user, home: home, ["/usr/bin/irssi", "--home=\(home)/.irssi", "-n", "someone"]),
+      width: 160, height: 60)
+    try irssi.waitFor("Irssi v")
+    for setting in settings { try irssi.enter("/set " + setting) }
+    try irssi.enter("/connect \(ircSocketPath)")
+    try irssi.waitFor("Welcome to chatbroker")
+    return irssi
   }
 }
 
