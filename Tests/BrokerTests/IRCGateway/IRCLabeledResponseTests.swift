@@ -46,6 +46,18 @@ struct IRCLabeledResponseTests {
     #expect(lines.count == 6, "\(lines)")
   }
 
+  @Test(
+    "with draft/read-marker, a labeled JOIN and MARKREAD end with the marker, which answers them")
+  func readMarker() {
+    let irc = IRCHarness()
+    let alice = irc.connect("alice", caps: Self.caps + ["draft/read-marker"])
+    let joined = irc.send(alice, "@label=j JOIN #lab")
+    #expect(joined.first == "@label=j :host.test BATCH +l1 labeled-response")
+    #expect(joined.contains("@batch=l1 :host.test MARKREAD #lab *"))
+    #expect(joined.last == ":host.test BATCH -l1")
+    #expect(irc.send(alice, "@label=m MARKREAD #lab") == ["@label=m :host.test MARKREAD #lab *"])
+  }
+
   @Test("PRIVMSG: the echo carries the label, ACK without echo-message; the recipient sees none")
   func privmsg() {
     let irc = IRCHarness()
