@@ -91,6 +91,11 @@ public enum Capability: String, CaseIterable, Sendable {
   case chathistory = "draft/chathistory"
   /// IRCv3 read markers, one per conversation and user (chatbroker(7), "IRC").
   case readMarker = "draft/read-marker"
+  /// IRCv3 away-notify: `AWAY` lines for users sharing a room.
+  case awayNotify = "away-notify"
+  /// IRCv3 labeled-response: the answer to a labeled command carries its
+  /// label (with batch, a batch when it has several lines).
+  case labeledResponse = "labeled-response"
 
   /// This capability's bit in a ``CapabilitySet``.
   /// A switch, not a search of `allCases`: it is asked for every tag of
@@ -103,6 +108,8 @@ public enum Capability: String, CaseIterable, Sendable {
     case .batch: 1 << 3
     case .chathistory: 1 << 4
     case .readMarker: 1 << 5
+    case .awayNotify: 1 << 6
+    case .labeledResponse: 1 << 7
     }
   }
 }

@@ -63,6 +63,11 @@ public enum BrokerEvent: Equatable, Sendable {
   case member(room: RoomName, user: String, away: String? = nil)
   /// Since 1.4: the user you wrote to directly is away: `AWAY <user> :<text>`.
   case away(user: String, text: String)
+  /// Since 1.4: `user`, who shares a room with the recipient, went away
+  /// with `text`, or came back (nil), or joined a room while away: IRC
+  /// clients that negotiated `away-notify` get `AWAY`; the line protocol
+  /// shows nothing (chatbroker(7), "IRC").
+  case awayChanged(user: String, text: String?)
   /// Since 1.2: a line of a `CONVERSATIONS` reply.
   case conversation(ConversationSummary)
   /// Since 1.2: another session of the same user moved its read position

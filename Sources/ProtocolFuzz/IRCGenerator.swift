@@ -21,7 +21,7 @@ public struct IRCGenerator {
 
   public static let capabilities = [
     "server-time", "message-tags", "echo-message", "batch", "draft/chathistory",
-    "draft/read-marker",
+    "draft/read-marker", "away-notify", "labeled-response",
   ]
 
   public init(random: SplitMix64, users: [String]) {
@@ -70,7 +70,8 @@ public struct IRCGenerator {
     switch Int.random(in: 0..<100, using: &random) {
     case 0..<50: return Array(command().utf8)
     case 50..<72: return mutate(Array(command().utf8))
-    case 72..<80: return Array(multiTarget().utf8)
+    case 72..<76: return Array(labeled(multiTarget()).utf8)
+    case 76..<80: return Array(labeled(command()).utf8)
     case 80..<86: return tagged()
     case 86..<92: return injected()
     case 92..<96: return overLong()
@@ -120,6 +121,11 @@ public struct IRCGenerator {
   public mutating func token() -> String {
     serial += 1
     return IRCShape.token(user: speaker, serial: serial)
+  }
+
+  /// `line` with a `label` tag (labeled-response), unless it has tags.
+  mutating func labeled(_ line: String) -> String {
+    line.hasPrefix("@") ? line : "@label=\(token()) " + line
   }
 
   /// One of the gateway's commands with parameters drawn from valid

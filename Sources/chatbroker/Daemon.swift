@@ -66,6 +66,7 @@ final class Daemon: @unchecked Sendable {
     let ircTCP = listenIRCOverTCP()
     var serverOptions = Server.Options()
     serverOptions.ircBacklog = options.ircBacklog
+    if let name = options.serverName { serverOptions.serverName = name }
     serverOptions.limits = options.limits
     let server: Server
     do {

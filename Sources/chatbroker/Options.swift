@@ -16,6 +16,8 @@ struct Options {
   /// `--irc-socket`: nil for irc.sock beside the main socket, empty for none.
   var ircSocketPath: String?
   var ircBacklog = 50
+  /// `--server-name`: what the IRC gateway calls itself; nil for the host name.
+  var serverName: String?
   /// `--irc-listen`: a loopback address and port for IRC over TCP.
   var ircListen: LoopbackTCP.Endpoint?
   /// `--nats`, `--node`, `--share` and the NATS credentials.
@@ -30,6 +32,7 @@ struct Options {
                       [--sessions-per-user n] [--output-limit bytes]
                       [--max-rooms n] [--new-rooms-per-minute n]
                       [--irc-socket path] [--irc-listen address:port] [--irc-backlog n]
+                      [--server-name name]
                       [--nats urls] [--node name] [--share patterns]
                       [--nats-user user] [--nats-password password] [--nats-token token]
                       [--nats-creds file] [--nats-replicas n]
@@ -64,6 +67,7 @@ struct Options {
                            (127.0.0.1:6667, [::1]:6667); the kernel names each
                            client's owner (sock_diag), or it is refused
       --irc-backlog n      lines of a room an IRC client gets on JOIN (default 50, 0 for none)
+      --server-name name   the server's name to IRC clients (default: the host name)
       --nats urls          NATS servers of the JetStream cluster that shares rooms with
                            other hosts (nats://host:port, separated by commas)
       --node name          this host's name in the federation (default: the host name)
@@ -128,6 +132,14 @@ struct Options {
           return bad(argument, "a whole number from 0")
         }
         options.ircBacklog = min(number, 1000)
+      case "--server-name":
+        guard let name = next(), Server.Options.isServerName(name) else {
+          return bad(
+            argument,
+            "a name of 1 to \(Server.Options.maximumServerNameBytes) letters, digits, . and -, "
+              + "starting with a letter or digit")
+        }
+        options.serverName = name
       case "--no-sync": options.sync = false
       case "--repair": options.repair = true
       case "--verbose", "-v": options.verbose = true

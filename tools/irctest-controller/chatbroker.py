@@ -113,6 +113,8 @@ class ChatbrokerController(BaseServerController, DirectoryBasedController):
             "--irc-socket", ChatbrokerController.irc_socket,
             "--state-dir", str(state),
             "--new-rooms-per-minute", "1000",
+            # The name irctest's tests expect in 312 and elsewhere.
+            "--server-name", "My.Little.Server",
         ])
 
     def wait_for_port(self) -> None:

@@ -20,9 +20,29 @@ extension Engine {
   /// empty text; forgotten when their last session closes.
   public func setAway(_ user: String, text: String?) {
     guard isOnline(user) else { return }
-    awayTexts[user] = text.flatMap { $0.isEmpty ? nil : $0 }
+    let changed = text.flatMap { $0.isEmpty ? nil : $0 }
+    let before = awayTexts[user]
+    awayTexts[user] = changed
     // Back, or away again: whoever writes is told afresh.
     for writer in awayToldAt.keys { awayToldAt[writer]?[user] = nil }
+    if changed != before { announceAway(of: user) }
+  }
+
+  /// Tells the sessions of other users who share a room with `user` that
+  /// their away state changed (IRC's away-notify): one line each, however
+  /// many rooms they share, encoded once per wire format.
+  func announceAway(of user: String) {
+    guard let own = connectionsByUser[user], let output else { return }
+    var sharing: Set<ConnectionID> = []
+    for connection in own {
+      for room in sessions[connection]?.rooms ?? [] {
+        sharing.formUnion(rooms[room]?.connections ?? [])
+      }
+    }
+    let line = Outgoing(.awayChanged(user: user, text: awayTexts[user]))
+    for connection in sharing.subtracting(own).sorted() {
+      output.send(line, to: connection, kind: .neutral)
+    }
   }
 
   /// A direct message went to `recipient`: when they are away, the writer

@@ -18,6 +18,10 @@ extension Engine {
       if firstSession {
         broadcast(Outgoing(.joined(room: name, user: user)), in: name)
         notePresenceChange(name)
+        // Whoever is away says so as they join (IRCv3 away-notify).
+        if let away = awayTexts[user] {
+          broadcast(Outgoing(.awayChanged(user: user, text: away)), in: name)
+        }
       }
       rooms[name]?.connections.insert(connection)
       rooms[name]?.sessionsByUser[user, default: 0] += 1

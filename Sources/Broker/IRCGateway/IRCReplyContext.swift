@@ -32,6 +32,9 @@ final class IRCReplyContext: ReplyContext {
     case setTopic
     /// `PART <room> :<reason>`: the echo carries the reason.
     case part(reason: String)
+    /// A request whose replies need nothing from the command, made a
+    /// context only to carry its command's ``label``.
+    case other
   }
 
   let purpose: Purpose
@@ -57,6 +60,14 @@ final class IRCReplyContext: ReplyContext {
   /// A JOIN's or TOPIC's room topic, shown as 332 and 333 after the
   /// JOIN line (or alone), as IRC clients expect.
   var topic: RoomTopic?
+
+  /// The answer this request is part of, when its command was labeled
+  /// (labeled-response).
+  var label: LabeledResponse?
+  /// The replies the gateway made itself that come after this request in
+  /// its labeled command (a 403 for the next target, a 301): gathered
+  /// after its final reply, so the answer keeps the command's order.
+  var labelTrailing: [UInt8] = []
 
   /// LIST: the room shown last, where its next page starts, and whether
   /// ROOMS said there are more.

@@ -16,14 +16,15 @@ extension IRCSession {
   /// (``nextStep()``) instead of encoded now; it still leaves in the
   /// engine's order.
   func encode(_ outgoing: Outgoing, answering context: ReplyContext?, mayDefer: Bool) -> [UInt8] {
+    let bytes: [UInt8]
     switch outgoing.event {
     case .message(.room, _, _, _, _, _), .ircMessage(.room, _, _, _, _, _, _),
-      .tagmsg(.room, _, _, _), .joined, .parted:
-      return outgoing.encoded(variant: encodingVariant) { encode($0) }
+      .tagmsg(.room, _, _, _), .joined, .parted, .awayChanged:
+      bytes = outgoing.encoded(variant: encodingVariant) { encode($0) }
     default:
-      return encode(
-        outgoing.event, answering: context as? IRCReplyContext, mayDefer: mayDefer)
+      bytes = encode(outgoing.event, answering: context as? IRCReplyContext, mayDefer: mayDefer)
     }
+    return labeledBytes(bytes, of: outgoing.event, for: context)
   }
 
   /// One event, for this client alone, as a reply to `context`'s request
@@ -96,6 +97,14 @@ extension IRCSession {
     case .away:
       // The gateway answers 301 itself with every PRIVMSG, as IRC servers do.
       return []
+    case .awayChanged(let who, let text):
+      // IRCv3 away-notify: `AWAY :text` when away, a bare `AWAY` when back;
+      // a text set over the line protocol is cut to AWAYLEN.
+      guard capabilities.contains(.awayNotify) else { return [] }
+      return IRCMessage(
+        source: Self.source(who, serverName: serverName), "AWAY",
+        text.map { [IRCText.prefix($0, maximumBytes: Self.maximumAwayBytes)] } ?? []
+      ).cleaned().encoded(trailing: text != nil)
     case .redactedHistory, .redacted:
       // What was taken back is not shown; IRC clients keep their own logs
       // (chatbroker(7), REDACT).

@@ -122,10 +122,14 @@ extension IRCSession {
       }
       kept.append(IRCTag(tag.key, value))
     }
-    guard !kept.isEmpty else { return "" }
-    var bytes = IRCMessage(tags: kept, "X").encoded()
+    return tagText(kept)
+  }
+
+  /// Tags as they are written after `@`, values escaped; "" for none.
+  static func tagText(_ tags: [IRCTag]) -> String {
+    guard !tags.isEmpty else { return "" }
     // "@tags X\r\n": the tags alone.
-    bytes = Array(bytes.dropFirst().prefix { $0 != UInt8(ascii: " ") })
+    let bytes = IRCMessage(tags: tags, "X").encoded().dropFirst().prefix { $0 != UInt8(ascii: " ") }
     return String(decoding: bytes, as: UTF8.self)
   }
 

@@ -194,14 +194,15 @@ final class IRCSession: WireCodec {
     context.deferredStart = end
     if context.isDeferring {
       pendingSteps.insert(.historyPage(context), at: 0)
-    } else {
-      bytes += context.batchEnd ?? []
-      context.deferred.removeAll()
-      context.deferredStart = 0
-      context.batchEnd = nil
-      context.pageQueued = false
+      return context.label?.add(bytes, final: false) ?? bytes
     }
-    return bytes
+    bytes += context.batchEnd ?? []
+    context.deferred.removeAll()
+    context.deferredStart = 0
+    context.batchEnd = nil
+    context.pageQueued = false
+    guard let response = context.label else { return bytes }
+    return labelFinished(bytes, of: context, response)
   }
 
   /// One line from the client, already framed and valid UTF-8: what its
@@ -212,7 +213,9 @@ final class IRCSession: WireCodec {
       return [numeric(.inputTooLong, [tooLong])]
     }
     guard let message = IRCMessage(parsing: line) else { return [] }
+    let label = label(of: message)
     var steps = handle(message, counts: counts)
+    if let label { steps = labeled(steps, label: label) }
     guard !steps.isEmpty else { return [] }
     let first = steps.removeFirst()
     pendingSteps += steps.map(Step.actions)

@@ -20,9 +20,26 @@ public final class Server: @unchecked Sendable {
     /// `--irc-backlog`: lines of a room an IRC client without chathistory
     /// gets when it joins.
     public var ircBacklog = 50
-    /// The name IRC clients see for the server and network: the host name.
+    /// The name IRC clients see for the server and network: the host name
+    /// unless `--server-name` gives another.
     public var serverName = ProcessInfo.processInfo.hostName
     public init() {}
+
+    /// The longest `--server-name`, in bytes: a host name's label.
+    public static let maximumServerNameBytes = 63
+
+    /// Whether `name` may be the server's name on IRC (`--server-name`):
+    /// letters, digits, `.` and `-`, starting with a letter or digit, so it
+    /// reads as a host name in every source and numeric.
+    public static func isServerName(_ name: String) -> Bool {
+      guard let first = name.unicodeScalars.first, name.utf8.count <= maximumServerNameBytes
+      else { return false }
+      func isAlphanumeric(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.isASCII && CharacterSet.alphanumerics.contains(scalar)
+      }
+      return isAlphanumeric(first)
+        && name.unicodeScalars.allSatisfy { isAlphanumeric($0) || $0 == "." || $0 == "-" }
+    }
   }
 
   let queue: DispatchQueue

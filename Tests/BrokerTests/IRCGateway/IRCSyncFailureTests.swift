@@ -44,6 +44,30 @@ struct IRCSyncFailureTests {
     #expect(try reader.request("HISTORY #a") == ["OK HISTORY #a 0"], "nobody sees it")
   }
 
+  @Test("a labeled PRIVMSG held for its sync carries its label, whether the sync fails or not")
+  func labeled() throws {
+    let broker = try FailingDiskBroker()
+    defer { broker.stop() }
+    let reader = try broker.lineClient()
+    #expect(try reader.request("JOIN #a") == ["OK JOIN #a 1"])
+    let irc = try broker.ircClient(
+      nick: nick, caps: ["echo-message", "batch", "labeled-response"])
+    try irc.ircLine("JOIN #a")
+    _ = try irc.expectIRC(" 366 ")
+
+    broker.disk.fails = true
+    try irc.ircLine("@label=lost PRIVMSG #a :lost")
+    try irc.ircLine("@label=kept PING :after")
+    #expect(
+      try irc.linesUntil(" PONG ") == [
+        "@label=lost :host.test 404 \(nick) #a :\(storageError)",
+        "@label=kept :host.test PONG host.test :after",
+      ])
+    broker.disk.fails = false
+    try irc.ircLine("@label=said PRIVMSG #a :kept")
+    #expect(try irc.expectIRC(" PRIVMSG ") == "@label=said :\(mask) PRIVMSG #a :kept")
+  }
+
   @Test("a CHATHISTORY that showed an unsynced line is answered again in the same one batch")
   func chathistory() throws {
     let broker = try FailingDiskBroker()

@@ -12,25 +12,11 @@ struct IrssiTests {
   func irssiTalksRealTime() throws {
     try UnixUsers.ensure()
     let broker = try BrokerProcess().start()
-    let home = broker.directory + "/home-cbtest1"
-    try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-    let pw = getpwnam("cbtest1")!.pointee
-    chown(home, pw.pw_uid, pw.pw_gid)
-
     let person = try broker.connect(as: "cbtest2")
     _ = try person.request("JOIN #lab")
     _ = try person.request("SAY #lab said before you came")
 
-    // irssi as cbtest1, in a terminal of its own (TestSupport's Tmux).
-    let irssi = try Tmux(
-      [
-        "/usr/bin/setpriv", "--reuid=cbtest1", "--regid=cbtest1", "--clear-groups", "/usr/bin/env",
-        "TERM=screen", "HOME=\(home)", "TZ=UTC", "/usr/bin/irssi", "--home=\(home)/.irssi", "-n",
-        "someone",
-      ], width: 160, height: 50)
-    try irssi.waitFor("Irssi v")
-    try irssi.enter("/connect \(broker.ircSocketPath)")
-    try irssi.waitFor("Welcome to chatbroker")
+    let irssi = try broker.irssi(as: "cbtest1")
     try irssi.enter("/join #lab")
     try irssi.waitFor("cbtest1 [cbtest1@")
     try irssi.waitFor("< cbtest2> said before you came")
