@@ -144,11 +144,13 @@ extension ChatSession {
     case .rooms(let shown):
       var lines: [String] = []
       var last: RoomName?
-      for case .room(let room, let members, _, let topic) in data {
+      for case .room(let room, let members, _, let topic, let isPrivate) in data {
         model.knownRooms.insert(room.description)
         last = room
         let people = "\(members) \(members == 1 ? "person" : "people")"
-        lines.append("\(room)  \(people)" + (topic.map { "  \($0)" } ?? ""))
+        // A private room says so (chatsh(1), /rooms): only some may read it.
+        let marker = isPrivate ? "  (private)" : ""
+        lines.append("\(room)  \(people)\(marker)" + (topic.map { "  \($0)" } ?? ""))
       }
       if !shown {
         if words.last == "MORE", let last {

@@ -53,8 +53,10 @@ public enum BrokerEvent: Equatable, Sendable {
   case quit(user: String, reason: String?, rooms: [RoomName])
   /// A line of a `ROOMS` reply.
   /// Since 1.3 `shared`: the room is shared with other hosts.
-  /// Since 1.4 `topic`: the room's topic, when it has one.
-  case room(RoomName, members: Int, shared: Bool = false, topic: String? = nil)
+  /// Since 1.4 `topic`: the room's topic, when it has one; `isPrivate`:
+  /// only some users may read it (chatbroker(7), "Private rooms").
+  case room(
+    RoomName, members: Int, shared: Bool = false, topic: String? = nil, isPrivate: Bool = false)
   /// Since 1.4: a room's topic, set by `user` at `time`; an empty `text`
   /// when it was cleared. Sent to the room's sessions when it changes, to a
   /// session that joins, and in answer to `TOPIC <room>`.
