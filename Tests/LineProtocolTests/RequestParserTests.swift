@@ -151,7 +151,12 @@ private let syntaxLines: [BadLine] = [
   BadLine("CANCEL", "CANCEL", .syntax),
   BadLine("WHO", "WHO", .syntax),
   // Extra words.
-  BadLine("JOIN #ops #dev", "JOIN", .syntax),
+  BadLine("JOIN #ops #dev", "JOIN", .badName),
+  BadLine("JOIN #ops group=ops extra", "JOIN", .syntax),
+  BadLine("JOIN #ops group=-x", "JOIN", .badName),
+  BadLine("ACCESS #ops private", "ACCESS", .badName),
+  BadLine("INVITE #ops", "INVITE", .syntax),
+  BadLine("INVITE #ops b@d", "INVITE", .badName),
   BadLine("PART #ops now", "PART", .syntax),
   BadLine("HISTORY #ops 10 20", "HISTORY", .syntax),
   BadLine("HISTORY #ops BEFORE a b", "HISTORY", .syntax),
