@@ -60,6 +60,8 @@ extension ChatSession {
     case .part(let room):
       model.close(room)
       conversationsChanged(model.conversations.map(\.name))
+    case .invite(let room, let user):
+      notice("\(user) may now read and join \(room)")
     case .say(let target, let text), .action(let target, let text):
       guard case .event(.accepted(_, let id, let sent)) = reply else { return }
       if openOnDelivery.remove(target) != nil { open(target, show: true) }
@@ -204,6 +206,8 @@ extension ChatSession {
         "not sent to \(target): “\(short)”: \(text)", time: now(), isError: true)
     case .cancel(let id):
       error("could not cancel \(id): \(text)")
+    case .invite(let room, let user):
+      error("could not invite \(user) to \(room): \(text)")
     case .redact(_, let id):
       error("could not take \(id) back: \(text)")
     case .away:
