@@ -1,3 +1,4 @@
+import Broker
 import Foundation
 import Posix
 import TestSupport
@@ -162,5 +163,20 @@ struct PrivateRoomTests {
       broker.journal.contains(
         ##""type":"access","room":"#ops","access":"group=cbtestgrp","user":"cbtest1""##))
     #expect(broker.journal.contains(##""type":"leave","user":"cbtest2","room":"#ops""##))
+  }
+
+  @Test(
+    "the daemon's group directory asks NSS: primary and supplementary groups, and a removal at once",
+    UnixUsers.required)
+  func systemGroups() throws {
+    try UnixUsers.ensureGroup()
+    defer { try? UnixUsers.ensureGroup() }
+    let groups = SystemGroups()
+    #expect(groups.groups(of: "cbtest1").isSuperset(of: ["cbtest1", UnixUsers.group]))
+    #expect(!groups.groups(of: "cbtest3").contains(UnixUsers.group))
+    #expect(groups.groups(of: "cbtest3").contains("cbtest3"), "the primary group")
+    #expect(groups.groups(of: "nosuchuser-cb").isEmpty)
+    try UnixUsers.removeFromGroup("cbtest2")
+    #expect(!groups.groups(of: "cbtest2").contains(UnixUsers.group))
   }
 }
