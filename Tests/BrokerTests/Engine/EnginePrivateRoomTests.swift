@@ -223,15 +223,20 @@ struct EnginePrivateRoomTests {
     #expect(chat.send(carol, "ACCESS #ops invite").first?.hasPrefix("ERR ACCESS LIMIT") == true)
   }
 
-  @Test("a shared room is never private")
+  @Test(
+    "a shared room is never private, and a private room that the shared rooms come to match is not shared"
+  )
   func sharedRefused() {
-    let chat = EngineHarness()
-    chat.engine.federate(FederationSettings(node: "h1", patterns: ["#ops"]))
-    let alice = chat.connect("alice")
+    let (chat, alice, _) = privateRooms()
+    chat.engine.federate(FederationSettings(node: "h1", patterns: ["#ops", "#team-*"]))
+    chat.engine.streamHoldsOwnLines(upTo: nil)
     #expect(
-      chat.send(alice, "JOIN #ops group=ops") == [
-        "ERR JOIN LIMIT :#ops is shared with other hosts, and a shared room is never private"
+      chat.send(alice, "JOIN #team-a group=ops") == [
+        "ERR JOIN LIMIT :#team-a is shared with other hosts, and a shared room is never private"
       ])
+    #expect(chat.send(alice, "SAY #ops :stays here").first?.hasPrefix("OK SAY ") == true)
+    #expect(chat.engine.outbox.isEmpty)
+    #expect(chat.send(alice, "ROOMS").first == "ROOM #ops 2 PRIVATE :deploy at 18:00")
   }
 
   @Test("restart and compaction keep the access and the invites")
