@@ -76,10 +76,10 @@ extension Engine {
   /// the user may not read as for one that does not exist.
   func showAccess(_ name: RoomName, connection: ConnectionID, user: String) {
     let restriction = mayRead(name, user: user) ? rooms[name]?.access?.restriction : nil
-    let kind: LineKind = unsynced.topics[name] != nil ? .outcome(.access) : .neutral
+    let kinds = listKinds(answering: .access(name), showsUnsynced: unsynced.topics[name] != nil)
     send(
       .ok(.access, fields: [name.description, RoomRestriction.word(restriction)]),
-      to: connection, kind: kind)
+      to: connection, kind: kinds.end)
   }
 
   /// `ACCESS <room> public|invite|group=<group>`: a private room's creator

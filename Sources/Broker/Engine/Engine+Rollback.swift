@@ -119,6 +119,8 @@ extension Engine {
       listConversations(connection: connection, user: user)
     case .topic(let room):
       showTopic(room, connection: connection, user: user)
+    case .access(let room):
+      showAccess(room, connection: connection, user: user)
     default:
       break
     }
