@@ -143,9 +143,23 @@ extension Engine {
 
   // MARK: - Group membership, looked up again
 
-  /// The user's groups are looked up again (their first session
-  /// connected, or they sent a JOIN): every private room they may no
-  /// longer read is taken from them at once.
+  /// At a JOIN: the user's groups are looked up again when the JOIN names
+  /// or creates a private room, when the user has a private room, or when
+  /// their groups were looked up before in this session (they may have
+  /// seen a private room listed). A JOIN of a public room by a user with
+  /// none of these costs no lookup: NSS may be slow (LDAP), and the broker
+  /// waits for it.
+  func refreshGroupsIfNeeded(
+    of user: String, joining name: RoomName, restriction: RoomRestriction?
+  ) {
+    let needed =
+      restriction != nil || rooms[name]?.access != nil || groupsByUser[user] != nil
+      || (roomsByUser[user] ?? [:]).keys.contains { rooms[$0]?.access != nil }
+    if needed { refreshGroups(of: user) }
+  }
+
+  /// The user's groups are looked up again: every private room they may
+  /// no longer read is taken from them at once.
   func refreshGroups(of user: String) {
     groupsByUser[user] = groups.groups(of: user)
     revokeLostRooms(of: user)

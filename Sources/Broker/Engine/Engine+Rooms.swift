@@ -10,15 +10,16 @@ extension Engine {
   /// acknowledged as yours stays yours through a crash; if the sync fails,
   /// the join is undone (``rollBack(_:)``) and the reply is `STORAGE`.
   ///
-  /// Each JOIN looks the user's groups up again first: a private room
-  /// they may no longer read is taken from them, and one they may not
-  /// read is refused `NOACCESS` (chatbroker(7), "Private rooms").
+  /// A JOIN looks the user's groups up again first, when private rooms
+  /// are in play for them: a private room they may no longer read is
+  /// taken from them, and one they may not read is refused `NOACCESS`
+  /// (chatbroker(7), "Private rooms").
   /// `restriction`: `JOIN <room> group=<group>|invite` creates the room
   /// private (Engine+Privacy).
   func join(
     _ name: RoomName, restriction: RoomRestriction? = nil, connection: ConnectionID, user: String
   ) {
-    refreshGroups(of: user)
+    refreshGroupsIfNeeded(of: user, joining: name, restriction: restriction)
     if let restriction {
       guard admitPrivateJoin(name, restriction, connection: connection, user: user) else { return }
     } else if !mayRead(name, user: user) {

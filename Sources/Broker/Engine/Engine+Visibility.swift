@@ -30,11 +30,14 @@ extension Engine {
     return histories[conversation]
   }
 
-  /// The user's groups as last looked up: when their first session
-  /// connected or at their latest JOIN; looked up now for a user with no
-  /// session (then not kept).
+  /// The user's groups as last looked up: at the first request of their
+  /// sessions that needed them, or at their latest JOIN; kept while they
+  /// have a session, so that a query costs no lookup per room.
   func knownGroups(of user: String) -> Set<String> {
-    groupsByUser[user] ?? groups.groups(of: user)
+    if let known = groupsByUser[user] { return known }
+    let found = groups.groups(of: user)
+    if connectionsByUser[user] != nil { groupsByUser[user] = found }
+    return found
   }
 
   /// For a request that writes to a room (SAY, ACTION, SAYAT, SAYEVERY,

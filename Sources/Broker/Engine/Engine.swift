@@ -84,8 +84,8 @@ public final class Engine {
   /// the read marker says it, or nothing does.
   var seenUntilByUser: [String: [RoomName: (id: MessageID, time: Timestamp)]] = [:]
   /// Each connected user's Unix groups, as the ``GroupDirectory`` said
-  /// when their first session connected or at their latest JOIN
-  /// (Engine+Privacy); forgotten with their last session.
+  /// when a private room first needed them or at their latest JOIN that
+  /// needed them (Engine+Privacy); forgotten with their last session.
   var groupsByUser: [String: Set<String>] = [:]
 
   public init(
@@ -130,7 +130,6 @@ public final class Engine {
         version: chatbrokerVersion, user: user,
         text: "welcome \(user), type HELP for commands"),
       to: connection)
-    if existing == 0 { refreshGroups(of: user) }
     return true
   }
 

@@ -124,10 +124,10 @@ public protocol UserDirectory: AnyObject {
 }
 
 /// Which Unix groups a user is in, for rooms private to a group
-/// (chatbroker(7), "Private rooms"). Asked when a user's first session
-/// connects and at each JOIN, never while answering a query, so the
-/// answer is as fresh as that and no slower lookup (LDAP) ever runs per
-/// room listed. Injected, so engine tests use a fake directory.
+/// (chatbroker(7), "Private rooms"). Asked once per session, when a
+/// request first needs it, and at each JOIN that concerns a private room;
+/// never once per room listed, so a slow directory (LDAP) costs one
+/// lookup, not one per room. Injected, so engine tests use a fake one.
 public protocol GroupDirectory: AnyObject {
   /// The names of the groups `user` is in, primary and supplementary, as
   /// NSS says now; empty for a user the system does not know.

@@ -183,17 +183,22 @@ struct EnginePrivateRoomTests {
     #expect(chat.send(alice, "WHO #ops") == ["MEMBER #ops alice", "OK WHO #ops 1"])
   }
 
-  @Test("a new session looks the groups up again: the room is gone before any JOIN")
+  @Test(
+    "a new session looks the groups up afresh: the room is hidden at once, and gone at the JOIN")
   func removedThenReconnects() {
     let (chat, _, bob) = privateRooms()
     chat.engine.disconnect(bob)
     chat.groups.members["ops"] = ["alice"]
     let again = chat.connect("bob")
     #expect(chat.send(again, "CONVERSATIONS") == ["OK CONVERSATIONS 0"])
-    #expect(chat.engine.rooms(of: "bob") == [])
+    #expect(chat.send(again, "ROOMS") == ["OK ROOMS 0"])
+    #expect(chat.send(again, "JOIN #pub") == ["OK JOIN #pub 1"])
+    #expect(chat.engine.rooms(of: "bob") == [RoomName("#pub")!])
   }
 
-  @Test("groups are looked up at connect and JOIN only, not per room listed")
+  @Test(
+    "groups are looked up once per session and at JOINs where private rooms are in play, not per room listed"
+  )
   func lookupsBounded() {
     let (chat, _, bob) = privateRooms()
     let lookups = chat.groups.lookups
@@ -205,6 +210,14 @@ struct EnginePrivateRoomTests {
     #expect(chat.groups.lookups == lookups)
     chat.send(bob, "JOIN #ops")
     #expect(chat.groups.lookups == lookups + 1)
+    // carol, who never met a private room, joins public rooms for free.
+    let carol = chat.connect("carol")
+    chat.send(carol, "JOIN #pub")
+    chat.send(carol, "JOIN #pub2")
+    #expect(chat.groups.lookups == lookups + 1)
+    chat.send(carol, "ROOMS")
+    chat.send(carol, "ROOMS")
+    #expect(chat.groups.lookups == lookups + 2, "one lookup for #ops, kept for the session")
   }
 
   @Test(
