@@ -47,6 +47,10 @@ public enum BrokerEvent: Equatable, Sendable {
   /// The IRC gateway's TAGMSG, delivered: IRC clients with message-tags
   /// get it; the line protocol shows nothing.
   case tagmsg(target: Target, user: String, time: Timestamp, tags: String)
+  /// Since 1.4: `user` was invited to the private `room` by `by`
+  /// (`INVITE`): IRC clients of the invited user get IRC's `INVITE`
+  /// line; the line protocol shows nothing (chatbroker(7), "Moderation").
+  case invited(room: RoomName, user: String, by: String)
   /// A user's last session closed, which left `rooms` (those shared with
   /// the recipient): IRC shows one `QUIT` with the reason, the line
   /// protocol a `PART` line per room.

@@ -27,7 +27,7 @@ public enum LineCodec {
         id: id, target: target.description, due: due, created: created, rule: rule, text: text)
     case .joined(let room, let user): BrokerLine.join(room: room, user: user)
     case .parted(let room, let user, _): BrokerLine.part(room: room, user: user)
-    case .tagmsg: []
+    case .tagmsg, .invited: []
     case .ircMessage(let target, let id, let time, let user, let text, _, _):
       BrokerLine.message(
         target: target.description, id: id, time: time, user: user, text: text)

@@ -68,6 +68,11 @@ extension Engine {
       guard journal([record], verb: .invite, connection: connection) else { return }
       apply(record)
     }
+    // The invited user's IRC clients are told, as IRC servers do.
+    let told = Outgoing(.invited(room: name, user: invited, by: user))
+    for other in (connectionsByUser[invited] ?? []).sorted() where other != connection {
+      send(told, to: other, kind: .revealing)
+    }
     send(
       .ok(.invite, fields: [name.description, invited]), to: connection, kind: .outcome(.invite))
   }

@@ -45,6 +45,10 @@ extension IRCSession {
       return privmsgLines(
         from: author, to: shown(target, author: author), text: text, id: id, time: time,
         command: notice ? "NOTICE" : "PRIVMSG", clientTags: tags)
+    case .invited(let room, let invited, let by):
+      return IRCMessage(
+        source: Self.source(by, serverName: serverName), "INVITE", [invited, room.description]
+      ).encoded()
     case .tagmsg(let target, let author, let time, let tags):
       guard capabilities.contains(.messageTags) else { return [] }
       return tagmsgLine(from: author, to: shown(target, author: author), time: time, tags: tags)

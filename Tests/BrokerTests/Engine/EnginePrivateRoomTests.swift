@@ -98,6 +98,7 @@ struct EnginePrivateRoomTests {
     let (chat, alice, bob) = privateRooms()
     let carol = chat.connect("carol")
     #expect(chat.send(bob, "INVITE #ops carol") == ["OK INVITE #ops carol"])
+    #expect(chat.output.take(carol) == [], "the line protocol has no INVITE line")
     #expect(chat.send(carol, "JOIN #ops").last == "OK JOIN #ops 3")
     #expect(
       chat.send(carol, "INVITE #ops nobody") == ["ERR INVITE NOACCESS :#ops is not open to you"])

@@ -44,6 +44,7 @@ struct IRCPrivateRoomTests {
         ":host.test 442 carol #ops :You're not on that channel"
       ])
     #expect(irc.send(alice, "INVITE carol #ops") == [":host.test 341 alice carol #ops"])
+    #expect(irc.take(carol) == [":alice!alice@host.test INVITE carol #ops"])
     #expect(irc.send(carol, "JOIN #ops").first == ":carol!carol@host.test JOIN #ops")
   }
 
