@@ -148,6 +148,7 @@ extension ChatSession {
       var last: RoomName?
       for case .room(let room, let members, _, let topic, let isPrivate) in data {
         model.knownRooms.insert(room.description)
+        model.find(room.description)?.isPrivate = isPrivate
         last = room
         let people = "\(members) \(members == 1 ? "person" : "people")"
         // A private room says so (chatsh(1), /rooms): only some may read it.

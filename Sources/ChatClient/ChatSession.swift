@@ -126,6 +126,7 @@ public final class ChatSession {
     let name = target.description
     let isNew = model.find(name) == nil
     let conversation = model.open(name)
+    if restriction != nil { conversation.isPrivate = true }
     if show { _ = model.switchTo(name) }
     guard isNew else { return conversation }
     if case .room(let room) = target {
