@@ -11,6 +11,9 @@ public final class Conversation {
   public var away: String?
   /// A room's topic (chatbroker(7), `TOPIC`), as the broker last said.
   public var topic: RoomTopic?
+  /// Whether the room is private (chatbroker(7), "Private rooms"), as
+  /// `ROOMS` last said or as this screen created it: the top line says so.
+  public var isPrivate = false
   public var unread = 0
   public var mentioned = false
   /// Rows scrolled back from the bottom (PageUp), 0 = following.

@@ -7,7 +7,11 @@ import LineProtocol
 /// commands read as one list.
 extension ChatSession {
   public static let commands: [(name: String, syntax: String, summary: String)] = [
-    ("/join", "/join #room", "join a room (created if needed) and show it"),
+    (
+      "/join", "/join #room [group=GROUP|invite]",
+      "join a room (created if needed, private to a Unix group or to who you invite) and show it"
+    ),
+    ("/invite", "/invite [#room] user", "let a user into a private room"),
     ("/part", "/part [#room]", "leave the room shown, or the one named"),
     ("/switch", "/switch #room|@user|N", "show another conversation (also Alt-1..9)"),
     ("/msg", "/msg @user|#room text", "send to someone or somewhere else"),
@@ -42,10 +46,20 @@ extension ChatSession {
     let arguments = rest.split(separator: " ").map(String.init)
     switch name {
     case "/join", "/j":
-      guard arguments.count == 1, RoomName(arguments[0]) != nil else {
-        return usage("/join #room (# then a-z 0-9 . _ -)")
+      let restriction = arguments.count == 2 ? RoomRestriction(arguments[1]) : nil
+      guard (1...2).contains(arguments.count), RoomName(arguments[0]) != nil,
+        arguments.count == 1 || restriction != nil
+      else {
+        return usage("/join #room [group=GROUP|invite] (# then a-z 0-9 . _ -)")
       }
-      open(arguments[0], show: true)
+      open(arguments[0], show: true, restriction: restriction)
+    case "/invite":
+      let room = arguments.count == 2 ? arguments[0] : model.current.name
+      guard (1...2).contains(arguments.count), let name = RoomName(room),
+        let user = arguments.last.map({ $0.hasPrefix("@") ? String($0.dropFirst()) : $0 }),
+        UserName.isValid(user)
+      else { return usage("/invite [#room] user, in a private room") }
+      request(.invite(name, user: user), .invite(room: name.description, user: user))
     case "/part", "/leave", "/close":
       let target = arguments.first ?? (model.currentIndex == nil ? "" : model.current.name)
       let name = Target(target)?.description ?? target

@@ -60,6 +60,8 @@ extension ChatSession {
     case .part(let room):
       model.close(room)
       conversationsChanged(model.conversations.map(\.name))
+    case .invite(let room, let user):
+      notice("\(user) may now read and join \(room)")
     case .say(let target, let text), .action(let target, let text):
       guard case .event(.accepted(_, let id, let sent)) = reply else { return }
       if openOnDelivery.remove(target) != nil { open(target, show: true) }
@@ -144,11 +146,14 @@ extension ChatSession {
     case .rooms(let shown):
       var lines: [String] = []
       var last: RoomName?
-      for case .room(let room, let members, _, let topic) in data {
+      for case .room(let room, let members, _, let topic, let isPrivate) in data {
         model.knownRooms.insert(room.description)
+        model.find(room.description)?.isPrivate = isPrivate
         last = room
         let people = "\(members) \(members == 1 ? "person" : "people")"
-        lines.append("\(room)  \(people)" + (topic.map { "  \($0)" } ?? ""))
+        // A private room says so (chatsh(1), /rooms): only some may read it.
+        let marker = isPrivate ? "  (private)" : ""
+        lines.append("\(room)  \(people)\(marker)" + (topic.map { "  \($0)" } ?? ""))
       }
       if !shown {
         if words.last == "MORE", let last {
@@ -202,6 +207,8 @@ extension ChatSession {
         "not sent to \(target): “\(short)”: \(text)", time: now(), isError: true)
     case .cancel(let id):
       error("could not cancel \(id): \(text)")
+    case .invite(let room, let user):
+      error("could not invite \(user) to \(room): \(text)")
     case .redact(_, let id):
       error("could not take \(id) back: \(text)")
     case .away:

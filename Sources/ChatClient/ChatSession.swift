@@ -114,7 +114,11 @@ public final class ChatSession {
   }
 
   @discardableResult
-  func open(_ name: String, show: Bool, count: Int = historyCount) -> Conversation? {
+  /// `restriction`: `/join #room group=GROUP|invite` creates the room
+  /// private (chatbroker(7), "Private rooms").
+  func open(
+    _ name: String, show: Bool, count: Int = historyCount, restriction: RoomRestriction? = nil
+  ) -> Conversation? {
     guard let target = Target(name) else {
       error("'\(name)' is not a room or user: use #room (a-z 0-9 . _ -) or @user")
       return nil
@@ -122,10 +126,11 @@ public final class ChatSession {
     let name = target.description
     let isNew = model.find(name) == nil
     let conversation = model.open(name)
+    if restriction != nil { conversation.isPrivate = true }
     if show { _ = model.switchTo(name) }
     guard isNew else { return conversation }
     if case .room(let room) = target {
-      request(.join(room), .join(name))
+      request(restriction.map { .joinPrivate(room, $0) } ?? .join(room), .join(name))
       request(.who(room), .who(room: name, shown: false))
     }
     request(.history(target, count: count, anchor: nil), .history(target: name, shown: false))

@@ -2,6 +2,8 @@
 /// a queue pairs them up.
 enum PendingRequest: Equatable {
   case join(String)
+  /// `INVITE <room> <user>` (since 1.4): `/invite`.
+  case invite(room: String, user: String)
   case part(String)
   case say(target: String, text: String)
   /// `ACTION` (since 1.4): `/me`.

@@ -78,6 +78,8 @@ public enum Numeric: String, Sendable {
   case needMoreParameters = "461"
   case alreadyRegistered = "462"
   case chanOPrivsNeeded = "482"
+  case inviting = "341"
+  case inviteOnlyChannel = "473"
   case unknownMode = "472"
   case usersDontMatch = "502"
 }

@@ -47,14 +47,20 @@ public enum BrokerEvent: Equatable, Sendable {
   /// The IRC gateway's TAGMSG, delivered: IRC clients with message-tags
   /// get it; the line protocol shows nothing.
   case tagmsg(target: Target, user: String, time: Timestamp, tags: String)
+  /// Since 1.4: `user` was invited to the private `room` by `by`
+  /// (`INVITE`): IRC clients of the invited user get IRC's `INVITE`
+  /// line; the line protocol shows nothing (chatbroker(7), "Moderation").
+  case invited(room: RoomName, user: String, by: String)
   /// A user's last session closed, which left `rooms` (those shared with
   /// the recipient): IRC shows one `QUIT` with the reason, the line
   /// protocol a `PART` line per room.
   case quit(user: String, reason: String?, rooms: [RoomName])
   /// A line of a `ROOMS` reply.
   /// Since 1.3 `shared`: the room is shared with other hosts.
-  /// Since 1.4 `topic`: the room's topic, when it has one.
-  case room(RoomName, members: Int, shared: Bool = false, topic: String? = nil)
+  /// Since 1.4 `topic`: the room's topic, when it has one; `isPrivate`:
+  /// only some users may read it (chatbroker(7), "Private rooms").
+  case room(
+    RoomName, members: Int, shared: Bool = false, topic: String? = nil, isPrivate: Bool = false)
   /// Since 1.4: a room's topic, set by `user` at `time`; an empty `text`
   /// when it was cleared. Sent to the room's sessions when it changes, to a
   /// session that joins, and in answer to `TOPIC <room>`.

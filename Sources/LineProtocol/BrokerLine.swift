@@ -193,17 +193,18 @@ public enum BrokerLine {
     }
   }
 
-  /// `ROOM <room> <members> [SHARED] [:<topic>]`: the topic (since 1.4)
-  /// comes last, as free text, so the words stay where a 1.3 script finds
-  /// them.
+  /// `ROOM <room> <members> [SHARED|PRIVATE] [:<topic>]`: the topic
+  /// (since 1.4) comes last, as free text, so the words stay where a 1.3
+  /// script finds them. `flag` is `SHARED` or (since 1.4) `PRIVATE`: a
+  /// shared room is never private.
   public static func room(
-    _ room: RoomName, members: Int, shared: Bool = false, topic: String? = nil
+    _ room: RoomName, members: Int, flag: String? = nil, topic: String? = nil
   ) -> [UInt8] {
     build {
       $0.word("ROOM")
       $0.word(room.description)
       $0.word(String(members))
-      if shared { $0.word("SHARED") }
+      if let flag { $0.word(flag) }
       if let topic { $0.text(topic) }
     }
   }

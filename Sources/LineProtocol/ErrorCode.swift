@@ -18,6 +18,10 @@ public enum ErrorCode: String, Sendable, CaseIterable {
   case storage = "STORAGE"
   /// Since 1.1: RESCHEDULE or EDIT of a message already delivered.
   case delivered = "DELIVERED"
+  /// Since 1.4: a private room you may not read, or whose access you may
+  /// not change; the same answer for every such room (chatbroker(7),
+  /// "Private rooms").
+  case noAccess = "NOACCESS"
 }
 
 /// A request that failed: the verb it was for (`-` when the line could not be

@@ -27,14 +27,15 @@ public enum LineCodec {
         id: id, target: target.description, due: due, created: created, rule: rule, text: text)
     case .joined(let room, let user): BrokerLine.join(room: room, user: user)
     case .parted(let room, let user, _): BrokerLine.part(room: room, user: user)
-    case .tagmsg, .awayChanged: []
+    case .tagmsg, .awayChanged, .invited: []
     case .ircMessage(let target, let id, let time, let user, let text, _, _):
       BrokerLine.message(
         target: target.description, id: id, time: time, user: user, text: text)
     case .quit(let user, _, let rooms):
       rooms.flatMap { BrokerLine.part(room: $0, user: user) }
-    case .room(let room, let members, let shared, let topic):
-      BrokerLine.room(room, members: members, shared: shared, topic: topic)
+    case .room(let room, let members, let shared, let topic, let isPrivate):
+      BrokerLine.room(
+        room, members: members, flag: shared ? "SHARED" : isPrivate ? "PRIVATE" : nil, topic: topic)
     case .topic(let room, let user, let time, let text):
       BrokerLine.topic(room: room, user: user, time: time, text: text)
     case .member(let room, let user, let away):
@@ -111,11 +112,15 @@ public enum LineCodec {
       default: return .parted(room: room, user: rest[1])
       }
     case ("ROOM", 2...3, _):
-      // `SHARED` since 1.3, the topic since 1.4 (chatbroker(7), `ROOMS`).
+      // `SHARED` since 1.3, the topic and `PRIVATE` since 1.4
+      // (chatbroker(7), `ROOMS`).
       guard let room = RoomName(rest[0]), let members = Int(rest[1]),
-        rest.count == 2 || rest[2] == "SHARED"
+        rest.count == 2 || rest[2] == "SHARED" || rest[2] == "PRIVATE"
       else { return nil }
-      return .room(room, members: members, shared: rest.count == 3, topic: text)
+      let flag = rest.count == 3 ? rest[2] : nil
+      return .room(
+        room, members: members, shared: flag == "SHARED", topic: text,
+        isPrivate: flag == "PRIVATE")
     case ("TOPIC", 3, let text?):
       guard let room = RoomName(rest[0]), let time = Timestamp(rfc3339: rest[2]) else {
         return nil

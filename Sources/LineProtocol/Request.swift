@@ -2,6 +2,15 @@
 /// "Requests"). Whether it can be carried out is the broker's business.
 public enum Request: Equatable, Sendable {
   case join(RoomName)
+  /// Since 1.4: `JOIN <room> group=<group>|invite`, which creates a
+  /// private room (chatbroker(7), "Private rooms").
+  case joinPrivate(RoomName, RoomRestriction)
+  /// Since 1.4: `INVITE <room> <user>`: `user` may read the private room.
+  case invite(RoomName, user: String)
+  /// Since 1.4: `ACCESS <room>`, answered with who may read the room.
+  case access(RoomName)
+  /// Since 1.4: `ACCESS <room> public|invite|group=<group>`; nil is public.
+  case setAccess(RoomName, RoomRestriction?)
   case part(RoomName)
   case say(Target, text: String)
   /// Since 1.4: `ACTION <target> <text>`, a SAY shown as an action.
@@ -67,7 +76,9 @@ public enum Request: Equatable, Sendable {
 
   public var verb: Verb {
     switch self {
-    case .join: .join
+    case .join, .joinPrivate: .join
+    case .invite: .invite
+    case .access, .setAccess: .access
     case .part, .partGiving: .part
     case .say, .ircSay, .tagmsg: .say
     case .action: .action

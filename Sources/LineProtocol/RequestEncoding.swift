@@ -50,8 +50,18 @@ extension LineCodec {
     }
     bytes.append(contentsOf: request.verb.rawValue.utf8)
     switch request {
-    case .join(let room), .part(let room), .who(let room), .topic(let room):
+    case .join(let room), .part(let room), .who(let room), .topic(let room),
+      .access(let room):
       word(room.description)
+    case .joinPrivate(let room, let restriction):
+      word(room.description)
+      word(restriction.description)
+    case .setAccess(let room, let restriction):
+      word(room.description)
+      word(RoomRestriction.word(restriction))
+    case .invite(let room, let user):
+      word(room.description)
+      word(user)
     case .setTopic(let room, let topic):
       word(room.description)
       text(topic)

@@ -35,8 +35,24 @@ public enum RequestParser {
     switch verb {
     case .join:
       let room = try roomName(verb, words.required(verb))
+      guard let word = words.next() else { return .join(room) }
       try words.end(verb)
-      return .join(room)
+      return .joinPrivate(room, try restriction(verb, word))
+    case .invite:
+      let room = try roomName(verb, words.required(verb))
+      let user = try words.required(verb)
+      try words.end(verb)
+      guard UserName.isValid(utf8: user) else {
+        throw RequestError(
+          verb: verb.rawValue, code: .badName, text: "\(quoted(user)) is not a login name")
+      }
+      return .invite(room, user: string(user))
+    case .access:
+      let room = try roomName(verb, words.required(verb))
+      guard let word = words.next() else { return .access(room) }
+      try words.end(verb)
+      if word.equals(caseInsensitive: "PUBLIC") { return .setAccess(room, nil) }
+      return .setAccess(room, try restriction(verb, word))
     case .part:
       let room = try roomName(verb, words.required(verb))
       try words.end(verb)
@@ -208,6 +224,15 @@ public enum RequestParser {
     throws(RequestError) -> RoomName
   {
     try name(verb, word, RoomName.init(utf8:), "a room name: use # then 1 to 32 of a-z 0-9 . _ -")
+  }
+
+  private static func restriction(_ verb: Verb, _ word: UnsafeBufferPointer<UInt8>)
+    throws(RequestError) -> RoomRestriction
+  {
+    try name(
+      verb, word, RoomRestriction.init(utf8:),
+      verb == .access
+        ? "public, invite or group=<group>" : "invite or group=<group> (a Unix group's name)")
   }
 
   private static func target(_ verb: Verb, _ word: UnsafeBufferPointer<UInt8>)

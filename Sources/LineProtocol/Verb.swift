@@ -26,6 +26,10 @@ public enum Verb: String, CaseIterable, Sendable {
   case topic = "TOPIC"
   /// Since 1.4: say you are away, or back.
   case away = "AWAY"
+  /// Since 1.4: let a user into a private room.
+  case invite = "INVITE"
+  /// Since 1.4: show or change who may read a room.
+  case access = "ACCESS"
   case ping = "PING"
   case help = "HELP"
   case quit = "QUIT"
@@ -55,6 +59,8 @@ public enum Verb: String, CaseIterable, Sendable {
     case 6 where matches("CANCEL"): self = .cancel
     case 6 where matches("ACTION"): self = .action
     case 6 where matches("REDACT"): self = .redact
+    case 6 where matches("INVITE"): self = .invite
+    case 6 where matches("ACCESS"): self = .access
     case 7 where matches("HISTORY"): self = .history
     case 9 where matches("SCHEDULED"): self = .scheduled
     case 8 where matches("SAYEVERY"): self = .sayEvery
@@ -86,9 +92,11 @@ public enum Verb: String, CaseIterable, Sendable {
     case .who: 15
     case .topic: 16
     case .away: 17
-    case .ping: 18
-    case .help: 19
-    case .quit: 20
+    case .invite: 18
+    case .access: 19
+    case .ping: 20
+    case .help: 21
+    case .quit: 22
     }
   }
 
@@ -120,7 +128,10 @@ public struct VerbSpec: Sendable {
 /// The command table, one row per verb, in the order `HELP` lists them.
 public enum VerbTable {
   public static let rows: [VerbSpec] = [
-    row(.join, 1...1, "JOIN <room>", "join a room (created if needed) and receive its messages"),
+    row(
+      .join, 1...2, "JOIN <room> [group=<group>|invite]",
+      "join a room (created if needed, private to a Unix group or to the invited if asked) "
+        + "and receive its messages"),
     row(.part, 1...1, "PART <room>", "leave a room"),
     row(.say, 1...1, text: true, "SAY <target> <text>", "send text to a #room or to @user"),
     row(
@@ -172,6 +183,12 @@ public enum VerbTable {
     row(
       .away, 0...0, text: true, optionalText: true, "AWAY [<text>]",
       "say you are away, shown to who writes to you and in WHO; AWAY alone says you are back"),
+    row(
+      .invite, 2...2, "INVITE <room> <user>",
+      "let a user into a private room you may change (its creator, or one of its group)"),
+    row(
+      .access, 1...2, "ACCESS <room> [public|invite|group=<group>]",
+      "show who may read a room, or change it (a private room's creator or one of its group)"),
     row(.ping, 0...1, "PING [<token>]", "check that the broker answers"),
     row(.help, 0...0, "HELP", "show this list"),
     row(.quit, 0...0, "QUIT", "close the connection"),

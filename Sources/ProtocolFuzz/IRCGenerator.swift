@@ -140,7 +140,11 @@ public struct IRCGenerator {
     ])
     let shown = random.chance(10) ? name.lowercased() : name
     switch name {
-    case "JOIN", "NAMES": return "\(shown) \(room())"
+    case "NAMES": return "\(shown) \(room())"
+    case "JOIN":
+      // A key asks for a private room (chatbroker(7), "Moderation").
+      return random.chance(75)
+        ? "\(shown) \(room())" : "\(shown) \(room()) \(lines.access())"
     case "PART":
       return random.chance(70) ? "\(shown) \(room())" : "\(shown) \(room()) :\(text())"
     case "WHO": return "\(shown) \(random.chance(70) ? room() : nick())"
@@ -155,7 +159,8 @@ public struct IRCGenerator {
     case "MODE":
       return random.pick([
         "\(shown) \(room())", "\(shown) \(room()) +b", "\(shown) \(room()) +o \(nick())",
-        "\(shown) \(nick())", "\(shown) \(nick()) +i",
+        "\(shown) \(nick())", "\(shown) \(nick()) +i", "\(shown) \(room()) +i",
+        "\(shown) \(room()) -i",
       ])
     case "PRIVMSG", "NOTICE": return "\(shown) \(target()) :\(text())"
     case "SAYAT": return "\(shown) \(target()) \(lines.when()) :\(text())"

@@ -113,7 +113,7 @@ public enum IRCShape {
   /// (split into two) must not shift the text.
   static let parameterCounts: [String: Int] = [
     "PONG": 2, "401": 3, "403": 3, "404": 3, "315": 3, "318": 3, "331": 3, "366": 3, "421": 3,
-    "433": 3, "461": 3, "482": 3,
+    "433": 3, "461": 3, "482": 3, "473": 3, "341": 3,
   ]
 
   static func isControl(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x7F }

@@ -68,8 +68,10 @@ public enum LineShape {
       return fields(5, text: true) ?? check(words[1], isID) ?? check(words[2], isTarget)
         ?? check(words[3], isTime) ?? check(words[4], isTime)
     case "ROOM":
-      // `SHARED` since 1.3, the topic as free text since 1.4.
-      if words.count == 4 && words[3] != "SHARED" { return "ROOM with a fourth word" }
+      // `SHARED` since 1.3, the topic as free text and `PRIVATE` since 1.4.
+      if words.count == 4 && words[3] != "SHARED" && words[3] != "PRIVATE" {
+        return "ROOM with a fourth word"
+      }
       if words.count < 3 || words.count > 4 { return "ROOM with \(words.count - 1) words" }
       return check(words[1], isRoom) ?? check(words[2], isCount)
     case "CONV":
@@ -106,6 +108,8 @@ public enum LineShape {
     case "SAY", "SAYAT", "ACTION": return shape([isID, isTime])
     case "REDACT": return shape([isTarget, isID])
     case "TOPIC": return shape([isRoom])
+    case "INVITE": return shape([isRoom, isUser])
+    case "ACCESS": return shape([isRoom, isAccess])
     case "AWAY": return rest.isEmpty || rest == ["BACK"] ? nil : "OK AWAY with \(rest)"
     case "HISTORY": return shape([isTarget, isCount])
     case "SCHEDULED", "ROOMS": return shape([isCount])
@@ -142,6 +146,14 @@ public enum LineShape {
       (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
         || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
     }
+  }
+
+  /// A room's access as `ACCESS` answers it: `public`, `invite` or
+  /// `group=<group>` with a group named as a login name is
+  /// (chatbroker(7), "Private rooms").
+  static func isAccess(_ word: String) -> Bool {
+    word == "public" || word == "invite"
+      || (word.hasPrefix("group=") && isUser(String(word.dropFirst(6))))
   }
 
   static func isUser(_ word: String) -> Bool {

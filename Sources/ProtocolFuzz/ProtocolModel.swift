@@ -6,13 +6,13 @@ public enum ProtocolModel {
   public static let verbs: Set<String> = [
     "JOIN", "PART", "SAY", "SAYAT", "HISTORY", "SCHEDULED", "CANCEL", "ROOMS", "WHO", "PING",
     "HELP", "QUIT", "CONVERSATIONS", "MARKREAD", "ACTION", "REDACT", "TOPIC",
-    "AWAY",
+    "AWAY", "INVITE", "ACCESS",
   ]
 
   /// The error codes of chatbroker(7), "Errors".
   public static let errorCodes: Set<String> = [
     "UNKNOWN", "SYNTAX", "TOOLONG", "BADUTF8", "BADCHAR", "EMPTY", "BADNAME", "NOSUCHUSER",
-    "NOTJOINED", "BADTIME", "PAST", "TOOFAR", "NOSUCHMSG", "LIMIT", "STORAGE",
+    "NOTJOINED", "BADTIME", "PAST", "TOOFAR", "NOSUCHMSG", "LIMIT", "STORAGE", "NOACCESS",
   ]
 
   /// The data lines of each multi-line reply, by the verb that asks for them.

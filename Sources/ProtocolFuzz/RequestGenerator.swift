@@ -95,10 +95,15 @@ public struct RequestGenerator {
       random.pick([
         "JOIN", "PART", "SAY", "SAY", "SAYAT", "SAYAT", "HISTORY", "SCHEDULED", "CANCEL", "ROOMS",
         "WHO", "PING", "HELP", "QUIT", "CONVERSATIONS", "MARKREAD", "ACTION", "REDACT", "TOPIC",
-        "AWAY",
+        "AWAY", "JOIN", "INVITE", "ACCESS",
       ]))
     switch verb.asciiUppercased {
-    case "JOIN", "PART", "WHO": return "\(verb) \(room())"
+    case "JOIN":
+      // Since 1.4 a private room's access (chatbroker(7), "Private rooms").
+      return random.chance(70) ? "\(verb) \(room())" : "\(verb) \(room()) \(access())"
+    case "PART", "WHO": return "\(verb) \(room())"
+    case "INVITE": return "\(verb) \(room()) \(String(target().drop { $0 == "@" || $0 == "#" }))"
+    case "ACCESS": return random.chance(40) ? "\(verb) \(room())" : "\(verb) \(room()) \(access())"
     case "SAY", "ACTION": return "\(verb) \(target()) \(text())"
     case "REDACT": return "\(verb) \(target()) \(id())"
     case "AWAY": return random.chance(50) ? verb : "\(verb) \(text())"
@@ -142,6 +147,15 @@ public struct RequestGenerator {
     case 14: return random.pick(["#", "##", "#é", "#a b", "#a:b", "a", "#\u{0}", "#a\u{7F}"])
     default: return "#r\(Int.random(in: 0..<500, using: &random))"
     }
+  }
+
+  /// A room's access, valid or nearly: `group=` with the fuzzing
+  /// users' groups and others, `invite`, `public`, and broken forms.
+  mutating func access() -> String {
+    random.pick([
+      "invite", "INVITE", "public", "group=root", "group=cbtest", "group=nosuchgroup", "group=",
+      "group", "group=a b", "group=-x", "private", "group=\(String(repeating: "g", count: 33))",
+    ])
   }
 
   mutating func target() -> String {

@@ -58,7 +58,8 @@ final class Daemon: @unchecked Sendable {
     let committer = JournalCommitter(journal: journal, syncs: options.sync, log: log)
     let users = SystemUsers()
     let engine = Engine(
-      limits: options.limits, clock: clock, users: users, journal: committer, log: log)
+      limits: options.limits, clock: clock, users: users, journal: committer,
+      groups: SystemGroups(), log: log)
     federate(engine)
     replay(journal, into: engine, now: clock.now)
 

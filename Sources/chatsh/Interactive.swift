@@ -199,6 +199,7 @@ private func draw(screen: Screen, session: ChatSession, editor: LineEditor) {
   } else if let away = current.away {
     left += " (away: \(away))"
   } else if current.isRoom {
+    if current.isPrivate { left += " (private)" }
     if let topic = current.topic { left += ": " + topic.text }
     if !current.members.isEmpty { left += " · " + current.members.sorted().joined(separator: " ") }
   }

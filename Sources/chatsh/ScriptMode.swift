@@ -72,7 +72,7 @@ struct ScriptMode {
         try simple([.cancel(checked(id, MessageID.init))]) { _ in }
       case .rooms(let json):
         try simple([.rooms(after: nil)]) { line in
-          if case .event(.room(let name, let members, _, let topic)) = line {
+          if case .event(.room(let name, let members, _, let topic, _)) = line {
             out.line(
               json
                 ? OutputFormat.rawObject(

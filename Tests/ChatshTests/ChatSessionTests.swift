@@ -454,4 +454,37 @@ import Testing
     alone.open("#ops")
     #expect(alone.windowList(fitting: 80) == "")
   }
+
+  @Test(
+    "/join #room group=GROUP or invite creates it private; /invite lets a user in; /rooms marks it")
+  func privateRooms() {
+    let harness = Harness()
+    harness.session.start(targets: [])
+    harness.feed("OK CONVERSATIONS 0", "OK SCHEDULED 0", "OK ROOMS 0")
+    harness.sent = []
+    harness.session.submit("/join #ops group=ops")
+    #expect(harness.sent.first == "JOIN #ops group=ops")
+    #expect(harness.session.model.find("#ops")?.isPrivate == true, "the top line says (private)")
+    harness.feed("OK JOIN #ops 1", "OK WHO #ops 0", "OK HISTORY #ops 0")
+    harness.sent = []
+    harness.session.submit("/invite carol")
+    harness.session.submit("/invite #plan @bob")
+    harness.session.submit("/join #x private")
+    #expect(harness.sent == ["INVITE #ops carol", "INVITE #plan bob"])
+    harness.feed("OK INVITE #ops carol", "ERR INVITE NOACCESS :#plan is not open to you")
+    harness.sent = []
+    harness.session.submit("/rooms")
+    harness.session.model.find("#ops")?.isPrivate = false
+    harness.feed("ROOM #ops 1 PRIVATE :deploy", "ROOM #pub 3", "OK ROOMS 2")
+    #expect(harness.session.model.find("#ops")?.isPrivate == true, "as ROOMS says")
+    let notices = harness.session.model.find("#ops")!.entries.compactMap { entry -> String? in
+      if case .notice(let text, _, _) = entry { return text }
+      return nil
+    }
+    #expect(notices.contains("carol may now read and join #ops"))
+    #expect(
+      notices.contains { $0.contains("could not invite bob to #plan: #plan is not open to you") })
+    #expect(notices.contains { $0.hasPrefix("usage: /join #room [group=GROUP|invite]") })
+    #expect(notices.contains("#ops  1 person  (private)  deploy\n#pub  3 people"))
+  }
 }

@@ -42,6 +42,25 @@ struct RoomScreenTests {
   }
 
   @Test(
+    "/join #room invite creates a private room: the top line and /rooms say (private), and an outsider cannot see it",
+    UnixUsers.required)
+  func privateRoom() throws {
+    try UnixUsers.ensure()
+    let broker = try BrokerProcess().start()
+    let terminal = try chatScreen(broker, "#lobby")
+    defer { terminal.close() }
+    try terminal.enter("/join #plan invite")
+    try terminal.waitFor { $0.hasPrefix(" #plan (private)") }
+    try terminal.enter("/rooms")
+    try terminal.waitFor { $0.contains("#plan  1 person  (private)") }
+    let outsider = try broker.connect(as: "cbtest1")
+    #expect(try outsider.request("ROOMS") == ["ROOM #lobby 1", "OK ROOMS 1"])
+    try terminal.enter("/invite cbtest1")
+    try terminal.waitFor("cbtest1 may now read and join #plan")
+    #expect(try outsider.request("JOIN #plan") == ["OK JOIN #plan 2"])
+  }
+
+  @Test(
     "/me sends an action, and actions from others show as * user text",
     UnixUsers.required)
   func actions() throws {

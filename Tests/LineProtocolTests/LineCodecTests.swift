@@ -131,7 +131,7 @@ struct LineCodecTests {
   func rejectsOthers() {
     for line in [
       "", "HELLO", "OK NOSUCHVERB", "ERR SAY NOCODE :x", "MSG #ops 1 notatime bob :x",
-      "ROOM #ops 2 PRIVATE",
+      "ROOM #ops 2 SECRET",
     ] {
       #expect(LineCodec.decode(line) == nil, "\(line)")
     }

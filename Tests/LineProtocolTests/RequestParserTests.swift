@@ -46,6 +46,18 @@ let goodLines: [GoodLine] = [
     "JOIN #" + String(repeating: "a", count: 32),
     .join(room("#" + String(repeating: "a", count: 32)))),
   GoodLine("JOIN #a.b_c-9", .join(room("#a.b_c-9"))),
+  // Private rooms (chatbroker(7), "Private rooms"): a group's name is at
+  // most 32 characters, as a login name.
+  GoodLine("JOIN #ops group=ops", .joinPrivate(room("#ops"), .group("ops"))),
+  GoodLine("join #ops GROUP=Ops", .joinPrivate(room("#ops"), .group("Ops"))),
+  GoodLine(
+    "JOIN #ops group=" + String(repeating: "g", count: 32),
+    .joinPrivate(room("#ops"), .group(String(repeating: "g", count: 32)))),
+  GoodLine("JOIN #plan Invite", .joinPrivate(room("#plan"), .invited)),
+  GoodLine("INVITE #plan carol", .invite(room("#plan"), user: "carol")),
+  GoodLine("ACCESS #plan", .access(room("#plan"))),
+  GoodLine("ACCESS #plan PUBLIC", .setAccess(room("#plan"), nil)),
+  GoodLine("access #plan group=ops", .setAccess(room("#plan"), .group("ops"))),
   GoodLine("PART #ops", .part(room("#ops"))),
   GoodLine("part  #OPS", .part(room("#ops"))),
   GoodLine("WHO #ops", .who(room("#ops"))),
@@ -151,7 +163,13 @@ private let syntaxLines: [BadLine] = [
   BadLine("CANCEL", "CANCEL", .syntax),
   BadLine("WHO", "WHO", .syntax),
   // Extra words.
-  BadLine("JOIN #ops #dev", "JOIN", .syntax),
+  BadLine("JOIN #ops #dev", "JOIN", .badName),
+  BadLine("JOIN #ops group=ops extra", "JOIN", .syntax),
+  BadLine("JOIN #ops group=-x", "JOIN", .badName),
+  BadLine("JOIN #ops group=" + String(repeating: "g", count: 33), "JOIN", .badName),
+  BadLine("ACCESS #ops private", "ACCESS", .badName),
+  BadLine("INVITE #ops", "INVITE", .syntax),
+  BadLine("INVITE #ops b@d", "INVITE", .badName),
   BadLine("PART #ops now", "PART", .syntax),
   BadLine("HISTORY #ops 10 20", "HISTORY", .syntax),
   BadLine("HISTORY #ops BEFORE a b", "HISTORY", .syntax),

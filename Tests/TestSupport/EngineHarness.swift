@@ -88,6 +88,19 @@ public final class FakeUsers: UserDirectory {
   public func userExists(_ name: String) -> Bool { names.contains(name) }
 }
 
+/// Unix groups as a test says: each user's groups, changed at will (a
+/// user taken out of a group is out at their next JOIN).
+public final class FakeGroups: GroupDirectory {
+  public var members: [String: Set<String>] = [:]
+  /// How many lookups there were: they happen at connect and JOIN only.
+  public private(set) var lookups = 0
+  public init() {}
+  public func groups(of user: String) -> Set<String> {
+    lookups += 1
+    return Set(members.compactMap { $0.value.contains(user) ? $0.key : nil })
+  }
+}
+
 /// An engine with fake connections: `connect("alice")` gives a connection
 /// id, `say(conn, "JOIN #a")` feeds a line and returns what came back to it.
 public final class EngineHarness {
@@ -95,6 +108,8 @@ public final class EngineHarness {
   public let output = RecordingOutput()
   public let journal: MemoryJournal
   public let users = FakeUsers(["alice", "bob", "carol"])
+  /// Group `ops` holds alice and bob, not carol.
+  public let groups = FakeGroups()
   public let engine: Engine
   private var nextConnection = 1
 
@@ -104,7 +119,8 @@ public final class EngineHarness {
   ) {
     self.clock = clock
     self.journal = journal
-    engine = Engine(limits: limits, clock: clock, users: users, journal: journal)
+    groups.members = ["ops": ["alice", "bob"]]
+    engine = Engine(limits: limits, clock: clock, users: users, journal: journal, groups: groups)
     engine.output = output
   }
 

@@ -37,4 +37,37 @@ public enum UnixUsers {
     }
     return .success(())
   }()
+
+  /// The Unix group of the private-room tests (chatbroker(7), "Private
+  /// rooms"): cbtest1 and cbtest2 are in it, cbtest3 is not.
+  public static let group = "cbtestgrp"
+  public static let groupMembers = ["cbtest1", "cbtest2"]
+
+  /// Creates the users and the group if missing, and gives the group
+  /// exactly its two members again (a test takes one out with
+  /// ``removeFromGroup(_:)``); throws why it could not.
+  public static func ensureGroup() throws {
+    try ensure()
+    if getgrnam(group) == nil {
+      let result = try? runCommand(["/usr/sbin/groupadd", group])
+      // Another test run may have created it meanwhile: only its absence counts.
+      if getgrnam(group) == nil {
+        throw TestFailure("groupadd \(group) failed: \(result?.errors ?? "did not run")")
+      }
+    }
+    try gpasswd(["-M", groupMembers.joined(separator: ","), group])
+  }
+
+  /// Takes `user` out of the group in /etc/group, as an administrator
+  /// would with `gpasswd -d`.
+  public static func removeFromGroup(_ user: String) throws {
+    try gpasswd(["-d", user, group])
+  }
+
+  private static func gpasswd(_ arguments: [String]) throws {
+    let result = try runCommand(["/usr/bin/gpasswd"] + arguments)
+    guard result.status == 0 else {
+      throw TestFailure("gpasswd \(arguments.joined(separator: " ")) failed: \(result.errors)")
+    }
+  }
 }

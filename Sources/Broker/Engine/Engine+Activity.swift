@@ -14,7 +14,7 @@ extension Engine {
     for (conversation, history) in histories {
       switch conversation {
       case .room(let name):
-        guard rooms[name]?.sessionsByUser[user] != nil else { continue }
+        guard rooms[name]?.sessionsByUser[user] != nil, mayRead(name, user: user) else { continue }
       case .direct(let first, let second):
         guard first == user || second == user else { continue }
       }

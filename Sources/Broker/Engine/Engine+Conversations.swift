@@ -8,7 +8,13 @@ extension Engine {
   /// costs a few steps per conversation however long the histories are.
   func listConversations(connection: ConnectionID, user: String) {
     // Each name is spelled once, not in every comparison of the sort.
-    let entries = (conversationsByUser[user] ?? []).map { conversation in
+    // A room the user may not read is none of theirs (chatbroker(7),
+    // "Private rooms"), even before their next JOIN takes it from them.
+    let readable = (conversationsByUser[user] ?? []).filter { conversation in
+      guard case .room(let name) = conversation else { return true }
+      return mayRead(name, user: user)
+    }
+    let entries = readable.map { conversation in
       let target = conversation.target(seenBy: user)
       return (name: target.description, target: target, conversation: conversation)
     }.sorted { $0.name < $1.name }

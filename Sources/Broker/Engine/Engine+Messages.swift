@@ -8,6 +8,7 @@ extension Engine {
     connection: ConnectionID, user: String
   ) {
     let verb: Verb = action ? .action : .say
+    guard checkAccess(target, verb: verb, connection: connection, user: user) else { return }
     if isShared(target) {
       guard !action else {
         fail(
@@ -45,7 +46,9 @@ extension Engine {
   /// but the sender's connection, as a message would, and are not kept;
   /// `OK SAY` answers it (its IRC echo).
   func tagmsg(_ target: Target, tags: String, connection: ConnectionID, user: String) {
-    guard checkRecipient(target, verb: .say, connection: connection) else { return }
+    guard checkRecipient(target, verb: .say, connection: connection),
+      checkAccess(target, verb: .say, connection: connection, user: user)
+    else { return }
     let event = { (shown: Target) in
       BrokerEvent.tagmsg(target: shown, user: user, time: self.clock.now, tags: tags)
     }
@@ -103,7 +106,7 @@ extension Engine {
   ) {
     let limit = min(max(count, 1), limits.historyRequest)
     let conversation = ConversationKey(target: target, author: user)
-    let messages = histories[conversation] ?? History(capacity: 1)
+    let messages = readableHistory(conversation, user: user) ?? History(capacity: 1)
     let range: Range<Int>
     switch messages.range(anchor, count: limit) {
     case .success(let found): range = found

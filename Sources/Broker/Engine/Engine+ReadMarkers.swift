@@ -9,7 +9,7 @@ extension Engine {
   func markRead(_ target: Target, id: MessageID, connection: ConnectionID, user: String) {
     guard checkRecipient(target, verb: .markRead, connection: connection) else { return }
     let conversation = ConversationKey(target: target, author: user)
-    guard let sequence = histories[conversation]?.sequence(of: id) else {
+    guard let sequence = readableHistory(conversation, user: user)?.sequence(of: id) else {
       fail(
         .markRead, .noSuchMessage,
         "no message \(id) in the history of \(target); "
@@ -31,8 +31,8 @@ extension Engine {
   func markRead(_ target: Target, at time: Timestamp, connection: ConnectionID, user: String) {
     guard checkRecipient(target, verb: .markRead, connection: connection) else { return }
     let conversation = ConversationKey(target: target, author: user)
-    var marker = readMarkers[user]?[conversation]
-    if let history = histories[conversation],
+    var marker = visibleMarker(conversation, user: user)
+    if let history = readableHistory(conversation, user: user),
       let sequence = (history.firstSequence..<history.endSequence).last(where: {
         history[$0].time <= time
       })
@@ -48,10 +48,17 @@ extension Engine {
 
   /// The IRC gateway's `MARKREAD <target>`: where the marker stands.
   func showReadMarker(_ target: Target, connection: ConnectionID, user: String) {
-    let marker = readMarkers[user]?[ConversationKey(target: target, author: user)]
+    let marker = visibleMarker(ConversationKey(target: target, author: user), user: user)
     send(
       .readMarker(target: target, id: marker?.id, time: marker?.delivered), to: connection,
       kind: unsynced.count > 0 ? .outcome(.markRead) : .neutral)
+  }
+
+  /// The user's marker in a conversation; none in a room they may not
+  /// read, as in one that does not exist (chatbroker(7), "Private rooms").
+  func visibleMarker(_ conversation: ConversationKey, user: String) -> ReadMarker? {
+    if case .room(let name) = conversation, !mayRead(name, user: user) { return nil }
+    return readMarkers[user]?[conversation]
   }
 
   /// Moves the user's marker forward to `sequence`, journaled, and tells

@@ -71,6 +71,14 @@ extension Engine {
       let before = changeTopic(name, text: text, user: user, at: time)
       forgetIfUnused(name)
       return .topic(name, before: before, forgotten: rooms[name] == nil ? created : nil)
+    case .access(let name, let restriction, let user, let time):
+      guard let created = rooms[name]?.created else { return .nothing }
+      let before = changeAccess(name, restriction, user: user, at: time)
+      forgetIfUnused(name)
+      return .access(name, before: before, forgotten: rooms[name] == nil ? created : nil)
+    case .invite(let name, let user, _):
+      guard rooms[name]?.access?.invited.insert(user).inserted == true else { return .nothing }
+      return .invite(name, user)
     case .outbox, .remote, .streamPosition, .streamSequence, .streamLastID, .streamCreated:
       return applyFederated(record)
     }
@@ -138,6 +146,7 @@ extension Engine {
     rooms = rooms.filter { !$0.value.connections.isEmpty }.mapValues { room in
       var kept = room
       kept.topic = nil
+      kept.access = nil
       return kept
     }
     resetRoomBookkeeping()
@@ -161,6 +170,6 @@ extension Engine {
       rooms: rooms.filter { !isUnused($0.key) }.mapValues(\.created),
       histories: histories, pending: scheduler.all, series: scheduler.allSeries,
       roomsByUser: roomsByUser, readMarkers: readMarkers, federation: federation.durable,
-      topics: rooms.compactMapValues(\.topic))
+      topics: rooms.compactMapValues(\.topic), accesses: rooms.compactMapValues(\.access))
   }
 }

@@ -72,6 +72,12 @@ extension Engine {
           rooms[name]?.topic = before
         }
         forgetIfUnused(name)
+      case .access(let name, let before, let forgotten):
+        if let forgotten, rooms[name] == nil { addRoom(name, created: forgotten) }
+        rooms[name]?.access = before
+        forgetIfUnused(name)
+      case .invite(let name, let user):
+        rooms[name]?.access?.invited.remove(user)
       case .federated(let before, let message, let newRoom):
         if let (conversation, evicted, newHistory) = message {
           undoHistory(conversation, evicted: evicted, newHistory: newHistory)
@@ -109,11 +115,13 @@ extension Engine {
     case .upcoming(let id, let count):
       listUpcoming(id, count: count, connection: connection, user: user)
     case .rooms(let after):
-      listRooms(after: after, connection: connection)
+      listRooms(after: after, connection: connection, user: user)
     case .conversations:
       listConversations(connection: connection, user: user)
     case .topic(let room):
-      showTopic(room, connection: connection)
+      showTopic(room, connection: connection, user: user)
+    case .access(let room):
+      showAccess(room, connection: connection, user: user)
     default:
       break
     }

@@ -9,9 +9,27 @@ extension Engine {
   /// wrote a `member` record, `OK JOIN` waits until it is durable, so a room
   /// acknowledged as yours stays yours through a crash; if the sync fails,
   /// the join is undone (``rollBack(_:)``) and the reply is `STORAGE`.
-  func join(_ name: RoomName, connection: ConnectionID, user: String) {
+  ///
+  /// A JOIN looks the user's groups up again first, when private rooms
+  /// are in play for them: a private room they may no longer read is
+  /// taken from them, and one they may not read is refused `NOACCESS`
+  /// (chatbroker(7), "Private rooms").
+  /// `restriction`: `JOIN <room> group=<group>|invite` creates the room
+  /// private (Engine+Privacy).
+  func join(
+    _ name: RoomName, restriction: RoomRestriction? = nil, connection: ConnectionID, user: String
+  ) {
+    refreshGroupsIfNeeded(of: user, joining: name, restriction: restriction)
+    if let restriction {
+      guard admitPrivateJoin(name, restriction, connection: connection, user: user) else { return }
+    } else if !mayRead(name, user: user) {
+      return failNoAccess(.join, name, connection: connection)
+    }
     let becomesHolder = !isHolder(user, of: name)
-    guard ensureRoom(name, verb: .join, connection: connection, user: user) else { return }
+    guard
+      ensureRoom(
+        name, verb: .join, connection: connection, user: user, restriction: restriction)
+    else { return }
     if sessions[connection]?.rooms.contains(name) == false {
       sessions[connection]?.rooms.insert(name)
       let firstSession = rooms[name]?.sessionsByUser[user] == nil
@@ -62,10 +80,14 @@ extension Engine {
     send(.ok(.part, fields: [name.description]), to: connection)
   }
 
-  /// When the room was created, `nil` for a room that does not exist: for
-  /// the IRC gateway's `MODE` (chatbroker(7), "IRC").
-  public func roomCreated(_ name: RoomName) -> Timestamp? {
-    rooms[name]?.created
+  /// When the room was created and whether it is private, `nil` for a
+  /// room that does not exist or that `user` may not read: for the IRC
+  /// gateway's `MODE` (chatbroker(7), "Moderation").
+  public func roomMode(_ name: RoomName, seenBy user: String) -> (
+    created: Timestamp, isPrivate: Bool
+  )? {
+    guard let room = rooms[name], mayRead(name, user: user) else { return nil }
+    return (room.created, room.access != nil)
   }
 
   /// Takes a connection out of a room; `PART` to the others when it was the
@@ -89,17 +111,26 @@ extension Engine {
   /// Creates the room (with its journal record) when it does not exist yet
   /// and the limits allow it; and makes it one of the user's rooms (with
   /// its `member` record) when it is not yet.
-  func ensureRoom(_ name: RoomName, verb: Verb, connection: ConnectionID, user: String) -> Bool {
+  /// A new room with a `restriction` is private from its first record
+  /// on: its `access` record is written in the same append.
+  func ensureRoom(
+    _ name: RoomName, verb: Verb, connection: ConnectionID, user: String,
+    restriction: RoomRestriction? = nil
+  ) -> Bool {
     guard admitNewRoom(.room(name), verb: verb, connection: connection, user: user) else {
       return false
     }
     let newRoom = newRoomRecord(for: .room(name))
+    let access: JournalRecord? =
+      newRoom != nil && restriction != nil
+      ? .access(name, restriction, user: user, at: clock.now) : nil
     let member: JournalRecord? =
       isHolder(user, of: name) ? nil : .member(user: user, room: name, at: clock.now)
-    let records = [newRoom, member].compactMap { $0 }
+    let records = [newRoom, access, member].compactMap { $0 }
     guard !records.isEmpty else { return true }
     guard journal(records, verb: verb, connection: connection) else { return false }
     if let newRoom { applyNewRoom(newRoom) }
+    if let access { apply(access) }
     if let member { apply(member) }
     return true
   }
@@ -157,13 +188,13 @@ extension Engine {
   }
 
   /// A room nobody is in, that never had a message, has no line pending,
-  /// has no topic and is nobody's room (chatbroker(7), "Your rooms and read markers") keeps nothing
+  /// has no topic, is not private and is nobody's room (chatbroker(7), "Your rooms and read markers") keeps nothing
   /// worth keeping: it is forgotten, so that rooms made and
   /// left do not pile up (and compaction does not write them).
   func isUnused(_ name: RoomName) -> Bool {
     rooms[name]?.connections.isEmpty == true && histories[.room(name)] == nil
       && !scheduler.hasPending(in: name) && holdersByRoom[name] == nil
-      && rooms[name]?.topic == nil
+      && rooms[name]?.topic == nil && rooms[name]?.access == nil
   }
 
   func forgetIfUnused(_ name: RoomName) {
@@ -200,7 +231,9 @@ extension Engine {
 
   /// `ROOMS [AFTER <room>]`: one page of rooms by name, after `after` if
   /// given; `MORE` on the final line says that more follow the last one.
-  func listRooms(after: RoomName?, connection: ConnectionID) {
+  /// Rooms the user may not read are left out, as if they did not exist
+  /// (chatbroker(7), "Private rooms"), and `MORE` only counts the rest.
+  func listRooms(after: RoomName?, connection: ConnectionID, user: String) {
     let names = sortedRoomNames ?? rooms.keys.sorted()
     sortedRoomNames = names
     var start = names.startIndex
@@ -212,31 +245,40 @@ extension Engine {
         if names[middle] <= after { start = middle + 1 } else { end = middle }
       }
     }
-    let end = min(names.endIndex, start + Self.roomsPerReply)
     let kinds = listKinds(answering: .rooms(after: after), showsUnsynced: roomsShowUnsynced)
-    for name in names[start..<end] {
+    var sent = 0
+    var index = start
+    while index < names.endIndex && sent < Self.roomsPerReply {
+      let name = names[index]
+      index += 1
+      guard mayRead(name, user: user) else { continue }
       let room = rooms[name]
       send(
         .room(
           name, members: room?.sessionsByUser.count ?? 0, shared: isShared(name),
-          topic: room?.topic?.text),
+          topic: room?.topic?.text, isPrivate: room?.access != nil),
         to: connection,
         kind: kinds.item)
+      sent += 1
     }
-    let count = String(end - start)
+    let more = names[index...].contains { mayRead($0, user: user) }
+    let count = String(sent)
     send(
-      end < names.endIndex ? .ok(.rooms, fields: [count, "MORE"]) : .ok(.rooms, fields: [count]),
+      more ? .ok(.rooms, fields: [count, "MORE"]) : .ok(.rooms, fields: [count]),
       to: connection, kind: kinds.end)
   }
 
-  /// `WHO`: the room's members here, then, in a shared room, its members
-  /// on the other hosts as `user@node` (Engine+FederatedPresence).
-  func who(_ name: RoomName, connection: ConnectionID) {
-    let members = (rooms[name]?.sessionsByUser.keys).map { $0.sorted() } ?? []
+  /// `WHO <room>`: the room's members here, then, in a shared room, its
+  /// members on the other hosts as `user@node` (Engine+FederatedPresence).
+  /// Nobody is in a room the user may not read, as in one that does not
+  /// exist.
+  func who(_ name: RoomName, connection: ConnectionID, user: String) {
+    let visible = mayRead(name, user: user) ? rooms[name] : nil
+    let members = (visible?.sessionsByUser.keys).map { $0.sorted() } ?? []
     for member in members {
       send(.member(room: name, user: member, away: awayTexts[member]), to: connection)
     }
-    let remote = remoteMembers(of: name)
+    let remote = visible == nil ? [] : remoteMembers(of: name)
     for member in remote {
       send(.member(room: name, user: member), to: connection)
     }

@@ -34,6 +34,7 @@ extension Engine {
     -> (id: MessageID, newRoom: JournalRecord?)?
   {
     guard checkRecipient(target, verb: verb, connection: connection),
+      checkAccess(target, verb: verb, connection: connection, user: user),
       checkPendingLimit(verb, connection: connection, user: user),
       admitNewRoom(target, verb: verb, connection: connection, user: user),
       let id = takeID(verb, connection: connection)

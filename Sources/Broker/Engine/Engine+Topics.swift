@@ -5,10 +5,12 @@ import LineProtocol
 extension Engine {
   /// `TOPIC <room>`: the topic as a `TOPIC` line, when there is one, then
   /// `OK TOPIC <room>`.
-  func showTopic(_ name: RoomName, connection: ConnectionID) {
+  /// A room the user may not read has no topic, as one that does not
+  /// exist (chatbroker(7), "Private rooms").
+  func showTopic(_ name: RoomName, connection: ConnectionID, user: String) {
     let unsyncedTopic = unsynced.topics[name] != nil
     let kinds = listKinds(answering: .topic(name), showsUnsynced: unsyncedTopic)
-    if let topic = rooms[name]?.topic {
+    if mayRead(name, user: user), let topic = rooms[name]?.topic {
       send(topicEvent(name, topic), to: connection, kind: kinds.item)
     }
     send(.ok(.topic, fields: [name.description]), to: connection, kind: kinds.end)
@@ -18,7 +20,7 @@ extension Engine {
   /// none, for an empty text), journaled; every session in the room sees
   /// the `TOPIC` line once it is durable.
   func setTopic(_ name: RoomName, text: String, connection: ConnectionID, user: String) {
-    guard isHolder(user, of: name) else {
+    guard isHolder(user, of: name), mayRead(name, user: user) else {
       fail(.topic, .notJoined, "join \(name) to set its topic", to: connection)
       return
     }

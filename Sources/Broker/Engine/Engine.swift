@@ -12,6 +12,8 @@ public final class Engine {
   public let limits: Limits
   let clock: WallClock
   let users: UserDirectory
+  /// Unix group membership, for rooms private to a group (Engine+Privacy).
+  let groups: GroupDirectory
   let journal: JournalSink
   let log: Logger
   /// Set once, before the first event. Strong on purpose: the shell and the
@@ -35,6 +37,9 @@ public final class Engine {
     var sessionsByUser: [String: Int] = [:]
     /// Since 1.4, journaled.
     var topic: RoomTopic?
+    /// Since 1.4: who may read the room, when it is private; journaled
+    /// (chatbroker(7), "Private rooms").
+    var access: RoomAccess?
   }
 
   var sessions: [ConnectionID: Session] = [:]
@@ -78,14 +83,19 @@ public final class Engine {
   /// seen is after it (Engine+Presence). Not journaled: after a restart
   /// the read marker says it, or nothing does.
   var seenUntilByUser: [String: [RoomName: (id: MessageID, time: Timestamp)]] = [:]
+  /// Each connected user's Unix groups, as the ``GroupDirectory`` said
+  /// when a private room first needed them or at their latest JOIN that
+  /// needed them (Engine+Privacy); forgotten with their last session.
+  var groupsByUser: [String: Set<String>] = [:]
 
   public init(
     limits: Limits = Limits(), clock: WallClock, users: UserDirectory, journal: JournalSink,
-    log: Logger = Logger(sink: nil)
+    groups: GroupDirectory = NoGroups(), log: Logger = Logger(sink: nil)
   ) {
     self.limits = limits
     self.clock = clock
     self.users = users
+    self.groups = groups
     self.journal = journal
     self.log = log
   }
@@ -172,6 +182,7 @@ public final class Engine {
     if connectionsByUser[session.user]?.isEmpty == true {
       connectionsByUser[session.user] = nil
       awayTexts[session.user] = nil
+      groupsByUser[session.user] = nil
     }
   }
 
@@ -195,6 +206,13 @@ public final class Engine {
   private func handle(_ request: Request, from connection: ConnectionID, user: String) {
     switch request {
     case .join(let room): join(room, connection: connection, user: user)
+    case .joinPrivate(let room, let restriction):
+      join(room, restriction: restriction, connection: connection, user: user)
+    case .invite(let room, let invited):
+      invite(invited, to: room, connection: connection, user: user)
+    case .access(let room): showAccess(room, connection: connection, user: user)
+    case .setAccess(let room, let restriction):
+      setAccess(room, restriction, connection: connection, user: user)
     case .part(let room): part(room, connection: connection, user: user)
     case .say(let target, let text): say(target, text: text, connection: connection, user: user)
     case .action(let target, let text):
@@ -225,9 +243,9 @@ public final class Engine {
     case .reschedule(let id, let when):
       reschedule(id, when: when, connection: connection, user: user)
     case .edit(let id, let text): edit(id, text: text, connection: connection, user: user)
-    case .rooms(let after): listRooms(after: after, connection: connection)
-    case .who(let room): who(room, connection: connection)
-    case .topic(let room): showTopic(room, connection: connection)
+    case .rooms(let after): listRooms(after: after, connection: connection, user: user)
+    case .who(let room): who(room, connection: connection, user: user)
+    case .topic(let room): showTopic(room, connection: connection, user: user)
     case .away(let text):
       setAway(user, text: text)
       send(.ok(.away, fields: awayTexts[user] == nil ? ["BACK"] : []), to: connection)

@@ -15,15 +15,25 @@ public struct EngineSnapshot: Sendable {
   let federation: FederationState
   /// Since 1.4: the rooms' topics.
   let topics: [RoomName: RoomTopic]
+  /// Since 1.4: who may read each private room.
+  let accesses: [RoomName: RoomAccess]
 
   /// Calls `body` with every record of a journal that replays to this state:
-  /// the header, rooms, their topics, each user's rooms, each conversation's history
+  /// the header, rooms, their access and invites, their topics, each user's rooms, each conversation's history
   /// oldest first, the pending messages and series, and the read markers
   /// (after the messages they point into).
   public func forEachRecord(_ body: (JournalRecord) throws -> Void) rethrows {
     try body(.header(nextID: nextID))
     for (name, created) in rooms.sorted(by: { $0.key < $1.key }) {
       try body(.room(name, created: created))
+    }
+    // A private room's access and invites right after the rooms, before
+    // anything that names them.
+    for (name, access) in accesses.sorted(by: { $0.key < $1.key }) {
+      try body(.access(name, access.restriction, user: access.creator, at: access.since))
+      for user in access.invited.sorted() {
+        try body(.invite(name, user: user, at: access.since))
+      }
     }
     for (name, topic) in topics.sorted(by: { $0.key < $1.key }) {
       try body(.topic(name, text: topic.text, user: topic.user, at: topic.time))

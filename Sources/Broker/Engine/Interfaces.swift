@@ -122,3 +122,22 @@ public struct StorageError: Error, Equatable, Sendable {
 public protocol UserDirectory: AnyObject {
   func userExists(_ name: String) -> Bool
 }
+
+/// Which Unix groups a user is in, for rooms private to a group
+/// (chatbroker(7), "Private rooms"). Asked once per session, when a
+/// request first needs it, and at each JOIN that concerns a private room;
+/// never once per room listed, so a slow directory (LDAP) costs one
+/// lookup, not one per room. Injected, so engine tests use a fake one.
+public protocol GroupDirectory: AnyObject {
+  /// The names of the groups `user` is in, primary and supplementary, as
+  /// NSS says now; empty for a user the system does not know.
+  func groups(of user: String) -> Set<String>
+}
+
+/// A directory in which nobody is in any group: rooms private to a group
+/// are readable only by their creator and the users invited. For a
+/// scratch engine (compaction) and tests that need no groups.
+public final class NoGroups: GroupDirectory {
+  public init() {}
+  public func groups(of user: String) -> Set<String> { [] }
+}

@@ -31,6 +31,12 @@ struct UnsyncedRecords {
     /// A room's topic changed; `before` is what it was, and `forgotten`
     /// the room's creation time when clearing it left the room unused.
     case topic(RoomName, before: RoomTopic?, forgotten: Timestamp?)
+    /// A room's access changed (Engine+Privacy); `before` is what it was,
+    /// and `forgotten` the room's creation time when making it public
+    /// left it unused.
+    case access(RoomName, before: RoomAccess?, forgotten: Timestamp?)
+    /// A user was invited to a private room they were not invited to.
+    case invite(RoomName, String)
     /// A message was taken back; `before` is what it was.
     case redact(ConversationKey, sequence: Int, before: StoredMessage)
     /// A shared room's outbox or stream position changed (`before`), and
@@ -50,7 +56,7 @@ struct UnsyncedRecords {
   private(set) var pending: [String: Int] = [:]
   /// Unsynced room creations.
   private(set) var rooms = 0
-  /// Unsynced topic changes per room.
+  /// Unsynced topic and access changes per room: both show in `ROOMS`.
   private(set) var topics: [RoomName: Int] = [:]
 
   var count: Int { undos.count }
@@ -99,8 +105,10 @@ struct UnsyncedRecords {
 
   private mutating func tally(_ undo: Undo, _ delta: Int) {
     switch undo {
-    case .nothing, .leave, .read, .redact:
+    case .nothing, .leave, .read, .redact, .invite:
       break
+    case .access(let name, _, _):
+      Self.tally(name, delta, in: &topics)
     case .room:
       rooms += delta
     case .topic(let name, _, _):

@@ -13,8 +13,12 @@ extension Engine {
 
   public var federationSettings: FederationSettings? { federation.settings }
 
+  /// A private room is never shared, even when the shared rooms' names
+  /// come to match it later: its lines stay on this host (chatbroker(7),
+  /// "Private rooms").
   func isShared(_ room: RoomName) -> Bool {
-    federation.settings?.shares(room) ?? false
+    guard federation.settings?.shares(room) == true else { return false }
+    return rooms[room]?.access == nil
   }
 
   /// A shared room, or `@user@node`: a user of another host.

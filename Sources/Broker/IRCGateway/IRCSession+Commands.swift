@@ -63,21 +63,16 @@ extension IRCSession {
         if target == nick { return [numeric(.userModeIs, ["+i"])] }
         return [numeric(.usersDontMatch, ["Cannot view modes of other users"])]
       }
+      let mode = room(target).flatMap { counts().roomMode($0) }
       if parameters.count > 1 {
-        if parameters[1].contains("b") {
-          return [numeric(.endOfBanList, [target, "End of channel ban list"])]
-        }
-        return [
-          numeric(
-            .chanOPrivsNeeded,
-            [target, "Rooms are public and have no operators on chatbroker: no modes are set"])
-        ]
+        return changeMode(target, parameters[1], isPrivate: mode?.isPrivate == true)
       }
       // A public room has no mode: anyone may join it and write to it,
-      // joined or not (chatbroker(7), "Moderation").
-      let created = room(target).flatMap { counts().roomCreated($0) }?.milliseconds ?? 0
+      // joined or not; a private room is +i (chatbroker(7), "Moderation").
+      // A room the user may not read answers as one that does not exist.
+      let created = mode?.created.milliseconds ?? 0
       return [
-        numeric(.channelModeIs, [target, "+"], trailing: false),
+        numeric(.channelModeIs, [target, mode?.isPrivate == true ? "+i" : "+"], trailing: false),
         numeric(.creationTime, [target, String(created / 1000)], trailing: false),
       ]
     case "TAGMSG":
@@ -99,10 +94,33 @@ extension IRCSession {
     }
   }
 
-  func join(_ name: String) -> [Action] {
+  /// `key`: `group=<group>` or `invite` asks for the room to be created
+  /// private; any other key is ignored, as rooms have none.
+  /// `MODE #room <change>`: `-i` makes a private room public (`ACCESS
+  /// <room> public`), `+i` on one is no change; `+i` on a public room
+  /// is refused by the engine, as `ACCESS <room> invite` is. No other mode
+  /// exists (chatbroker(7), "Moderation").
+  func changeMode(_ target: String, _ change: String, isPrivate: Bool) -> [Action] {
+    if change.contains("b") {
+      return [numeric(.endOfBanList, [target, "End of channel ban list"])]
+    }
+    guard let room = room(target), change == "+i" || change == "-i" else {
+      return [
+        numeric(
+          .chanOPrivsNeeded,
+          [target, "Rooms have no operators on chatbroker: only +i and -i are modes"])
+      ]
+    }
+    if change == "+i" && isPrivate {
+      return [numeric(.channelModeIs, [target, "+i"], trailing: false)]
+    }
+    return [.request(.setAccess(room, change == "+i" ? .invited : nil), answering: nil)]
+  }
+
+  func join(_ name: String, key: String? = nil) -> [Action] {
     guard let room = room(name) else { return [noSuchChannel(name)] }
     if let earlier = joins[room], !earlier.refused { return [] }
-    return join(room)
+    return join(room, restriction: key.flatMap { RoomRestriction($0) })
   }
 
   /// The JOIN of a room by name or on registration. The backlog, for a
@@ -110,13 +128,14 @@ extension IRCSession {
   /// their read marker or their last session's leaving, whichever is
   /// later, at most ``backlog`` lines; the last ``backlog`` when neither
   /// is known.
-  func join(_ room: RoomName) -> [Action] {
+  func join(_ room: RoomName, restriction: RoomRestriction? = nil) -> [Action] {
     // What the JOIN asks besides, shown only when the engine let the
     // client in: the room's read marker (draft/read-marker) before the
     // end of its names, the names, and a backlog without chathistory.
     let joining = IRCReplyContext(.join)
     joins[room] = joining
-    var actions: [Action] = [.request(.join(room), answering: joining)]
+    let request = restriction.map { Request.joinPrivate(room, $0) } ?? .join(room)
+    var actions: [Action] = [.request(request, answering: joining)]
     if capabilities.contains(.readMarker) {
       actions.append(
         .request(.readMarker(.room(room)), answering: IRCReplyContext(.readMarker, join: joining)))

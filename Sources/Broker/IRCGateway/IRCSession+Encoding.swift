@@ -46,6 +46,10 @@ extension IRCSession {
       return privmsgLines(
         from: author, to: shown(target, author: author), text: text, id: id, time: time,
         command: notice ? "NOTICE" : "PRIVMSG", clientTags: tags)
+    case .invited(let room, let invited, let by):
+      return IRCMessage(
+        source: Self.source(by, serverName: serverName), "INVITE", [invited, room.description]
+      ).encoded()
     case .tagmsg(let target, let author, let time, let tags):
       guard capabilities.contains(.messageTags) else { return [] }
       return tagmsgLine(from: author, to: shown(target, author: author), time: time, tags: tags)
@@ -91,7 +95,7 @@ extension IRCSession {
         event, batch: capabilities.contains(.batch) ? batch : nil, backlog: false)
     case .scheduled(let id, let target, let due, _, let rule, let text):
       return serviceScheduled(id: id, target: target, due: due, rule: rule, text: text)
-    case .room(let room, let count, _, let topic):
+    case .room(let room, let count, _, let topic, _):
       context?.lastListed = room
       return numeric(.list, [room.description, String(count), topic ?? ""]).bytes
     case .away:
@@ -223,6 +227,13 @@ extension IRCSession {
       return serviceNotice("cancelled \(fields.first ?? "")").bytes
     case .sayEvery:
       return serviceSeriesStarted(fields)
+    case .invite:
+      guard fields.count == 2 else { return [] }
+      return numeric(.inviting, [fields[1], fields[0]], trailing: false).bytes
+    case .access:
+      guard fields.count == 2 else { return [] }
+      let mode = fields[1] == RoomRestriction.publicWord ? "-i" : "+i"
+      return IRCMessage(source: mask, "MODE", [fields[0], mode]).encoded()
     default:
       return []
     }
@@ -240,13 +251,17 @@ extension IRCSession {
       ).bytes
   }
 
+  /// The first word of an error's text that names a room.
+  private func firstRoom(in text: String) -> String? {
+    text.split(separator: " ").first(where: { $0.hasPrefix("#") }).map(String.init)
+  }
+
   func error(
     _ verb: String, _ code: ErrorCode, _ text: String, answering context: IRCReplyContext?
   ) -> [UInt8] {
     switch Verb(rawValue: verb) {
     case .topic:
-      let room = text.split(separator: " ").first(where: { $0.hasPrefix("#") }).map(String.init)
-      if code == .notJoined, let room {
+      if code == .notJoined, let room = firstRoom(in: text) {
         return numeric(.notOnChannel, [room, "You're not on that channel"]).bytes
       }
       return reply(source: serverName, "NOTICE", [nick, "TOPIC refused: \(text)"]).bytes
@@ -255,7 +270,18 @@ extension IRCSession {
     case .join:
       // The names, marker and backlog asked with it are not shown.
       context?.refused = true
+      if code == .noAccess, let room = firstRoom(in: text) {
+        // The same for every private room (chatbroker(7), "Moderation").
+        return numeric(.inviteOnlyChannel, [room, "Cannot join channel (+i)"]).bytes
+      }
       return reply(source: serverName, "NOTICE", [nick, "JOIN refused: \(text)"]).bytes
+    case .invite, .access:
+      if code == .noAccess, let room = firstRoom(in: text) {
+        return verb == Verb.invite.rawValue
+          ? numeric(.notOnChannel, [room, "You're not on that channel"]).bytes
+          : numeric(.chanOPrivsNeeded, [room, "You may not change this room's modes"]).bytes
+      }
+      return reply(source: serverName, "NOTICE", [nick, "\(verb) refused: \(text)"]).bytes
     case .part:
       if code == .notJoined,
         let room = text.split(separator: " ").first(where: { $0.hasPrefix("#") })

@@ -199,11 +199,13 @@ extension IRCSession {
       guard parameters.count >= 2 else {
         return [numeric(.needMoreParameters, ["INVITE", "Not enough parameters"])]
       }
-      return [
-        numeric(
-          .chanOPrivsNeeded,
-          [parameters[1], "Rooms are open to every user of the host: there is no INVITE"])
-      ]
+      // INVITE <nick> <room> (chatbroker(7), "Moderation").
+      guard let room = room(parameters[1]) else { return [noSuchChannel(parameters[1])] }
+      let invited = login(parameters[0])
+      guard UserName.isValid(invited) else {
+        return [numeric(.noSuchNick, [parameters[0], "No such nick"])]
+      }
+      return [.request(.invite(room, user: invited), answering: nil)]
     case "SUMMON": return [numeric(.summonDisabled, ["SUMMON has been disabled"])]
     case "USERS": return [numeric(.usersDisabled, ["USERS has been disabled"])]
     case "STATS":

@@ -14,7 +14,7 @@ final class IRCSession: WireCodec {
   typealias Action = WireAction
 
   /// What the shell tells the session of the engine's state: counts for
-  /// the welcome burst (LUSERS), a room's creation time for `MODE` (329),
+  /// the welcome burst (LUSERS), a room's mode and creation time for `MODE`,
   /// a user's active conversations for `CHATHISTORY TARGETS`.
   struct Counts {
     /// Registered clients, IRC and line protocol, and IRC clients that
@@ -24,7 +24,9 @@ final class IRCSession: WireCodec {
     /// The most registered clients there have been at once (265, 266).
     var mostUsers = 0
     var rooms = 0
-    var roomCreated: (RoomName) -> Timestamp? = { _ in nil }
+    /// When a room the user may read was created and whether it is
+    /// private (`MODE`, 324 and 329); nil for any other.
+    var roomMode: (RoomName) -> (created: Timestamp, isPrivate: Bool)? = { _ in nil }
     /// Whether a user has a session now, and their away text
     /// (Engine+Presence).
     var isOnline: (String) -> Bool = { _ in false }
@@ -268,9 +270,12 @@ final class IRCSession: WireCodec {
       return [[numeric(.needMoreParameters, [command, "Not enough parameters"])]]
     }
     let targets = parameters[0].split(separator: ",").map(String.init)
-    var steps: [[Action]] = targets.prefix(Self.maximumTargets).map { name in
+    // JOIN's keys: `group=<group>` or `invite` creates the room private
+    // (chatbroker(7), "Moderation").
+    let keys = command == "JOIN" && parameters.count > 1 ? parameters[1].split(separator: ",") : []
+    var steps: [[Action]] = targets.prefix(Self.maximumTargets).enumerated().map { index, name in
       switch command {
-      case "JOIN": join(name)
+      case "JOIN": join(name, key: index < keys.count ? String(keys[index]) : nil)
       case "PART": part(name, reason: parameters.count > 1 ? parameters[1] : nil)
       case "NAMES": names(name)
       default:

@@ -52,6 +52,13 @@ public enum JournalRecord: Equatable, Sendable {
   /// Since 1.4: `user` set the topic of `room` (chatbroker(7), `TOPIC`);
   /// an empty text cleared it.
   case topic(RoomName, text: String, user: String, at: Timestamp)
+  /// Since 1.4: `user` made `room` private to a group or to the invited,
+  /// or changed who may read it, or (nil) made it public again
+  /// (chatbroker(7), "Private rooms"). The first such record's user is
+  /// the room's creator.
+  case access(RoomName, RoomRestriction?, user: String, at: Timestamp)
+  /// Since 1.4: `user` may read the private `room` (`INVITE`).
+  case invite(RoomName, user: String, at: Timestamp)
   /// Since 1.4: `user` took back message `id` of `target` (as `user` wrote
   /// it) with `REDACT`. A compacted journal keeps no trace of the text.
   case redact(Target, id: MessageID, user: String, at: Timestamp)
@@ -173,6 +180,17 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("to", target.description)
       json.field("user", user)
       json.field("at", time)
+    case .access(let room, let restriction, let user, let time):
+      json.field("type", "access")
+      json.field("room", room.description)
+      json.field("access", RoomRestriction.word(restriction))
+      json.field("user", user)
+      json.field("time", time)
+    case .invite(let room, let user, let time):
+      json.field("type", "invite")
+      json.field("room", room.description)
+      json.field("user", user)
+      json.field("time", time)
     case .topic(let room, let text, let user, let time):
       json.field("type", "topic")
       json.field("room", room.description)
@@ -273,6 +291,7 @@ private struct RecordFields {
   var kind: JSONText?
   var offset: Int64?
   var standing: JSONText?
+  var access: JSONText?
 
   mutating func set(_ key: UnsafeBufferPointer<UInt8>, _ value: JSONScalar) {
     switch value {
@@ -317,6 +336,8 @@ private struct RecordFields {
         kind = string
       } else if key.equals("standing") {
         standing = string
+      } else if key.equals("access") {
+        access = string
       }
     case .integer(let number):
       if key.equals("version") {
@@ -426,6 +447,11 @@ private struct RecordFields {
       return .topic(
         try roomName(), text: try checkedText(allowingEmpty: true), user: try userName(),
         at: try time(time, "time"))
+    case .access:
+      return .access(
+        try roomName(), try restriction(), user: try userName(), at: try time(time, "time"))
+    case .invite:
+      return .invite(try roomName(), user: try userName(), at: try time(time, "time"))
     default:
       throw JournalFormatError(
         reason: "unknown record type \(type.map { "\"\($0.string)\"" } ?? "(none)")")
@@ -458,11 +484,23 @@ private struct RecordFields {
     }
   }
 
-  /// The user of a `member`, `leave`, `read`, `topic` or `redact` record:
+  /// The user of a `member`, `leave`, `read`, `topic`, `redact`, `access`
+  /// or `invite` record:
   /// a login name.
   private func userName() throws(JournalFormatError) -> String {
     guard let user, user.withUTF8(UserName.isValid(utf8:)) else { throw invalid("user") }
     return user.string
+  }
+
+  /// An `access` record's word, as `ACCESS` takes it: `public`, `invite`
+  /// or `group=<group>`; nil for `public`.
+  private func restriction() throws(JournalFormatError) -> RoomRestriction? {
+    guard let access else { throw invalid("access") }
+    if access.string == RoomRestriction.publicWord { return nil }
+    guard let restriction = access.withUTF8(RoomRestriction.init(utf8:)) else {
+      throw invalid("access")
+    }
+    return restriction
   }
 
   private func roomName() throws(JournalFormatError) -> RoomName {

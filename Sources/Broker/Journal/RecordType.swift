@@ -1,7 +1,7 @@
 /// The `type` of a record, read from its bytes.
 enum RecordType: CaseIterable {
   case journal, room, message, schedule, cancel, delivery, series, occurrence, reschedule, edit
-  case member, leave, read, outbox, remote, stream, topic, redact
+  case member, leave, read, outbox, remote, stream, topic, redact, access, invite
 
   /// How the journal spells it.
   var name: StaticString {
@@ -24,6 +24,8 @@ enum RecordType: CaseIterable {
     case .stream: "stream"
     case .topic: "topic"
     case .redact: "redact"
+    case .access: "access"
+    case .invite: "invite"
     }
   }
 

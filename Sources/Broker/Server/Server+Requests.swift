@@ -72,7 +72,8 @@ extension Server {
           return IRCSession.Counts(
             connections: users, unregistered: ircUnregistered.count,
             mostUsers: ircUnregistered.mostUsers, rooms: engine.roomCount,
-            roomCreated: engine.roomCreated, isOnline: engine.isOnline,
+            roomMode: { [engine] in engine.roomMode($0, seenBy: user) },
+            isOnline: engine.isOnline,
             away: engine.awayText, roomsOf: engine.rooms(of:), seenUntil: engine.seenUntil,
             activeConversations: activeConversationsCharged)
         },

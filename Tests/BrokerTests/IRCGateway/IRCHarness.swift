@@ -31,7 +31,7 @@ final class IRCHarness {
     let session = IRCSession(
       user: user, serverName: "host.test", timeZone: engine.clock.timeZone, backlog: backlog,
       userExists: { [users = engine.users] in users.userExists($0) },
-      counts: { [unowned self] in counts() },
+      counts: { [unowned self] in counts(for: user) },
       setAway: { [engine = engine.engine] in engine.setAway(user, text: $0) })
     sessions[id] = session
     engine.output.encoders[id] = { [unowned self] outgoing, kind in
@@ -60,9 +60,10 @@ final class IRCHarness {
   func session(_ id: ConnectionID) -> IRCSession { sessions[id]! }
 
   /// The engine's state as the server tells a session of it.
-  func counts() -> IRCSession.Counts {
+  func counts(for user: String) -> IRCSession.Counts {
     IRCSession.Counts(
-      connections: 1, rooms: 0, roomCreated: engine.engine.roomCreated,
+      connections: 1, rooms: 0,
+      roomMode: { [engine = engine.engine] in engine.roomMode($0, seenBy: user) },
       isOnline: engine.engine.isOnline, away: engine.engine.awayText,
       roomsOf: engine.engine.rooms(of:), seenUntil: engine.engine.seenUntil,
       activeConversations: engine.engine.activeConversations)
@@ -72,7 +73,7 @@ final class IRCHarness {
   @discardableResult
   func send(_ id: ConnectionID, _ line: String) -> [String] {
     let session = sessions[id]!
-    var actions = session.receive(line, counts: counts)
+    var actions = session.receive(line, counts: { counts(for: session.user) })
     // The other steps of a line with several targets, as the server's
     // turns serve them.
     while true {

@@ -63,6 +63,11 @@ struct JournalRecordTests {
     .streamSequence(8),
     .streamLastID(node: "h1", id: MessageID(value: 1295)),
     .streamCreated(time, offset: 40),
+    // Private rooms (chatbroker(8), "access", "invite").
+    .access(RoomName("#ops")!, .group("ops"), user: "alice", at: time),
+    .access(RoomName("#ops")!, .invited, user: "alice", at: time),
+    .access(RoomName("#ops")!, nil, user: "bob", at: later),
+    .invite(RoomName("#ops")!, user: "carol", at: later),
   ]
 
   @Test("every record reads back as itself", arguments: records)

@@ -72,4 +72,37 @@ struct ProtocolFuzzRuleTests {
     let message = "MSG #a 1 2026-12-01T06:00:00.000Z bob :\u{301}accent first"
     #expect(LineShape.problem(Array(message.utf8)) == nil)
   }
+
+  @Test(
+    "private rooms' lines are known to the checker: ROOM PRIVATE, OK INVITE, OK ACCESS, NOACCESS")
+  func privateRoomLines() {
+    for line in [
+      "ROOM #ops 2 PRIVATE", "ROOM #ops 2 PRIVATE :deploy", "OK INVITE #ops carol",
+      "OK ACCESS #ops public", "OK ACCESS #ops invite", "OK ACCESS #ops group=ops",
+      "ERR JOIN NOACCESS :#ops is not open to you",
+    ] {
+      #expect(LineShape.problem(Array(line.utf8)) == nil, "\(line)")
+    }
+    for line in [
+      "ROOM #ops 2 SECRET", "OK ACCESS #ops private", "OK ACCESS #ops group=",
+      "OK INVITE #ops", "ERR JOIN NOPE :x",
+    ] {
+      #expect(LineShape.problem(Array(line.utf8)) != nil, "\(line)")
+    }
+    #expect(
+      ProtocolModel.replyVerb(for: Array("INVITE #a bob".utf8), maximumLineBytes: 4096) == "INVITE")
+    #expect(
+      ProtocolModel.replyVerb(for: Array("access #a".utf8), maximumLineBytes: 4096) == "ACCESS")
+  }
+
+  @Test("the generator sends JOIN with an access, INVITE and ACCESS")
+  func privateRoomRequests() {
+    var generator = RequestGenerator(
+      random: ProtocolFuzz.SplitMix64(seed: 20_261_202), users: ["bob"])
+    let lines = (0..<5000).map { _ in generator.validRequest().uppercased() }
+    #expect(lines.contains { $0.hasPrefix("JOIN ") && $0.contains(" GROUP=") })
+    #expect(lines.contains { $0.hasPrefix("JOIN ") && $0.hasSuffix(" INVITE") })
+    #expect(lines.contains { $0.hasPrefix("INVITE ") })
+    #expect(lines.contains { $0.hasPrefix("ACCESS ") && $0.hasSuffix(" PUBLIC") })
+  }
 }

@@ -1,0 +1,208 @@
+import LineProtocol
+
+/// Private rooms (chatbroker(7), "Private rooms"): a room restricted to
+/// the members of a Unix group, or to the users invited, made so by
+/// `JOIN <room> group=<group>|invite` when it is created; `INVITE` and
+/// `ACCESS` by its creator or a member of its group. Journaled as
+/// `access` and `invite` records. Whoever may not read it is answered
+/// as for a room that does not exist (``mayRead(_:user:)``).
+extension Engine {
+  /// What `JOIN <room> group=<group>|invite` checks before the room is
+  /// created private: not a shared room, a group the user is in, and,
+  /// for a room that exists, the same access. Answers and returns false
+  /// when the JOIN cannot go on.
+  func admitPrivateJoin(
+    _ name: RoomName, _ restriction: RoomRestriction, connection: ConnectionID, user: String
+  ) -> Bool {
+    if isShared(.room(name)) {
+      fail(
+        .join, .limit, "\(name) is shared with other hosts, and a shared room is never private",
+        to: connection)
+      return false
+    }
+    guard let room = rooms[name] else {
+      guard let group = restriction.groupName, !knownGroups(of: user).contains(group) else {
+        return true
+      }
+      fail(
+        .join, .noAccess,
+        "you are not in group \(group): a room private to a group is made by one of its members",
+        to: connection)
+      return false
+    }
+    guard mayRead(name, user: user) else {
+      failNoAccess(.join, name, connection: connection)
+      return false
+    }
+    guard room.access?.restriction == restriction else {
+      let now = RoomRestriction.word(room.access?.restriction)
+      fail(
+        .join, .limit,
+        room.access == nil
+          ? "\(name) exists and is public; a public room stays public, create another"
+          : "\(name) exists with access \(now); ACCESS \(name) <access> changes it",
+        to: connection)
+      return false
+    }
+    return true
+  }
+
+  /// `INVITE <room> <user>`: `invited` may read the private room from now
+  /// on (journaled). Only who may change the room's access may invite;
+  /// anyone else, and anyone naming a room they may not read, gets
+  /// `NOACCESS`, as for a room that does not exist.
+  func invite(_ invited: String, to name: RoomName, connection: ConnectionID, user: String) {
+    guard mayRead(name, user: user), rooms[name] != nil else {
+      return failNoAccess(.invite, name, connection: connection)
+    }
+    guard let access = rooms[name]?.access else {
+      fail(.invite, .limit, "\(name) is public: anyone may join it", to: connection)
+      return
+    }
+    guard mayChangeAccess(name, user: user) else {
+      return failNoAccess(.invite, name, connection: connection)
+    }
+    guard checkRecipient(.user(invited), verb: .invite, connection: connection) else { return }
+    if !access.invited.contains(invited) {
+      let record = JournalRecord.invite(name, user: invited, at: clock.now)
+      guard journal([record], verb: .invite, connection: connection) else { return }
+      apply(record)
+    }
+    // The invited user's IRC clients are told, as IRC servers do.
+    let told = Outgoing(.invited(room: name, user: invited, by: user))
+    for other in (connectionsByUser[invited] ?? []).sorted() where other != connection {
+      send(told, to: other, kind: .revealing)
+    }
+    send(
+      .ok(.invite, fields: [name.description, invited]), to: connection, kind: .outcome(.invite))
+  }
+
+  /// `ACCESS <room>`: `OK ACCESS <room> <access>`, `public` for a room
+  /// the user may not read as for one that does not exist.
+  func showAccess(_ name: RoomName, connection: ConnectionID, user: String) {
+    let restriction = mayRead(name, user: user) ? rooms[name]?.access?.restriction : nil
+    let kinds = listKinds(answering: .access(name), showsUnsynced: unsynced.topics[name] != nil)
+    send(
+      .ok(.access, fields: [name.description, RoomRestriction.word(restriction)]),
+      to: connection, kind: kinds.end)
+  }
+
+  /// `ACCESS <room> public|invite|group=<group>`: a private room's creator
+  /// or a member of its group changes who may read it (journaled); whoever
+  /// is no longer allowed is removed at once. A public room stays public:
+  /// its lines were open to everyone.
+  func setAccess(
+    _ name: RoomName, _ restriction: RoomRestriction?, connection: ConnectionID, user: String
+  ) {
+    guard mayRead(name, user: user), rooms[name] != nil else {
+      return failNoAccess(.access, name, connection: connection)
+    }
+    guard rooms[name]?.access != nil else {
+      fail(
+        .access, .limit,
+        "\(name) is public and stays public: its lines were open to everyone; "
+          + "create a private room with JOIN <room> group=<group> or JOIN <room> invite",
+        to: connection)
+      return
+    }
+    guard mayChangeAccess(name, user: user) else {
+      return failNoAccess(.access, name, connection: connection)
+    }
+    if let group = restriction?.groupName, !knownGroups(of: user).contains(group) {
+      fail(
+        .access, .noAccess,
+        "you are not in group \(group): a room is made private to a group by one of its members",
+        to: connection)
+      return
+    }
+    let word = RoomRestriction.word(restriction)
+    if rooms[name]?.access?.restriction != restriction {
+      let record = JournalRecord.access(name, restriction, user: user, at: clock.now)
+      guard journal([record], verb: .access, connection: connection) else { return }
+      apply(record)
+      for other in holdersByRoom[name] ?? [] { revokeLostRooms(of: other) }
+      for other in Set((rooms[name]?.connections ?? []).compactMap { sessions[$0]?.user }) {
+        revokeLostRooms(of: other)
+      }
+    }
+    send(.ok(.access, fields: [name.description, word]), to: connection, kind: .outcome(.access))
+  }
+
+  /// Sets a room's access as a record says; returns what it was. The
+  /// first restriction's user is the room's creator; a later one keeps
+  /// the creator and the invited; public forgets both.
+  func changeAccess(
+    _ name: RoomName, _ restriction: RoomRestriction?, user: String, at time: Timestamp
+  ) -> RoomAccess? {
+    let before = rooms[name]?.access
+    guard let restriction else {
+      rooms[name]?.access = nil
+      return before
+    }
+    var access = before ?? RoomAccess(restriction: restriction, creator: user, since: time)
+    access.restriction = restriction
+    access.since = time
+    rooms[name]?.access = access
+    return before
+  }
+
+  // MARK: - Group membership, looked up again
+
+  /// At a JOIN: the user's groups are looked up again when the JOIN names
+  /// or creates a private room, when the user has a private room, or when
+  /// their groups were looked up before in this session (they may have
+  /// seen a private room listed). A JOIN of a public room by a user with
+  /// none of these costs no lookup: NSS may be slow (LDAP), and the broker
+  /// waits for it.
+  func refreshGroupsIfNeeded(
+    of user: String, joining name: RoomName, restriction: RoomRestriction?
+  ) {
+    let needed =
+      restriction != nil || rooms[name]?.access != nil || groupsByUser[user] != nil
+      || (roomsByUser[user] ?? [:]).keys.contains { rooms[$0]?.access != nil }
+    if needed { refreshGroups(of: user) }
+  }
+
+  /// The user's groups are looked up again: every private room they may
+  /// no longer read is taken from them at once.
+  func refreshGroups(of user: String) {
+    groupsByUser[user] = groups.groups(of: user)
+    revokeLostRooms(of: user)
+  }
+
+  /// Removes the user from each private room of theirs, or that a session
+  /// of theirs is in, that they may no longer read: their sessions get a
+  /// `PART` for it and leave it (the others see the `PART`), and it
+  /// stops being one of their rooms (a `leave` record).
+  func revokeLostRooms(of user: String) {
+    var held = Set((roomsByUser[user] ?? [:]).keys)
+    for connection in connectionsByUser[user] ?? [] {
+      held.formUnion(sessions[connection]?.rooms ?? [])
+    }
+    for name in held.sorted() where rooms[name]?.access != nil && !mayRead(name, user: user) {
+      revoke(name, from: user)
+    }
+  }
+
+  private func revoke(_ name: RoomName, from user: String) {
+    log.info("access lost", ["room": name.description, "user": user])
+    let parted = Outgoing(
+      .parted(room: name, user: user, reason: "you may no longer read \(name)"))
+    for connection in (connectionsByUser[user] ?? []).sorted()
+    where sessions[connection]?.rooms.contains(name) == true {
+      send(parted, to: connection)
+      sessions[connection]?.rooms.remove(name)
+      leave(name, connection: connection, user: user)
+    }
+    guard isHolder(user, of: name) else { return }
+    let record = JournalRecord.leave(user: user, room: name, at: clock.now)
+    do {
+      try journal.append([record])
+      apply(record)
+    } catch {
+      // Not durable: it stays theirs in memory, and mayRead still keeps
+      // everything of it from them.
+      log.error("journal write failed", ["reason": error.reason, "verb": "JOIN"])
+    }
+  }
+}
