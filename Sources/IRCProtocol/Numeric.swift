@@ -102,7 +102,7 @@ public enum Capability: String, CaseIterable, Sendable {
   /// This capability's bit in a ``CapabilitySet``.
   /// A switch, not a search of `allCases`: it is asked for every tag of
   /// every line an IRC client gets.
-  var bit: UInt8 {
+  var bit: UInt16 {
     switch self {
     case .serverTime: 1 << 0
     case .messageTags: 1 << 1
@@ -119,7 +119,7 @@ public enum Capability: String, CaseIterable, Sendable {
 /// The capabilities a client negotiated, as bits: small enough to key the
 /// cache of encoded lines (clients with the same set share the bytes).
 public struct CapabilitySet: Equatable, Hashable, Sendable {
-  public private(set) var bits: UInt8 = 0
+  public private(set) var bits: UInt16 = 0
 
   public init() {}
 
