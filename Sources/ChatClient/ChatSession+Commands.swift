@@ -23,7 +23,10 @@ extension ChatSession {
     ("/scheduled", "/scheduled", "your messages and series waiting to be sent"),
     ("/reschedule", "/reschedule ID WHEN|RULE", "move one of them, or give a series a new rule"),
     ("/edit", "/edit ID text", "change the text of one of them"),
-    ("/skip", "/skip ID", "leave out the next occurrence of a series"),
+    (
+      "/skip", "/skip ID [WHEN]",
+      "leave out a series' next occurrence, or the one at WHEN (2026-12-24 09:00)"
+    ),
     ("/pause", "/pause ID", "stop a series for now; /resume ID starts it again"),
     ("/resume", "/resume ID", "start a paused series again at its next occurrence"),
     ("/cancel", "/cancel ID", "cancel one of them, or end a series"),
@@ -168,9 +171,17 @@ extension ChatSession {
           "/reschedule ID WHEN (18:00, +10m, tomorrow 09:30, now, ...) or, for a series, ID RULE")
       }
       reschedule(id, to: words)
+    case "/skip" where (2...3).contains(arguments.count):
+      guard let id = MessageID(arguments[0]) else {
+        return usage("/skip ID [WHEN] (a series, see /scheduled)")
+      }
+      skip(id, at: Array(arguments.dropFirst()))
     case "/skip", "/pause", "/resume":
       guard arguments.count == 1, let id = MessageID(arguments[0]) else {
-        return usage("\(name) ID (a series, see /scheduled)")
+        return usage(
+          name == "/skip"
+            ? "/skip ID [WHEN] (a series, see /scheduled)" : "\(name) ID (a series, see /scheduled)"
+        )
       }
       request(.reschedule(id, when: String(name.dropFirst())), .reschedule(arguments[0]))
     case "/edit":
@@ -271,7 +282,8 @@ extension ChatSession {
     let full: String
     do {
       full = try Recurrence.parse(
-        rule, defaultZone: clock.timeZone, now: now(), verb: .sayEvery
+        rule, defaultZone: clock.timeZone, defaultZoneName: clock.zoneName, now: now(),
+        verb: .sayEvery
       ).description
     } catch {
       return self.error(localTimes(error.text))
@@ -305,7 +317,8 @@ extension ChatSession {
         resolved = word.lowercased()
       } else if Recurrence.isRule(word) {
         resolved = try Recurrence.parse(
-          word, defaultZone: clock.timeZone, now: now(), verb: .reschedule
+          word, defaultZone: clock.timeZone, defaultZoneName: clock.zoneName, now: now(),
+          verb: .reschedule
         ).description
       } else {
         resolved = try WhenParser.resolve(
@@ -316,6 +329,33 @@ extension ChatSession {
       return self.error(localTimes(error.text))
     }
     request(.reschedule(id, when: resolved), .reschedule(id.description))
+  }
+
+  /// `/skip ID WHEN`: the occurrence is named on the user's clock, as
+  /// `/at` names a time (one word, or a day and a time), and sent in UTC.
+  private func skip(_ id: MessageID, at words: [String]) {
+    let due: Timestamp
+    do {
+      if words.count == 2 {
+        guard
+          let found = try LocalDateWhen.resolve(
+            day: words[0], time: words[1], now: now(), clock: clock)
+        else {
+          return usage(
+            "/skip ID WHEN, where WHEN is one word or a day and a time (2026-12-24 09:00)")
+        }
+        due = found
+      } else {
+        due = try WhenParser.resolve(words[0], now: now(), timeZone: clock.timeZone, verb: .skip)
+      }
+    } catch let error as WhenError {
+      return self.error(error.text)
+    } catch let error as RequestError {
+      return self.error(localTimes(error.text))
+    } catch {
+      return self.error("\(error)")
+    }
+    request(.skip(id, occurrence: due.description), .skip(id.description))
   }
 
   func usage(_ text: String) { error("usage: " + text) }

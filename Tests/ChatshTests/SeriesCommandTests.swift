@@ -204,4 +204,48 @@ struct SeriesManagementCommandTests {
       !harness.session.completions(for: "", isFirst: false, line: "/every daily@09:00 ").contains(
         "every:15m"))
   }
+
+  @Test("/skip ID WHEN names the occurrence on the user's clock and sends it in UTC")
+  func skipOneOccurrence() {
+    let harness = SeriesCommandTests.joined()
+    harness.session.submit("/skip 7 2026-12-24 09:00")
+    harness.session.submit("/skip 7 2026-12-01T09:00-05:00")
+    harness.session.submit("/skip 7 someday 09:00")
+    #expect(
+      harness.sent == ["SKIP 7 2026-12-24T14:00:00.000Z", "SKIP 7 2026-12-01T14:00:00.000Z"])
+    #expect(SeriesCommandTests.notices(harness).last?.hasPrefix("usage: /skip ID WHEN") == true)
+    harness.feed(
+      "SCHED 7 #team 2026-12-02T14:00:00.000Z 2026-11-30T17:00:00.000Z "
+        + "daily@09:00/America/New_York :stand-up",
+      "OK SKIP 7 2026-12-02T14:00:00.000Z")
+    #expect(
+      SeriesCommandTests.notices(harness).last?.hasPrefix("skipped one occurrence of 7: due ")
+        == true, "\(SeriesCommandTests.notices(harness))")
+  }
+
+  @Test("SERIES on MSG and HIST lines: kept on the message, \"series\" in --json")
+  func seriesOnMessages() {
+    let live = ServerLine(
+      parsing: "MSG #team 9 2026-12-01T14:00:00.000Z bob SERIES 7 :stand-up"
+    ).message
+    #expect(live?.series == "7" && live?.text == "stand-up" && live?.isAction == false)
+    #expect(live.map(OutputFormat.json)?.hasSuffix(",\"series\":\"7\"}") == true)
+    let past = ServerLine(
+      parsing: "HIST #team 9 2026-12-01T14:00:00.000Z bob ACTION SERIES 7 :waves"
+    ).historyMessage
+    #expect(past?.series == "7" && past?.isAction == true)
+    let typed = ServerLine(parsing: "MSG #team 10 2026-12-01T14:00:00.000Z bob :by hand").message
+    #expect(typed?.series == nil)
+    #expect(typed.map(OutputFormat.json)?.contains("series") == false)
+    #expect(
+      ServerLine(parsing: "MSG #team 9 2026-12-01T14:00:00.000Z bob SERIES :x").message == nil,
+      "SERIES without an id is not a MSG line")
+  }
+
+  @Test("chatsh's clock reads TZ=:Zone as the broker does, not as UTC")
+  func colonZone() {
+    let clock = LocalClock(zone: LocalZone(environment: ["TZ": ":Europe/Berlin"]))
+    #expect(clock.timeZone.identifier == "Europe/Berlin" && clock.zoneName == "Europe/Berlin")
+    #expect(LocalClock(zone: LocalZone(environment: ["TZ": "UTC"])).zoneName == "UTC")
+  }
 }

@@ -1,7 +1,7 @@
 /// The `type` of a record, read from its bytes.
 enum RecordType: CaseIterable {
   case journal, room, message, schedule, cancel, delivery, series, occurrence, reschedule, edit
-  case member, leave, read, outbox, remote, stream, topic, redact
+  case member, leave, read, outbox, remote, stream, topic, redact, skip
 
   /// How the journal spells it.
   var name: StaticString {
@@ -24,6 +24,7 @@ enum RecordType: CaseIterable {
     case .stream: "stream"
     case .topic: "topic"
     case .redact: "redact"
+    case .skip: "skip"
     }
   }
 
