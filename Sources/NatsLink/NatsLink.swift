@@ -552,7 +552,8 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
     else { return nil }
     return StreamLine(
       position: StreamPosition(sequence: sequence, node: node, origin: line.id),
-      target: line.target, user: line.author, time: line.time, text: line.text)
+      target: line.target, user: line.author, time: line.time, text: line.text,
+      series: line.series)
   }
 }
 

@@ -18,14 +18,6 @@ extension Engine {
       send(error.event, to: connection)
       return
     }
-    if case .room(let room) = target, isShared(room) {
-      fail(
-        .sayEvery, .limit,
-        "\(room) is shared with other hosts, and a series cannot go to a shared room; "
-          + "schedule each line with SAYAT",
-        to: connection)
-      return
-    }
     guard
       let (id, newRoom) = admitScheduled(
         target, verb: .sayEvery, connection: connection, user: user)

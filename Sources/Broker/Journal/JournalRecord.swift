@@ -207,6 +207,7 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("to", line.target.description)
       json.field("from", line.author)
       json.field("at", line.time)
+      if let series = line.series { json.field("series", series) }
       json.field("text", line.text)
     case .remote(let message, let target, let position):
       json.field("type", "remote")
@@ -217,6 +218,7 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("seq", Int64(position.sequence))
       json.field("node", position.node)
       json.field("origin", position.origin)
+      if let series = message.series { json.field("series", series) }
       json.field("text", message.text)
     case .streamPosition(let position):
       json.field("type", "stream")
@@ -423,11 +425,11 @@ private struct RecordFields {
         OutboxLine(
           id: try messageID(id, "id"), node: try nodeName(), target: try target(),
           author: try author(),
-          time: try time(at, "at"), text: try checkedText()))
+          time: try time(at, "at"), text: try checkedText(), series: try seriesID()))
     case .remote:
       let message = StoredMessage(
         id: try messageID(id, "id"), time: try time(at, "at"), author: try author(),
-        text: try checkedText())
+        text: try checkedText(), series: try seriesID())
       return .remote(message, target: try target(), position: try streamPosition())
     case .stream:
       if created != nil {

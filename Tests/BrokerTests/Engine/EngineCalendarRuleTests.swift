@@ -15,8 +15,12 @@ struct EngineCalendarRuleTests {
 
   /// The journal's records as JSON lines and read back, as a compacted
   /// journal is written and replayed (chatbroker(8), JOURNAL FORMAT).
-  static func compacted(_ harness: EngineHarness) throws -> EngineHarness {
+  /// `prepare` runs before the replay, as the daemon's set-up does.
+  static func compacted(_ harness: EngineHarness, prepare: (Engine) -> Void = { _ in }) throws
+    -> EngineHarness
+  {
     let copy = EngineHarness(limits: harness.engine.limits, clock: harness.clock)
+    prepare(copy.engine)
     var records: [JournalRecord] = []
     try harness.engine.snapshot().forEachRecord { record in
       let line = Array(record.jsonLine.dropLast())  // without its newline

@@ -12,8 +12,13 @@ import Testing
 struct EngineSeriesExceptionTests {
   /// Every record of the journal written as its JSON line and read back,
   /// as a restart reads the file (chatbroker(8), JOURNAL FORMAT).
-  static func reread(_ harness: EngineHarness) throws -> EngineHarness {
+  /// `prepare` runs before the replay, as the daemon's set-up does
+  /// (``Engine/federate(_:)``).
+  static func reread(_ harness: EngineHarness, prepare: (Engine) -> Void = { _ in }) throws
+    -> EngineHarness
+  {
     let copy = EngineHarness(limits: harness.engine.limits, clock: harness.clock)
+    prepare(copy.engine)
     let records = try harness.journal.records.map { record in
       let line = Array(record.jsonLine.dropLast())
       return try line.withUnsafeBufferPointer { try JournalRecord(jsonLine: $0) }
@@ -269,5 +274,37 @@ struct EngineSeriesExceptionTests {
       harness.send(alice, "SKIP 4 2026-12-05T10:00Z").first
         == "ERR SKIP PAST :2026-12-05T10:00:00.000Z is the last occurrence of series 4; "
         + "CANCEL the series instead")
+  }
+
+  @Test("skip records and the series fields of 1.4 are held to the rules on replay")
+  func journalValidation() {
+    func reads(_ line: String) -> Bool {
+      (try? Array(line.utf8).withUnsafeBufferPointer { try JournalRecord(jsonLine: $0) }) != nil
+    }
+    let at = "\"at\":\"2026-11-30T18:03:00.000Z\""
+    #expect(
+      reads(
+        "{\"type\":\"skip\",\"id\":\"1\",\(at),\"occurrence\":\"2026-12-24T08:00:00.000Z\","
+          + "\"due\":\"2026-12-01T08:00:00.000Z\"}"))
+    #expect(!reads("{\"type\":\"skip\",\"id\":\"1\",\(at),\"due\":\"2026-12-01T08:00:00.000Z\"}"))
+    let series = { (skipped: String) in
+      "{\"type\":\"series\",\"id\":\"1\",\"to\":\"#a\",\"from\":\"alice\","
+        + "\"created\":\"2026-11-30T17:58:02.410Z\",\"due\":\"2026-12-01T08:00:00.000Z\","
+        + "\"rule\":\"daily@09:00/UTC\",\"done\":0,\"skipped\":\"\(skipped)\",\"text\":\"x\"}"
+    }
+    let day = { (n: Int) in
+      (Timestamp(rfc3339: "2026-12-02T09:00:00.000Z")! + Int64(n) * 86_400_000).description
+    }
+    #expect(reads(series("\(day(0)),\(day(1))")))
+    #expect(!reads(series("\(day(1)),\(day(0))")), "out of order")
+    #expect(!reads(series("tomorrow")))
+    #expect(reads(series((0..<64).map(day).joined(separator: ","))))
+    #expect(!reads(series((0..<65).map(day).joined(separator: ","))), "more than 64")
+    let message = { (series: String) in
+      "{\"type\":\"message\",\"id\":\"2\",\"to\":\"#a\",\"from\":\"alice\",\(at),"
+        + "\"series\":\"\(series)\",\"text\":\"x\"}"
+    }
+    #expect(reads(message("1")))
+    #expect(!reads(message("")) && !reads(message("a b")))
   }
 }
