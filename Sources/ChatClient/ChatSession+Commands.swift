@@ -405,10 +405,14 @@ extension ChatSession {
     }
     // The rule forms of chatbroker(7), "Series", after /every.
     if command == "/every" && atSecond { return Self.ruleExamples }
-    if command == "/reschedule"
-      && (words.count == 2 && line.hasSuffix(" ") || words.count == 3 && !line.hasSuffix(" "))
-    {
+    let atThird =
+      words.count == 2 && line.hasSuffix(" ") || words.count == 3 && !line.hasSuffix(" ")
+    if command == "/reschedule" && atThird {
       return ["now", "skip", "pause", "resume"] + Self.ruleExamples
+    }
+    // The day of the occurrence `/skip ID` leaves out, as `/at` reads it.
+    if command == "/skip" && atThird {
+      return ["today", "tomorrow"] + LocalClock.weekdays.map { $0.lowercased() }
     }
     let rooms = model.knownRooms.union(model.conversations.map(\.name).filter { $0.hasPrefix("#") })
     let users = model.knownUsers.union(model.current.members).subtracting([model.me])

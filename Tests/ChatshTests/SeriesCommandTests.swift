@@ -214,6 +214,11 @@ struct SeriesManagementCommandTests {
     #expect(
       harness.sent == ["SKIP 7 2026-12-24T14:00:00.000Z", "SKIP 7 2026-12-01T14:00:00.000Z"])
     #expect(SeriesCommandTests.notices(harness).last?.hasPrefix("usage: /skip ID WHEN") == true)
+    #expect(
+      harness.session.completions(for: "to", isFirst: false, line: "/skip 7 to").prefix(2)
+        == ["today", "tomorrow"])
+    #expect(
+      harness.session.completions(for: "", isFirst: false, line: "/skip 7 ").contains("friday"))
     harness.feed(
       "SCHED 7 #team 2026-12-02T14:00:00.000Z 2026-11-30T17:00:00.000Z "
         + "daily@09:00/America/New_York :stand-up",

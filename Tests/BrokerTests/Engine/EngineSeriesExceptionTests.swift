@@ -150,6 +150,10 @@ struct EngineSeriesExceptionTests {
         "1 2027-03-12T14:00:00.000Z", "1 2027-03-13T14:00:00.000Z", "2 2027-03-14T12:00:00.000Z",
         "1 2027-03-15T13:00:00.000Z",
       ])
+    // Compacted while pending, the replacement keeps its series.
+    let early = try EngineCalendarRuleTests.compacted(harness)
+    #expect(
+      Self.upcoming(early, early.connect("alice"), "1", 4) == Self.upcoming(harness, alice, "1", 4))
     // Beyond the horizon, a bad <when>: refused, nothing changed.
     #expect(
       harness.send(alice, "REPLACE 1 2027-03-15T13:00Z +400d :x").first?.hasPrefix(
