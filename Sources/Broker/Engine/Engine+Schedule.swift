@@ -7,8 +7,7 @@ extension Engine {
     let now = clock.now
     let due: Timestamp
     do {
-      due = try WhenParser.resolve(
-        when, now: now, timeZone: clock.timeZone, horizonMilliseconds: limits.horizonMilliseconds)
+      due = try resolve(when, verb: .sayAt)
     } catch {
       send(error.event, to: connection)
       return

@@ -79,9 +79,7 @@ extension Engine {
         // once, delivered by the timer this arms, as any line falling due.
         due = now
       } else {
-        due = try WhenParser.resolve(
-          when, now: now, timeZone: clock.timeZone,
-          horizonMilliseconds: limits.horizonMilliseconds, verb: .reschedule)
+        due = try resolve(when, verb: .reschedule)
       }
     } catch {
       send(error.event, to: connection)
@@ -92,6 +90,14 @@ extension Engine {
     apply(record)
     announceChange([id], answering: .reschedule, id: id, connection: connection, user: user)
     rearmTimer()
+  }
+
+  /// A `<when>` (chatbroker(7), "Scheduled messages") on the broker's
+  /// clock and zone, within the horizon.
+  func resolve(_ when: String, verb: Verb) throws(RequestError) -> Timestamp {
+    try WhenParser.resolve(
+      when, now: clock.now, timeZone: clock.timeZone,
+      horizonMilliseconds: limits.horizonMilliseconds, verb: verb)
   }
 
   /// `RESCHEDULE <id> pause` and `resume` (chatbroker(7), RESCHEDULE): the

@@ -28,9 +28,7 @@ extension Engine {
     let now = clock.now
     let due: Timestamp
     do {
-      due = try WhenParser.resolve(
-        when, now: now, timeZone: clock.timeZone,
-        horizonMilliseconds: limits.horizonMilliseconds, verb: .replace)
+      due = try resolve(when, verb: .replace)
     } catch {
       send(error.event, to: connection)
       return
@@ -69,9 +67,7 @@ extension Engine {
     }
     let occurrence: Timestamp
     do throws(RequestError) {
-      occurrence = try WhenParser.resolve(
-        word, now: clock.now, timeZone: clock.timeZone,
-        horizonMilliseconds: limits.horizonMilliseconds, verb: verb)
+      occurrence = try resolve(word, verb: verb)
       try checkOccurrence(occurrence, word: word, of: pending, series, verb: verb)
     } catch {
       send(error.event, to: connection)
