@@ -27,6 +27,10 @@ extension ChatSession {
       "/skip", "/skip ID [WHEN]",
       "leave out a series' next occurrence, or the one at WHEN (2026-12-24 09:00)"
     ),
+    (
+      "/replace", "/replace ID WHEN NEWWHEN text",
+      "send text at NEWWHEN instead of a series' occurrence at WHEN (one word each)"
+    ),
     ("/pause", "/pause ID", "stop a series for now; /resume ID starts it again"),
     ("/resume", "/resume ID", "start a paused series again at its next occurrence"),
     ("/cancel", "/cancel ID", "cancel one of them, or end a series"),
@@ -184,6 +188,14 @@ extension ChatSession {
         )
       }
       request(.reschedule(id, when: String(name.dropFirst())), .reschedule(arguments[0]))
+    case "/replace":
+      let parts = rest.split(separator: " ", maxSplits: 3)
+      guard parts.count == 4, let id = MessageID(parts[0]) else {
+        return usage(
+          "/replace ID WHEN NEWWHEN text, WHEN the occurrence and NEWWHEN its new time, "
+            + "one word each (2026-12-24T09:00+01:00, 18:00, +1h)")
+      }
+      replace(id, occurrence: String(parts[1]), at: String(parts[2]), text: String(parts[3]))
     case "/edit":
       let parts = rest.split(separator: " ", maxSplits: 1)
       guard parts.count == 2, let id = MessageID(parts[0]) else {
@@ -358,6 +370,24 @@ extension ChatSession {
     request(.skip(id, occurrence: due.description), .skip(id.description))
   }
 
+  /// `/replace`: both times are read on the user's clock, as `/at` reads
+  /// one word, and sent in UTC.
+  private func replace(_ id: MessageID, occurrence: String, at when: String, text: String) {
+    var times: [Timestamp] = []
+    do throws(RequestError) {
+      for word in [occurrence, when] {
+        times.append(
+          try WhenParser.resolve(word, now: now(), timeZone: clock.timeZone, verb: .replace))
+      }
+    } catch {
+      return self.error(localTimes(error.text))
+    }
+    request(
+      .replace(
+        id, occurrence: times[0].description, when: times[1].description, text: text),
+      .replace(id.description))
+  }
+
   func usage(_ text: String) { error("usage: " + text) }
 
   /// An error text with every RFC 3339 UTC time in it shown on the user's
@@ -397,8 +427,8 @@ extension ChatSession {
     if isFirst && word.hasPrefix("/") { return Self.commands.map(\.name) }
     let words = line.split(separator: " ", omittingEmptySubsequences: true)
     let command = words.first?.lowercased() ?? ""
-    let takesID = ["/cancel", "/reschedule", "/edit", "/skip", "/pause", "/resume"].contains(
-      command)
+    let takesID = ["/cancel", "/reschedule", "/edit", "/skip", "/replace", "/pause", "/resume"]
+      .contains(command)
     let atSecond = words.count == 1 || (words.count == 2 && !line.hasSuffix(" "))
     if takesID && atSecond {
       return model.pending.sorted()

@@ -175,6 +175,13 @@ extension ChatSession {
         default: "rescheduled"
         }
       notice("\(verb) \(id): due \(clock.shortDateTime(item.due, now: time)): \(item.text)")
+    case .replace(let id):
+      // The last SCHED line is the message that takes the occurrence's place.
+      guard let item = data.last.flatMap({ ServerLine.event($0).scheduledMessage }) else { return }
+      model.pending.insert(item.id)
+      notice(
+        "replaced one occurrence of \(id) by \(item.id): due "
+          + "\(clock.shortDateTime(item.due, now: time)): \(item.text)")
     case .scheduled(let shown):
       // The reply is the last COUNT lines: a change made in another session
       // just before it may have come first (chatbroker(7)).
@@ -220,6 +227,8 @@ extension ChatSession {
       error("could not edit \(id): \(text)")
     case .skip(let id):
       error("could not skip an occurrence of \(id): \(text)")
+    case .replace(let id):
+      error("could not replace an occurrence of \(id): \(text)")
     case .sayEvery(let target, _):
       (model.find(target) ?? model.current).notice(
         "no series started in \(target): \(text)", time: now(), isError: true)

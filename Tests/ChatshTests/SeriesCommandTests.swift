@@ -253,4 +253,28 @@ struct SeriesManagementCommandTests {
     #expect(clock.timeZone.identifier == "Europe/Berlin" && clock.zoneName == "Europe/Berlin")
     #expect(LocalClock(zone: LocalZone(environment: ["TZ": "UTC"])).zoneName == "UTC")
   }
+
+  @Test("/replace ID WHEN NEWWHEN text sends REPLACE in UTC and names the new message")
+  func replaceOneOccurrence() {
+    let harness = SeriesCommandTests.joined()
+    // now is 13:00 in New York.
+    harness.session.submit("/replace 7 2026-12-01T09:00-05:00 08:30 stand-up, early")
+    harness.session.submit("/replace 7 soon 08:30 x")
+    harness.session.submit("/replace 7 08:30")
+    #expect(
+      harness.sent == [
+        "REPLACE 7 2026-12-01T14:00:00.000Z 2026-12-01T13:30:00.000Z :stand-up, early"
+      ])
+    #expect(SeriesCommandTests.notices(harness).last?.hasPrefix("usage: /replace ID WHEN") == true)
+    harness.feed(
+      "SCHED 7 #team 2026-12-02T14:00:00.000Z 2026-11-30T17:00:00.000Z "
+        + "daily@09:00/America/New_York :stand-up",
+      "SCHED 9 #team 2026-12-01T13:30:00.000Z 2026-11-30T18:00:00.000Z :stand-up, early",
+      "OK REPLACE 9 2026-12-01T13:30:00.000Z")
+    #expect(
+      SeriesCommandTests.notices(harness).last?.hasPrefix("replaced one occurrence of 7 by 9: due ")
+        == true, "\(SeriesCommandTests.notices(harness))")
+    #expect(harness.session.model.pending.contains("9"))
+    #expect(harness.session.completions(for: "", isFirst: false, line: "/replace ").contains("9"))
+  }
 }
