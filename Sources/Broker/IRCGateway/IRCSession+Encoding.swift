@@ -271,7 +271,7 @@ extension IRCSession {
     case .markRead:
       let code = code == .storage ? "INTERNAL_ERROR" : "INVALID_PARAMS"
       return reply(source: serverName, "FAIL", ["MARKREAD", code, text]).bytes
-    case .sayAt, .scheduled, .cancel, .skip:
+    case .sayAt, .scheduled, .cancel, .skip, .replace:
       return serviceNotice("\(verb) \(code.rawValue): \(text)").bytes
     default:
       if verb == "-" && code == .limit {

@@ -36,6 +36,25 @@ struct IRCSeriesTests {
     #expect(irc.take(tagged) == ["@msgid=3 :carol!carol@host.test PRIVMSG #ops :by hand"])
   }
 
+  @Test("sched|bot replace <id> <when> <newwhen> <text> puts a message in that occurrence's place")
+  func serviceReplaces() {
+    let irc = IRCHarness()
+    let alice = irc.connect("alice")
+    _ = irc.send(alice, "PRIVMSG sched|bot :every daily@09:00/UTC #ops stand-up")
+    let replaced = irc.send(
+      alice, "PRIVMSG sched|bot :replace 1 2026-12-01T09:00Z 2026-12-01T08:30Z stand-up, early")
+    #expect(
+      replaced.last
+        == ":sched|bot!service@host.test NOTICE alice :2 takes that occurrence's place: due "
+        + "Tue 1 Dec 2026 09:30 +01:00", "\(replaced)")
+    let refused = irc.send(alice, "PRIVMSG sched|bot :replace 1 2026-12-05T09:30Z +1h x")
+    #expect(refused.last?.contains(" :REPLACE BADTIME: ") == true, "\(refused)")
+    #expect(
+      irc.send(alice, "PRIVMSG sched|bot :replace 1 08:00 09:00").contains {
+        $0.contains(" :replace <id> <when> <newwhen> <text>")
+      }, "too few words: the help")
+  }
+
   @Test(
     "sched|bot skip <id> <when> on the real broker leaves out that occurrence", UnixUsers.required)
   func serviceSkipsOneOccurrence() throws {
