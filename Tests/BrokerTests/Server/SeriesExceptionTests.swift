@@ -60,6 +60,24 @@ struct SeriesExceptionTests {
       "\(json.output)")
   }
 
+  @Test("SKIP and REPLACE answered OK survive kill -9 of a broker that syncs")
+  func survivesKill() throws {
+    let broker = try BrokerProcess().start([])
+    let author = try broker.connect()
+    let id = try #require(author.request("SAYEVERY #team weekdays@09:00/UTC :stand-up").last)
+      .words[2]
+    let next = try author.dataLines("SCHEDULED \(id) NEXT 3").map { $0.words[3] }
+    #expect(try author.request("SKIP \(id) \(next[0])").last == "OK SKIP \(id) \(next[1])")
+    let replaced = try #require(author.request("REPLACE \(id) \(next[2]) \(next[2]) :moved").last)
+    #expect(replaced.hasPrefix("OK REPLACE "), "\(replaced)")
+    try broker.restart(crash: true)
+    let listed = try broker.connect().dataLines("SCHEDULED \(id) NEXT 2")
+    #expect(
+      listed.map { "\($0.words[1]) \($0.words[3]) \($0.freeText ?? "")" } == [
+        "\(id) \(next[1]) stand-up", "\(replaced.words[2]) \(next[2]) moved",
+      ])
+  }
+
   @Test("chatsh reads TZ=:America/New_York as the broker does: say --at 09:00 is 14:00Z")
   func chatshReadsColonZone() throws {
     let broker = try BrokerProcess().start(environment: ["TZ": "UTC"])
