@@ -6,7 +6,7 @@ import LineProtocol
 extension Engine {
   func skip(_ id: MessageID, occurrence word: String, connection: ConnectionID, user: String) {
     guard
-      let (pending, _, occurrence, seriesDue) = exception(
+      let (pending, occurrence, seriesDue) = exception(
         id, occurrence: word, verb: .skip, connection: connection, user: user)
     else { return }
     let record = JournalRecord.skip(id, occurrence: occurrence, due: seriesDue, at: clock.now)
@@ -22,7 +22,7 @@ extension Engine {
     connection: ConnectionID, user: String
   ) {
     guard
-      let (pending, _, occurrence, seriesDue) = exception(
+      let (pending, occurrence, seriesDue) = exception(
         id, occurrence: word, verb: .replace, connection: connection, user: user)
     else { return }
     let now = clock.now
@@ -50,11 +50,12 @@ extension Engine {
 
   /// What `SKIP` and `REPLACE` check: `id` is one of the caller's series,
   /// `word` names one of its coming occurrences, and there is room for one
-  /// more skipped. Then the series, the occurrence, and the series' due
-  /// instant once it is left out; nil once the client was told why not.
+  /// more skipped. Then the series' pending message, the occurrence, and
+  /// the series' due instant once it is left out; nil once the client was
+  /// told why not.
   private func exception(
     _ id: MessageID, occurrence word: String, verb: Verb, connection: ConnectionID, user: String
-  ) -> (PendingMessage, Series, Timestamp, Timestamp)? {
+  ) -> (pending: PendingMessage, occurrence: Timestamp, seriesDue: Timestamp)? {
     guard let pending = changeable(id, verb: verb, connection: connection, user: user) else {
       return nil
     }
@@ -82,7 +83,7 @@ extension Engine {
         to: connection)
       return nil
     }
-    guard occurrence == pending.due else { return (pending, series, occurrence, pending.due) }
+    guard occurrence == pending.due else { return (pending, occurrence, pending.due) }
     guard let after = series.occurrence(after: occurrence, reference: pending.due) else {
       fail(
         verb, .past,
@@ -91,7 +92,7 @@ extension Engine {
         to: connection)
       return nil
     }
-    return (pending, series, occurrence, after)
+    return (pending, occurrence, after)
   }
 
   /// Whether `occurrence` is one the series will deliver: at or after its
