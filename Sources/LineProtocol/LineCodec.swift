@@ -80,25 +80,23 @@ public enum LineCodec {
     case ("ERR", 2, let text?):
       guard let code = ErrorCode(rawValue: rest[1]) else { return nil }
       return .error(verb: rest[0], code: code, text: text)
-    case ("MSG", 4...7, let text?), ("HIST", 4...7, let text?):
+    case ("MSG", 4..., let text?), ("HIST", 4..., let text?):
       // `ACTION`, then `SERIES <id>`, after the user since 1.4
-      // (chatbroker(7), `MSG`).
+      // (chatbroker(7), `MSG`); words a later version adds after them are
+      // skipped, so that the message is still shown.
       guard let target = Target(rest[0]), let id = MessageID(rest[1]),
         let time = Timestamp(rfc3339: rest[2])
       else { return nil }
-      if kind == "HIST" && rest.count == 5 && rest[4] == "REDACTED" && text.isEmpty {
+      if kind == "HIST" && rest.count >= 5 && rest[4] == "REDACTED" && text.isEmpty {
         return .redactedHistory(target: target, id: id, time: time, user: rest[3])
       }
       var flags = rest[4...]
       let action = flags.first == "ACTION"
       if action { flags.removeFirst() }
       var series: MessageID?
-      if flags.first == "SERIES", flags.count == 2 {
-        guard let seriesID = MessageID(flags.last!) else { return nil }
-        series = seriesID
-        flags.removeAll()
+      if flags.first == "SERIES", flags.count >= 2 {
+        series = MessageID(flags[flags.startIndex + 1])
       }
-      guard flags.isEmpty else { return nil }
       return kind == "MSG"
         ? .message(
           target: target, id: id, time: time, user: rest[3], text: text, action: action,
