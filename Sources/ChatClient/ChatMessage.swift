@@ -11,10 +11,13 @@ public struct ChatMessage: Equatable, Sendable {
   public var text: String
   /// Since 1.4: sent with `ACTION` (`/me`), shown as `* user text`.
   public var isAction: Bool
+  /// Since 1.4: the series (`SAYEVERY`) this is an occurrence of, from the
+  /// line's `SERIES <id>` (chatbroker(7), `MSG`).
+  public var series: String?
 
   public init(
     target: String, id: String, time: Timestamp, user: String, text: String,
-    isAction: Bool = false
+    isAction: Bool = false, series: String? = nil
   ) {
     self.target = target
     self.id = id
@@ -22,15 +25,16 @@ public struct ChatMessage: Equatable, Sendable {
     self.user = user
     self.text = text
     self.isAction = isAction
+    self.series = series
   }
 
   public init(
     target: Target, id: MessageID, time: Timestamp, user: String, text: String,
-    isAction: Bool = false
+    isAction: Bool = false, series: MessageID? = nil
   ) {
     self.init(
       target: target.description, id: id.description, time: time, user: user, text: text,
-      isAction: isAction)
+      isAction: isAction, series: series?.description)
   }
 
   /// The time as the broker wrote it: RFC 3339 in UTC with milliseconds,

@@ -27,7 +27,14 @@ extension ChatSession {
     ("/scheduled", "/scheduled", "your messages and series waiting to be sent"),
     ("/reschedule", "/reschedule ID WHEN|RULE", "move one of them, or give a series a new rule"),
     ("/edit", "/edit ID text", "change the text of one of them"),
-    ("/skip", "/skip ID", "leave out the next occurrence of a series"),
+    (
+      "/skip", "/skip ID [WHEN]",
+      "leave out a series' next occurrence, or the one at WHEN (2026-12-24 09:00)"
+    ),
+    (
+      "/replace", "/replace ID WHEN NEWWHEN text",
+      "send text at NEWWHEN instead of a series' occurrence at WHEN (one word each)"
+    ),
     ("/pause", "/pause ID", "stop a series for now; /resume ID starts it again"),
     ("/resume", "/resume ID", "start a paused series again at its next occurrence"),
     ("/cancel", "/cancel ID", "cancel one of them, or end a series"),
@@ -182,11 +189,27 @@ extension ChatSession {
           "/reschedule ID WHEN (18:00, +10m, tomorrow 09:30, now, ...) or, for a series, ID RULE")
       }
       reschedule(id, to: words)
+    case "/skip" where (2...3).contains(arguments.count):
+      guard let id = MessageID(arguments[0]) else {
+        return usage("/skip ID [WHEN] (a series, see /scheduled)")
+      }
+      skip(id, at: Array(arguments.dropFirst()))
     case "/skip", "/pause", "/resume":
       guard arguments.count == 1, let id = MessageID(arguments[0]) else {
-        return usage("\(name) ID (a series, see /scheduled)")
+        return usage(
+          name == "/skip"
+            ? "/skip ID [WHEN] (a series, see /scheduled)" : "\(name) ID (a series, see /scheduled)"
+        )
       }
       request(.reschedule(id, when: String(name.dropFirst())), .reschedule(arguments[0]))
+    case "/replace":
+      let parts = rest.split(separator: " ", maxSplits: 3)
+      guard parts.count == 4, let id = MessageID(parts[0]) else {
+        return usage(
+          "/replace ID WHEN NEWWHEN text, WHEN the occurrence and NEWWHEN its new time, "
+            + "one word each (2026-12-24T09:00+01:00, 18:00, +1h)")
+      }
+      replace(id, occurrence: String(parts[1]), at: String(parts[2]), text: String(parts[3]))
     case "/edit":
       let parts = rest.split(separator: " ", maxSplits: 1)
       guard parts.count == 2, let id = MessageID(parts[0]) else {
@@ -285,7 +308,8 @@ extension ChatSession {
     let full: String
     do {
       full = try Recurrence.parse(
-        rule, defaultZone: clock.timeZone, now: now(), verb: .sayEvery
+        rule, defaultZone: clock.timeZone, defaultZoneName: clock.zoneName, now: now(),
+        verb: .sayEvery
       ).description
     } catch {
       return self.error(localTimes(error.text))
@@ -319,7 +343,8 @@ extension ChatSession {
         resolved = word.lowercased()
       } else if Recurrence.isRule(word) {
         resolved = try Recurrence.parse(
-          word, defaultZone: clock.timeZone, now: now(), verb: .reschedule
+          word, defaultZone: clock.timeZone, defaultZoneName: clock.zoneName, now: now(),
+          verb: .reschedule
         ).description
       } else {
         resolved = try WhenParser.resolve(
@@ -330,6 +355,51 @@ extension ChatSession {
       return self.error(localTimes(error.text))
     }
     request(.reschedule(id, when: resolved), .reschedule(id.description))
+  }
+
+  /// `/skip ID WHEN`: the occurrence is named on the user's clock, as
+  /// `/at` names a time (one word, or a day and a time), and sent in UTC.
+  private func skip(_ id: MessageID, at words: [String]) {
+    let due: Timestamp
+    do {
+      if words.count == 2 {
+        guard
+          let found = try LocalDateWhen.resolve(
+            day: words[0], time: words[1], now: now(), clock: clock)
+        else {
+          return usage(
+            "/skip ID WHEN, where WHEN is one word or a day and a time (2026-12-24 09:00)")
+        }
+        due = found
+      } else {
+        due = try WhenParser.resolve(words[0], now: now(), timeZone: clock.timeZone, verb: .skip)
+      }
+    } catch let error as WhenError {
+      return self.error(error.text)
+    } catch let error as RequestError {
+      return self.error(localTimes(error.text))
+    } catch {
+      return self.error("\(error)")
+    }
+    request(.skip(id, occurrence: due.description), .skip(id.description))
+  }
+
+  /// `/replace`: both times are read on the user's clock, as `/at` reads
+  /// one word, and sent in UTC.
+  private func replace(_ id: MessageID, occurrence: String, at when: String, text: String) {
+    var times: [Timestamp] = []
+    do throws(RequestError) {
+      for word in [occurrence, when] {
+        times.append(
+          try WhenParser.resolve(word, now: now(), timeZone: clock.timeZone, verb: .replace))
+      }
+    } catch {
+      return self.error(localTimes(error.text))
+    }
+    request(
+      .replace(
+        id, occurrence: times[0].description, when: times[1].description, text: text),
+      .replace(id.description))
   }
 
   func usage(_ text: String) { error("usage: " + text) }
@@ -371,18 +441,22 @@ extension ChatSession {
     if isFirst && word.hasPrefix("/") { return Self.commands.map(\.name) }
     let words = line.split(separator: " ", omittingEmptySubsequences: true)
     let command = words.first?.lowercased() ?? ""
-    let takesID = ["/cancel", "/reschedule", "/edit", "/skip", "/pause", "/resume"].contains(
-      command)
+    let takesID = ["/cancel", "/reschedule", "/edit", "/skip", "/replace", "/pause", "/resume"]
+      .contains(command)
     let atSecond = words.count == 1 || (words.count == 2 && !line.hasSuffix(" "))
     if takesID && atSecond {
       return model.pending.sorted()
     }
     // The rule forms of chatbroker(7), "Series", after /every.
     if command == "/every" && atSecond { return Self.ruleExamples }
-    if command == "/reschedule"
-      && (words.count == 2 && line.hasSuffix(" ") || words.count == 3 && !line.hasSuffix(" "))
-    {
+    let atThird =
+      words.count == 2 && line.hasSuffix(" ") || words.count == 3 && !line.hasSuffix(" ")
+    if command == "/reschedule" && atThird {
       return ["now", "skip", "pause", "resume"] + Self.ruleExamples
+    }
+    // The day of the occurrence `/skip ID` leaves out, as `/at` reads it.
+    if command == "/skip" && atThird {
+      return ["today", "tomorrow"] + LocalClock.weekdays.map { $0.lowercased() }
     }
     let rooms = model.knownRooms.union(model.conversations.map(\.name).filter { $0.hasPrefix("#") })
     let users = model.knownUsers.union(model.current.members).subtracting([model.me])

@@ -170,11 +170,23 @@ extension ChatSession {
       (model.find(target) ?? model.current).notice(
         "series \(words[0]): \(words[2]), first \(clock.shortDateTime(due, now: time)) "
           + "(/scheduled lists, /cancel \(words[0]) ends it)", time: time)
-    case .reschedule(let id), .edit(let id):
+    case .reschedule(let id), .edit(let id), .skip(let id):
       guard let item = data.last.flatMap({ ServerLine.event($0).scheduledMessage }) else { return }
       model.pending.insert(id)
-      let verb = if case .edit = request { "edited" } else { "rescheduled" }
+      let verb =
+        switch request {
+        case .edit: "edited"
+        case .skip: "skipped one occurrence of"
+        default: "rescheduled"
+        }
       notice("\(verb) \(id): due \(clock.shortDateTime(item.due, now: time)): \(item.text)")
+    case .replace(let id):
+      // The last SCHED line is the message that takes the occurrence's place.
+      guard let item = data.last.flatMap({ ServerLine.event($0).scheduledMessage }) else { return }
+      model.pending.insert(item.id)
+      notice(
+        "replaced one occurrence of \(id) by \(item.id): due "
+          + "\(clock.shortDateTime(item.due, now: time)): \(item.text)")
     case .scheduled(let shown):
       // The reply is the last COUNT lines: a change made in another session
       // just before it may have come first (chatbroker(7)).
@@ -220,6 +232,10 @@ extension ChatSession {
       error("could not reschedule \(id): \(text)")
     case .edit(let id):
       error("could not edit \(id): \(text)")
+    case .skip(let id):
+      error("could not skip an occurrence of \(id): \(text)")
+    case .replace(let id):
+      error("could not replace an occurrence of \(id): \(text)")
     case .sayEvery(let target, _):
       (model.find(target) ?? model.current).notice(
         "no series started in \(target): \(text)", time: now(), isError: true)

@@ -22,6 +22,9 @@ public struct LocalTime: Equatable, Sendable {
 /// "2m", "3h", "yesterday 18:04") and day separators, in one time zone.
 public struct LocalClock: Sendable {
   public let timeZone: TimeZone
+  /// How rules spell the zone (`UTC`, not Foundation's `GMT`), nil for the
+  /// zone's own identifier.
+  public let zoneName: String?
   private let calendar: Calendar
 
   public static let weekdays = [
@@ -32,11 +35,18 @@ public struct LocalClock: Sendable {
     "October", "November", "December",
   ]
 
-  public init(timeZone: TimeZone) {
+  public init(timeZone: TimeZone, zoneName: String? = nil) {
     self.timeZone = timeZone
+    self.zoneName = zoneName
     var calendar = Calendar(identifier: .gregorian)
     calendar.timeZone = timeZone
     self.calendar = calendar
+  }
+
+  /// The user's own zone, read from `TZ` as the broker reads its own
+  /// (``LocalZone``): `TZ=:Europe/Berlin` is Berlin, not UTC.
+  public init(zone: LocalZone) {
+    self.init(timeZone: zone.timeZone, zoneName: zone.name)
   }
 
   public func local(_ time: Timestamp) -> LocalTime {

@@ -16,13 +16,15 @@ public enum OutputFormat {
   }
 
   /// The message as one JSON object; an action (`/me`) has
-  /// `"action":true`.
+  /// `"action":true`, an occurrence of a series `"series":"<id>"`.
   public static func json(_ message: ChatMessage) -> String {
     let fields = [
       ("id", message.id), ("target", message.target), ("time", message.timeText),
       ("user", message.user), ("text", message.text),
     ].map { ($0.0, jsonString($0.1)) }
-    return rawObject(fields + (message.isAction ? [("action", "true")] : []))
+    return rawObject(
+      fields + (message.isAction ? [("action", "true")] : [])
+        + (message.series.map { [("series", jsonString($0))] } ?? []))
   }
 
   /// `ID DUE TARGET TEXT`, tab-separated, and for a series a fifth field,

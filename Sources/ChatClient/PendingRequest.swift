@@ -34,12 +34,16 @@ enum PendingRequest: Equatable {
   case cancel(String)
   case reschedule(String)
   case edit(String)
+  /// `SKIP <id> <occurrence>` (since 1.4): `/skip ID WHEN`.
+  case skip(String)
+  /// `REPLACE <id> <occurrence> <when> <text>` (since 1.4): `/replace`.
+  case replace(String)
 
   /// Whether a `SCHED` line may be part of this request's reply; any other
   /// `SCHED` line is an event: a change made in another session.
   var takesScheduledLines: Bool {
     switch self {
-    case .scheduled, .reschedule, .edit: true
+    case .scheduled, .reschedule, .edit, .skip, .replace: true
     default: false
     }
   }

@@ -53,18 +53,26 @@ public enum ServerLine: Equatable, Sendable {
 
   /// A delivered message (`MSG`).
   public var message: ChatMessage? {
-    guard case .event(.message(let target, let id, let time, let user, let text, let action)) = self
+    guard
+      case .event(
+        .message(let target, let id, let time, let user, let text, let action, let series)) =
+        self
     else { return nil }
     return ChatMessage(
-      target: target, id: id, time: time, user: user, text: text, isAction: action)
+      target: target, id: id, time: time, user: user, text: text, isAction: action,
+      series: series)
   }
 
   /// A line of a `HISTORY` reply (`HIST`).
   public var historyMessage: ChatMessage? {
-    guard case .event(.history(let target, let id, let time, let user, let text, let action)) = self
+    guard
+      case .event(
+        .history(let target, let id, let time, let user, let text, let action, let series)) =
+        self
     else { return nil }
     return ChatMessage(
-      target: target, id: id, time: time, user: user, text: text, isAction: action)
+      target: target, id: id, time: time, user: user, text: text, isAction: action,
+      series: series)
   }
 
   /// A pending message or series (`SCHED`).

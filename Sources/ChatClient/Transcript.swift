@@ -133,14 +133,29 @@ public struct TranscriptRenderer {
     }
     let text = StyledText.highlighted(message.text, me: me, base: .plain)
     let pad = String(repeating: " ", count: Self.indent)
-    for (index, line) in text.wrapped(width: width - Self.indent - 1).enumerated() {
+    for (index, line) in text.wrapped(width: width - Self.indent - 1 - seriesMarkWidth(message))
+      .enumerated()
+    {
       let left =
         index == 0 && stamp != nil
         ? [Segment(" " + stamp!, .dim), Segment(" ", .plain)] : [Segment(pad, .plain)]
-      rows.append(Row(left + StyledText.segments(line)))
+      rows.append(Row(left + (index == 0 ? seriesMark(message) : []) + StyledText.segments(line)))
     }
     return rows
   }
+
+  /// `↻ `, dim, before the first line of an occurrence of a series
+  /// (chatsh(1), "The chat screen"), so a line the broker sent on someone's
+  /// behalf is told apart from one typed just now.
+  private func seriesMark(_ message: ChatMessage) -> [Segment] {
+    message.series == nil ? [] : [Segment(Self.seriesMarkText, .dim)]
+  }
+
+  private func seriesMarkWidth(_ message: ChatMessage) -> Int {
+    message.series == nil ? 0 : TextWidth.of(Self.seriesMarkText)
+  }
+
+  private static let seriesMarkText = "↻ "
 
   /// `/me` (chatbroker(7), `ACTION`): `* cat waves`, as IRC clients show
   /// it, with its clock time, whoever wrote it.
@@ -176,10 +191,14 @@ public struct TranscriptRenderer {
       rows.append(aligned([Segment(label, .ownName)], width: TextWidth.of(label), right: right))
     }
     let text = StyledText.highlighted(message.text, me: me, base: .own)
-    let maximum = max(min(right - Self.indent, right * 3 / 4), 10)
+    let maximum = max(min(right - Self.indent, right * 3 / 4), 10) - seriesMarkWidth(message)
     for (index, line) in text.wrapped(width: maximum).enumerated() {
       var segments = StyledText.segments(line)
       var lineWidth = line.reduce(0) { $0 + TextWidth.of($1.0) }
+      if index == 0 {
+        segments.insert(contentsOf: seriesMark(message), at: 0)
+        lineWidth += seriesMarkWidth(message)
+      }
       if index == 0, let stamp {
         segments.insert(Segment(stamp + "  ", .dim), at: 0)
         lineWidth += TextWidth.of(stamp) + 2

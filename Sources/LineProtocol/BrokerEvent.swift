@@ -14,14 +14,15 @@ public enum BrokerEvent: Equatable, Sendable {
   case error(verb: String, code: ErrorCode, text: String)
   /// A delivered message, as `recipient` sees its conversation: `target`
   /// is the room, or for a direct message the other party. Since 1.4
-  /// `action`: it was sent with `ACTION`.
+  /// `action`: it was sent with `ACTION`; `series`: it is an occurrence of
+  /// that series (`SAYEVERY`).
   case message(
     target: Target, id: MessageID, time: Timestamp, user: String, text: String,
-    action: Bool = false)
+    action: Bool = false, series: MessageID? = nil)
   /// A line of a `HISTORY` reply.
   case history(
     target: Target, id: MessageID, time: Timestamp, user: String, text: String,
-    action: Bool = false)
+    action: Bool = false, series: MessageID? = nil)
   /// Since 1.4: a line of a `HISTORY` reply for a message its author took
   /// back: `HIST <target> <id> <time> <user> REDACTED :`, with no text.
   case redactedHistory(target: Target, id: MessageID, time: Timestamp, user: String)

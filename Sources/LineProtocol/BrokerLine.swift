@@ -49,22 +49,26 @@ public enum BrokerLine {
   /// `MSG <target> <id> <time> <user> :<text>`
   public static func message(
     target: String, id: MessageID, time: Timestamp, user: String, text: String,
-    action: Bool = false
+    action: Bool = false, series: MessageID? = nil
   ) -> [UInt8] {
     build {
       $0.word("MSG")
-      $0.message(target: target, id: id, time: time, user: user, text: text, action: action)
+      $0.message(
+        target: target, id: id, time: time, user: user, text: text, action: action,
+        series: series)
     }
   }
 
   /// `HIST <target> <id> <time> <user> :<text>`, a line of a `HISTORY` reply.
   public static func history(
     target: String, id: MessageID, time: Timestamp, user: String, text: String,
-    action: Bool = false
+    action: Bool = false, series: MessageID? = nil
   ) -> [UInt8] {
     build {
       $0.word("HIST")
-      $0.message(target: target, id: id, time: time, user: user, text: text, action: action)
+      $0.message(
+        target: target, id: id, time: time, user: user, text: text, action: action,
+        series: series)
     }
   }
 
@@ -293,10 +297,12 @@ private struct LineBuilder {
     bytes.append(contentsOf: text.utf8)
   }
 
-  /// The words of a `MSG` or `HIST` line; `ACTION` (since 1.4) comes
-  /// after the user, so the v1 words stay where a script finds them.
+  /// The words of a `MSG` or `HIST` line; `ACTION` and `SERIES <id>`
+  /// (since 1.4) come after the user, so the v1 words stay where a script
+  /// finds them.
   mutating func message(
-    target: String, id: MessageID, time: Timestamp, user: String, text: String, action: Bool
+    target: String, id: MessageID, time: Timestamp, user: String, text: String, action: Bool,
+    series: MessageID?
   ) {
     bytes.reserveCapacity(72 + target.utf8.count + user.utf8.count + text.utf8.count)
     word(target)
@@ -304,6 +310,10 @@ private struct LineBuilder {
     self.time(time)
     word(user)
     if action { word("ACTION") }
+    if let series {
+      word("SERIES")
+      self.id(series)
+    }
     self.text(text)
   }
 

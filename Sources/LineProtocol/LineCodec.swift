@@ -12,12 +12,14 @@ public enum LineCodec {
     case .ok(let verb, let fields): BrokerLine.ok(verb, words: fields)
     case .accepted(let verb, let id, let time): BrokerLine.ok(verb, id: id, time: time)
     case .error(let verb, let code, let text): BrokerLine.error(verb: verb, code: code, text: text)
-    case .message(let target, let id, let time, let user, let text, let action):
+    case .message(let target, let id, let time, let user, let text, let action, let series):
       BrokerLine.message(
-        target: target.description, id: id, time: time, user: user, text: text, action: action)
-    case .history(let target, let id, let time, let user, let text, let action):
+        target: target.description, id: id, time: time, user: user, text: text, action: action,
+        series: series)
+    case .history(let target, let id, let time, let user, let text, let action, let series):
       BrokerLine.history(
-        target: target.description, id: id, time: time, user: user, text: text, action: action)
+        target: target.description, id: id, time: time, user: user, text: text, action: action,
+        series: series)
     case .redactedHistory(let target, let id, let time, let user):
       BrokerLine.redactedHistory(target: target.description, id: id, time: time, user: user)
     case .redacted(let target, let id, let user):
@@ -79,19 +81,30 @@ public enum LineCodec {
     case ("ERR", 2, let text?):
       guard let code = ErrorCode(rawValue: rest[1]) else { return nil }
       return .error(verb: rest[0], code: code, text: text)
-    case ("MSG", 4...5, let text?), ("HIST", 4...5, let text?):
-      // `ACTION` after the user since 1.4 (chatbroker(7), `MSG`).
+    case ("MSG", 4..., let text?), ("HIST", 4..., let text?):
+      // `ACTION`, then `SERIES <id>`, after the user since 1.4
+      // (chatbroker(7), `MSG`); words a later version adds after them are
+      // skipped, so that the message is still shown.
       guard let target = Target(rest[0]), let id = MessageID(rest[1]),
         let time = Timestamp(rfc3339: rest[2])
       else { return nil }
-      if kind == "HIST" && rest.count == 5 && rest[4] == "REDACTED" && text.isEmpty {
+      if kind == "HIST" && rest.count >= 5 && rest[4] == "REDACTED" && text.isEmpty {
         return .redactedHistory(target: target, id: id, time: time, user: rest[3])
       }
-      guard rest.count == 4 || rest[4] == "ACTION" else { return nil }
-      let action = rest.count == 5
+      var flags = rest[4...]
+      let action = flags.first == "ACTION"
+      if action { flags.removeFirst() }
+      var series: MessageID?
+      if flags.first == "SERIES", flags.count >= 2 {
+        series = MessageID(flags[flags.startIndex + 1])
+      }
       return kind == "MSG"
-        ? .message(target: target, id: id, time: time, user: rest[3], text: text, action: action)
-        : .history(target: target, id: id, time: time, user: rest[3], text: text, action: action)
+        ? .message(
+          target: target, id: id, time: time, user: rest[3], text: text, action: action,
+          series: series)
+        : .history(
+          target: target, id: id, time: time, user: rest[3], text: text, action: action,
+          series: series)
     case ("SCHED", 4...5, let text?):
       guard let id = MessageID(rest[0]), let target = Target(rest[1]),
         let due = Timestamp(rfc3339: rest[2]), let created = Timestamp(rfc3339: rest[3])

@@ -28,7 +28,8 @@ extension Request {
   public var text: String? {
     switch self {
     case .say(_, let text), .action(_, let text), .ircSay(_, let text, _, _),
-      .sayAt(_, _, let text), .sayEvery(_, _, let text), .edit(_, let text):
+      .sayAt(_, _, let text), .sayEvery(_, _, let text), .edit(_, let text),
+      .replace(_, _, _, let text):
       text
     case .setTopic(_, let text) where !text.isEmpty: text
     case .away(let text?) where !text.isEmpty: text

@@ -57,6 +57,11 @@ public enum Request: Equatable, Sendable {
   /// `when` is a `<when>` or, for a series, a `<rule>`, kept as typed.
   case reschedule(MessageID, when: String)
   case edit(MessageID, text: String)
+  /// Since 1.4: `SKIP <id> <occurrence>`; `occurrence` is a `<when>`, kept
+  /// as typed.
+  case skip(MessageID, occurrence: String)
+  /// Since 1.4: `REPLACE <id> <occurrence> <when> <text>`.
+  case replace(MessageID, occurrence: String, when: String, text: String)
   /// `ROOMS [AFTER <room>]`: one page of rooms, after `after` if given.
   case rooms(after: RoomName?)
   case who(RoomName)
@@ -92,6 +97,8 @@ public enum Request: Equatable, Sendable {
     case .cancel: .cancel
     case .reschedule: .reschedule
     case .edit: .edit
+    case .skip: .skip
+    case .replace: .replace
     case .rooms: .rooms
     case .who: .who
     case .topic, .setTopic: .topic

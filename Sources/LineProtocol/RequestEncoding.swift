@@ -110,6 +110,14 @@ extension LineCodec {
     case .edit(let message, let replacement):
       id(message)
       text(replacement)
+    case .skip(let message, let occurrence):
+      id(message)
+      word(occurrence)
+    case .replace(let message, let occurrence, let when, let replacement):
+      id(message)
+      word(occurrence)
+      word(when)
+      text(replacement)
     case .rooms(let after):
       if let after {
         word("AFTER")

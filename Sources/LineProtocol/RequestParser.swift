@@ -88,6 +88,21 @@ public enum RequestParser {
       let text = try text(verb, words)
       try known(id, verb, word)
       return .edit(id, text: text)
+    case .skip:
+      let word = try words.required(verb)
+      let id = try messageID(verb, word)
+      let occurrence = try words.required(verb)
+      try words.end(verb)
+      try known(id, verb, word)
+      return .skip(id, occurrence: string(occurrence))
+    case .replace:
+      let word = try words.required(verb)
+      let id = try messageID(verb, word)
+      let occurrence = try words.required(verb)
+      let when = try words.required(verb)
+      let text = try text(verb, words)
+      try known(id, verb, word)
+      return .replace(id, occurrence: string(occurrence), when: string(when), text: text)
     case .history:
       return try history(&words)
     case .conversations:

@@ -20,6 +20,10 @@ public enum Verb: String, CaseIterable, Sendable {
   case cancel = "CANCEL"
   case reschedule = "RESCHEDULE"
   case edit = "EDIT"
+  /// Since 1.4: leave out one occurrence of a series.
+  case skip = "SKIP"
+  /// Since 1.4: replace one occurrence of a series by a single message.
+  case replace = "REPLACE"
   case rooms = "ROOMS"
   case who = "WHO"
   /// Since 1.4: show or set a room's topic.
@@ -53,6 +57,7 @@ public enum Verb: String, CaseIterable, Sendable {
     case 4 where matches("QUIT"): self = .quit
     case 4 where matches("EDIT"): self = .edit
     case 4 where matches("AWAY"): self = .away
+    case 4 where matches("SKIP"): self = .skip
     case 5 where matches("SAYAT"): self = .sayAt
     case 5 where matches("ROOMS"): self = .rooms
     case 5 where matches("TOPIC"): self = .topic
@@ -62,6 +67,7 @@ public enum Verb: String, CaseIterable, Sendable {
     case 6 where matches("INVITE"): self = .invite
     case 6 where matches("ACCESS"): self = .access
     case 7 where matches("HISTORY"): self = .history
+    case 7 where matches("REPLACE"): self = .replace
     case 9 where matches("SCHEDULED"): self = .scheduled
     case 8 where matches("SAYEVERY"): self = .sayEvery
     case 8 where matches("MARKREAD"): self = .markRead
@@ -88,15 +94,17 @@ public enum Verb: String, CaseIterable, Sendable {
     case .cancel: 11
     case .reschedule: 12
     case .edit: 13
-    case .rooms: 14
-    case .who: 15
-    case .topic: 16
-    case .away: 17
-    case .invite: 18
-    case .access: 19
-    case .ping: 20
-    case .help: 21
-    case .quit: 22
+    case .skip: 14
+    case .replace: 15
+    case .rooms: 16
+    case .who: 17
+    case .topic: 18
+    case .away: 19
+    case .invite: 20
+    case .access: 21
+    case .ping: 22
+    case .help: 23
+    case .quit: 24
     }
   }
 
@@ -173,6 +181,13 @@ public enum VerbTable {
     row(
       .edit, 1...1, text: true, "EDIT <id> <text>", "change the text of a pending message or series"
     ),
+    row(
+      .skip, 2...2, "SKIP <id> <occurrence>",
+      "leave out one coming occurrence of a series, named by its due time "
+        + "(as SCHEDULED <id> NEXT <n> shows it)"),
+    row(
+      .replace, 3...3, text: true, "REPLACE <id> <occurrence> <when> <text>",
+      "replace one coming occurrence of a series by a single message at <when> with <text>"),
     row(
       .rooms, 0...2, "ROOMS [AFTER <room>]",
       "list rooms and how many people are in each, 1000 at a time"),

@@ -43,13 +43,18 @@ public enum LineShape {
       }
       return ProtocolModel.errorCodes.contains(words[2]) ? nil : "unknown error code \(words[2])"
     case "MSG", "HIST":
-      // Since 1.4 a sixth word: ACTION, or for a message taken back
-      // REDACTED with an empty text (chatbroker(7), ACTION, REDACT).
-      if words.count == 6 {
-        let redacted = keyword == "HIST" && words[5] == "REDACTED" && text == ""
-        guard words[5] == "ACTION" || redacted else { return "\(keyword) with a sixth word" }
+      // Since 1.4 after the user: ACTION, then SERIES <id>; or for a
+      // message taken back REDACTED with an empty text (chatbroker(7),
+      // ACTION, REDACT, MSG).
+      var flags = words.dropFirst(5)
+      if keyword == "HIST" && flags == ["REDACTED"] && text == "" { flags = [] }
+      if flags.first == "ACTION" { flags.removeFirst() }
+      if flags.first == "SERIES", flags.count == 2 {
+        if let problem = check(flags.last!, isID) { return problem }
+        flags = []
       }
-      return fields(min(max(words.count, 5), 6), text: true) ?? check(words[1], isTarget)
+      guard flags.isEmpty else { return "\(keyword) with unknown words after the user" }
+      return fields(max(words.count, 5), text: true) ?? check(words[1], isTarget)
         ?? check(words[2], isID) ?? check(words[3], isTime) ?? check(words[4], isUser)
     case "TOPIC":
       return fields(4, text: true) ?? check(words[1], isRoom) ?? check(words[2], isUser)
@@ -105,7 +110,7 @@ public enum LineShape {
     switch verb {
     case "JOIN": return shape([isRoom, isCount])
     case "PART": return shape([isRoom])
-    case "SAY", "SAYAT", "ACTION": return shape([isID, isTime])
+    case "SAY", "SAYAT", "ACTION", "SKIP", "REPLACE": return shape([isID, isTime])
     case "REDACT": return shape([isTarget, isID])
     case "TOPIC": return shape([isRoom])
     case "INVITE": return shape([isRoom, isUser])

@@ -6,19 +6,22 @@ public enum ProtocolModel {
   public static let verbs: Set<String> = [
     "JOIN", "PART", "SAY", "SAYAT", "HISTORY", "SCHEDULED", "CANCEL", "ROOMS", "WHO", "PING",
     "HELP", "QUIT", "CONVERSATIONS", "MARKREAD", "ACTION", "REDACT", "TOPIC",
-    "AWAY", "INVITE", "ACCESS",
+    "AWAY", "INVITE", "ACCESS", "SKIP", "REPLACE",
   ]
 
   /// The error codes of chatbroker(7), "Errors".
   public static let errorCodes: Set<String> = [
     "UNKNOWN", "SYNTAX", "TOOLONG", "BADUTF8", "BADCHAR", "EMPTY", "BADNAME", "NOSUCHUSER",
     "NOTJOINED", "BADTIME", "PAST", "TOOFAR", "NOSUCHMSG", "LIMIT", "STORAGE", "NOACCESS",
+    "DELIVERED",
   ]
 
   /// The data lines of each multi-line reply, by the verb that asks for them.
   public static let dataKeywords: [String: String] = [
     "HISTORY": "HIST", "SCHEDULED": "SCHED", "ROOMS": "ROOM", "WHO": "MEMBER", "HELP": "INFO",
     "CONVERSATIONS": "CONV",
+    // The new state of what changed (chatbroker(7), SKIP and REPLACE).
+    "SKIP": "SCHED", "REPLACE": "SCHED",
   ]
 
   /// The verb the final reply to one request line names: `nil` when the

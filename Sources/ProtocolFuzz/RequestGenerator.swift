@@ -95,7 +95,7 @@ public struct RequestGenerator {
       random.pick([
         "JOIN", "PART", "SAY", "SAY", "SAYAT", "SAYAT", "HISTORY", "SCHEDULED", "CANCEL", "ROOMS",
         "WHO", "PING", "HELP", "QUIT", "CONVERSATIONS", "MARKREAD", "ACTION", "REDACT", "TOPIC",
-        "AWAY", "JOIN", "INVITE", "ACCESS",
+        "AWAY", "JOIN", "INVITE", "ACCESS", "SKIP", "REPLACE",
       ]))
     switch verb.asciiUppercased {
     case "JOIN":
@@ -122,6 +122,9 @@ public struct RequestGenerator {
       default: return verb
       }
     case "CANCEL": return "\(verb) \(id())"
+    // One occurrence of a series (chatbroker(7), SKIP and REPLACE).
+    case "SKIP": return "\(verb) \(id()) \(when())"
+    case "REPLACE": return "\(verb) \(id()) \(when()) \(when()) \(text())"
     case "MARKREAD": return "\(verb) \(target()) \(id())"
     case "PING": return random.chance(50) ? verb : "\(verb) \(word())"
     case "QUIT": return random.chance(10) ? verb : "\(verb) now"

@@ -41,7 +41,7 @@ func runInteractive(
 
   let store = StateStore(environment: environment)
   let model = ChatModel(me: me)
-  let session = ChatSession(model: model, clock: LocalClock(timeZone: TimeZone.current)) {
+  let session = ChatSession(model: model, clock: LocalClock(zone: .current)) {
     Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded()))
   }
   let screen = Screen(color: color)

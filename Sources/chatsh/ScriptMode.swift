@@ -208,7 +208,7 @@ struct ScriptMode {
     if let at {
       let now = Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded()))
       do {
-        due = try WhenParser.resolve(at, now: now, timeZone: TimeZone.current)
+        due = try WhenParser.resolve(at, now: now, timeZone: LocalZone.current.timeZone)
       } catch {
         throw .usage("--at \(at): \(error.text)")
       }
@@ -242,8 +242,10 @@ struct ScriptMode {
     let target = try checked(target, Target.init)
     let full: String
     do {
-      full = try Recurrence.parse(rule, defaultZone: TimeZone.current, verb: .sayEvery)
-        .description
+      let zone = LocalZone.current
+      full = try Recurrence.parse(
+        rule, defaultZone: zone.timeZone, defaultZoneName: zone.name, verb: .sayEvery
+      ).description
     } catch {
       throw .usage("--every \(rule): \(error.text)")
     }

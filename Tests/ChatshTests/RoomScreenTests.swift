@@ -1,4 +1,5 @@
 import Foundation
+import LineProtocol
 import TestSupport
 import Testing
 
@@ -119,5 +120,47 @@ struct RoomScreenTests {
     try terminal.enter("/away in a meeting")
     try terminal.waitFor("you are away: in a meeting")
     #expect(try bob.request("SAY @root :hi").contains("AWAY root :in a meeting"))
+  }
+}
+
+/// chatsh(1) and series: an occurrence is marked on the screen, and
+/// `/skip ID WHEN` names the occurrence on the user's clock, read from
+/// `TZ=:Zone` as the broker reads it (chatbroker(7), `SKIP`, `MSG`).
+@Suite("chatsh: the series mark and /skip ID WHEN")
+struct SeriesScreenTests {
+  @Test("an occurrence shows ↻; /skip ID 'YYYY-MM-DD HH:MM' in TZ=:Europe/Berlin skips that one")
+  func markAndSkip() throws {
+    let broker = try BrokerProcess().start(environment: ["TZ": "UTC"])
+    let terminal = try Tmux([
+      "/usr/bin/env", "LANG=C.UTF-8", "TZ=:Europe/Berlin",
+      "XDG_STATE_HOME=" + broker.directory + "/xdg",
+      BuiltProducts.path("chatsh"), "--socket", broker.socketPath, "#ops",
+    ])
+    defer { terminal.close() }
+    try terminal.waitFor { $0.hasPrefix(" #ops") && $0.contains("[") }
+    try terminal.enter("/every daily@09:00 stand-up")
+    try terminal.waitFor("daily@09:00/Europe/Berlin")
+    let root = try broker.connect()
+    let series = try #require(root.dataLines("SCHEDULED").first?.words[1])
+    let next = try root.dataLines("SCHEDULED \(series) NEXT 2").map { $0.words[3] }
+    #expect(try root.request("RESCHEDULE \(series) now").last?.hasPrefix("OK RESCHEDULE") == true)
+    try terminal.waitFor { $0.contains("↻ stand-up") }
+
+    // The second coming one, on the Berlin clock: 09:00 whatever UTC says.
+    let formatter = DateFormatter()
+    formatter.timeZone = TimeZone(identifier: "Europe/Berlin")
+    formatter.dateFormat = "yyyy-MM-dd HH:mm"
+    let after = try #require(Timestamp(rfc3339: next[1]))
+    let local = formatter.string(
+      from: Date(timeIntervalSince1970: Double(after.milliseconds) / 1000))
+    #expect(local.hasSuffix(" 09:00"))
+    try terminal.enter("/skip \(series) \(local)")
+    try terminal.waitFor("skipped one occurrence of \(series)")
+    // Root's other sessions got chatsh's changes as events (SCHED, and
+    // MARKREAD as it reads): taken before the reply.
+    _ = try root.request("PING")
+    let left = try root.dataLines("SCHEDULED \(series) NEXT 3").filter { $0.hasPrefix("SCHED ") }
+      .map { $0.words[3] }
+    #expect(!left.contains(next[1]) && left.count == 3, "\(left) still has \(next[1])")
   }
 }

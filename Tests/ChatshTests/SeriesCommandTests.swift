@@ -204,4 +204,83 @@ struct SeriesManagementCommandTests {
       !harness.session.completions(for: "", isFirst: false, line: "/every daily@09:00 ").contains(
         "every:15m"))
   }
+
+  @Test("/skip ID WHEN names the occurrence on the user's clock and sends it in UTC")
+  func skipOneOccurrence() {
+    let harness = SeriesCommandTests.joined()
+    harness.session.submit("/skip 7 2026-12-24 09:00")
+    harness.session.submit("/skip 7 2026-12-01T09:00-05:00")
+    harness.session.submit("/skip 7 someday 09:00")
+    #expect(
+      harness.sent == ["SKIP 7 2026-12-24T14:00:00.000Z", "SKIP 7 2026-12-01T14:00:00.000Z"])
+    #expect(SeriesCommandTests.notices(harness).last?.hasPrefix("usage: /skip ID WHEN") == true)
+    #expect(
+      harness.session.completions(for: "to", isFirst: false, line: "/skip 7 to").prefix(2)
+        == ["today", "tomorrow"])
+    #expect(
+      harness.session.completions(for: "", isFirst: false, line: "/skip 7 ").contains("friday"))
+    harness.feed(
+      "SCHED 7 #team 2026-12-02T14:00:00.000Z 2026-11-30T17:00:00.000Z "
+        + "daily@09:00/America/New_York :stand-up",
+      "OK SKIP 7 2026-12-02T14:00:00.000Z")
+    #expect(
+      SeriesCommandTests.notices(harness).last?.hasPrefix("skipped one occurrence of 7: due ")
+        == true, "\(SeriesCommandTests.notices(harness))")
+  }
+
+  @Test("SERIES on MSG and HIST lines: kept on the message, \"series\" in --json")
+  func seriesOnMessages() {
+    let live = ServerLine(
+      parsing: "MSG #team 9 2026-12-01T14:00:00.000Z bob SERIES 7 :stand-up"
+    ).message
+    #expect(live?.series == "7" && live?.text == "stand-up" && live?.isAction == false)
+    #expect(live.map(OutputFormat.json)?.hasSuffix(",\"series\":\"7\"}") == true)
+    let past = ServerLine(
+      parsing: "HIST #team 9 2026-12-01T14:00:00.000Z bob ACTION SERIES 7 :waves"
+    ).historyMessage
+    #expect(past?.series == "7" && past?.isAction == true)
+    let typed = ServerLine(parsing: "MSG #team 10 2026-12-01T14:00:00.000Z bob :by hand").message
+    #expect(typed?.series == nil)
+    #expect(typed.map(OutputFormat.json)?.contains("series") == false)
+    // Words a later version may add after these are skipped: the message
+    // is still shown (chatbroker(7), MSG).
+    let later = ServerLine(
+      parsing: "MSG #team 9 2026-12-01T14:00:00.000Z bob SERIES 7 LATER x :stand-up"
+    ).message
+    #expect(later?.series == "7" && later?.text == "stand-up")
+    #expect(
+      ServerLine(parsing: "MSG #team 9 2026-12-01T14:00:00.000Z bob NEWWORD :x").message?.text
+        == "x")
+  }
+
+  @Test("chatsh's clock reads TZ=:Zone as the broker does, not as UTC")
+  func colonZone() {
+    let clock = LocalClock(zone: LocalZone(environment: ["TZ": ":Europe/Berlin"]))
+    #expect(clock.timeZone.identifier == "Europe/Berlin" && clock.zoneName == "Europe/Berlin")
+    #expect(LocalClock(zone: LocalZone(environment: ["TZ": "UTC"])).zoneName == "UTC")
+  }
+
+  @Test("/replace ID WHEN NEWWHEN text sends REPLACE in UTC and names the new message")
+  func replaceOneOccurrence() {
+    let harness = SeriesCommandTests.joined()
+    // now is 13:00 in New York.
+    harness.session.submit("/replace 7 2026-12-01T09:00-05:00 08:30 stand-up, early")
+    harness.session.submit("/replace 7 soon 08:30 x")
+    harness.session.submit("/replace 7 08:30")
+    #expect(
+      harness.sent == [
+        "REPLACE 7 2026-12-01T14:00:00.000Z 2026-12-01T13:30:00.000Z :stand-up, early"
+      ])
+    #expect(SeriesCommandTests.notices(harness).last?.hasPrefix("usage: /replace ID WHEN") == true)
+    harness.feed(
+      "SCHED 7 #team 2026-12-02T14:00:00.000Z 2026-11-30T17:00:00.000Z "
+        + "daily@09:00/America/New_York :stand-up",
+      "SCHED 9 #team 2026-12-01T13:30:00.000Z 2026-11-30T18:00:00.000Z :stand-up, early",
+      "OK REPLACE 9 2026-12-01T13:30:00.000Z")
+    #expect(
+      SeriesCommandTests.notices(harness).last?.hasPrefix("replaced one occurrence of 7 by 9: due ")
+        == true, "\(SeriesCommandTests.notices(harness))")
+    #expect(harness.session.model.pending.contains("9"))
+    #expect(harness.session.completions(for: "", isFirst: false, line: "/replace ").contains("9"))
+  }
 }

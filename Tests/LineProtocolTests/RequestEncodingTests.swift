@@ -45,6 +45,10 @@ private let requests: [Request] =
     .scheduled(nil), .scheduled(.user("bob")), .cancel(MessageID("8f3k3")!),
     .reschedule(MessageID("q")!, when: "18:00"),
     .reschedule(MessageID("q")!, when: "every:15m,count:10"), .rooms(after: nil),
+    .skip(MessageID("q")!, occurrence: "2026-12-24T09:00:00.000Z"),
+    .replace(
+      MessageID("q")!, occurrence: "2026-12-24T09:00:00.000Z", when: "2026-12-23T09:00Z",
+      text: ":early: this week"),
     .rooms(after: longestRoom), .ping(token: nil), .ping(token: "x:y"), .ping(token: "ünï"),
     .help, .quit,
   ]

@@ -84,7 +84,7 @@ extension Engine {
           text: message.text, notice: notice, tags: tags)
         : .message(
           target: target, id: message.id, time: message.time, user: message.author,
-          text: message.text, action: message.isAction)
+          text: message.text, action: message.isAction, series: message.series)
     }
     switch conversation {
     case .room(let name):
@@ -131,7 +131,7 @@ extension Engine {
       send(
         .history(
           target: target, id: message.id, time: message.time, user: message.author,
-          text: message.text, action: message.isAction),
+          text: message.text, action: message.isAction, series: message.series),
         to: connection, kind: kinds.item)
     }
     send(

@@ -36,11 +36,12 @@ extension Engine {
       return .cancel(cancelled)
     case .delivery(let id, let time):
       guard let pending = scheduler.remove(id) else { return .nothing }
-      let message = StoredMessage(id: id, time: time, author: pending.author, text: pending.text)
+      let message = StoredMessage(
+        id: id, time: time, author: pending.author, text: pending.text, series: pending.replacing)
       let conversation = ConversationKey(target: pending.target, author: pending.author)
       let (evicted, newHistory) = appendHistory(message, to: conversation)
       return .delivery(pending, evicted: evicted, newHistory: newHistory)
-    case .series, .occurrence, .reschedule, .edit:
+    case .series, .occurrence, .reschedule, .edit, .skip:
       return applySeriesOrChange(record)
     case .member(let user, let room, let time):
       guard !isHolder(user, of: room) else { return .nothing }

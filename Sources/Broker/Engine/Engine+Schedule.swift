@@ -7,8 +7,7 @@ extension Engine {
     let now = clock.now
     let due: Timestamp
     do {
-      due = try WhenParser.resolve(
-        when, now: now, timeZone: clock.timeZone, horizonMilliseconds: limits.horizonMilliseconds)
+      due = try resolve(when, verb: .sayAt)
     } catch {
       send(error.event, to: connection)
       return
@@ -92,18 +91,23 @@ extension Engine {
     }
     let request = Request.upcoming(id, count: count)
     let kinds = listKinds(answering: request, showsUnsynced: scheduledShowsUnsynced(for: user))
-    var shown = pending
-    var series = scheduler.series(id)
-    var listed = 0
-    while listed < count {
-      send(scheduledLine(shown, seenBy: user), to: connection, kind: kinds.item)
-      listed += 1
-      guard let current = series, let next = current.next(afterDelivery: shown.due, due: shown.due)
-      else { break }
-      shown.due = next
-      series?.done += 1
+    // A series' single messages that replace one of its occurrences
+    // (`REPLACE`) come in their places, by due instant.
+    var lines = [pending]
+    if let series = scheduler.series(id) {
+      lines = upcoming(of: pending, series, count: count).map {
+        var shown = pending
+        shown.due = $0
+        return shown
+      }
+      let replacements = scheduler.messages(by: user).filter { $0.replacing == id }
+      lines = Array(
+        (lines + replacements).sorted { ($0.due, $0.id) < ($1.due, $1.id) }.prefix(count))
     }
-    send(.ok(.scheduled, fields: [String(listed)]), to: connection, kind: kinds.end)
+    for shown in lines {
+      send(scheduledLine(shown, seenBy: user), to: connection, kind: kinds.item)
+    }
+    send(.ok(.scheduled, fields: [String(lines.count)]), to: connection, kind: kinds.end)
   }
 
   func cancel(_ id: MessageID, connection: ConnectionID, user: String) {
@@ -182,8 +186,13 @@ extension Engine {
         for record in group { apply(record) }
         guard let record = group.first, group.count == 1 else { continue }
         var id = pending.id
-        if case .occurrence(let occurrence, _, _, _) = record { id = occurrence }
-        let message = StoredMessage(id: id, time: now, author: pending.author, text: pending.text)
+        var series = pending.replacing
+        if case .occurrence(let occurrence, let seriesID, _, _) = record {
+          id = occurrence
+          series = seriesID
+        }
+        let message = StoredMessage(
+          id: id, time: now, author: pending.author, text: pending.text, series: series)
         fanOut(
           message, in: ConversationKey(target: pending.target, author: pending.author),
           except: nil)

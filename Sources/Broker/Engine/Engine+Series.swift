@@ -18,14 +18,6 @@ extension Engine {
       send(error.event, to: connection)
       return
     }
-    if case .room(let room) = target, isShared(room) {
-      fail(
-        .sayEvery, .limit,
-        "\(room) is shared with other hosts, and a series cannot go to a shared room; "
-          + "schedule each line with SAYAT",
-        to: connection)
-      return
-    }
     guard
       let (id, newRoom) = admitScheduled(
         target, verb: .sayEvery, connection: connection, user: user)
@@ -76,7 +68,7 @@ extension Engine {
             verb: Verb.reschedule.rawValue, code: .badTime,
             text: "\(id) is a single message, not a series: CANCEL it instead of skipping it")
         }
-        guard let after = series.rule.next(after: pending.due, reference: pending.due) else {
+        guard let after = series.occurrence(after: pending.due, reference: pending.due) else {
           throw RequestError(
             verb: Verb.reschedule.rawValue, code: .past,
             text: "series \(id) has no occurrence after its next one; CANCEL it instead")
@@ -87,9 +79,7 @@ extension Engine {
         // once, delivered by the timer this arms, as any line falling due.
         due = now
       } else {
-        due = try WhenParser.resolve(
-          when, now: now, timeZone: clock.timeZone,
-          horizonMilliseconds: limits.horizonMilliseconds, verb: .reschedule)
+        due = try resolve(when, verb: .reschedule)
       }
     } catch {
       send(error.event, to: connection)
@@ -98,8 +88,16 @@ extension Engine {
     let record = JournalRecord.reschedule(pending.id, due: due, rule: newRule, at: now)
     guard journal([record], verb: .reschedule, connection: connection) else { return }
     apply(record)
-    announceChange(id, verb: .reschedule, connection: connection, user: user)
+    announceChange([id], answering: .reschedule, id: id, connection: connection, user: user)
     rearmTimer()
+  }
+
+  /// A `<when>` (chatbroker(7), "Scheduled messages") on the broker's
+  /// clock and zone, within the horizon.
+  func resolve(_ when: String, verb: Verb) throws(RequestError) -> Timestamp {
+    try WhenParser.resolve(
+      when, now: clock.now, timeZone: clock.timeZone,
+      horizonMilliseconds: limits.horizonMilliseconds, verb: verb)
   }
 
   /// `RESCHEDULE <id> pause` and `resume` (chatbroker(7), RESCHEDULE): the
@@ -123,7 +121,7 @@ extension Engine {
         fail(.reschedule, .badTime, "series \(pending.id) is not paused", to: connection)
         return
       }
-      guard let due = series.rule.next(after: now, reference: pending.due) else {
+      guard let due = series.occurrence(after: now, reference: pending.due) else {
         fail(
           .reschedule, .past, "series \(pending.id) has no occurrence after now; CANCEL it",
           to: connection)
@@ -135,7 +133,8 @@ extension Engine {
     let record = JournalRecord.series(changed, series)
     guard journal([record], verb: .reschedule, connection: connection) else { return }
     apply(record)
-    announceChange(pending.id, verb: .reschedule, connection: connection, user: user)
+    announceChange(
+      [pending.id], answering: .reschedule, id: pending.id, connection: connection, user: user)
     rearmTimer()
   }
 
@@ -144,7 +143,7 @@ extension Engine {
     let record = JournalRecord.edit(id, text: text, at: clock.now)
     guard journal([record], verb: .edit, connection: connection) else { return }
     apply(record)
-    announceChange(id, verb: .edit, connection: connection, user: user)
+    announceChange([id], answering: .edit, id: id, connection: connection, user: user)
     rearmTimer()
   }
 
@@ -152,7 +151,7 @@ extension Engine {
   /// due: a change at or after the due instant finds it delivered and is
   /// refused, one a millisecond earlier wins, whether or not the timer has
   /// run. Otherwise answers the error and returns nil.
-  private func changeable(_ id: MessageID, verb: Verb, connection: ConnectionID, user: String)
+  func changeable(_ id: MessageID, verb: Verb, connection: ConnectionID, user: String)
     -> PendingMessage?
   {
     guard deliverDue() else {
@@ -198,17 +197,20 @@ extension Engine {
     fail(verb, .noSuchMessage, "you have no pending message or series \(id)", to: connection)
   }
 
-  /// The new state: a `SCHED` line and the `OK` to the caller, and the same
-  /// `SCHED` line to the author's other sessions.
-  private func announceChange(
-    _ id: MessageID, verb: Verb, connection: ConnectionID, user: String
+  /// The new state: a `SCHED` line for each of `ids` and then
+  /// `OK <verb> <id> <due>` to the caller, and the same `SCHED` lines to
+  /// the author's other sessions.
+  func announceChange(
+    _ ids: [MessageID], answering verb: Verb, id: MessageID, connection: ConnectionID,
+    user: String
   ) {
-    guard let pending = scheduler[id] else { return }
-    let line = Outgoing(scheduledLine(pending, seenBy: user))
-    send(line, to: connection, kind: .revealing)
-    send(.accepted(verb, id: id, time: pending.due), to: connection, kind: .outcome(verb))
+    let lines = ids.compactMap { scheduler[$0] }.map { Outgoing(scheduledLine($0, seenBy: user)) }
+    for line in lines { send(line, to: connection, kind: .revealing) }
+    if let answered = scheduler[id] {
+      send(.accepted(verb, id: id, time: answered.due), to: connection, kind: .outcome(verb))
+    }
     for other in (connectionsByUser[user] ?? []).sorted() where other != connection {
-      send(line, to: other, kind: .revealing)
+      for line in lines { send(line, to: other, kind: .revealing) }
     }
   }
 
@@ -271,12 +273,14 @@ extension Engine {
       }
       var pending = before
       var series = beforeSeries
-      let message = StoredMessage(id: id, time: time, author: pending.author, text: pending.text)
+      let message = StoredMessage(
+        id: id, time: time, author: pending.author, text: pending.text, series: seriesID)
       let conversation = ConversationKey(target: pending.target, author: pending.author)
       let (evicted, newHistory) = appendHistory(message, to: conversation)
       if let next {
         pending.due = next
         series.done += 1
+        series.forgetSkipped(before: next)
         scheduler.insert(pending, series: series)
       } else {
         scheduler.remove(seriesID)
@@ -293,6 +297,7 @@ extension Engine {
       var series = beforeSeries
       if let rule, series != nil { series = Series(rule: rule) }
       pending.due = due
+      series?.forgetSkipped(before: due)
       scheduler.insert(pending, series: series)
       return .pendingChange(
         id, author: pending.author, before: before, beforeSeries: beforeSeries, delivered: nil,
@@ -306,6 +311,8 @@ extension Engine {
       return .pendingChange(
         id, author: pending.author, before: before, beforeSeries: beforeSeries, delivered: nil,
         ended: false)
+    case .skip(let id, let occurrence, let due, _):
+      return applySkip(id, occurrence: occurrence, due: due)
     default:
       return .nothing
     }

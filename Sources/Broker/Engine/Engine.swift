@@ -243,6 +243,11 @@ public final class Engine {
     case .reschedule(let id, let when):
       reschedule(id, when: when, connection: connection, user: user)
     case .edit(let id, let text): edit(id, text: text, connection: connection, user: user)
+    case .skip(let id, let occurrence):
+      skip(id, occurrence: occurrence, connection: connection, user: user)
+    case .replace(let id, let occurrence, let when, let text):
+      replace(
+        id, occurrence: occurrence, when: when, text: text, connection: connection, user: user)
     case .rooms(let after): listRooms(after: after, connection: connection, user: user)
     case .who(let room): who(room, connection: connection, user: user)
     case .topic(let room): showTopic(room, connection: connection, user: user)

@@ -9,11 +9,35 @@ public struct Series: Equatable, Sendable {
   public var done: Int
   /// Paused (`RESCHEDULE <id> pause`): pending, but never due until resumed.
   public var paused: Bool
+  /// Since 1.4: future occurrences left out with `SKIP` or `REPLACE`
+  /// (chatbroker(7), `SKIP`), in time order, at most ``maximumSkipped``;
+  /// those before the next due instant are dropped as it passes them.
+  public var skipped: [Timestamp]
 
-  public init(rule: Recurrence, done: Int = 0, paused: Bool = false) {
+  /// The most occurrences a series may have skipped ahead at once.
+  public static let maximumSkipped = 64
+
+  public init(
+    rule: Recurrence, done: Int = 0, paused: Bool = false, skipped: [Timestamp] = []
+  ) {
     self.rule = rule
     self.done = done
     self.paused = paused
+    self.skipped = skipped
+  }
+
+  /// The rule's first occurrence after `instant` that is not skipped.
+  func occurrence(after instant: Timestamp, reference: Timestamp) -> Timestamp? {
+    var candidate = rule.next(after: instant, reference: reference)
+    while let found = candidate, skipped.contains(found) {
+      candidate = rule.next(after: found, reference: reference)
+    }
+    return candidate
+  }
+
+  /// `skipped` without the instants before `due`, which can no longer come.
+  mutating func forgetSkipped(before due: Timestamp) {
+    skipped.removeAll { $0 < due }
   }
 
   /// The occurrence after one delivered at `now` that was due at `due`, or
@@ -23,6 +47,6 @@ public struct Series: Equatable, Sendable {
   /// `Persistent=true` timers do.
   func next(afterDelivery now: Timestamp, due: Timestamp) -> Timestamp? {
     if let count = rule.count, done + 1 >= count { return nil }
-    return rule.next(after: max(now, due), reference: due)
+    return occurrence(after: max(now, due), reference: due)
   }
 }

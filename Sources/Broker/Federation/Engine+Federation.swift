@@ -158,19 +158,30 @@ extension Engine {
 
   public var streamRefusal: String? { federation.live.refusal }
 
-  /// A scheduled line due in a shared room: taken off the schedule and
-  /// put into the outbox under a fresh id, since a node's outbox ids must
-  /// grow in the order they are published (chatbroker(8), "FEDERATION");
-  /// nil for any other line.
+  /// A scheduled line or a series' occurrence due in a shared room: put
+  /// into the outbox under a fresh id, since a node's outbox ids must grow
+  /// in the order they are published (chatbroker(8), "FEDERATION"), and
+  /// shown, like a `SAY` there, when the stream brings it back. A single
+  /// line is taken off the schedule; a series fires here, on its author's
+  /// host, and its record is written again with its next due instant and
+  /// count (or cancelled after its last), since its occurrence enters no
+  /// history here until the stream brings it. Nil for any other line.
   func sharedDelivery(_ pending: PendingMessage, at now: Timestamp) -> [JournalRecord]? {
     guard isShared(pending.target), let node = federation.settings?.node,
-      scheduler.series(pending.id) == nil,
       let id = takeFreshID()
     else { return nil }
+    let series = scheduler.series(pending.id)
     let line = OutboxLine(
       id: id, node: node, target: pending.target, author: pending.author, time: now,
-      text: pending.text)
-    return [.cancel(pending.id, at: now), .outbox(line)]
+      text: pending.text, series: series == nil ? pending.replacing : pending.id)
+    guard var series, let next = series.next(afterDelivery: now, due: pending.due) else {
+      return [.cancel(pending.id, at: now), .outbox(line)]
+    }
+    var advanced = pending
+    advanced.due = next
+    series.done += 1
+    series.forgetSkipped(before: next)
+    return [.series(advanced, series), .outbox(line)]
   }
 
   /// A line read from the stream. Lines at or before the last applied
@@ -210,7 +221,7 @@ extension Engine {
       let id = FederatedID.id(forSequence: federation.idOffset + position.sequence)
     {
       let stored = StoredMessage(
-        id: id, time: line.shownTime, author: author, text: line.text)
+        id: id, time: line.shownTime, author: author, text: line.text, series: line.series)
       message = stored
       if let newRoom = newRoomRecord(for: target) { records.append(newRoom) }
       records.append(.remote(stored, target: target, position: position))

@@ -52,7 +52,8 @@ public enum FederationSubjects {
     else { return nil }
     return StreamLine(
       position: StreamPosition(sequence: sequence, node: node, origin: line.id),
-      target: line.target, user: line.author, time: line.time, text: line.text)
+      target: line.target, user: line.author, time: line.time, text: line.text,
+      series: line.series)
   }
 
   /// An announcement (`#ops alice bob`) as (room, node, users), or nil

@@ -68,12 +68,15 @@ public struct OutboxLine: Equatable, Sendable {
   public var author: String
   public var time: Timestamp
   public var text: String
+  /// Since 1.4: an occurrence of this host's series with that id
+  /// (chatbroker(7), `MSG`); other hosts show it as `SERIES <id>` too.
+  public var series: MessageID?
   /// Journaled (`"standing"` in the `outbox` record), never published.
   public var standing: OutboxStanding
 
   public init(
     id: MessageID, node: String, target: Target, author: String, time: Timestamp, text: String,
-    standing: OutboxStanding = .waiting
+    series: MessageID? = nil, standing: OutboxStanding = .waiting
   ) {
     self.id = id
     self.node = node
@@ -81,6 +84,7 @@ public struct OutboxLine: Equatable, Sendable {
     self.author = author
     self.time = time
     self.text = text
+    self.series = series
     self.standing = standing
   }
 
@@ -135,10 +139,12 @@ public struct StreamLine: Equatable, Sendable {
   public var text: String
   /// When the stream stored it, which its node cannot choose.
   public var stored: Timestamp?
+  /// Since 1.4: the series, on its author's host, it is an occurrence of.
+  public var series: MessageID?
 
   public init(
     position: StreamPosition, target: Target, user: String, time: Timestamp, text: String,
-    stored: Timestamp? = nil
+    stored: Timestamp? = nil, series: MessageID? = nil
   ) {
     self.position = position
     self.target = target
@@ -146,6 +152,7 @@ public struct StreamLine: Equatable, Sendable {
     self.time = time
     self.text = text
     self.stored = stored
+    self.series = series
   }
 
   /// How much earlier than the stream stored it a line may say it was

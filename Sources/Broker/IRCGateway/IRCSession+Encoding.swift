@@ -18,7 +18,7 @@ extension IRCSession {
   func encode(_ outgoing: Outgoing, answering context: ReplyContext?, mayDefer: Bool) -> [UInt8] {
     let bytes: [UInt8]
     switch outgoing.event {
-    case .message(.room, _, _, _, _, _), .ircMessage(.room, _, _, _, _, _, _),
+    case .message(.room, _, _, _, _, _, _), .ircMessage(.room, _, _, _, _, _, _),
       .tagmsg(.room, _, _, _), .joined, .parted, .awayChanged:
       bytes = outgoing.encoded(variant: encodingVariant) { encode($0) }
     default:
@@ -35,10 +35,10 @@ extension IRCSession {
     if let context, context.joinRefused { return [] }
     switch event {
     case .hello: return []
-    case .message(let target, let id, let time, let author, let text, let action):
+    case .message(let target, let id, let time, let author, let text, let action, let series):
       return privmsgLines(
         from: author, to: shown(target, author: author), text: text, id: id, time: time,
-        action: action)
+        action: action, series: series)
     case .joined(let room, let who):
       return IRCMessage(source: "\(who)!\(who)@\(serverName)", "JOIN", [room.description])
         .encoded()
@@ -147,7 +147,9 @@ extension IRCSession {
   /// a JOIN's `backlog` the time starts the text for a client without
   /// server-time.
   func historyLine(_ event: BrokerEvent, batch: String?, backlog: Bool) -> [UInt8] {
-    guard case .history(let target, let id, let time, let author, let text, let action) = event
+    guard
+      case .history(let target, let id, let time, let author, let text, let action, let series) =
+        event
     else {
       return []
     }
@@ -157,7 +159,7 @@ extension IRCSession {
     }
     return privmsgLines(
       from: author, to: shown(target, author: author), text: shownText, id: id, time: time,
-      batch: batch, action: action)
+      batch: batch, action: action, series: series)
   }
 
   func ok(_ verb: Verb, _ fields: [String], answering context: IRCReplyContext?) -> [UInt8] {
@@ -304,7 +306,7 @@ extension IRCSession {
     case .markRead:
       let code = code == .storage ? "INTERNAL_ERROR" : "INVALID_PARAMS"
       return reply(source: serverName, "FAIL", ["MARKREAD", code, text]).bytes
-    case .sayAt, .scheduled, .cancel:
+    case .sayAt, .scheduled, .cancel, .skip, .replace:
       return serviceNotice("\(verb) \(code.rawValue): \(text)").bytes
     default:
       if verb == "-" && code == .limit {

@@ -33,9 +33,12 @@ extension IRCSession {
   /// each only when negotiated), written as bytes, with where the msgid
   /// begins: the further pieces of a long text carry the tags before it.
   /// Every line of a history has them; nothing in them needs escaping.
-  func tagBytes(batch: String?, time: Timestamp, id: MessageID, clientTags: String = "")
-    -> (bytes: [UInt8], msgidAt: Int)
-  {
+  /// `series`: with message-tags, `chatbroker/series=<id>` names the series
+  /// an occurrence came from (chatbroker(7), "IRC").
+  func tagBytes(
+    batch: String?, time: Timestamp, id: MessageID, clientTags: String = "",
+    series: MessageID? = nil
+  ) -> (bytes: [UInt8], msgidAt: Int) {
     var bytes: [UInt8] = []
     bytes.reserveCapacity(64)
     func start(_ key: StaticString) {
@@ -57,6 +60,10 @@ extension IRCSession {
       start("time")
       time.appendRFC3339(to: &bytes)
     }
+    if let series, capabilities.contains(.messageTags) {
+      start("chatbroker/series")
+      series.appendDescription(to: &bytes)
+    }
     let msgidAt = bytes.count
     if capabilities.sendsMsgid {
       start("msgid")
@@ -71,9 +78,10 @@ extension IRCSession {
   func privmsgLines(
     from author: String, to target: String, text: String, id: MessageID, time: Timestamp,
     batch: String? = nil, command: String = "PRIVMSG", clientTags: String = "",
-    action: Bool = false
+    action: Bool = false, series: MessageID? = nil
   ) -> [UInt8] {
-    let tags = tagBytes(batch: batch, time: time, id: id, clientTags: clientTags)
+    let tags = tagBytes(
+      batch: batch, time: time, id: id, clientTags: clientTags, series: series)
     let source = Self.source(author, serverName: serverName)
     var later: [UInt8] = []
     if text.utf8.count > IRCText.room(source: source, command: command, target: target) {

@@ -7,7 +7,8 @@ import LineProtocol
 extension IRCSession {
   /// What the service nick understands: `at <when> <target> <text>`,
   /// `every <rule> <target> <text>`, `list`, `next <id> [<n>]`,
-  /// `edit <id> <text>`, `reschedule <id> <when>|<rule>|now`, `skip <id>`,
+  /// `edit <id> <text>`, `reschedule <id> <when>|<rule>|now`,
+  /// `skip <id> [<occurrence>]`, `replace <id> <occurrence> <when> <text>`,
   /// `cancel <id>`, `help`.
   func service(_ text: String) -> [Action] {
     let words = text.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: true)
@@ -19,7 +20,9 @@ extension IRCSession {
       return series(target: String(words[2]), rule: String(words[1]), text: String(words[3]))
     case "list":
       return [.request(.scheduled(nil), answering: nil)]
-    case "cancel" where words.count == 2, "skip" where words.count == 2,
+    case "replace" where text.split(separator: " ", maxSplits: 4).count == 5:
+      return replacement(text.split(separator: " ", maxSplits: 4).dropFirst().map(String.init))
+    case "cancel" where words.count == 2, "skip" where (2...3).contains(words.count),
       "pause" where words.count == 2, "resume" where words.count == 2,
       "next" where (2...3).contains(words.count), "reschedule" where words.count == 3,
       "edit" where words.count >= 3:
@@ -32,6 +35,10 @@ extension IRCSession {
       }
       switch command {
       case "cancel": return [.request(.cancel(id), answering: nil)]
+      case "skip" where words.count == 3:
+        // One occurrence, named as `next` shows it or as any <when>
+        // (chatbroker(7), SKIP).
+        return [.request(.skip(id, occurrence: String(words[2])), answering: nil)]
       case "skip", "pause", "resume":
         return [.request(.reschedule(id, when: command ?? ""), answering: nil)]
       case "reschedule": return [.request(.reschedule(id, when: String(words[2])), answering: nil)]
@@ -59,7 +66,10 @@ extension IRCSession {
         "next <id> [<n>]  the next n (5) due times of one",
         "edit <id> <text>  change its text",
         "reschedule <id> <when>|<rule>|now  move it, give a series a new rule, or send it now",
-        "skip <id>  leave out the next occurrence of a series",
+        "replace <id> <when> <newwhen> <text>  send text at newwhen instead of the occurrence "
+          + "at when, as REPLACE",
+        "skip <id> [<when>]  leave out the next occurrence of a series, or the one at <when> "
+          + "(a <when> such as 2026-12-24T09:00+01:00)",
         "pause <id>, resume <id>  stop a series for now, and start it again",
         "cancel <id>  cancel one of them, or end a series",
         "help  this list",
@@ -78,6 +88,20 @@ extension IRCSession {
     return [.request(.sayEvery(brokerTarget, rule: rule, text: text), answering: nil)]
   }
 
+  /// `replace <id> <occurrence> <when> <text>`, as `REPLACE`.
+  private func replacement(_ words: [String]) -> [Action] {
+    guard let id = MessageID(words[0]), id != .none else {
+      return [serviceNotice("\(Self.shownWord(Substring(words[0]))) is not a message id")]
+    }
+    let text = Self.plainText(words[3])
+    guard !text.isEmpty, !containsControlCharacter(text) else {
+      return [serviceNotice("the text is empty or holds a control character")]
+    }
+    return [
+      .request(.replace(id, occurrence: words[1], when: words[2], text: text), answering: nil)
+    ]
+  }
+
   /// A word of the user's for a reply: shown when it is printable.
   private static func shownWord(_ word: Substring) -> String {
     containsControlCharacter(String(word)) ? "that" : String(word.prefix(40))
@@ -90,6 +114,8 @@ extension IRCSession {
     switch verb {
     case .reschedule: what = "\(id) moved: now due"
     case .edit: what = "\(id) changed; due"
+    case .skip: what = "\(id) skips that occurrence; next due"
+    case .replace: what = "\(id) takes that occurrence's place: due"
     default: what = "scheduled \(id):"
     }
     return serviceNotice("\(what) \(localTime(time))").bytes

@@ -27,6 +27,10 @@ public enum JournalRecord: Equatable, Sendable {
   case reschedule(MessageID, due: Timestamp, rule: Recurrence?, at: Timestamp)
   /// Since 1.1: a pending message or series got a new text.
   case edit(MessageID, text: String, at: Timestamp)
+  /// Since 1.4: series `id` leaves out its occurrence at `occurrence`
+  /// (`SKIP`, or `REPLACE` with the single message that replaces it); it
+  /// is next due at `due`, which moves only when that occurrence was next.
+  case skip(MessageID, occurrence: Timestamp, due: Timestamp, at: Timestamp)
   /// Since 1.2: a room became one of `user`'s rooms (a session of theirs
   /// joined it), to stay theirs across disconnects (chatbroker(7), "Your
   /// rooms").
@@ -119,6 +123,7 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("to", target.description)
       json.field("from", message.author)
       json.field("at", message.time)
+      if let series = message.series { json.field("series", series) }
       if message.isAction { json.field("kind", "action") }
       if message.isRedacted {
         json.field("kind", "redacted")
@@ -132,6 +137,7 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("from", pending.author)
       json.field("created", pending.created)
       json.field("due", pending.due)
+      if let series = pending.replacing { json.field("series", series) }
       json.field("text", pending.text)
     case .cancel(let id, let time):
       json.field("type", "cancel")
@@ -151,6 +157,9 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("rule", series.rule.description)
       json.field("done", Int64(series.done))
       if series.paused { json.field("paused", Int64(1)) }
+      if !series.skipped.isEmpty {
+        json.field("skipped", series.skipped.map(\.description).joined(separator: ","))
+      }
       json.field("text", pending.text)
     case .occurrence(let id, let series, let time, let next):
       json.field("type", "occurrence")
@@ -169,6 +178,12 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("id", id)
       json.field("at", time)
       json.field("text", text)
+    case .skip(let id, let occurrence, let due, let time):
+      json.field("type", "skip")
+      json.field("id", id)
+      json.field("at", time)
+      json.field("occurrence", occurrence)
+      json.field("due", due)
     case .member(let user, let room, let time), .leave(let user, let room, let time):
       if case .member = self { json.field("type", "member") } else { json.field("type", "leave") }
       json.field("user", user)
@@ -210,6 +225,7 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("to", line.target.description)
       json.field("from", line.author)
       json.field("at", line.time)
+      if let series = line.series { json.field("series", series) }
       json.field("text", line.text)
       if line.standing != .waiting { json.field("standing", line.standing.rawValue) }
     case .remote(let message, let target, let position):
@@ -221,6 +237,7 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("seq", Int64(position.sequence))
       json.field("node", position.node)
       json.field("origin", position.origin)
+      if let series = message.series { json.field("series", series) }
       json.field("text", message.text)
     case .streamPosition(let position):
       json.field("type", "stream")
@@ -292,6 +309,8 @@ private struct RecordFields {
   var offset: Int64?
   var standing: JSONText?
   var access: JSONText?
+  var occurrence: JSONText?
+  var skipped: JSONText?
 
   mutating func set(_ key: UnsafeBufferPointer<UInt8>, _ value: JSONScalar) {
     switch value {
@@ -338,6 +357,10 @@ private struct RecordFields {
         standing = string
       } else if key.equals("access") {
         access = string
+      } else if key.equals("occurrence") {
+        occurrence = string
+      } else if key.equals("skipped") {
+        skipped = string
       }
     case .integer(let number):
       if key.equals("version") {
@@ -375,12 +398,13 @@ private struct RecordFields {
       }
       let message = StoredMessage(
         id: try messageID(id, "id"), time: try time(at, "at"), author: try author(),
-        text: try checkedText(), isAction: try isAction())
+        text: try checkedText(), isAction: try isAction(), series: try seriesID())
       return .message(message, target: try target())
     case .schedule:
       let pending = PendingMessage(
         id: try messageID(id, "id"), target: try target(), author: try author(),
-        created: try time(created, "created"), due: try time(due, "due"), text: try checkedText())
+        created: try time(created, "created"), due: try time(due, "due"), text: try checkedText(),
+        replacing: try seriesID())
       return .schedule(pending)
     case .cancel:
       return .cancel(try messageID(id, "id"), at: try time(at, "at"))
@@ -394,7 +418,10 @@ private struct RecordFields {
         throw invalid(rule == nil ? "rule" : "done")
       }
       guard paused == nil || paused == 1 else { throw invalid("paused") }
-      return .series(pending, Series(rule: parsedRule, done: Int(done), paused: paused == 1))
+      return .series(
+        pending,
+        Series(
+          rule: parsedRule, done: Int(done), paused: paused == 1, skipped: try skippedTimes()))
     case .occurrence:
       return .occurrence(
         try messageID(id, "id"), series: try messageID(series, "series"), at: try time(at, "at"),
@@ -405,6 +432,10 @@ private struct RecordFields {
         at: try time(at, "at"))
     case .edit:
       return .edit(try messageID(id, "id"), text: try checkedText(), at: try time(at, "at"))
+    case .skip:
+      return .skip(
+        try messageID(id, "id"), occurrence: try time(occurrence, "occurrence"),
+        due: try time(due, "due"), at: try time(at, "at"))
     case .member:
       return .member(user: try userName(), room: try roomName(), at: try time(time, "time"))
     case .leave:
@@ -419,11 +450,12 @@ private struct RecordFields {
         OutboxLine(
           id: try messageID(id, "id"), node: try nodeName(), target: try target(),
           author: try author(),
-          time: try time(at, "at"), text: try checkedText(), standing: try outboxStanding()))
+          time: try time(at, "at"), text: try checkedText(), series: try seriesID(),
+          standing: try outboxStanding()))
     case .remote:
       let message = StoredMessage(
         id: try messageID(id, "id"), time: try time(at, "at"), author: try author(),
-        text: try checkedText())
+        text: try checkedText(), series: try seriesID())
       return .remote(message, target: try target(), position: try streamPosition())
     case .stream:
       if created != nil {
@@ -583,6 +615,28 @@ private struct RecordFields {
     guard let kind else { return false }
     guard kind.withUTF8({ $0.equals("action") }) else { throw invalid("kind") }
     return true
+  }
+
+  /// Since 1.4 a delivered message's `series`: the series it is an
+  /// occurrence of, nil when absent.
+  private func seriesID() throws(JournalFormatError) -> MessageID? {
+    guard series != nil else { return nil }
+    return try messageID(series, "series")
+  }
+
+  /// Since 1.4 a series' `skipped`: its skipped instants, comma-separated,
+  /// in time order, at most ``Series/maximumSkipped``.
+  private func skippedTimes() throws(JournalFormatError) -> [Timestamp] {
+    guard let skipped else { return [] }
+    let times = skipped.string.split(separator: ",").map { Timestamp(rfc3339: String($0)) }
+    guard times.count <= Series.maximumSkipped, !times.contains(nil) else {
+      throw invalid("skipped")
+    }
+    let sorted = times.compactMap { $0 }
+    guard zip(sorted, sorted.dropFirst()).allSatisfy({ $0 < $1 }) else {
+      throw invalid("skipped")
+    }
+    return sorted
   }
 
   private func isRedacted() throws(JournalFormatError) -> Bool {

@@ -15,8 +15,12 @@ struct EngineCalendarRuleTests {
 
   /// The journal's records as JSON lines and read back, as a compacted
   /// journal is written and replayed (chatbroker(8), JOURNAL FORMAT).
-  static func compacted(_ harness: EngineHarness) throws -> EngineHarness {
+  /// `prepare` runs before the replay, as the daemon's set-up does.
+  static func compacted(_ harness: EngineHarness, prepare: (Engine) -> Void = { _ in }) throws
+    -> EngineHarness
+  {
     let copy = EngineHarness(limits: harness.engine.limits, clock: harness.clock)
+    prepare(copy.engine)
     var records: [JournalRecord] = []
     try harness.engine.snapshot().forEachRecord { record in
       let line = Array(record.jsonLine.dropLast())  // without its newline
@@ -75,8 +79,8 @@ struct EngineCalendarRuleTests {
     restarted.advance(to: "2026-04-24T07:00:00.000Z")
     #expect(
       restarted.send(restarted.connect("bob"), "HISTORY #a").suffix(3) == [
-        "HIST #a 2 2026-03-27T06:00:00.000Z alice :wrap-up",
-        "HIST #a 3 2026-04-24T07:00:00.000Z alice :wrap-up",
+        "HIST #a 2 2026-03-27T06:00:00.000Z alice SERIES 1 :wrap-up",
+        "HIST #a 3 2026-04-24T07:00:00.000Z alice SERIES 1 :wrap-up",
         "OK HISTORY #a 2",
       ])
     #expect(
@@ -152,7 +156,8 @@ struct EngineSeriesManagementTests {
     #expect(harness.output.take(reader) == ["MSG #a 1 2026-11-30T17:00:00.000Z alice :later"])
     harness.send(alice, "RESCHEDULE 2 NOW")
     harness.engine.timerFired()
-    #expect(harness.output.take(reader) == ["MSG #a 3 2026-11-30T17:00:00.000Z alice :daily"])
+    #expect(
+      harness.output.take(reader) == ["MSG #a 3 2026-11-30T17:00:00.000Z alice SERIES 2 :daily"])
     #expect(
       harness.send(alice, "SCHEDULED").first?.hasPrefix("SCHED 2 #a 2026-12-01T08:00:00.000Z")
         == true, "then tomorrow at 09:00")

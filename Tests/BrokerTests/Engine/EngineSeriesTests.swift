@@ -33,14 +33,18 @@ struct EngineSeriesTests {
     #expect(harness.output.take(reader) == [])
     harness.advance(to: "2026-10-23T07:00:00.000Z")
     #expect(
-      harness.output.take(reader) == ["MSG #standup 2 2026-10-23T07:00:00.000Z alice :stand-up"])
+      harness.output.take(reader) == [
+        "MSG #standup 2 2026-10-23T07:00:00.000Z alice SERIES 1 :stand-up"
+      ])
     // Monday 09:00 is now 08:00Z; nothing on the weekend.
     #expect(harness.output.armed == Timestamp(rfc3339: "2026-10-26T08:00:00.000Z"))
     harness.advance(to: "2026-10-26T07:59:59.999Z")
     #expect(harness.output.take(reader) == [])
     harness.advance(to: "2026-10-26T08:00:00.000Z")
     #expect(
-      harness.output.take(reader) == ["MSG #standup 3 2026-10-26T08:00:00.000Z alice :stand-up"])
+      harness.output.take(reader) == [
+        "MSG #standup 3 2026-10-26T08:00:00.000Z alice SERIES 1 :stand-up"
+      ])
     harness.engine.timerFired()
     #expect(harness.output.take(reader) == [], "never twice")
     #expect(harness.send(reader, "HISTORY #standup").last == "OK HISTORY #standup 2")
@@ -203,7 +207,7 @@ struct EngineSeriesTests {
     restarted.send(reader, "JOIN #a")
     restarted.engine.timerFired()
     #expect(
-      restarted.output.take(reader) == ["MSG #a 2 2026-11-30T23:30:00.000Z alice :tick"])
+      restarted.output.take(reader) == ["MSG #a 2 2026-11-30T23:30:00.000Z alice SERIES 1 :tick"])
     #expect(restarted.output.armed == Timestamp(rfc3339: "2026-12-01T00:00:00.000Z"))
     let again = restarted.restarted()
     again.engine.timerFired()

@@ -242,15 +242,93 @@ struct EngineFederationScheduleTests {
     #expect(harness.send(alice, "SCHEDULED #ops") == ["OK SCHEDULED 0"])
   }
 
-  @Test("SAYEVERY to a shared room is refused with LIMIT and a way out")
-  func seriesRefused() {
+  /// The line the stream brings back for outbox line `line`, at `sequence`.
+  static func echo(_ line: OutboxLine, sequence: UInt64) -> StreamLine {
+    StreamLine(
+      position: StreamPosition(sequence: sequence, node: line.node, origin: line.id),
+      target: line.target, user: line.author, time: line.time, text: line.text,
+      series: line.series)
+  }
+
+  @Test(
+    "a series in a shared room fires on its author's host into the outbox, across DST, restarts and rollback"
+  )
+  func seriesFiresIntoOutbox() throws {
+    // Friday 23 October 2026; Berlin leaves summer time on the 25th.
+    let harness = EngineHarness(clock: TestClock("2026-10-23T12:00:00.000Z"))
+    harness.engine.federate(EngineFederationTests.settings)
+    harness.engine.streamHoldsOwnLines(upTo: nil)
+    let alice = harness.connect("alice")
+    let bob = harness.connect("bob")
+    harness.send(bob, "JOIN #ops")
+    #expect(
+      harness.send(alice, "SAYEVERY #ops weekdays@09:00 :standup").last
+        == "OK SAYEVERY 1 2026-10-26T08:00:00.000Z weekdays@09:00/Europe/Berlin")
+    harness.advance(to: "2026-10-26T08:00:00.000Z")
+    #expect(harness.output.take(bob) == [], "shown only when the stream brings it back")
+    let first = try #require(harness.engine.outbox.first)
+    #expect(first.id.description == "2" && first.series?.description == "1")
+    #expect(first.time == Timestamp(rfc3339: "2026-10-26T08:00:00.000Z"))
+    #expect(
+      harness.send(alice, "SCHEDULED 1 NEXT 1").first?.contains(" 2026-10-27T08:00:00.000Z ")
+        == true)
+
+    // The stream brings it back: every member sees it as the series'.
+    harness.engine.receive(Self.echo(first, sequence: 1))
+    let shown = try #require(harness.output.take(bob).first)
+    #expect(
+      shown.hasPrefix("MSG #ops z") && shown.hasSuffix(" alice SERIES 1 :standup"), "\(shown)")
+    #expect(harness.engine.outbox.isEmpty)
+
+    // A failed sync of the next occurrence rolls back both records.
+    harness.engine.trackUnsyncedRecords()
+    let synced = harness.journal.records.count
+    harness.advance(to: "2026-10-27T08:00:00.000Z")
+    #expect(harness.engine.outbox.count == 1)
+    harness.engine.rollBack(harness.engine.unsyncedRecordCount)
+    // The file is cut back to what was synced, as the server does.
+    harness.journal.records.removeLast(harness.journal.records.count - synced)
+    #expect(harness.engine.outbox.isEmpty)
+    #expect(
+      harness.send(alice, "SCHEDULED 1 NEXT 1").first?.contains(" 2026-10-27T08:00:00.000Z ")
+        == true)
+    harness.engine.timerFired()
+    harness.engine.recordsSynced(harness.engine.unsyncedRecordCount)
+    #expect(harness.engine.outbox.map(\.series?.description) == ["1"])
+
+    // From the file and compacted: the outbox line keeps its series, the
+    // history its SERIES, and the series its next due instant.
+    let federate = { (engine: Engine) in engine.federate(EngineFederationTests.settings) }
+    for restarted in [
+      try EngineSeriesExceptionTests.reread(harness, prepare: federate),
+      try EngineCalendarRuleTests.compacted(harness, prepare: federate),
+    ] {
+      #expect(restarted.engine.outbox.map(\.series?.description) == ["1"])
+      let reader = restarted.connect("bob")
+      #expect(
+        restarted.send(reader, "HISTORY #ops").first?.hasSuffix(" alice SERIES 1 :standup") == true)
+      #expect(
+        restarted.send(restarted.connect("alice"), "SCHEDULED 1 NEXT 1").first?.contains(
+          " 2026-10-28T08:00:00.000Z ") == true)
+    }
+  }
+
+  @Test("a series' last occurrence in a shared room ends it; a REPLACE line travels as the series'")
+  func lastAndReplacedOccurrence() {
     let harness = EngineHarness()
     harness.engine.federate(EngineFederationTests.settings)
+    harness.engine.streamHoldsOwnLines(upTo: nil)
     let alice = harness.connect("alice")
+    harness.send(alice, "SAYEVERY #ops daily@19:00,count:2 :twice")
     #expect(
-      harness.send(alice, "SAYEVERY #ops daily@09:00 :standup") == [
-        "ERR SAYEVERY LIMIT :#ops is shared with other hosts, and a series cannot go to a shared room; schedule each line with SAYAT"
-      ])
+      harness.send(alice, "REPLACE 1 2026-11-30T18:00Z 2026-11-30T17:30Z :earlier").last
+        == "OK REPLACE 2 2026-11-30T17:30:00.000Z")
+    harness.advance(to: "2026-11-30T17:30:00.000Z")
+    harness.advance(to: "2026-12-01T18:00:00.000Z")
+    harness.advance(to: "2026-12-02T18:00:00.000Z")
+    #expect(harness.engine.outbox.map(\.text) == ["earlier", "twice", "twice"])
+    #expect(harness.engine.outbox.allSatisfy { $0.series?.description == "1" })
+    #expect(harness.send(alice, "SCHEDULED") == ["OK SCHEDULED 0"])
   }
 }
 

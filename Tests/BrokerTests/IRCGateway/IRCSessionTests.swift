@@ -212,7 +212,7 @@ struct IRCSessionTests {
     let raw = irc.send(alice, "SAYAT #ops +10m :later")
     #expect(raw.first?.contains(":scheduled ") == true)
     let help = irc.send(alice, "PRIVMSG sched|bot :help")
-    #expect(help.count == 10)
+    #expect(help.count == 11)
   }
 
   @Test("the service nick starts, lists, edits, reschedules and skips series, in local time")

@@ -1,8 +1,11 @@
 import Foundation
 import Glibc
 
-/// The broker's own time zone and its name (chatbroker(8), ENVIRONMENT,
-/// `TZ`): what `SAYAT 09:00` and a rule without `/zone` are read in.
+/// The local time zone and its name, as the broker (chatbroker(8),
+/// ENVIRONMENT, `TZ`) and chatsh(1) (ENVIRONMENT) both read it: what
+/// `SAYAT 09:00` and a rule without `/zone` are read in, and what chatsh
+/// shows times in. Here, in the module both link, so that the two never
+/// read one `TZ` two ways.
 ///
 /// Foundation's `TimeZone.current` reads `TZ=:Europe/Berlin` (the form
 /// glibc documents) as UTC and names `TZ=UTC` `GMT`; rules keep their
@@ -15,6 +18,11 @@ public struct LocalZone: Sendable {
   public let name: String
   /// Why `TZ` was not used, for the log; nil when it was, or is unset.
   public let problem: String?
+
+  /// The zone this process's environment names.
+  public static var current: LocalZone {
+    LocalZone(environment: ProcessInfo.processInfo.environment)
+  }
 
   public init(
     environment: [String: String], localtime: String = "/etc/localtime",
