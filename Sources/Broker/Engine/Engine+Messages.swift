@@ -49,21 +49,9 @@ extension Engine {
     guard checkRecipient(target, verb: .say, connection: connection),
       checkAccess(target, verb: .say, connection: connection, user: user)
     else { return }
-    let event = { (shown: Target) in
-      BrokerEvent.tagmsg(target: shown, user: user, time: self.clock.now, tags: tags)
-    }
-    switch ConversationKey(target: target, author: user) {
-    case .room(let name):
-      broadcast(Outgoing(event(.room(name))), in: name, except: connection)
-    case .direct(let first, let second):
-      let conversation = ConversationKey.direct(first, second)
-      for party in first == second ? [first] : [first, second] {
-        guard let connections = connectionsByUser[party], let output else { continue }
-        let line = Outgoing(event(conversation.target(seenBy: party)))
-        for other in connections where other != connection {
-          output.send(line, to: other, kind: .neutral)
-        }
-      }
+    let now = clock.now
+    tell(ConversationKey(target: target, author: user), except: connection, kind: .neutral) {
+      .tagmsg(target: $0, user: user, time: now, tags: tags)
     }
     send(.ok(.say, fields: []), to: connection)
   }
@@ -86,16 +74,26 @@ extension Engine {
           target: target, id: message.id, time: message.time, user: message.author,
           text: message.text, action: message.isAction, series: message.series)
     }
+    tell(conversation, except: except, kind: .revealing, delivered)
+  }
+
+  /// Sends an event to everyone in a conversation but `except`: the room's
+  /// connections, or every session of both parties, each party's line
+  /// made once by `event` for the target that party sees (`@bob` for
+  /// alice, `@alice` for bob) and shared by its sessions.
+  func tell(
+    _ conversation: ConversationKey, except: ConnectionID?, kind: LineKind,
+    _ event: (Target) -> BrokerEvent
+  ) {
     switch conversation {
     case .room(let name):
-      let line = Outgoing(delivered(.room(name)))
-      broadcast(line, in: name, except: except, kind: .revealing)
+      broadcast(Outgoing(event(.room(name))), in: name, except: except, kind: kind)
     case .direct(let first, let second):
       for party in first == second ? [first] : [first, second] {
         guard let connections = connectionsByUser[party], let output else { continue }
-        let line = Outgoing(delivered(conversation.target(seenBy: party)))
+        let line = Outgoing(event(conversation.target(seenBy: party)))
         for connection in connections where connection != except {
-          output.send(line, to: connection, kind: .revealing)
+          output.send(line, to: connection, kind: kind)
         }
       }
     }

@@ -57,19 +57,8 @@ extension Engine {
   private func tellRedacted(
     _ id: MessageID, in conversation: ConversationKey, by user: String, except: ConnectionID
   ) {
-    switch conversation {
-    case .room(let name):
-      broadcast(
-        Outgoing(.redacted(target: .room(name), id: id, user: user)), in: name, except: except,
-        kind: .revealing)
-    case .direct(let first, let second):
-      for party in first == second ? [first] : [first, second] {
-        let line = Outgoing(
-          .redacted(target: conversation.target(seenBy: party), id: id, user: user))
-        for session in connectionsByUser[party] ?? [] where session != except {
-          send(line, to: session, kind: .revealing)
-        }
-      }
+    tell(conversation, except: except, kind: .revealing) {
+      .redacted(target: $0, id: id, user: user)
     }
   }
 
