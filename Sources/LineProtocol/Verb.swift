@@ -12,6 +12,8 @@ public enum Verb: String, CaseIterable, Sendable {
   case sayAt = "SAYAT"
   case sayEvery = "SAYEVERY"
   case history = "HISTORY"
+  /// Since 1.4: find messages by their words.
+  case search = "SEARCH"
   /// Since 1.2: your conversations, with what is new in each.
   case conversations = "CONVERSATIONS"
   /// Since 1.2: move your read position in a conversation.
@@ -55,6 +57,7 @@ public enum Verb: String, CaseIterable, Sendable {
     case 6 where matches("CANCEL"): self = .cancel
     case 6 where matches("ACTION"): self = .action
     case 6 where matches("REDACT"): self = .redact
+    case 6 where matches("SEARCH"): self = .search
     case 7 where matches("HISTORY"): self = .history
     case 9 where matches("SCHEDULED"): self = .scheduled
     case 8 where matches("SAYEVERY"): self = .sayEvery
@@ -76,19 +79,20 @@ public enum Verb: String, CaseIterable, Sendable {
     case .sayAt: 5
     case .sayEvery: 6
     case .history: 7
-    case .conversations: 8
-    case .markRead: 9
-    case .scheduled: 10
-    case .cancel: 11
-    case .reschedule: 12
-    case .edit: 13
-    case .rooms: 14
-    case .who: 15
-    case .topic: 16
-    case .away: 17
-    case .ping: 18
-    case .help: 19
-    case .quit: 20
+    case .search: 8
+    case .conversations: 9
+    case .markRead: 10
+    case .scheduled: 11
+    case .cancel: 12
+    case .reschedule: 13
+    case .edit: 14
+    case .rooms: 15
+    case .who: 16
+    case .topic: 17
+    case .away: 18
+    case .ping: 19
+    case .help: 20
+    case .quit: 21
     }
   }
 
@@ -142,6 +146,10 @@ public enum VerbTable {
     row(
       .history, 1...4, "HISTORY <target> [<n>] [BEFORE <id> | AFTER <id>]",
       "show delivered messages, oldest first (default 50, at most 1000)"),
+    row(
+      .search, 1...1, text: true, "SEARCH <target>|* [<n>] [BEFORE <id>] <words>",
+      "find the messages you can read that hold all the words, newest first "
+        + "(default 20, at most 100; ignores case and accents)"),
     row(
       .conversations, 0...0, "CONVERSATIONS",
       "list your rooms and direct conversations: newest message, your read position, "

@@ -76,7 +76,9 @@ extension FIFOQueue<Int> {
     firstIndex(notBelow: range.upperBound) - firstIndex(notBelow: range.lowerBound)
   }
 
-  private func firstIndex(notBelow value: Int) -> Int {
+  /// The position of the first number not below `value` (or `count`), by
+  /// binary search; ``SearchIndex`` finds its postings with it too.
+  func firstIndex(notBelow value: Int) -> Int {
     var low = 0
     var high = count
     while low < high {
