@@ -121,8 +121,9 @@ enum SearchBenchmark {
       }.joined(separator: " ")
       if !words { text = String(repeating: "-", count: text.utf8.count) }
       let time = Timestamp(milliseconds: start + Int64(index) * 10)
+      let room = "#room\(index % rooms)"
       let line =
-        #"{"type":"message","id":"\#(id)","to":"#room\#(index % rooms)","from":"bench","at":"\#(time)","text":"\#(text)"}"#
+        #"{"type":"message","id":"\#(id)","to":"\#(room)","from":"bench","at":"\#(time)","text":"\#(text)"}"#
       journal.append(contentsOf: line.utf8)
       journal.append(UInt8(ascii: "\n"))
     }
