@@ -304,6 +304,7 @@ struct ScriptMode {
       before = fields.count >= 4 && fields[2] == "MORE" ? MessageID(fields[3]) : nil
     } while before != nil && printed < count
     connection.shutdownWriteWhenFlushed()
+    out.flush()
     guard printed == 0 else { return .success }
     complain("no message you can read holds all of: \(words.joined(separator: " "))")
     return .failure
