@@ -50,7 +50,7 @@ enum SearchBenchmark {
       let total = Double(withWords - baseline) / Double(messages)
       let index = Double(withWords - withoutWords) / Double(messages)
       print(
-        "start-up \(format(started.seconds, 1)) s; query p50 \(format(timing.p50, 2)) ms  "
+        "start-up \(format(started.seconds, 1)) s (\(format(plain.seconds, 1)) s without words); query p50 \(format(timing.p50, 2)) ms  "
           + "p99 \(format(timing.p99, 2)) ms  max \(format(timing.max, 2)) ms; "
           + "\(format(timing.meanResults, 1)) results a query, \(timing.more) with MORE")
       print(

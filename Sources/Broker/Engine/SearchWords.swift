@@ -1,5 +1,6 @@
 import Foundation
 import LineProtocol
+import Synchronization
 
 /// What `SEARCH` calls a word, and how it ignores case and accents
 /// (chatbroker(7), `SEARCH`). A text is decomposed compatibly (Unicode
@@ -75,8 +76,8 @@ enum SearchWords {
   }
 
   /// Calls `body` with each folded word of `text`, repeats included. Text
-  /// that is all ASCII, nearly every line, is folded byte by byte;
-  /// anything else goes through NFKD first.
+  /// that is all ASCII, nearly every line, is folded byte by byte; any
+  /// other character is folded through ``folded(_:)``.
   private static func forEachWord(in text: String, _ body: (String) -> Void) {
     if text.utf8.allSatisfy({ $0 < 0x80 }) {
       forEachASCIIWord(in: text, body)
@@ -87,34 +88,59 @@ enum SearchWords {
       if !word.isEmpty { body(String(word)) }
       word.removeAll(keepingCapacity: true)
     }
-    for scalar in text.decomposedStringWithCompatibilityMapping.unicodeScalars {
-      switch scalar.properties.generalCategory {
-      case .nonspacingMark:
+    for scalar in text.unicodeScalars {
+      if scalar.isASCII {
+        switch scalar.value {
+        case 0x61...0x7A, 0x30...0x39: word.append(scalar)
+        case 0x41...0x5A: word.append(Unicode.Scalar(scalar.value | 0x20)!)
+        default: end()
+        }
         continue
-      case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
-        .decimalNumber, .letterNumber, .otherNumber, .spacingMark, .enclosingMark:
-        appendFolded(scalar, to: &word)
-      default:
-        end()
+      }
+      for piece in folded(scalar) {
+        if let piece { word.append(piece) } else { end() }
       }
     }
     end()
   }
 
-  private static func appendFolded(
-    _ scalar: Unicode.Scalar, to word: inout String.UnicodeScalarView
-  ) {
-    switch scalar {
-    case "ß", "ẞ": word.append(contentsOf: "ss".unicodeScalars)
-    case "ς": word.append("σ")
-    default:
-      // A lower case can bring a mark of its own (`İ` is `i` and a dot).
-      for lower in scalar.properties.lowercaseMapping.unicodeScalars
-      where lower.properties.generalCategory != .nonspacingMark {
-        word.append(lower)
+  /// What one character folds to: its NFKD decomposition without
+  /// nonspacing marks, each letter, number or spacing mark lower-cased,
+  /// nil where a word ends (`½` is `1`, an end, `2`). Decomposing the
+  /// characters one by one gives the NFKD of the whole text but for the
+  /// order of combining marks, which matters only among the nonspacing
+  /// ones, and those are dropped.
+  private static func folded(_ scalar: Unicode.Scalar) -> [Unicode.Scalar?] {
+    if let known = foldCache.withLock({ $0[scalar] }) { return known }
+    var pieces: [Unicode.Scalar?] = []
+    for part in String(scalar).decomposedStringWithCompatibilityMapping.unicodeScalars {
+      switch part.properties.generalCategory {
+      case .nonspacingMark:
+        continue
+      case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
+        .decimalNumber, .letterNumber, .otherNumber, .spacingMark, .enclosingMark:
+        switch part {
+        case "ß", "ẞ": pieces += ["s", "s"]
+        case "ς": pieces.append("σ")
+        default:
+          // A lower case can bring a mark of its own (`İ` is `i` and a dot).
+          for lower in part.properties.lowercaseMapping.unicodeScalars
+          where lower.properties.generalCategory != .nonspacingMark {
+            pieces.append(lower)
+          }
+        }
+      default:
+        pieces.append(nil)
       }
     }
+    foldCache.withLock { $0[scalar] = pieces }
+    return pieces
   }
+
+  /// The characters folded so far: Foundation's NFKD costs microseconds a
+  /// call, and a history's texts use few distinct characters beyond ASCII.
+  /// Bounded by the characters Unicode has.
+  private static let foldCache = Mutex<[Unicode.Scalar: [Unicode.Scalar?]]>([:])
 
   private static func forEachASCIIWord(in text: String, _ body: (String) -> Void) {
     var utf8 = text
