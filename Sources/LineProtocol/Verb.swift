@@ -147,9 +147,9 @@ public enum VerbTable {
       .history, 1...4, "HISTORY <target> [<n>] [BEFORE <id> | AFTER <id>]",
       "show delivered messages, oldest first (default 50, at most 1000)"),
     row(
-      .search, 1...1, text: true, "SEARCH <target>|* [<n>] [BEFORE <id>] <words>",
-      "find the messages you can read that hold all the words, newest first "
-        + "(default 20, at most 100; ignores case and accents)"),
+      .search, 1...1, text: true, "SEARCH <target>|* [<n>] [BEFORE <id>] <text>",
+      "find the messages you can read that hold every word of <text>, newest first "
+        + "(default 20, at most 100; case and accents ignored)"),
     row(
       .conversations, 0...0, "CONVERSATIONS",
       "list your rooms and direct conversations: newest message, your read position, "

@@ -10,13 +10,16 @@ final class ServerUnderTest {
   let socketPath: String
   let process: ChildProcess
 
-  /// Starts `chatbroker` (the release build beside this benchmark).
-  static func chatbroker(_ arguments: [String], directory: String? = nil) throws -> ServerUnderTest
-  {
+  /// Starts `chatbroker` (the release build beside this benchmark);
+  /// `startSeconds` bounds its replay of the journal it is given.
+  static func chatbroker(
+    _ arguments: [String], directory: String? = nil, startSeconds: Double = 30
+  ) throws -> ServerUnderTest {
     let directory = directory ?? makeTemporaryDirectory()
     let socket = directory + "/sock"
     return try ServerUnderTest(
       executable: siblingExecutable("chatbroker"), directory: directory, socketPath: socket,
+      startSeconds: startSeconds,
       // Every connection of a benchmark is the same user: lift the session limit.
       arguments: [
         "--socket", socket, "--state-dir", directory + "/state", "--sessions-per-user", "1000000",
@@ -42,9 +45,10 @@ final class ServerUnderTest {
       ] + persistence)
   }
 
-  private init(executable: String, directory: String, socketPath: String, arguments: [String])
-    throws
-  {
+  private init(
+    executable: String, directory: String, socketPath: String, startSeconds: Double = 30,
+    arguments: [String]
+  ) throws {
     self.directory = directory
     self.socketPath = socketPath
     // The server's log stays in its directory when a run fails.
@@ -54,7 +58,7 @@ final class ServerUnderTest {
     defer { close(log) }
     process = try ChildProcess(
       [executable] + arguments, standardOutput: .null, standardError: .descriptor(log))
-    let deadline = Date().addingTimeInterval(30)
+    let deadline = Date().addingTimeInterval(startSeconds)
     while (try? connectUnix(socketPath)).map({ close($0) }) == nil {
       guard Date() < deadline, process.isRunning else {
         throw BenchError("\(executable) did not start listening on \(socketPath)")
