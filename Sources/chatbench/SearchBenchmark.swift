@@ -105,16 +105,9 @@ enum SearchBenchmark {
   static func startedBroker(
     messages: Int, rooms: Int, vocabulary: Vocabulary, words: Bool
   ) throws -> (broker: ServerUnderTest, seconds: Double) {
-    let directory = makeTemporaryDirectory()
-    let state = directory + "/state"
-    mkdir(state, 0o700)
-    var journal: [UInt8] = []
-    journal.reserveCapacity(messages * 160)
-    journal.append(contentsOf: #"{"type":"journal","version":1,"next_id":"1"}"#.utf8)
-    journal.append(UInt8(ascii: "\n"))
     var random = SplitMix64(seed: 1)
     let start = wallMilliseconds() - Int64(messages) * 10
-    for index in 0..<messages {
+    let directory = try journalDirectory(records: messages) { index in
       let id = String(index + 1, radix: 36)
       var text = (0..<Int.random(in: 8...12, using: &random)).map { _ in
         vocabulary.draw(using: &random)
@@ -122,16 +115,9 @@ enum SearchBenchmark {
       if !words { text = String(repeating: "-", count: text.utf8.count) }
       let time = Timestamp(milliseconds: start + Int64(index) * 10)
       let room = "#room\(index % rooms)"
-      let line =
+      return
         #"{"type":"message","id":"\#(id)","to":"\#(room)","from":"bench","at":"\#(time)","text":"\#(text)"}"#
-      journal.append(contentsOf: line.utf8)
-      journal.append(UInt8(ascii: "\n"))
     }
-    let path = state + "/journal.jsonl"
-    guard FileManager.default.createFile(atPath: path, contents: Data(journal)) else {
-      throw BenchError("cannot write \(path)")
-    }
-    journal = []
     let started = monotonicNanoseconds()
     // A million messages to index on a loaded machine: minutes, not 30 s.
     let broker = try ServerUnderTest.chatbroker(
