@@ -29,15 +29,12 @@ extension Engine {
   /// walked from `position` down; the other words' postings check them.
   private struct SearchStream {
     let conversation: ConversationKey
-    let candidates: FIFOQueue<Int>
-    let others: [FIFOQueue<Int>]
+    let candidates: Postings
+    let others: [Postings]
     var position: Int
 
     func matches(_ sequence: Int) -> Bool {
-      others.allSatisfy { list in
-        let position = list.firstIndex(notBelow: sequence)
-        return position < list.count && list[position] == sequence
-      }
+      others.allSatisfy { $0.contains(sequence: sequence) }
     }
   }
 

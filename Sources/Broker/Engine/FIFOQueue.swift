@@ -95,7 +95,7 @@ struct FIFOQueue<Element>: RandomAccessCollection {
   }
 
   /// Takes out the element at `position`: O(n), for the rare change in
-  /// the middle (a message taken back, in a ``SearchIndex``).
+  /// the middle (a message taken back, in ``Postings``).
   mutating func remove(at position: Int) {
     precondition(position >= 0 && position < count, "FIFOQueue position out of range")
     storage.remove(at: head + position)

@@ -143,7 +143,7 @@ struct History: Sendable {
 
   /// The postings of each of `words` (``SearchIndex``), or nil when a
   /// word is in no kept message.
-  func postings(of words: [String]) -> [FIFOQueue<Int>]? {
+  func postings(of words: [String]) -> [Postings]? {
     self.words.postings(of: words)
   }
 

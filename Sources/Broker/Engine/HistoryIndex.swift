@@ -76,9 +76,7 @@ extension FIFOQueue<Int> {
     firstIndex(notBelow: range.upperBound) - firstIndex(notBelow: range.lowerBound)
   }
 
-  /// The position of the first number not below `value` (or `count`), by
-  /// binary search; ``SearchIndex`` finds its postings with it too.
-  func firstIndex(notBelow value: Int) -> Int {
+  private func firstIndex(notBelow value: Int) -> Int {
     var low = 0
     var high = count
     while low < high {

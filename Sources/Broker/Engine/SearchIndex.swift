@@ -14,12 +14,12 @@
 /// step, with no transaction of its own to keep in line with the journal.
 /// `chatbench search` measures it (README, "Search").
 struct SearchIndex: Sendable {
-  private var postings: [String: FIFOQueue<Int>] = [:]
+  private var postings: [String: Postings] = [:]
 
   /// The postings of each of `words`, or nil when one of them is in no
   /// kept message.
-  func postings(of words: [String]) -> [FIFOQueue<Int>]? {
-    var lists: [FIFOQueue<Int>] = []
+  func postings(of words: [String]) -> [Postings]? {
+    var lists: [Postings] = []
     lists.reserveCapacity(words.count)
     for word in words {
       guard let list = postings[word] else { return nil }
@@ -30,7 +30,13 @@ struct SearchIndex: Sendable {
 
   /// A message entered the history as its newest, at `sequence`.
   mutating func addNewest(_ message: StoredMessage, at sequence: Int) {
-    for word in Self.words(of: message) { postings[word, default: FIFOQueue()].append(sequence) }
+    for word in Self.words(of: message) {
+      if let index = postings.index(forKey: word) {
+        postings.values[index].append(sequence)
+      } else {
+        postings[word] = Postings(sequence)
+      }
+    }
   }
 
   /// The oldest message was dropped from a full history.
@@ -45,25 +51,25 @@ struct SearchIndex: Sendable {
 
   /// A dropped message was put back as the oldest (a rollback).
   mutating func addOldest(_ message: StoredMessage, at sequence: Int) {
-    for word in Self.words(of: message) { postings[word, default: FIFOQueue()].prepend(sequence) }
+    for word in Self.words(of: message) {
+      if let index = postings.index(forKey: word) {
+        postings.values[index].prepend(sequence)
+      } else {
+        postings[word] = Postings(sequence)
+      }
+    }
   }
 
   /// The message at `sequence` became `new` (a redaction, or its rollback):
   /// the words only the old one had leave, the new one's come in, in place.
   mutating func replace(_ old: StoredMessage, with new: StoredMessage, at sequence: Int) {
-    for word in Self.words(of: old) {
-      change(word) { list in
-        let position = list.firstIndex(notBelow: sequence)
-        if position < list.count && list[position] == sequence { list.remove(at: position) }
-      }
-    }
+    for word in Self.words(of: old) { change(word) { $0.remove(sequence) } }
     for word in Self.words(of: new) {
-      var list = postings.removeValue(forKey: word) ?? FIFOQueue()
-      let position = list.firstIndex(notBelow: sequence)
-      if position == list.count || list[position] != sequence {
-        list.insert(sequence, at: position)
+      if let index = postings.index(forKey: word) {
+        postings.values[index].insert(sequence)
+      } else {
+        postings[word] = Postings(sequence)
       }
-      postings[word] = list
     }
   }
 
@@ -77,7 +83,7 @@ struct SearchIndex: Sendable {
 
   /// Changes one word's postings in place, and forgets the word with its
   /// last posting, so that no word of a message that left stays as a key.
-  private mutating func change(_ word: String, _ body: (inout FIFOQueue<Int>) -> Void) {
+  private mutating func change(_ word: String, _ body: (inout Postings) -> Void) {
     guard let index = postings.index(forKey: word) else { return }
     body(&postings.values[index])
     if postings.values[index].isEmpty { postings.remove(at: index) }
