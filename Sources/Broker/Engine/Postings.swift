@@ -4,19 +4,24 @@
 /// of a conversation occur in one of its messages, and an array for each
 /// of them was most of the index's memory and of its building time
 /// (`chatbench search`).
+///
+/// Its size is the dictionary's slot: 24 bytes, no count of its own (the
+/// first slot says whether there is a first number).
 struct Postings: RandomAccessCollection, Sendable {
-  private var first = 0
+  /// No number: sequence numbers are never negative.
+  private static let none = -1
+  private var first = Postings.none
   private var rest = FIFOQueue<Int>()
-  private(set) var count = 0
 
   init(_ sequence: Int) {
     first = sequence
-    count = 1
   }
+
+  var count: Int { first == Self.none ? 0 : 1 + rest.count }
 
   var startIndex: Int { 0 }
   var endIndex: Int { count }
-  var isEmpty: Bool { count == 0 }
+  var isEmpty: Bool { first == Self.none }
 
   subscript(position: Int) -> Int {
     precondition(position >= 0 && position < count, "Postings position out of range")
@@ -25,29 +30,25 @@ struct Postings: RandomAccessCollection, Sendable {
 
   /// Joins at the back (the newest message).
   mutating func append(_ sequence: Int) {
-    if count == 0 { first = sequence } else { rest.append(sequence) }
-    count += 1
+    if first == Self.none { first = sequence } else { rest.append(sequence) }
   }
 
   /// Puts a number back in front (an evicted message restored).
   mutating func prepend(_ sequence: Int) {
-    if count > 0 { rest.prepend(first) }
+    if first != Self.none { rest.prepend(first) }
     first = sequence
-    count += 1
   }
 
   /// Takes the front off; there must be one.
   mutating func removeFirst() {
-    precondition(count > 0, "removeFirst of empty Postings")
-    if let next = rest.popFirst() { first = next }
-    count -= 1
+    precondition(first != Self.none, "removeFirst of empty Postings")
+    first = rest.popFirst() ?? Self.none
   }
 
   /// Takes the back off; there must be one.
   mutating func removeLast() {
-    precondition(count > 0, "removeLast of empty Postings")
-    if rest.popLast() == nil { first = 0 }
-    count -= 1
+    precondition(first != Self.none, "removeLast of empty Postings")
+    if rest.popLast() == nil { first = Self.none }
   }
 
   /// Takes out `sequence` if it is there (a message taken back).
@@ -58,7 +59,6 @@ struct Postings: RandomAccessCollection, Sendable {
       removeFirst()
     } else {
       rest.remove(at: position - 1)
-      count -= 1
     }
   }
 
@@ -71,7 +71,6 @@ struct Postings: RandomAccessCollection, Sendable {
       prepend(sequence)
     } else {
       rest.insert(sequence, at: position - 1)
-      count += 1
     }
   }
 
