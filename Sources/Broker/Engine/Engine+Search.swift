@@ -16,6 +16,10 @@ extension Engine {
     let time: Timestamp
     let id: MessageID
 
+    init(time: Timestamp, id: MessageID) {
+      (self.time, self.id) = (time, id)
+    }
+
     init(_ message: StoredMessage) {
       (time, id) = (message.time, message.id)
     }
@@ -47,6 +51,14 @@ extension Engine {
     static func < (left: SearchHead, right: SearchHead) -> Bool {
       (left.key, left.stream) < (right.key, right.stream)
     }
+  }
+
+  /// The candidates examined since the last call: the shell charges them
+  /// to the turn of the connection that searched (Server+Turns), so a
+  /// flood of costly searches gets fewer requests a turn.
+  public func takeSearchWork() -> Int {
+    defer { searchWork = 0 }
+    return searchWork
   }
 
   func search(
@@ -136,7 +148,7 @@ extension Engine {
         var (low, high) = (0, candidates.count)
         while low < high {
           let middle = (low + high) / 2
-          if SearchKey(history[candidates[middle]]) < bound {
+          if history.searchKey(at: candidates[middle]) < bound {
             low = middle + 1
           } else {
             high = middle
@@ -145,7 +157,7 @@ extension Engine {
         position = low - 1
       }
       guard position >= 0 else { continue }
-      heap.push(SearchHead(key: SearchKey(history[candidates[position]]), stream: streams.count))
+      heap.push(SearchHead(key: history.searchKey(at: candidates[position]), stream: streams.count))
       streams.append(
         SearchStream(
           conversation: conversation, candidates: candidates, others: lists, position: position))
@@ -169,9 +181,11 @@ extension Engine {
       if stream.position > 0, let history = histories[stream.conversation] {
         heap.push(
           SearchHead(
-            key: SearchKey(history[stream.candidates[stream.position - 1]]), stream: head.stream))
+            key: history.searchKey(at: stream.candidates[stream.position - 1]),
+            stream: head.stream))
       }
     }
+    searchWork += examined
     return (results, heap.isEmpty ? nil : last)
   }
 }

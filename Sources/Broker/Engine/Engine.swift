@@ -78,6 +78,9 @@ public final class Engine {
   /// seen is after it (Engine+Presence). Not journaled: after a restart
   /// the read marker says it, or nothing does.
   var seenUntilByUser: [String: [RoomName: (id: MessageID, time: Timestamp)]] = [:]
+  /// Candidates `SEARCH` examined since the shell last took the count
+  /// (``takeSearchWork()``), which it charges to the sender's turn.
+  var searchWork = 0
 
   public init(
     limits: Limits = Limits(), clock: WallClock, users: UserDirectory, journal: JournalSink,

@@ -150,6 +150,15 @@ struct History: Sendable {
   /// How many distinct words the kept messages hold, for tests.
   var indexedWordCount: Int { words.wordCount }
 
+  /// Where the kept message at `sequence` stands among `SEARCH`'s
+  /// results, read in place: a search reads it for each candidate, and a
+  /// copy of the whole message would retain its texts each time.
+  func searchKey(at sequence: Int) -> Engine.SearchKey {
+    let offset = sequence - firstSequence
+    let slot = ring.count < capacity ? offset : (head + offset) % capacity
+    return Engine.SearchKey(time: ring[slot].time, id: ring[slot].id)
+  }
+
   /// The message with sequence number `sequence`, which must be kept.
   subscript(sequence: Int) -> StoredMessage {
     let offset = sequence - firstSequence
