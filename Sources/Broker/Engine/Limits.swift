@@ -26,7 +26,7 @@ public struct Limits: Sendable, Equatable {
   /// Candidates one `SEARCH` examines at most before it answers `MORE`
   /// (chatbroker(7), `SEARCH`): bounds the work of one request however
   /// common its words (a fixed bound, not an option; tests lower it).
-  public var searchCandidates = 10_000
+  public var searchCandidates = 2000
 
   /// The largest `lineBytes` an administrator may set: a text in the
   /// journal longer than this cannot have come from a request, so replay

@@ -38,9 +38,9 @@ extension Server {
   /// turn to itself.
   static let conversationsPerRequest = 4
   /// A `SEARCH` is charged one request per this many candidates it
-  /// examined (at most 10,000, chatbroker(7) SEARCH), so that a flood of
+  /// examined (at most 2,000, chatbroker(7) SEARCH), so that a flood of
   /// costly searches is served a few a turn.
-  static let searchCandidatesPerRequest = 250
+  static let searchCandidatesPerRequest = 100
 
   /// One ready registration of a ``ReadinessPoll`` pass. A listener
   /// accepts. A connection: output first, which may let its requests go
