@@ -74,17 +74,6 @@ struct Postings: RandomAccessCollection, Sendable {
     }
   }
 
-  /// The position of the first number not below `value` (or `count`).
-  func firstPosition(notBelow value: Int) -> Int {
-    var low = 0
-    var high = count
-    while low < high {
-      let middle = (low + high) / 2
-      if self[middle] < value { low = middle + 1 } else { high = middle }
-    }
-    return low
-  }
-
   /// Whether `sequence` is among the numbers, by binary search.
   func contains(sequence: Int) -> Bool {
     let position = firstPosition(notBelow: sequence)

@@ -30,13 +30,7 @@ struct SearchIndex: Sendable {
 
   /// A message entered the history as its newest, at `sequence`.
   mutating func addNewest(_ message: StoredMessage, at sequence: Int) {
-    for word in Self.words(of: message) {
-      if let index = postings.index(forKey: word) {
-        postings.values[index].append(sequence)
-      } else {
-        postings[word] = Postings(sequence)
-      }
-    }
+    for word in Self.words(of: message) { add(word, sequence) { $0.append(sequence) } }
   }
 
   /// The oldest message was dropped from a full history.
@@ -51,26 +45,14 @@ struct SearchIndex: Sendable {
 
   /// A dropped message was put back as the oldest (a rollback).
   mutating func addOldest(_ message: StoredMessage, at sequence: Int) {
-    for word in Self.words(of: message) {
-      if let index = postings.index(forKey: word) {
-        postings.values[index].prepend(sequence)
-      } else {
-        postings[word] = Postings(sequence)
-      }
-    }
+    for word in Self.words(of: message) { add(word, sequence) { $0.prepend(sequence) } }
   }
 
   /// The message at `sequence` became `new` (a redaction, or its rollback):
   /// the words only the old one had leave, the new one's come in, in place.
   mutating func replace(_ old: StoredMessage, with new: StoredMessage, at sequence: Int) {
     for word in Self.words(of: old) { change(word) { $0.remove(sequence) } }
-    for word in Self.words(of: new) {
-      if let index = postings.index(forKey: word) {
-        postings.values[index].insert(sequence)
-      } else {
-        postings[word] = Postings(sequence)
-      }
-    }
+    for word in Self.words(of: new) { add(word, sequence) { $0.insert(sequence) } }
   }
 
   /// How many words are indexed, for tests.
@@ -79,6 +61,18 @@ struct SearchIndex: Sendable {
   /// A message taken back has no words, whatever its text was.
   private static func words(of message: StoredMessage) -> [String] {
     message.isRedacted ? [] : SearchWords.words(in: message.text)
+  }
+
+  /// Adds `sequence` to one word's postings with `body`, or starts them
+  /// with it when the word is new to this history.
+  private mutating func add(
+    _ word: String, _ sequence: Int, _ body: (inout Postings) -> Void
+  ) {
+    if let index = postings.index(forKey: word) {
+      body(&postings.values[index])
+    } else {
+      postings[word] = Postings(sequence)
+    }
   }
 
   /// Changes one word's postings in place, and forgets the word with its
