@@ -39,6 +39,10 @@ extension ChatSession {
     ("/resume", "/resume ID", "start a paused series again at its next occurrence"),
     ("/cancel", "/cancel ID", "cancel one of them, or end a series"),
     ("/history", "/history [N]", "load N earlier messages (default 50)"),
+    (
+      "/search", "/search [words]",
+      "find messages you can read holding all the words; alone: older matches"
+    ),
     ("/who", "/who [#room]", "who is in the room"),
     ("/topic", "/topic [text|-delete]", "show the room's topic, set it, or clear it"),
     ("/rooms", "/rooms", "all rooms and how many are in each"),
@@ -232,6 +236,18 @@ extension ChatSession {
       request(
         .history(target, count: min(count, 1000), anchor: before(model.current)),
         .history(target: model.current.name, shown: true))
+    case "/search", "/find":
+      if rest.isEmpty {
+        guard let more = searchMore else {
+          return usage("/search words, e.g. /search deploy failed")
+        }
+        return request(
+          .search(nil, count: Self.searchCount, before: more.before, words: more.words),
+          .search(words: more.words))
+      }
+      request(
+        .search(nil, count: Self.searchCount, before: nil, words: String(rest)),
+        .search(words: String(rest)))
     case "/who", "/names":
       guard let room = RoomName(arguments.first ?? model.current.name) else {
         return usage("/who #room")

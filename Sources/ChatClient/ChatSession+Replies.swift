@@ -82,6 +82,14 @@ extension ChatSession {
       conversation.prepend(history: messages)
       conversation.historyLoaded = true
       if shown && messages.isEmpty { conversation.notice("no earlier messages", time: time) }
+    case .search:
+      let messages = historyLines(data)
+      for message in messages { model.knownUsers.insert(message.user) }
+      searchMore = nil
+      if words.count >= 4 && words[2] == "MORE", let before = MessageID(words[3]) {
+        searchMore = (request.searchWords, before)
+      }
+      notice(searchNotice(messages, words: request.searchWords, now: time))
     case .conversations(let initial):
       took(
         data.compactMap { line -> ConversationSummary? in
@@ -263,6 +271,23 @@ extension ChatSession {
   /// The messages of a `HISTORY` reply's data lines.
   private func historyLines(_ data: [BrokerEvent]) -> [ChatMessage] {
     data.compactMap { ServerLine.event($0).historyMessage }
+  }
+
+  /// What `/search` found, newest first, one line each as the screen
+  /// shows a message: when, where, who, what (each line is sanitized when
+  /// drawn, as every notice is).
+  func searchNotice(_ messages: [ChatMessage], words: String, now: Timestamp) -> String {
+    let lines = messages.map { message in
+      let when = clock.shortDateTime(message.time, now: now)
+      let said =
+        message.isAction ? "* \(message.user) \(message.text)" : "\(message.user): \(message.text)"
+      return "\(when)  \(message.target)  \(said)"
+    }
+    let more = searchMore == nil ? "" : "\n(older matches may follow: /search alone shows them)"
+    guard !lines.isEmpty else {
+      return "nothing found for “\(words)” here" + more
+    }
+    return "found for “\(words)”, newest first:\n" + lines.joined(separator: "\n") + more
   }
 
   /// Pending messages as a table, times in the user's zone.

@@ -42,8 +42,13 @@ public final class ChatSession {
   var markersSupported = true
   /// Direct conversations `/msg` opens once its message is delivered.
   var openOnDelivery: Set<String> = []
+  /// The words of the last `/search` and where its next page starts, when
+  /// older matches may follow: `/search` alone asks for them.
+  var searchMore: (words: String, before: MessageID)?
 
   public static let historyCount = 50
+  /// Matches one `/search` shows.
+  public static let searchCount = 20
 
   public init(model: ChatModel, clock: LocalClock, now: @escaping () -> Timestamp) {
     self.model = model

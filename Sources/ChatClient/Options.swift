@@ -16,6 +16,9 @@ public enum Command: Equatable, Sendable {
   /// `say --every RULE`: a series; `rule` as typed, read in the user's zone.
   case sayEvery(target: String, rule: String, text: [String])
   case history(target: String, count: Int?, json: Bool)
+  /// `search [--room TARGET] WORDS...`: newest first; `target == nil`
+  /// searches everything the user may read.
+  case search(target: String?, count: Int?, json: Bool, words: [String])
   /// `mentions`: only what is for the user (direct messages, mentions).
   case tail(targets: [String], count: Int, json: Bool, mentions: Bool = false)
   case scheduled(json: Bool)
@@ -56,7 +59,9 @@ public struct UsageError: Error, Equatable, CustomStringConvertible {
 
 /// Parses chatsh's arguments (without the program name).
 public enum OptionParser {
-  public static let commands = ["say", "history", "tail", "scheduled", "cancel", "rooms", "who"]
+  public static let commands = [
+    "say", "history", "search", "tail", "scheduled", "cancel", "rooms", "who",
+  ]
 
   public static func parse(_ arguments: [String]) throws(UsageError) -> Invocation {
     var invocation = Invocation(socket: nil, command: .interactive(targets: []))
@@ -69,6 +74,7 @@ public enum OptionParser {
     var every: String?
     var help = false
     var mentions = false
+    var room: String?
 
     while let argument = scanner.next() {
       // Options are read until the first positional word of `say` (its text
@@ -95,6 +101,11 @@ public enum OptionParser {
           throw UsageError("--mentions applies to tail only", command: command)
         }
         mentions = true
+      case "--room":
+        guard command == "search" else {
+          throw UsageError("--room applies to search only", command: command)
+        }
+        room = try scanner.value(for: argument)
       case "-s", "--socket":
         invocation.socket = try scanner.value(for: argument)
       case "--trust-user":
@@ -177,13 +188,13 @@ public enum OptionParser {
     }
     invocation.command = try build(
       command: command, positional: positional, json: json, count: count, at: at,
-      mentions: mentions)
+      mentions: mentions, room: room)
     return invocation
   }
 
   private static func build(
     command: String?, positional: [String], json: Bool, count: Int?, at: String?,
-    mentions: Bool = false
+    mentions: Bool = false, room: String? = nil
   ) throws(UsageError) -> Command {
     func reject(_ flag: Bool, _ name: String) throws(UsageError) {
       if flag { throw UsageError("\(name) does not apply here", command: command) }
@@ -222,6 +233,11 @@ public enum OptionParser {
       _ = try checkedTarget(positional[0], command: command)
       if let count, count < 1 { throw UsageError("-n must be at least 1", command: command) }
       return .history(target: positional[0], count: count, json: json)
+    case "search":
+      guard !positional.isEmpty else { throw UsageError("missing WORDS", command: command) }
+      if let room { _ = try checkedTarget(room, command: command) }
+      if let count, count < 1 { throw UsageError("-n must be at least 1", command: command) }
+      return .search(target: room, count: count, json: json, words: positional)
     case "tail":
       guard !positional.isEmpty || mentions else {
         throw UsageError("missing TARGET (one or more #rooms or @users)", command: command)

@@ -15,6 +15,8 @@ enum PendingRequest: Equatable {
   case sayAt(target: String, text: String)
   case sayEvery(target: String, text: String)
   case history(target: String, shown: Bool)
+  /// `SEARCH * ...` (since 1.4): `/search words`, shown as a notice.
+  case search(words: String)
   /// `CONVERSATIONS` (chatbroker(7), since 1.2): my rooms and direct
   /// conversations with their unread counts; `initial` at the start.
   case conversations(initial: Bool)
@@ -38,6 +40,12 @@ enum PendingRequest: Equatable {
   case skip(String)
   /// `REPLACE <id> <occurrence> <when> <text>` (since 1.4): `/replace`.
   case replace(String)
+
+  /// The words of a `.search`; empty for any other request.
+  var searchWords: String {
+    if case .search(let words) = self { return words }
+    return ""
+  }
 
   /// Whether a `SCHED` line may be part of this request's reply; any other
   /// `SCHED` line is an event: a change made in another session.

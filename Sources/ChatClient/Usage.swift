@@ -4,6 +4,7 @@ public enum Usage {
     usage: chatsh [--socket PATH] [#room | @user ...]
            chatsh [--socket PATH] say [--wait SECONDS] [--at WHEN | --every RULE] TARGET [TEXT ...]
            chatsh [--socket PATH] history [-n N] [--json] TARGET
+           chatsh [--socket PATH] search [-n N] [--json] [--room TARGET] WORDS ...
            chatsh [--socket PATH] tail [-n N] [--json] [--mentions] TARGET ...
            chatsh [--socket PATH] scheduled [--json]
            chatsh [--socket PATH] cancel ID
@@ -24,6 +25,7 @@ public enum Usage {
     commands:
       say        send TEXT, or each line of standard input, to TARGET
       history    print the latest messages of TARGET
+      search     print the messages you can read that hold all the WORDS
       tail       print messages of the TARGETs as they arrive
       scheduled  list your messages waiting to be sent
       cancel     cancel one of them by ID
@@ -96,6 +98,20 @@ public enum Usage {
 
           -n N     how many messages
           --json   one JSON object per line: id, target, time, user, text
+        """
+    case "search":
+      return """
+        usage: chatsh search [-n N] [--json] [--room TARGET] WORDS ...
+
+        Prints the newest N messages (default 20) that hold every one of
+        the WORDS, in every room you may read and your direct conversations,
+        newest first: TIME TARGET USER TEXT separated by TABs. Words match
+        whole, whatever their case and accents (see chatbroker(7), SEARCH).
+        Exits 1 when nothing matches.
+
+          -n N            how many messages
+          --json          one JSON object per line: id, target, time, user, text
+          --room TARGET   only in TARGET, a #room or @user
         """
     case "tail":
       return """

@@ -38,6 +38,9 @@ public enum Request: Equatable, Sendable {
   /// `rule` is kept as typed, like `when`: the broker's zone is its default.
   case sayEvery(Target, rule: String, text: String)
   case history(Target, count: Int, anchor: HistoryAnchor?)
+  /// Since 1.4: `SEARCH <target>|* [<n>] [BEFORE <id>] <words>`; a nil
+  /// target (`*`) searches every conversation the user may read.
+  case search(Target?, count: Int, before: MessageID?, words: String)
   /// Since 1.2: `CONVERSATIONS`.
   case conversations
   /// Since 1.2: `MARKREAD <target> <id>`.
@@ -78,6 +81,10 @@ public enum Request: Equatable, Sendable {
 
   /// The most due instants `SCHEDULED <id> NEXT <n>` lists.
   public static let maximumUpcoming = 100
+  /// How many lines one `SEARCH` returns without `<n>`, and at most
+  /// (larger `<n>` are lowered, as for `HISTORY`).
+  public static let defaultSearchResults = 20
+  public static let maximumSearchResults = 100
 
   public var verb: Verb {
     switch self {
@@ -91,6 +98,7 @@ public enum Request: Equatable, Sendable {
     case .sayAt: .sayAt
     case .sayEvery: .sayEvery
     case .history: .history
+    case .search: .search
     case .conversations: .conversations
     case .markRead, .markReadAt, .readMarker: .markRead
     case .scheduled, .upcoming: .scheduled

@@ -91,6 +91,14 @@ extension LineCodec {
         id(anchor)
       default: preconditionFailure("\(request) is the IRC gateway's; it has no line")
       }
+    case .search(let target, let count, let before, let words):
+      word(target?.description ?? "*")
+      word(String(count))
+      if let before {
+        word("BEFORE")
+        id(before)
+      }
+      text(words)
     case .conversations, .help, .quit:
       break
     case .markRead(let target, let message), .redact(let target, let message):

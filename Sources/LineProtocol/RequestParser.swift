@@ -105,6 +105,8 @@ public enum RequestParser {
       return .replace(id, occurrence: string(occurrence), when: string(when), text: text)
     case .history:
       return try history(&words)
+    case .search:
+      return try search(&words)
     case .conversations:
       try words.end(verb)
       return .conversations
@@ -225,6 +227,39 @@ public enum RequestParser {
     }
     try words.end(verb)
     return .history(target, count: count, anchor: anchor)
+  }
+
+  /// `SEARCH <target>|* [<n>] [BEFORE <id>] <words>`: a number, or
+  /// `BEFORE` and an id, is read as such only when words follow it; words
+  /// that start with a colon are all words (chatbroker(7), `SEARCH`).
+  private static func search(_ words: inout WordScanner) throws(RequestError) -> Request {
+    let verb = Verb.search
+    let first = try words.required(verb)
+    let target = first.elementsEqual("*".utf8) ? nil : try target(verb, first)
+    var count = Request.defaultSearchResults
+    var before: MessageID?
+    var probe = words
+    if let digits = probe.next(), isDigit(digits[0]), probe.hasText {
+      guard let parsed = positiveNumber(digits) else {
+        throw syntaxError(verb, "<n> must be a whole number from 1")
+      }
+      count = parsed
+      words = probe
+    }
+    probe = words
+    if let keyword = probe.next(), keyword.equals(caseInsensitive: "BEFORE"),
+      let word = probe.next(), probe.hasText
+    {
+      let id = try messageID(verb, word)
+      guard id != .none else {
+        throw RequestError(
+          verb: verb.rawValue, code: .noSuchMessage,
+          text: "no message \(string(word)) among those you can search")
+      }
+      before = id
+      words = probe
+    }
+    return .search(target, count: count, before: before, words: try text(verb, words))
   }
 
   // MARK: - Words

@@ -12,6 +12,8 @@ public enum Verb: String, CaseIterable, Sendable {
   case sayAt = "SAYAT"
   case sayEvery = "SAYEVERY"
   case history = "HISTORY"
+  /// Since 1.4: find messages by their words.
+  case search = "SEARCH"
   /// Since 1.2: your conversations, with what is new in each.
   case conversations = "CONVERSATIONS"
   /// Since 1.2: move your read position in a conversation.
@@ -66,6 +68,7 @@ public enum Verb: String, CaseIterable, Sendable {
     case 6 where matches("REDACT"): self = .redact
     case 6 where matches("INVITE"): self = .invite
     case 6 where matches("ACCESS"): self = .access
+    case 6 where matches("SEARCH"): self = .search
     case 7 where matches("HISTORY"): self = .history
     case 7 where matches("REPLACE"): self = .replace
     case 9 where matches("SCHEDULED"): self = .scheduled
@@ -88,23 +91,24 @@ public enum Verb: String, CaseIterable, Sendable {
     case .sayAt: 5
     case .sayEvery: 6
     case .history: 7
-    case .conversations: 8
-    case .markRead: 9
-    case .scheduled: 10
-    case .cancel: 11
-    case .reschedule: 12
-    case .edit: 13
-    case .skip: 14
-    case .replace: 15
-    case .rooms: 16
-    case .who: 17
-    case .topic: 18
-    case .away: 19
-    case .invite: 20
-    case .access: 21
-    case .ping: 22
-    case .help: 23
-    case .quit: 24
+    case .search: 8
+    case .conversations: 9
+    case .markRead: 10
+    case .scheduled: 11
+    case .cancel: 12
+    case .reschedule: 13
+    case .edit: 14
+    case .skip: 15
+    case .replace: 16
+    case .rooms: 17
+    case .who: 18
+    case .topic: 19
+    case .away: 20
+    case .invite: 21
+    case .access: 22
+    case .ping: 23
+    case .help: 24
+    case .quit: 25
     }
   }
 
@@ -161,6 +165,10 @@ public enum VerbTable {
     row(
       .history, 1...4, "HISTORY <target> [<n>] [BEFORE <id> | AFTER <id>]",
       "show delivered messages, oldest first (default 50, at most 1000)"),
+    row(
+      .search, 1...1, text: true, "SEARCH <target>|* [<n>] [BEFORE <id>] <text>",
+      "find the messages you can read that hold every word of <text>, newest first "
+        + "(default 20, at most 100; case and accents ignored)"),
     row(
       .conversations, 0...0, "CONVERSATIONS",
       "list your rooms and direct conversations: newest message, your read position, "

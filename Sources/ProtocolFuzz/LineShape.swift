@@ -117,6 +117,13 @@ public enum LineShape {
     case "ACCESS": return shape([isRoom, isAccess])
     case "AWAY": return rest.isEmpty || rest == ["BACK"] ? nil : "OK AWAY with \(rest)"
     case "HISTORY": return shape([isTarget, isCount])
+    case "SEARCH":
+      // OK SEARCH <target>|* <count> [MORE <id>] (chatbroker(7), SEARCH).
+      let more = rest.count == 4 && rest[2] == "MORE" && isID(rest[3])
+      let anywhere = rest.first == "*"
+      guard text == nil, rest.count == 2 || more, anywhere || isTarget(rest[0]), isCount(rest[1])
+      else { return "OK SEARCH malformed: \(rest.joined(separator: " ").prefix(60))" }
+      return nil
     case "SCHEDULED", "ROOMS": return shape([isCount])
     case "CANCEL": return shape([isID])
     case "WHO": return shape([isRoom, isCount])

@@ -6,7 +6,7 @@ public enum ProtocolModel {
   public static let verbs: Set<String> = [
     "JOIN", "PART", "SAY", "SAYAT", "HISTORY", "SCHEDULED", "CANCEL", "ROOMS", "WHO", "PING",
     "HELP", "QUIT", "CONVERSATIONS", "MARKREAD", "ACTION", "REDACT", "TOPIC",
-    "AWAY", "INVITE", "ACCESS", "SKIP", "REPLACE",
+    "AWAY", "INVITE", "ACCESS", "SKIP", "REPLACE", "SEARCH",
   ]
 
   /// The error codes of chatbroker(7), "Errors".
@@ -19,10 +19,17 @@ public enum ProtocolModel {
   /// The data lines of each multi-line reply, by the verb that asks for them.
   public static let dataKeywords: [String: String] = [
     "HISTORY": "HIST", "SCHEDULED": "SCHED", "ROOMS": "ROOM", "WHO": "MEMBER", "HELP": "INFO",
-    "CONVERSATIONS": "CONV",
+    "CONVERSATIONS": "CONV", "SEARCH": "HIST",
     // The new state of what changed (chatbroker(7), SKIP and REPLACE).
     "SKIP": "SCHED", "REPLACE": "SCHED",
   ]
+
+  /// The count of data lines an `OK` line gives: its last word, but for
+  /// `OK SEARCH <target> <count> [MORE <id>]`, whose id may be digits.
+  static func replyCount(_ words: [String]) -> Int? {
+    if words.count > 3 && words[1] == "SEARCH" { return Int(words[3]) }
+    return Int(words.last ?? "")
+  }
 
   /// The verb the final reply to one request line names: `nil` when the
   /// line gets no reply at all (it is empty once a trailing CR is dropped),

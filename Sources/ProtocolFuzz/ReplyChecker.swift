@@ -131,13 +131,13 @@ public struct ReplyChecker {
       if let dataKeyword {
         if keyword == "ERR" {
           violation("data lines before an ERR", "\(dataLines) \(dataKeyword) then: \(shown)")
-        } else if let count = Int(ProtocolModel.words(line).last ?? ""), count != dataLines {
+        } else if let count = ProtocolModel.replyCount(words), count != dataLines {
           violation(
             "count differs from the data lines",
             "\(dataLines) \(dataKeyword) lines, then: \(shown)", expected.request)
         }
       } else if keyword == "OK", ProtocolModel.dataKeywords[named] != nil,
-        let count = Int(ProtocolModel.words(line).last ?? ""), count != 0, named != "HELP"
+        let count = ProtocolModel.replyCount(words), count != 0, named != "HELP"
       {
         violation("count differs from the data lines", "no data lines, then: \(shown)")
       }

@@ -65,7 +65,13 @@ public struct RequestGenerator {
   /// A batch of the requests that make the broker work hardest per byte.
   public mutating func flood() -> [[UInt8]] {
     let count = Int.random(in: 50...2000, using: &random)
-    switch Int.random(in: 0..<5, using: &random) {
+    switch Int.random(in: 0..<6, using: &random) {
+    case 5:
+      // Full pages of two words every flood line holds (chatbroker(7),
+      // SEARCH): the most a SEARCH sends back.
+      return Array(
+        repeating: Request.search(nil, count: 100, before: nil, words: "flood line").lineBytes,
+        count: count)
     case 0:
       let target = random.chance(70) ? "#hot" : room()
       // room() draws bad names too: those stay a wrong line.
@@ -95,7 +101,7 @@ public struct RequestGenerator {
       random.pick([
         "JOIN", "PART", "SAY", "SAY", "SAYAT", "SAYAT", "HISTORY", "SCHEDULED", "CANCEL", "ROOMS",
         "WHO", "PING", "HELP", "QUIT", "CONVERSATIONS", "MARKREAD", "ACTION", "REDACT", "TOPIC",
-        "AWAY", "JOIN", "INVITE", "ACCESS", "SKIP", "REPLACE",
+        "AWAY", "JOIN", "INVITE", "ACCESS", "SKIP", "REPLACE", "SEARCH",
       ]))
     switch verb.asciiUppercased {
     case "JOIN":
@@ -121,6 +127,12 @@ public struct RequestGenerator {
       case 1: return "\(verb) \(id()) \(random.pick(["NEXT", "next", "NEXTT"])) \(number())"
       default: return verb
       }
+    case "SEARCH":
+      // SEARCH <target>|* [<n>] [BEFORE <id>] <words> (chatbroker(7), SEARCH).
+      var request = "\(verb) \(random.chance(50) ? "*" : target())"
+      if random.chance(40) { request += " \(number())" }
+      if random.chance(30) { request += " \(random.pick(["BEFORE", "before"])) \(id())" }
+      return request + " " + searchWords()
     case "CANCEL": return "\(verb) \(id())"
     // One occurrence of a series (chatbroker(7), SKIP and REPLACE).
     case "SKIP": return "\(verb) \(id()) \(when())"
@@ -177,6 +189,19 @@ public struct RequestGenerator {
       "1", "0", "zzzzzzzz", String(repeating: "9", count: 32), String(repeating: "z", count: 33),
       "-1", "a-b", "ÄÖ", "\u{FF21}",
     ])
+  }
+
+  /// Words for `SEARCH`: common ones, accents and case, too many, too
+  /// long, none at all, and a colon that makes a number a word.
+  mutating func searchWords() -> String {
+    switch Int.random(in: 0..<8, using: &random) {
+    case 0: return "a b c d e f g h i"
+    case 1: return String(repeating: "é", count: Int.random(in: 60...70, using: &random))
+    case 2: return random.pick(["!!", "-- ..", ":"])
+    case 3: return ":2 BEFORE"
+    default:
+      return random.pick(["flood line", "FLOOD", "Line 1", "café", "CAFE", "hi", "x"])
+    }
   }
 
   /// Counts for `HISTORY`: small, at the limits, huge and malformed.

@@ -10,13 +10,16 @@ final class ServerUnderTest {
   let socketPath: String
   let process: ChildProcess
 
-  /// Starts `chatbroker` (the release build beside this benchmark).
-  static func chatbroker(_ arguments: [String], directory: String? = nil) throws -> ServerUnderTest
-  {
+  /// Starts `chatbroker` (the release build beside this benchmark);
+  /// `startSeconds` bounds its replay of the journal it is given.
+  static func chatbroker(
+    _ arguments: [String], directory: String? = nil, startSeconds: Double = 30
+  ) throws -> ServerUnderTest {
     let directory = directory ?? makeTemporaryDirectory()
     let socket = directory + "/sock"
     return try ServerUnderTest(
       executable: siblingExecutable("chatbroker"), directory: directory, socketPath: socket,
+      startSeconds: startSeconds,
       // Every connection of a benchmark is the same user: lift the session limit.
       arguments: [
         "--socket", socket, "--state-dir", directory + "/state", "--sessions-per-user", "1000000",
@@ -42,9 +45,10 @@ final class ServerUnderTest {
       ] + persistence)
   }
 
-  private init(executable: String, directory: String, socketPath: String, arguments: [String])
-    throws
-  {
+  private init(
+    executable: String, directory: String, socketPath: String, startSeconds: Double = 30,
+    arguments: [String]
+  ) throws {
     self.directory = directory
     self.socketPath = socketPath
     // The server's log stays in its directory when a run fails.
@@ -54,7 +58,7 @@ final class ServerUnderTest {
     defer { close(log) }
     process = try ChildProcess(
       [executable] + arguments, standardOutput: .null, standardError: .descriptor(log))
-    let deadline = Date().addingTimeInterval(30)
+    let deadline = Date().addingTimeInterval(startSeconds)
     while (try? connectUnix(socketPath)).map({ close($0) }) == nil {
       guard Date() < deadline, process.isRunning else {
         throw BenchError("\(executable) did not start listening on \(socketPath)")
@@ -91,6 +95,28 @@ final class ServerUnderTest {
       try? FileManager.default.removeItem(atPath: directory)
     }
   }
+}
+
+/// A fresh directory whose `state/journal.jsonl` holds a journal header
+/// and the `records` lines (each without its LF): a broker started on it
+/// replays them, far faster than they could be sent.
+func journalDirectory(records count: Int, _ record: (Int) -> String) throws -> String {
+  let directory = makeTemporaryDirectory()
+  let state = directory + "/state"
+  mkdir(state, 0o700)
+  var journal: [UInt8] = []
+  journal.reserveCapacity(count * 160)
+  journal.append(contentsOf: #"{"type":"journal","version":1,"next_id":"1"}"#.utf8)
+  journal.append(UInt8(ascii: "\n"))
+  for index in 0..<count {
+    journal.append(contentsOf: record(index).utf8)
+    journal.append(UInt8(ascii: "\n"))
+  }
+  let path = state + "/journal.jsonl"
+  guard FileManager.default.createFile(atPath: path, contents: Data(journal)) else {
+    throw BenchError("cannot write \(path)")
+  }
+  return directory
 }
 
 struct BenchError: Error, CustomStringConvertible {

@@ -183,16 +183,11 @@ enum DurableBenchmark {
   /// thousand pending schedules) and times the broker from start to its
   /// first answer.
   static func startupTime(records: Int) throws -> (seconds: Double, bytes: Int) {
-    let directory = makeTemporaryDirectory()
-    let state = directory + "/state"
-    mkdir(state, 0o700)
-    var journal: [UInt8] = []
-    journal.reserveCapacity(records * 150)
-    journal.append(contentsOf: #"{"type":"journal","version":1,"next_id":"1"}"#.utf8)
-    journal.append(UInt8(ascii: "\n"))
     let text = String(repeating: "j", count: 80)
     let now = wallMilliseconds()
-    for index in 1..<records {
+    var bytes = 0
+    let directory = try journalDirectory(records: records - 1) { offset in
+      let index = offset + 1
       let id = String(index, radix: 36)
       let room = "#room\(index % 100)"
       let line: String
@@ -203,12 +198,8 @@ enum DurableBenchmark {
         line =
           #"{"type":"message","id":"\#(id)","to":"\#(room)","from":"bench","at":"2026-11-30T17:00:00.000Z","text":"\#(text)"}"#
       }
-      journal.append(contentsOf: line.utf8)
-      journal.append(UInt8(ascii: "\n"))
-    }
-    let path = state + "/journal.jsonl"
-    guard FileManager.default.createFile(atPath: path, contents: Data(journal)) else {
-      throw BenchError("cannot write \(path)")
+      bytes += line.utf8.count + 1
+      return line
     }
     let started = monotonicNanoseconds()
     let broker = try ServerUnderTest.chatbroker(["--no-sync"], directory: directory)
@@ -217,7 +208,7 @@ enum DurableBenchmark {
     let seconds = Double(monotonicNanoseconds() - started) / 1e9
     close(fd)
     broker.stop()
-    return (seconds, journal.count)
+    return (seconds, bytes)
   }
 
   static func timestamp(_ milliseconds: Int64) -> String {

@@ -25,6 +25,7 @@ let modes: [BenchmarkMode] = [
   DurableBenchmark.mode,
   JSONBenchmark.mode,
   FederationBenchmark.mode,
+  SearchBenchmark.mode,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

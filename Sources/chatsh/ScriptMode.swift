@@ -52,6 +52,8 @@ struct ScriptMode {
         try sayEvery(target: target, rule: rule, text: text)
       case .history(let target, let count, let json):
         try history(target: target, count: count, json: json)
+      case .search(let target, let count, let json, let words):
+        return try search(target: target, count: count ?? 20, json: json, words: words)
       case .tail(let targets, let count, let json, let mentions):
         return try tail(targets: targets, count: count, json: json, mentions: mentions)
       case .scheduled(let json):
@@ -278,6 +280,36 @@ struct ScriptMode {
       let kind = target.hasPrefix("@") ? "user" : "room"
       complain("no messages in \(target) (nobody has written there yet, or no such \(kind))")
     }
+  }
+
+  /// `search`: pages of `SEARCH` on one connection, each going on from
+  /// the last one's `MORE` id (chatbroker(7), `SEARCH`), until `count`
+  /// messages are printed or nothing older matches. Exit 1 when none did,
+  /// as grep(1) does.
+  private mutating func search(target: String?, count: Int, json: Bool, words: [String])
+    throws(ScriptFailure) -> ExitCode
+  {
+    let target = try target.map { text throws(ScriptFailure) in try checked(text, Target.init) }
+    let connection = try connect()
+    var printed = 0
+    var before: MessageID?
+    repeat {
+      let page = min(count - printed, Request.maximumSearchResults)
+      connection.send(
+        .search(target, count: page, before: before, words: words.joined(separator: " ")))
+      let finals = try awaitReplies(connection, replies: 1) { line in
+        guard let message = line.historyMessage else { return }
+        out.line(json ? OutputFormat.json(message) : OutputFormat.plain(message, color: color))
+        printed += 1
+      }
+      let fields = finals.last?.okFields ?? []
+      before = fields.count >= 4 && fields[2] == "MORE" ? MessageID(fields[3]) : nil
+    } while before != nil && printed < count
+    connection.shutdownWriteWhenFlushed()
+    out.flush()
+    guard printed == 0 else { return .success }
+    complain("no message you can read holds all of: \(words.joined(separator: " "))")
+    return .failure
   }
 
 }

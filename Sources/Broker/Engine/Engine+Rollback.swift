@@ -110,6 +110,8 @@ extension Engine {
     switch request {
     case .history(let target, let count, let anchor):
       history(target, count: count, anchor: anchor, connection: connection, user: user)
+    case .search(let target, let count, let before, let words):
+      search(target, count: count, before: before, words: words, connection: connection, user: user)
     case .scheduled(let target):
       listScheduled(target, connection: connection, user: user)
     case .upcoming(let id, let count):

@@ -87,6 +87,9 @@ public final class Engine {
   /// when a private room first needed them or at their latest JOIN that
   /// needed them (Engine+Privacy); forgotten with their last session.
   var groupsByUser: [String: Set<String>] = [:]
+  /// Candidates `SEARCH` examined since the shell last took the count
+  /// (``takeSearchWork()``), which it charges to the sender's turn.
+  var searchWork = 0
 
   public init(
     limits: Limits = Limits(), clock: WallClock, users: UserDirectory, journal: JournalSink,
@@ -228,6 +231,8 @@ public final class Engine {
       sayAt(target, when: when, text: text, connection: connection, user: user)
     case .history(let target, let count, let anchor):
       history(target, count: count, anchor: anchor, connection: connection, user: user)
+    case .search(let target, let count, let before, let words):
+      search(target, count: count, before: before, words: words, connection: connection, user: user)
     case .conversations: listConversations(connection: connection, user: user)
     case .markRead(let target, let id):
       markRead(target, id: id, connection: connection, user: user)

@@ -94,6 +94,21 @@ struct FIFOQueue<Element>: RandomAccessCollection {
     }
   }
 
+  /// Takes out the element at `position`: O(n), for the rare change in
+  /// the middle (a message taken back, in ``Postings``).
+  mutating func remove(at position: Int) {
+    precondition(position >= 0 && position < count, "FIFOQueue position out of range")
+    storage.remove(at: head + position)
+    trimFront()
+  }
+
+  /// Puts `element` in at `position` (0 to `count`): O(n), the undoing of
+  /// ``remove(at:)``.
+  mutating func insert(_ element: Element, at position: Int) {
+    precondition(position >= 0 && position <= count, "FIFOQueue position out of range")
+    storage.insert(element, at: head + position)
+  }
+
   mutating func removeAll(keepingCapacity: Bool = false) {
     storage.removeAll(keepingCapacity: keepingCapacity)
     head = 0

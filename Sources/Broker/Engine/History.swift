@@ -21,6 +21,8 @@ struct History: Sendable {
   private var sequenceByID: [MessageID: Int] = [:]
   /// Who wrote and who is mentioned where, for unread counts.
   private var index = HistoryIndex()
+  /// Which messages hold each word, for `SEARCH`.
+  private var words = SearchIndex()
   /// Messages from this sequence number on are in time order, each no
   /// older than the one before it. A late scheduled delivery or a wall
   /// clock set back breaks the order; it holds again from that message on.
@@ -48,11 +50,13 @@ struct History: Sendable {
       evicted = ring[head]
       if firstSequence < idsAscendFrom { sequenceByID[ring[head].id] = nil }
       index.removeOldest(ring[head])
+      words.removeOldest(ring[head])
       ring[head] = message
       head = (head + 1) % capacity
       firstSequence += 1
     }
     index.addNewest(message, at: endSequence - 1)
+    words.addNewest(message, at: endSequence - 1)
     return evicted
   }
 
@@ -67,12 +71,15 @@ struct History: Sendable {
     if let evicted {
       head = (head + capacity - 1) % capacity
       index.removeNewest(ring[head])
+      words.removeNewest(ring[head])
       ring[head] = evicted
       firstSequence -= 1
       restoreOldestID(evicted.id)
       index.addOldest(evicted, at: firstSequence)
+      words.addOldest(evicted, at: firstSequence)
     } else if let newest = ring.popLast() {
       index.removeNewest(newest)
+      words.removeNewest(newest)
     }
   }
 
@@ -125,10 +132,31 @@ struct History: Sendable {
 
   /// Replaces a kept message in place, as `REDACT` does (its author and
   /// place stay, so the index of authors needs no change; its mentions stay
-  /// counted until it leaves, as for a message read).
+  /// counted until it leaves, as for a message read). Its words change at
+  /// once: a message taken back is never found again.
   mutating func replace(at sequence: Int, with message: StoredMessage) {
     let offset = sequence - firstSequence
-    ring[ring.count < capacity ? offset : (head + offset) % capacity] = message
+    let slot = ring.count < capacity ? offset : (head + offset) % capacity
+    words.replace(ring[slot], with: message, at: sequence)
+    ring[slot] = message
+  }
+
+  /// The postings of each of `words` (``SearchIndex``), or nil when a
+  /// word is in no kept message.
+  func postings(of words: [String]) -> [Postings]? {
+    self.words.postings(of: words)
+  }
+
+  /// How many distinct words the kept messages hold, for tests.
+  var indexedWordCount: Int { words.wordCount }
+
+  /// Where the kept message at `sequence` stands among `SEARCH`'s
+  /// results, read in place: a search reads it for each candidate, and a
+  /// copy of the whole message would retain its texts each time.
+  func searchKey(at sequence: Int) -> Engine.SearchKey {
+    let offset = sequence - firstSequence
+    let slot = ring.count < capacity ? offset : (head + offset) % capacity
+    return Engine.SearchKey(time: ring[slot].time, id: ring[slot].id)
   }
 
   /// The message with sequence number `sequence`, which must be kept.

@@ -73,10 +73,16 @@ struct HistoryIndex: Sendable {
 extension FIFOQueue<Int> {
   /// How many of the numbers lie in `range`; they must be ascending.
   fileprivate func count(in range: Range<Int>) -> Int {
-    firstIndex(notBelow: range.upperBound) - firstIndex(notBelow: range.lowerBound)
+    firstPosition(notBelow: range.upperBound) - firstPosition(notBelow: range.lowerBound)
   }
+}
 
-  private func firstIndex(notBelow value: Int) -> Int {
+/// Ascending sequence numbers at positions from 0: a ``HistoryIndex``'s
+/// queues and a ``SearchIndex``'s ``Postings``.
+extension RandomAccessCollection where Element == Int, Index == Int {
+  /// The position of the first number not below `value` (or `count`), by
+  /// binary search.
+  func firstPosition(notBelow value: Int) -> Int {
     var low = 0
     var high = count
     while low < high {

@@ -23,6 +23,10 @@ public struct Limits: Sendable, Equatable {
   /// How long after sending it a message may be taken back with `REDACT`
   /// (a fixed window, not an option: what people may rely on staying said).
   public var redactionMilliseconds: Int64 = 24 * 3_600_000
+  /// Candidates one `SEARCH` examines at most before it answers `MORE`
+  /// (chatbroker(7), `SEARCH`): bounds the work of one request however
+  /// common its words (a fixed bound, not an option; tests lower it).
+  public var searchCandidates = 2000
 
   /// The largest `lineBytes` an administrator may set: a text in the
   /// journal longer than this cannot have come from a request, so replay

@@ -24,6 +24,7 @@ extension Server {
     case .request(let request, let context):
       logRequest(request.verb.rawValue, from: connection)
       answer(for: connection, context) { engine.receive(request, from: connection.id) }
+      extraTurnCost += engine.takeSearchWork() / Self.searchCandidatesPerRequest
     case .refused(let error):
       logRequest(error.verb, from: connection, refused: error.code)
       engine.refuse(error, from: connection.id)

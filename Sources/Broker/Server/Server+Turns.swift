@@ -37,6 +37,10 @@ extension Server {
   /// this many of them, so that with a few hundred conversations it has a
   /// turn to itself.
   static let conversationsPerRequest = 4
+  /// A `SEARCH` is charged one request per this many candidates it
+  /// examined (at most 2,000, chatbroker(7) SEARCH), so that a flood of
+  /// costly searches is served a few a turn.
+  static let searchCandidatesPerRequest = 100
 
   /// One ready registration of a ``ReadinessPoll`` pass. A listener
   /// accepts. A connection: output first, which may let its requests go

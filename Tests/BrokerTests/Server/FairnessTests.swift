@@ -55,6 +55,34 @@ struct FairnessTests {
     #expect(latency.p99 < 0.050, "\(latency)")
   }
 
+  @Test(
+    "another user's PING p99 stays under 50 ms while one user floods SEARCH at its bound of candidates (real time)"
+  )
+  func searchFloodRealTime() throws {
+    try UnixUsers.ensure()
+    let broker = try BrokerProcess().start(["--no-sync"])
+    // A room of 10,000 lines, half alpha and half beta, never both:
+    // SEARCH * alpha beta examines its bound of 2,000 candidates
+    // (chatbroker(7), SEARCH) and finds nothing, the most work one
+    // request can be.
+    let writer = try broker.connect()
+    try writer.send(
+      (0..<10_000).map { "SAY #s \($0 % 2 == 0 ? "alpha" : "beta") \($0)\n" }.joined())
+    for _ in 0..<10_000 { try writer.expect("OK SAY ", timeout: 60) }
+    let reply = try writer.request("SEARCH * alpha beta")
+    #expect(reply.count == 1 && reply[0].hasPrefix("OK SEARCH * 0 MORE "), "\(reply)")
+    let request = "SEARCH * alpha beta\n"
+    let flood = try Flood(
+      broker, sessions: 20,
+      payload: String(repeating: request, count: Self.floodBytes / request.utf8.count))
+    defer { flood.stop(broker) }
+    try flood.waitUntilReceived(bytes: 16 << 10)
+    let pinger = try broker.connect(as: "cbtest2")
+    let latency = try pingLatencies(pinger, count: 200)
+    print("PING during a SEARCH flood (2,000 candidates each) from 20 sessions: \(latency)")
+    #expect(latency.p99 < 0.050, "\(latency)")
+  }
+
   @Test("another user's PING p99 stays under 50 ms while one user pipelines SAYs (real time)")
   func sayFloodRealTime() throws {
     try UnixUsers.ensure()
