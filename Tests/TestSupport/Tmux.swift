@@ -16,6 +16,10 @@ public final class Tmux: @unchecked Sendable {
   /// The server's socket, for `tmux -S`.
   public let socket: String
   private var closed = false
+  /// The server's process, killed by ``close()`` whatever `kill-server`
+  /// did: on a loaded machine that command can outlast its bound and
+  /// leave the server running its program after the test.
+  private var serverPID: pid_t?
 
   /// Starts `command` (a program and its arguments, run with `exec` by
   /// tmux's shell) in a `width` × `height` terminal.
@@ -31,6 +35,8 @@ public final class Tmux: @unchecked Sendable {
       close()
       throw TestFailure("tmux new-session failed (\(started.status)): \(started.errors)")
     }
+    let pid = try? tmux(["display-message", "-p", "#{pid}"])
+    serverPID = pid.flatMap { pid_t($0.output.trimmingCharacters(in: .whitespacesAndNewlines)) }
   }
 
   deinit {
@@ -41,7 +47,8 @@ public final class Tmux: @unchecked Sendable {
   public func close() {
     guard !closed else { return }
     closed = true
-    _ = try? tmux(["kill-server"])
+    let killed = try? tmux(["kill-server"])
+    if killed?.status != 0, let serverPID { kill(serverPID, SIGKILL) }
     unlink(socket)
   }
 
