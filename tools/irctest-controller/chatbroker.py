@@ -116,6 +116,12 @@ class ChatbrokerController(BaseServerController, DirectoryBasedController):
             # The name irctest's tests expect in 312 and elsewhere.
             "--server-name", "My.Little.Server",
         ])
+        # irctest does not stop every server it starts (a test that fails
+        # in its set-up leaves one): tools/irctest stops those named here.
+        pids = os.environ.get("CHATBROKER_PIDS")
+        if pids:
+            with open(pids, "a") as listed:
+                listed.write(f"{self.proc.pid}\n")
 
     def wait_for_port(self) -> None:
         started = time.time()
