@@ -78,15 +78,12 @@ extension Engine {
         forgetIfUnused(name)
       case .invite(let name, let user):
         rooms[name]?.access?.invited.remove(user)
-      case .federated(let before, let message, let newRoom):
+      case .federated(let undo, let message, let newRoom):
         if let (conversation, evicted, newHistory) = message {
           undoHistory(conversation, evicted: evicted, newHistory: newHistory)
         }
         if let newRoom { forgetIfUnused(newRoom) }
-        let (settings, live, published) =
-          (federation.settings, federation.live, federation.published)
-        federation = before
-        (federation.settings, federation.live, federation.published) = (settings, live, published)
+        undoFederated(undo)
       }
     }
     rearmTimer()

@@ -42,7 +42,7 @@ struct UnsyncedRecords {
     /// A shared room's outbox or stream position changed (`before`), and
     /// perhaps a line from the stream entered a history (Engine+Federation).
     case federated(
-      FederationState, message: (ConversationKey, evicted: StoredMessage?, newHistory: Bool)?,
+      FederationUndo, message: (ConversationKey, evicted: StoredMessage?, newHistory: Bool)?,
       newRoom: RoomName?)
   }
 

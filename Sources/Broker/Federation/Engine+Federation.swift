@@ -35,7 +35,26 @@ extension Engine {
   /// The outbox, oldest first: lines said here that have not come back
   /// from the stream yet. The shell publishes only those the journal
   /// committer counts durable (Server+Federation).
-  public var outbox: [OutboxLine] { federation.outbox }
+  public var outbox: [OutboxLine] { Array(federation.outbox) }
+
+  /// The outbox lines with ids in `range`, oldest first: found by their
+  /// ids, in order, without a look at every line of a long outbox.
+  public func outbox(in range: ClosedRange<MessageID>) -> [OutboxLine] {
+    let lines = federation.outbox
+    /// The first position whose id is not below `id`, by binary search.
+    func position(notBelow id: MessageID) -> Int {
+      var (low, high) = (0, lines.count)
+      while low < high {
+        let middle = (low + high) / 2
+        if lines[middle].id < id { low = middle + 1 } else { high = middle }
+      }
+      return low
+    }
+    let start = position(notBelow: range.lowerBound)
+    var end = position(notBelow: range.upperBound)
+    if end < lines.count && lines[end].id == range.upperBound { end += 1 }
+    return start < end ? (start..<end).map { lines[$0] } : []
+  }
 
   public var outboxCount: Int { federation.outbox.count }
 
@@ -266,46 +285,51 @@ extension Engine {
 
   /// The federation records' change to the state, for ``apply(_:)``.
   func applyFederated(_ record: JournalRecord) -> UnsyncedRecords.Undo {
-    let before = federation.restorable
     switch record {
     case .outbox(let line):
+      let knew = federation.knowsOwnIDs
       noteTaken(line.id)
       if line.node == federation.settings?.node { federation.knowsOwnIDs = true }
+      let unchanged = FederationUndo.advanced(
+        sequence: federation.sequence, seen: nil, left: nil, knewOwnIDs: knew)
       if line.standing == .published {
         keepPublished(line)
-        return .federated(before, message: nil, newRoom: nil)
+        return .federated(unchanged, message: nil, newRoom: nil)
       }
       // A compacted journal lists the ids applied before the outbox: a
       // waiting line among them has come back since.
       let applied = federation.seen[line.node]?.contains(line.id) == true
       if applied && line.standing == .waiting { return .nothing }
       federation.outbox.append(line)
-      return .federated(before, message: nil, newRoom: nil)
+      return .federated(.appended(knewOwnIDs: knew), message: nil, newRoom: nil)
     case .remote(let message, let target, let position):
-      advance(to: position)
+      let undo = advance(to: position)
       let added = addMessage(message, to: target)
       return .federated(
-        before, message: (added.conversation, added.evicted, added.newHistory),
+        undo, message: (added.conversation, added.evicted, added.newHistory),
         newRoom: added.newRoom)
     case .streamPosition(let position):
-      advance(to: position)
-      return .federated(before, message: nil, newRoom: nil)
+      return .federated(advance(to: position), message: nil, newRoom: nil)
     case .streamSequence(let sequence):
+      let undo = FederationUndo.advanced(
+        sequence: federation.sequence, seen: nil, left: nil, knewOwnIDs: federation.knowsOwnIDs)
       federation.sequence = max(federation.sequence, sequence)
-      return .federated(before, message: nil, newRoom: nil)
+      return .federated(undo, message: nil, newRoom: nil)
     case .streamCreated(let created, let offset):
+      let before = federation.restorable
       if let old = federation.streamCreated, old != created {
         federation.sequence = 0
         publishAgain()
       }
       federation.streamCreated = created
       federation.idOffset = offset
-      return .federated(before, message: nil, newRoom: nil)
+      return .federated(.whole(before), message: nil, newRoom: nil)
     case .streamLastID(let node, let id):
       guard node == federation.settings?.node else { return .nothing }
+      let before = federation.restorable
       noteTaken(id)
       federation.knowsOwnIDs = true
-      return .federated(before, message: nil, newRoom: nil)
+      return .federated(.whole(before), message: nil, newRoom: nil)
     default:
       return .nothing
     }
@@ -314,19 +338,58 @@ extension Engine {
   /// The stream reached `position`: its (node, id) is applied, and the
   /// line of this host's own outbox with that id, if any, has been
   /// published; an id of this node in the stream is never handed out
-  /// again.
-  private func advance(to position: StreamPosition) {
+  /// again. Returns how to undo it.
+  private func advance(to position: StreamPosition) -> FederationUndo {
+    let sequence = federation.sequence
+    let knew = federation.knowsOwnIDs
     federation.sequence = max(federation.sequence, position.sequence)
-    federation.seen[position.node, default: SeenIDs()].insert(position.origin)
-    guard position.node == federation.settings?.node else { return }
+    let insertion = federation.seen[position.node, default: SeenIDs()].insert(position.origin)
+    let seen = insertion.map { (node: position.node, insertion: $0) }
+    guard position.node == federation.settings?.node else {
+      return .advanced(sequence: sequence, seen: seen, left: nil, knewOwnIDs: knew)
+    }
     federation.knowsOwnIDs = true
     noteTaken(position.origin)
     // The outbox is in id order and published in that order: the line
     // that came back is almost always the first.
-    if let index = federation.outbox.firstIndex(where: { $0.id == position.origin }) {
-      var line = federation.outbox.remove(at: index)
-      line.standing = .published
-      keepPublished(line)
+    guard let index = federation.outbox.firstIndex(where: { $0.id == position.origin }) else {
+      return .advanced(sequence: sequence, seen: seen, left: nil, knewOwnIDs: knew)
+    }
+    let line = federation.outbox[index]
+    if index == 0 {
+      federation.outbox.removeFirst()
+    } else {
+      federation.outbox.remove(at: index)
+    }
+    var published = line
+    published.standing = .published
+    keepPublished(published)
+    return .advanced(sequence: sequence, seen: seen, left: (index, line), knewOwnIDs: knew)
+  }
+
+  /// A federation record undone (``rollBack(_:)``): the published lines
+  /// stay as they are (``FederationState/restorable``).
+  func undoFederated(_ undo: FederationUndo) {
+    switch undo {
+    case .whole(let before):
+      let (settings, live, published) =
+        (federation.settings, federation.live, federation.published)
+      federation = before
+      (federation.settings, federation.live, federation.published) = (settings, live, published)
+    case .appended(let knew):
+      _ = federation.outbox.popLast()
+      federation.knowsOwnIDs = knew
+    case .advanced(let sequence, let seen, let left, let knew):
+      federation.sequence = sequence
+      if let seen { federation.seen[seen.node]?.undo(seen.insertion) }
+      if let left {
+        if left.position == 0 {
+          federation.outbox.prepend(left.line)
+        } else {
+          federation.outbox.insert(left.line, at: left.position)
+        }
+      }
+      federation.knowsOwnIDs = knew
     }
   }
 
@@ -355,7 +418,9 @@ extension Engine {
       return line
     }
     federation.published = FIFOQueue()
-    federation.outbox = (again + federation.outbox).sorted { $0.id < $1.id }
+    var outbox = FIFOQueue<OutboxLine>()
+    for line in (again + federation.outbox).sorted(by: { $0.id < $1.id }) { outbox.append(line) }
+    federation.outbox = outbox
   }
 }
 
@@ -375,7 +440,7 @@ extension EngineSnapshot {
         try body(.streamPosition(StreamPosition(sequence: sequence, node: node, origin: id)))
       }
     }
-    for line in Array(federation.published) + federation.outbox {
+    for line in Array(federation.published) + Array(federation.outbox) {
       try body(.outbox(line))
     }
   }

@@ -190,9 +190,8 @@ extension Server {
       federation.waiting.removeFirst()
     }
     guard let durableUpTo else { return }
-    let fresh = outbox.filter { line in
-      line.id <= durableUpTo && federation.offeredUpTo.map { line.id > $0 } ?? true
-    }
+    let after = federation.offeredUpTo.map { MessageID(value: $0.value + 1) } ?? MessageID(value: 0)
+    let fresh = after <= durableUpTo ? engine.outbox(in: after...durableUpTo) : []
     federation.offeredUpTo = durableUpTo
     if !fresh.isEmpty { federation.link.publish(fresh) }
   }

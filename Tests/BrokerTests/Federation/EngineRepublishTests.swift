@@ -166,3 +166,78 @@ struct EngineRepublishTests {
         .contains("standing"), "the field is never published")
   }
 }
+
+/// Rolling back what a failed sync held, for lines of the stream
+/// (chatbroker(8), EXIT STATUS): each record is undone by the few fields it
+/// changed, and the state is what a replay of the synced journal gives.
+@Suite("Engine: rolling back lines read from the stream")
+struct FederationRollbackTests {
+  let lines = EngineFederationTests()
+
+  /// The snapshot's records but this node's published lines, which a
+  /// rollback keeps by design (``FederationState/restorable``).
+  func durableRecords(_ harness: EngineHarness) -> [String] {
+    var records: [String] = []
+    harness.engine.snapshot().forEachRecord { record in
+      if case .outbox(let line) = record, line.standing == .published { return }
+      records.append(String(decoding: record.jsonLine, as: UTF8.self))
+    }
+    return records
+  }
+
+  @Test(
+    "rolled back, lines from the stream and outbox lines leave what a replay of the synced journal leaves"
+  )
+  func rollbackMatchesReplay() {
+    let harness = lines.federatedHarness()
+    harness.engine.trackUnsyncedRecords()
+    let alice = harness.connect("alice")
+    for text in ["first", "second", "third"] { harness.send(alice, "SAY #ops :\(text)") }
+    // Enough lines of h2 that one more pushes its oldest id out of memory.
+    for index in 1...SeenIDsCapacity.value {
+      harness.engine.receive(
+        lines.line(UInt64(index), node: "h2", origin: UInt64(index), user: "bob", text: "b\(index)")
+      )
+    }
+    let base = UInt64(SeenIDsCapacity.value)
+    harness.engine.receive(lines.line(base + 1, node: "h1", origin: 1, text: "first"))
+    harness.engine.recordsSynced(harness.engine.unsyncedRecordCount)
+    let synced = harness.journal.records
+
+    harness.engine.receive(lines.line(base + 2, node: "h1", origin: 2, text: "second"))
+    harness.engine.receive(
+      lines.line(base + 3, node: "h2", origin: base + 1, user: "bob", text: "evicts b1"))
+    harness.engine.receive(lines.line(base + 4, node: "h1", origin: 1, text: "first"))
+    harness.engine.receive(
+      lines.line(base + 5, node: "h9", origin: 1, room: "#elsewhere", text: "x"))
+    harness.send(alice, "SAY #ops :fourth")
+    #expect(harness.engine.outbox.map(\.text) == ["third", "fourth"])
+    harness.engine.rollBack(harness.engine.unsyncedRecordCount)
+
+    let replayed = EngineHarness()
+    replayed.engine.federate(EngineFederationTests.settings)
+    for record in synced { replayed.engine.replay(record) }
+    replayed.engine.finishReplay()
+    #expect(harness.engine.outbox.map(\.text) == ["second", "third"])
+    #expect(harness.engine.streamSequence == base + 1)
+    // The header's next id stays past the one the rolled-back SAY took:
+    // ids are never given twice.
+    let (rolledBack, fromJournal) = (
+      durableRecords(harness).dropFirst(), durableRecords(replayed).dropFirst()
+    )
+    let differing = zip(rolledBack, fromJournal).first { $0 != $1 }
+    #expect(rolledBack.count == fromJournal.count)
+    #expect(
+      differing == nil, "first difference: \(differing.map { "\($0.0) against \($0.1)" } ?? "")")
+    // h2's oldest id is remembered again: a copy of it is not shown.
+    let bob = harness.connect("bob")
+    harness.send(bob, "JOIN #ops")
+    harness.engine.receive(lines.line(base + 6, node: "h2", origin: 1, user: "bob", text: "b1"))
+    #expect(harness.output.take(bob).filter { $0.hasPrefix("MSG ") }.isEmpty)
+  }
+}
+
+/// How many ids of a node a host remembers (chatbroker(8), "FEDERATION").
+enum SeenIDsCapacity {
+  static let value = 1024
+}
