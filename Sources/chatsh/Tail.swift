@@ -153,11 +153,19 @@ extension ScriptMode {
       guard forMe else { return }
       connection.send(.conversations)
       var direct: [ConversationSummary] = []
+      // A message that arrives while the answers are awaited is held and
+      // printed after them, never dropped.
+      var held: [ChatMessage] = []
+      defer {
+        for message in held { emit(message, into: &out) }
+        out.flush()
+      }
       do {
         _ = try awaitReplies(connection, replies: 1) { line in
           if case .event(.conversation(let summary)) = line, case .user = summary.target {
             direct.append(summary)
           }
+          if let message = line.message { held.append(message) }
         }
       } catch {
         guard case .refused = error else { throw error }
@@ -180,13 +188,15 @@ extension ScriptMode {
       guard !requests.isEmpty else { return }
       for request in requests { connection.send(request) }
       var missed: [ChatMessage] = []
-      var held: [ChatMessage] = []
+      var live: [ChatMessage] = []
       _ = try awaitReplies(connection, replies: requests.count) { line in
         if let message = line.historyMessage, message.time >= started { missed.append(message) }
-        if let message = line.message { held.append(message) }
+        if let message = line.message { live.append(message) }
       }
-      for message in missed + held { emit(message, into: &out) }
-      out.flush()
+      // What the history missed first, then what arrived live meanwhile
+      // (the deferred emit prints `held`, which `seen` keeps from printing
+      // twice).
+      held = missed + held + live
     }
 
     var output = out

@@ -12,6 +12,19 @@ import Testing
 struct FederationIdentityTests {
   typealias Hosts = FederationTests
 
+  /// Deletes the stream and creates it anew, as an operator who lost it
+  /// would: same name and subjects, a new creation time.
+  static func recreateStream(_ cluster: NatsCluster) throws {
+    let admin = try cluster.client(0, as: "admin")
+    let deleted = try admin.jetStream("$JS.API.STREAM.DELETE.CHAT")
+    #expect(deleted.contains("\"success\":true"), "\(deleted)")
+    let created = try admin.jetStream(
+      "$JS.API.STREAM.CREATE.CHAT",
+      #"{"name":"CHAT","subjects":["chat.>"],"storage":"file","num_replicas":3,"duplicate_window":120000000000}"#
+    )
+    #expect(!created.contains("\"error\""), "\(created)")
+  }
+
   @Test(
     "a forged payload under h2's subject, with a high id, does not silence h2's later lines (real time)"
   )
@@ -102,14 +115,7 @@ struct FederationIdentityTests {
       _ = try reader.stop()
       for text in ["missed 1", "missed 2"] { _ = try alice.request("SAY #ops :\(text)") }
       try Hosts.waitForHistory(alice, count: 3)
-      let admin = try cluster.client(0, as: "admin")
-      let deleted = try admin.jetStream("$JS.API.STREAM.DELETE.CHAT")
-      #expect(deleted.contains("\"success\":true"), "\(deleted)")
-      let created = try admin.jetStream(
-        "$JS.API.STREAM.CREATE.CHAT",
-        #"{"name":"CHAT","subjects":["chat.>"],"storage":"file","num_replicas":3,"duplicate_window":120000000000}"#
-      )
-      #expect(!created.contains("\"error\""), "\(created)")
+      try Self.recreateStream(cluster)
       try writer.waitForLog("federation link publishes this node's latest lines again", timeout: 30)
       _ = try alice.request("SAY #ops :after")
       let expected = ["read by both", "missed 1", "missed 2", "after"]
@@ -145,14 +151,7 @@ struct FederationIdentityTests {
         _ = try client.request("SAY #ops :old \(index + 1)")
       }
       for client in clients { try Hosts.waitForHistory(client, count: 3) }
-      let admin = try cluster.client(0, as: "admin")
-      let deleted = try admin.jetStream("$JS.API.STREAM.DELETE.CHAT")
-      #expect(deleted.contains("\"success\":true"), "\(deleted)")
-      let created = try admin.jetStream(
-        "$JS.API.STREAM.CREATE.CHAT",
-        #"{"name":"CHAT","subjects":["chat.>"],"storage":"file","num_replicas":3,"duplicate_window":120000000000}"#
-      )
-      #expect(!created.contains("\"error\""), "\(created)")
+      try Self.recreateStream(cluster)
       for host in hosts {
         try host.waitForLog("the stream was lost or reset", timeout: 30)
       }
