@@ -14,13 +14,16 @@ import Testing
 @Suite struct GreetingTests {
   /// A listener at a fresh path that writes `lines` to the first client,
   /// after reading its first line (the PING), and returns what it read.
+  /// It serves on a thread of its own: on Dispatch's shared pool it could
+  /// wait behind other tests' blocking work (under ThreadSanitizer, past
+  /// the client's 5 s bound).
   private func serve(_ lines: String) throws -> (path: String, read: () -> String) {
     let directory = try TemporaryDirectory()
     let path = directory.path + "/fake.sock"
     let listener = try UnixSocket.bind(path: path)
     let box = LockedText()
     let done = DispatchSemaphore(value: 0)
-    DispatchQueue.global().async {
+    Thread.detachNewThread {
       _ = directory
       let client = accept(listener, nil, nil)
       var buffer = [UInt8](repeating: 0, count: 256)

@@ -61,14 +61,18 @@ public final class Running: @unchecked Sendable {
   }
 }
 
-/// Reads a pipe to its end on a background queue.
+/// Reads a pipe to its end on a thread of its own. Not on Dispatch's
+/// shared pool: each running program blocks two readers for its whole
+/// life, and with enough of them the pool had no thread left for the next
+/// reader or for other tests' work (a `tail` whose output was not read for
+/// seconds; under ThreadSanitizer, a fake broker that never answered).
 public final class Collector: @unchecked Sendable {
   private let lock = NSLock()
   private var data = Data()
   private let finished = DispatchSemaphore(value: 0)
 
   public init(_ handle: FileHandle) {
-    DispatchQueue.global().async {
+    Thread.detachNewThread {
       while true {
         let chunk = handle.availableData
         if chunk.isEmpty { break }
