@@ -138,9 +138,11 @@ final class IRCWorld {
       fatalError("framed line holds an LF")
     }
     let engine = world.engine
+    let user = session.user
     let counts = {
       IRCSession.Counts(
-        connections: 3, rooms: engine.roomCount, roomCreated: engine.roomCreated,
+        connections: 3, rooms: engine.roomCount,
+        roomMode: { engine.roomMode($0, seenBy: user) },
         activeConversations: engine.activeConversations)
     }
     var actions = callSession(session, .frame(frame), counts: counts)
