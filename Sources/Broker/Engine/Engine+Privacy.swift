@@ -136,14 +136,25 @@ extension Engine {
   ) -> RoomAccess? {
     let before = rooms[name]?.access
     guard let restriction else {
-      rooms[name]?.access = nil
+      setAccess(nil, of: name)
       return before
     }
     var access = before ?? RoomAccess(restriction: restriction, creator: user, since: time)
     access.restriction = restriction
     access.since = time
-    rooms[name]?.access = access
+    setAccess(access, of: name)
     return before
+  }
+
+  /// The one place a room's access is set, so that ``privateRooms`` says
+  /// which rooms have one.
+  func setAccess(_ access: RoomAccess?, of name: RoomName) {
+    rooms[name]?.access = access
+    if access != nil && rooms[name] != nil {
+      privateRooms.insert(name)
+    } else {
+      privateRooms.remove(name)
+    }
   }
 
   // MARK: - Group membership, looked up again
@@ -159,7 +170,7 @@ extension Engine {
   ) {
     let needed =
       restriction != nil || rooms[name]?.access != nil || groupsByUser[user] != nil
-      || (roomsByUser[user] ?? [:]).keys.contains { rooms[$0]?.access != nil }
+      || privateRooms.contains { roomsByUser[user]?[$0] != nil }
     if needed { refreshGroups(of: user) }
   }
 

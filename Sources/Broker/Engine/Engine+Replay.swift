@@ -150,6 +150,7 @@ extension Engine {
       kept.access = nil
       return kept
     }
+    privateRooms.removeAll()
     resetRoomBookkeeping()
     armedDue = nil
     unsynced.removeAll()

@@ -74,7 +74,7 @@ extension Engine {
         forgetIfUnused(name)
       case .access(let name, let before, let forgotten):
         if let forgotten, rooms[name] == nil { addRoom(name, created: forgotten) }
-        rooms[name]?.access = before
+        setAccess(before, of: name)
         forgetIfUnused(name)
       case .invite(let name, let user):
         rooms[name]?.access?.invited.remove(user)

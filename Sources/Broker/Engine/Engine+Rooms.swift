@@ -200,6 +200,7 @@ extension Engine {
   func forgetIfUnused(_ name: RoomName) {
     guard isUnused(name) else { return }
     rooms[name] = nil
+    privateRooms.remove(name)
     sortedRoomNames = nil
     log.debug("room forgotten", ["room": name.description])
   }

@@ -87,6 +87,11 @@ public final class Engine {
   /// when a private room first needed them or at their latest JOIN that
   /// needed them (Engine+Privacy); forgotten with their last session.
   var groupsByUser: [String: Set<String>] = [:]
+  /// The rooms whose access is restricted (``Room/access`` set), kept by
+  /// ``setAccess(_:of:)``: a JOIN asks whether the user holds any, which
+  /// a look at each of their rooms made cost as many as they have
+  /// (measured: 20,000 JOINs of one user took minutes).
+  var privateRooms: Set<RoomName> = []
   /// Candidates `SEARCH` examined since the shell last took the count
   /// (``takeSearchWork()``), which it charges to the sender's turn.
   var searchWork = 0
