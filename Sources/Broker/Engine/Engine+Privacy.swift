@@ -186,13 +186,14 @@ extension Engine {
   /// `PART` for it and leave it (the others see the `PART`), and it
   /// stops being one of their rooms (a `leave` record).
   func revokeLostRooms(of user: String) {
-    var held = Set((roomsByUser[user] ?? [:]).keys)
-    for connection in connectionsByUser[user] ?? [] {
-      held.formUnion(sessions[connection]?.rooms ?? [])
+    let connections = connectionsByUser[user] ?? []
+    let lost = privateRooms.filter { name in
+      let held =
+        roomsByUser[user]?[name] != nil
+        || connections.contains { sessions[$0]?.rooms.contains(name) == true }
+      return held && !mayRead(name, user: user)
     }
-    for name in held.sorted() where rooms[name]?.access != nil && !mayRead(name, user: user) {
-      revoke(name, from: user)
-    }
+    for name in lost.sorted() { revoke(name, from: user) }
   }
 
   private func revoke(_ name: RoomName, from user: String) {
