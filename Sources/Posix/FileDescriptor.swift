@@ -60,4 +60,21 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
   public func writeAll(_ text: String) throws(SystemError) {
     try writeAll(Array(text.utf8))
   }
+
+  /// The whole of the file at `path`, read with read(2) until its end:
+  /// a procfs or sysfs file says its size is 0, and a read sized by that
+  /// (Foundation's `String(contentsOfFile:)`) comes back cut at 4 KiB.
+  public static func readAll(path: String) throws(SystemError) -> [UInt8] {
+    let fd = try systemCall("open", subject: path) { open(path, O_RDONLY | O_CLOEXEC) }
+    defer { _ = Glibc.close(fd) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    while true {
+      let count = try systemCall("read", subject: path) {
+        chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+      }
+      if count == 0 { return bytes }
+      bytes += chunk[..<count]
+    }
+  }
 }

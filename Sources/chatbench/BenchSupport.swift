@@ -76,9 +76,7 @@ final class ServerUnderTest {
 
   /// Resident memory of the server process, in bytes.
   var residentBytes: Int {
-    let status =
-      (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8))
-      ?? ""
+    let status = procText("/proc/\(process.processIdentifier)/status")
     for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
       let kilobytes = line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
       return kilobytes * 1024
@@ -236,6 +234,11 @@ final class Worker: @unchecked Sendable {
 /// The machine's load averages, from /proc/loadavg, to print beside a
 /// figure: the benchmarks share the machine with whatever else runs.
 func loadAverage() -> String {
-  let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
+  let text = procText("/proc/loadavg")
   return text.split(separator: " ").prefix(3).joined(separator: " ")
+}
+
+/// A procfs file's text, read to its end (empty when it cannot be read).
+func procText(_ path: String) -> String {
+  String(decoding: (try? FileDescriptor.readAll(path: path)) ?? [], as: UTF8.self)
 }

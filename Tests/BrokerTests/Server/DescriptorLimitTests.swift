@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Posix
 import TestSupport
 import Testing
 
@@ -59,7 +60,8 @@ struct DescriptorLimitTests {
   /// User and system CPU time a process has used so far, from
   /// /proc/<pid>/stat.
   private func cpuSeconds(of pid: Int32) throws -> Double {
-    let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+    let stat = String(
+      decoding: try FileDescriptor.readAll(path: "/proc/\(pid)/stat"), as: UTF8.self)
     // Fields after the command name (which may hold spaces) in parentheses.
     guard let end = stat.lastIndex(of: ")") else { throw TestFailure("cannot read \(stat)") }
     let fields = stat[stat.index(after: end)...].split(separator: " ")

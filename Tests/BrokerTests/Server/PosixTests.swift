@@ -83,6 +83,14 @@ struct PosixTests {
     #expect(!UnixSocket.isLive(path))
   }
 
+  @Test("readAll reads a procfs file to its end, past the 4 KiB a sized read stops at")
+  func readAllReadsProcToTheEnd() throws {
+    let maps = try FileDescriptor.readAll(path: "/proc/self/maps")
+    #expect(maps.count > 4096, "this process maps more than 4 KiB of lines")
+    #expect(maps.last == UInt8(ascii: "\n"), "the last line is whole")
+    #expect(throws: SystemError.self) { try FileDescriptor.readAll(path: "/nonexistent/file") }
+  }
+
   @Test("a bound socket is live until it is closed, then a new bind replaces its file")
   func bindConnectLive() throws {
     let directory =
