@@ -14,13 +14,17 @@ import Testing
 @Suite struct GreetingTests {
   /// A listener at a fresh path that writes `lines` to the first client,
   /// after reading its first line (the PING), and returns what it read.
-  /// It serves on a thread of its own: on Dispatch's shared pool it could
-  /// wait behind other tests' blocking work (under ThreadSanitizer, past
-  /// the client's 5 s bound).
+  /// It serves on a thread of its own, not on Dispatch's shared pool,
+  /// where it could wait behind other tests' blocking work.
   private func serve(_ lines: String) throws -> (path: String, read: () -> String) {
     let directory = try TemporaryDirectory()
     let path = directory.path + "/fake.sock"
     let listener = try UnixSocket.bind(path: path)
+    // UnixSocket.bind makes the non-blocking listener the broker's poll
+    // loop wants; this fake waits in accept(2) instead, which on a
+    // non-blocking socket returns EAGAIN if its thread gets there before
+    // the client connects (and then the fake never answered).
+    _ = fcntl(listener, F_SETFL, fcntl(listener, F_GETFL) & ~O_NONBLOCK)
     let box = LockedText()
     let done = DispatchSemaphore(value: 0)
     Thread.detachNewThread {
