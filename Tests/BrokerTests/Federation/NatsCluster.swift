@@ -41,8 +41,10 @@ final class NatsCluster: @unchecked Sendable {
   }
 
   let directory: String
-  let clientPorts: [UInt16]
-  let routePorts: [UInt16]
+  /// Chosen free, and chosen again for a server that found its port
+  /// taken meanwhile (see ``startServer(_:)``).
+  private(set) var clientPorts: [UInt16]
+  private(set) var routePorts: [UInt16]
   private var processes: [ChildProcess?]
 
   init() throws {
@@ -73,19 +75,37 @@ final class NatsCluster: @unchecked Sendable {
     }
   }
 
+  /// Starts server `index` and waits (bounded) until it listens for
+  /// clients and for routes. A port chosen free can be taken before the
+  /// server binds it (by any connection's ephemeral port): the server
+  /// then exits, and is started again on new ports, at most three times.
   func startServer(_ index: Int) throws {
     guard let server = Self.server else { throw TestFailure("no nats-server") }
-    let config = directory + "/n\(index + 1).conf"
-    try configuration(index).write(toFile: config, atomically: true, encoding: .utf8)
-    let logFile = open(
-      directory + "/n\(index + 1).log", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-    guard logFile >= 0 else { throw TestFailure("cannot open the nats-server log") }
-    defer { close(logFile) }
-    processes[index] = try ChildProcess(
-      [server, "-c", config], standardOutput: .descriptor(logFile),
-      standardError: .descriptor(logFile))
-    try waitUntil(timeout: 10, "nats-server \(index + 1) to listen") {
-      log(index).contains("Server is ready")
+    for attempt in 1...3 {
+      let config = directory + "/n\(index + 1).conf"
+      try configuration(index).write(toFile: config, atomically: true, encoding: .utf8)
+      let logPath = directory + "/n\(index + 1).log"
+      let logFile = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+      guard logFile >= 0 else { throw TestFailure("cannot open the nats-server log") }
+      let process = try ChildProcess(
+        [server, "-c", config], standardOutput: .descriptor(logFile),
+        standardError: .descriptor(logFile))
+      close(logFile)
+      processes[index] = process
+      let started = log(index).count
+      try waitUntil(timeout: 10, "nats-server \(index + 1) to listen for clients and routes") {
+        let text = log(index).dropFirst(started)
+        return text.contains("Listening for route connections") || !process.isRunning
+      }
+      // That line follows the route port's bind: a server that lost a
+      // port says so and exits instead.
+      guard !process.isRunning else { return }
+      process.waitUntilExit()
+      guard attempt < 3, log(index).dropFirst(started).contains("address already in use") else {
+        throw TestFailure("nats-server \(index + 1) did not start:\n\(log(index).suffix(2000))")
+      }
+      clientPorts[index] = freeLoopbackPort()
+      routePorts[index] = freeLoopbackPort()
     }
   }
 
