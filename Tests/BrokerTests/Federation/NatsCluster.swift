@@ -49,8 +49,11 @@ final class NatsCluster: @unchecked Sendable {
 
   init() throws {
     directory = try makeShortTemporaryDirectory("nats")
-    clientPorts = (0..<3).map { _ in freeLoopbackPort() }
-    routePorts = (0..<3).map { _ in freeLoopbackPort() }
+    // A port found free and closed again can be found again at once:
+    // six distinct ones (a server once got one port for clients and routes).
+    let ports = Self.distinctFreePorts(6, besides: [])
+    clientPorts = Array(ports[0..<3])
+    routePorts = Array(ports[3..<6])
     processes = [nil, nil, nil]
   }
 
@@ -104,9 +107,19 @@ final class NatsCluster: @unchecked Sendable {
       guard attempt < 3, log(index).dropFirst(started).contains("address already in use") else {
         throw TestFailure("nats-server \(index + 1) did not start:\n\(log(index).suffix(2000))")
       }
-      clientPorts[index] = freeLoopbackPort()
-      routePorts[index] = freeLoopbackPort()
+      let fresh = Self.distinctFreePorts(2, besides: Set(clientPorts + routePorts))
+      (clientPorts[index], routePorts[index]) = (fresh[0], fresh[1])
     }
+  }
+
+  /// `count` free loopback ports, none of them twice nor in `besides`.
+  private static func distinctFreePorts(_ count: Int, besides: Set<UInt16>) -> [UInt16] {
+    var chosen: [UInt16] = []
+    while chosen.count < count {
+      let port = freeLoopbackPort()
+      if !besides.contains(port) && !chosen.contains(port) { chosen.append(port) }
+    }
+    return chosen
   }
 
   /// Stops server `index` (SIGKILL: a crash, or a cut cable).
