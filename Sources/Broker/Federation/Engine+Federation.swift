@@ -58,6 +58,10 @@ extension Engine {
 
   public var outboxCount: Int { federation.outbox.count }
 
+  /// The id of the newest outbox line: asked every pass, without the copy
+  /// of the whole outbox that ``outbox`` makes.
+  public var newestOutboxID: MessageID? { federation.outbox.last?.id }
+
   /// `SAY` to a shared room, or to `@user@node` on another host:
   /// journaled into the outbox, acknowledged with the outbox id; the
   /// conversation sees it when it comes back from the stream. Refused

@@ -178,8 +178,7 @@ extension Server {
       federation.epoch += 1
       federation.link.restart(from: engine.streamSequence + 1, epoch: federation.epoch)
     }
-    let outbox = engine.outbox
-    if let last = outbox.last?.id, federation.notedUpTo.map({ last > $0 }) ?? true {
+    if let last = engine.newestOutboxID, federation.notedUpTo.map({ last > $0 }) ?? true {
       federation.waiting.append((last, committer.writtenCount))
       federation.notedUpTo = last
     }
