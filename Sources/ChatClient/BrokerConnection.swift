@@ -39,7 +39,8 @@ public enum ConnectionError: Error, Equatable, CustomStringConvertible {
       }
       return text
     case .timeout(let path, let seconds):
-      return "the broker at \(path) did not answer within \(seconds) seconds"
+      return
+        "the broker at \(path) did not answer within \(seconds) second\(seconds == 1 ? "" : "s")"
     case .closed(let path, let detail):
       return "the broker at \(path) closed the connection\(detail.isEmpty ? "" : ": " + detail)"
     case .untrusted(let path, let uid, let name):
@@ -92,6 +93,9 @@ public final class BrokerConnection {
   private var writeShutDown = false
   /// The broker closed its side; lines still buffered can be read.
   public private(set) var readClosed = false
+  /// Every byte read from the broker so far, closing included: what
+  /// ``nextLine(timeoutSeconds:)`` counts as the broker speaking.
+  private var bytesReceived = 0
   /// A line ``greeting(timeoutSeconds:)`` read that was not its PING's
   /// answer, given back first.
   private var held: [ServerLine] = []
@@ -200,15 +204,24 @@ public final class BrokerConnection {
   }
 
   /// The next line from the broker, waiting at most `timeoutSeconds` of
-  /// silence (`nil`: forever); `nil` when the broker has closed.
+  /// silence (`nil`: forever); `nil` when the broker has closed. Only
+  /// bytes from the broker end the silence: a signal that interrupts the
+  /// wait, or a write that drains, leaves the deadline where it was.
   public func nextLine(timeoutSeconds: Int?) throws(ConnectionError) -> ServerLine? {
+    var deadline = timeoutSeconds.map { MonotonicClock.seconds() + Double($0) }
     while true {
       if let line = bufferedLine() { return line }
       if readClosed { return nil }
-      let timeout = timeoutSeconds.map { Int32($0 * 1000) } ?? -1
-      let (_, progressed) = try wait(extra: [], timeoutMilliseconds: timeout)
-      if !progressed, let timeoutSeconds {
-        throw .timeout(path: path, seconds: timeoutSeconds)
+      var timeout: Int32 = -1
+      if let deadline, let timeoutSeconds {
+        let left = deadline - MonotonicClock.seconds()
+        guard left > 0 else { throw .timeout(path: path, seconds: timeoutSeconds) }
+        timeout = Int32((left * 1000).rounded(.up))
+      }
+      let received = bytesReceived
+      _ = try wait(extra: [], timeoutMilliseconds: timeout)
+      if bytesReceived != received, let timeoutSeconds {
+        deadline = MonotonicClock.seconds() + Double(timeoutSeconds)
       }
     }
   }
@@ -292,6 +305,7 @@ public final class BrokerConnection {
         return
       }
       guard case .processed(let count) = result else { return }
+      bytesReceived += count
       guard count > 0 else {
         readClosed = true
         return

@@ -145,11 +145,7 @@ public final class ChildProcess: @unchecked Sendable {
     }
   }
 
-  private static func now() -> Double {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-  }
+  private static func now() -> Double { MonotonicClock.seconds() }
 }
 
 extension ChildProcess {

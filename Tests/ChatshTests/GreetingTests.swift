@@ -75,6 +75,39 @@ import Testing
   }
 }
 
+extension GreetingTests {
+  @Test(
+    "signals that interrupt the wait do not stretch the bound of silence: a mute broker times out on time (real time)"
+  )
+  func signalsDoNotStretchTheTimeoutRealTime() throws {
+    let fake = try serve("")
+    let connection = try BrokerConnection(path: fake.path)
+    var action = sigaction()
+    action.__sigaction_handler.sa_handler = { _ in }
+    sigemptyset(&action.sa_mask)
+    sigaction(SIGUSR2, &action, nil)
+    let waiter = pthread_self()
+    let stop = DispatchSemaphore(value: 0)
+    // Every 50 ms for up to 5 s, a signal interrupts this thread's poll(2).
+    Thread.detachNewThread {
+      for _ in 0..<100 where stop.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
+        pthread_kill(waiter, SIGUSR2)
+      }
+    }
+    let started = MonotonicClock.seconds()
+    do {
+      _ = try connection.greeting(timeoutSeconds: 1)
+      Issue.record("a broker that never answered was taken for one")
+    } catch {
+      #expect(error.description.contains("did not answer within 1 second"), "\(error)")
+    }
+    let waited = MonotonicClock.seconds() - started
+    stop.signal()
+    #expect(waited < 3, "timed out after \(waited) s, not about 1 s")
+    _ = fake.read()
+  }
+}
+
 private final class LockedText: @unchecked Sendable {
   private let lock = NSLock()
   private var value = ""
