@@ -92,9 +92,11 @@ extension Engine {
     }
   }
 
-  private static func newHistory(_ capacity: Int, _ made: inout Bool) -> History {
+  private static func newHistory(_ capacity: Int, deferringWords: Bool, _ made: inout Bool)
+    -> History
+  {
     made = true
-    return History(capacity: capacity)
+    return History(capacity: capacity, indexWordsLater: deferringWords)
   }
 
   /// A message enters its conversation's history, one said here (a
@@ -122,14 +124,17 @@ extension Engine {
     // and every message of a replay comes here.
     var newHistory = false
     let capacity = limits.historyPerConversation
-    let evicted = histories[conversation, default: Self.newHistory(capacity, &newHistory)]
-      .append(message)
+    let evicted = histories[
+      conversation,
+      default: Self.newHistory(capacity, deferringWords: replayDefersWords, &newHistory)
+    ].append(message)
     if newHistory { addDirectConversation(conversation) }
     return (evicted, newHistory)
   }
 
   /// Start-up: one record of the journal, in order.
   public func replay(_ record: JournalRecord) {
+    replayDefersWords = true
     _ = change(record)
   }
 
@@ -161,6 +166,7 @@ extension Engine {
   public func finishReplay() {
     forgetUnusedRooms()
     rearmTimer()
+    queueWordIndexing()
   }
 
   /// What a compacted journal must hold to replay to the present state. The

@@ -73,6 +73,15 @@ extension Engine {
       return
     }
     let conversations = searchable(target, by: user)
+    let unindexed = finishWordIndex(of: conversations)
+    guard unindexed == 0 else {
+      fail(
+        .search, .limit,
+        "the search index is still being built after start-up (\(unindexed) messages to go);"
+          + " try again in a moment",
+        to: connection)
+      return
+    }
     var bound: SearchKey?
     if let before {
       bound =

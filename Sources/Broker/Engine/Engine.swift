@@ -95,6 +95,13 @@ public final class Engine {
   /// Candidates `SEARCH` examined since the shell last took the count
   /// (``takeSearchWork()``), which it charges to the sender's turn.
   var searchWork = 0
+  /// Whether histories made by replay leave their words to be indexed
+  /// after start-up (``indexWords(messages:)``): from the first replayed
+  /// record to ``finishReplay()``.
+  var replayDefersWords = false
+  /// The histories whose words are not all indexed, in the order they
+  /// are to be (Engine+WordIndex).
+  var historiesToIndex = FIFOQueue<ConversationKey>()
 
   public init(
     limits: Limits = Limits(), clock: WallClock, users: UserDirectory, journal: JournalSink,

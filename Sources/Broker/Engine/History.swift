@@ -21,15 +21,42 @@ struct History: Sendable {
   private var sequenceByID: [MessageID: Int] = [:]
   /// Who wrote and who is mentioned where, for unread counts.
   private var index = HistoryIndex()
-  /// Which messages hold each word, for `SEARCH`.
+  /// Which messages hold each word, for `SEARCH`: exactly the kept
+  /// messages numbered below ``wordsIndexedBelow``.
   private var words = SearchIndex()
+  /// Every kept message from this sequence number on is not in ``words``
+  /// yet. A history replayed at start-up is indexed afterwards, a slice
+  /// at a time (``indexWords(upTo:)``), so that the broker serves at once:
+  /// indexing a million worded messages takes seconds.
+  private var wordsIndexedBelow = 0
+  /// Whether every kept message is in ``words``; from then on each change
+  /// keeps it so.
+  private(set) var wordsComplete: Bool
   /// Messages from this sequence number on are in time order, each no
   /// older than the one before it. A late scheduled delivery or a wall
   /// clock set back breaks the order; it holds again from that message on.
   private var orderedFrom = 0
 
-  init(capacity: Int) {
+  /// A history whose words are indexed as they come, or, with
+  /// `indexWordsLater`, only by ``indexWords(upTo:)``.
+  init(capacity: Int, indexWordsLater: Bool = false) {
     self.capacity = max(1, capacity)
+    wordsComplete = !indexWordsLater
+  }
+
+  /// How many kept messages are not in the word index yet.
+  var unindexedCount: Int { endSequence - wordsIndexedBelow }
+
+  /// Indexes the words of at most `limit` more kept messages, oldest
+  /// first; returns how many it took.
+  @discardableResult
+  mutating func indexWords(upTo limit: Int) -> Int {
+    let end = wordsIndexedBelow + min(endSequence - wordsIndexedBelow, max(0, limit))
+    for sequence in wordsIndexedBelow..<end { words.addNewest(self[sequence], at: sequence) }
+    let taken = end - wordsIndexedBelow
+    wordsIndexedBelow = end
+    if end == endSequence { wordsComplete = true }
+    return taken
   }
 
   var count: Int { ring.count }
@@ -50,13 +77,17 @@ struct History: Sendable {
       evicted = ring[head]
       if firstSequence < idsAscendFrom { sequenceByID[ring[head].id] = nil }
       index.removeOldest(ring[head])
-      words.removeOldest(ring[head])
+      if firstSequence < wordsIndexedBelow { words.removeOldest(ring[head]) }
       ring[head] = message
       head = (head + 1) % capacity
       firstSequence += 1
+      wordsIndexedBelow = max(wordsIndexedBelow, firstSequence)
     }
     index.addNewest(message, at: endSequence - 1)
-    words.addNewest(message, at: endSequence - 1)
+    if wordsComplete {
+      words.addNewest(message, at: endSequence - 1)
+      wordsIndexedBelow = endSequence
+    }
     return evicted
   }
 
@@ -71,15 +102,28 @@ struct History: Sendable {
     if let evicted {
       head = (head + capacity - 1) % capacity
       index.removeNewest(ring[head])
-      words.removeNewest(ring[head])
+      if newest < wordsIndexedBelow {
+        words.removeNewest(ring[head])
+        wordsIndexedBelow = newest
+      }
       ring[head] = evicted
+      // The indexed messages stay those from the oldest on: the one put
+      // back is indexed when any is, or when all must be.
+      let indexesOldest = wordsComplete || wordsIndexedBelow > firstSequence
       firstSequence -= 1
       restoreOldestID(evicted.id)
       index.addOldest(evicted, at: firstSequence)
-      words.addOldest(evicted, at: firstSequence)
-    } else if let newest = ring.popLast() {
-      index.removeNewest(newest)
-      words.removeNewest(newest)
+      if indexesOldest {
+        words.addOldest(evicted, at: firstSequence)
+      } else {
+        wordsIndexedBelow = firstSequence
+      }
+    } else if let removed = ring.popLast() {
+      index.removeNewest(removed)
+      if newest < wordsIndexedBelow {
+        words.removeNewest(removed)
+        wordsIndexedBelow = newest
+      }
     }
   }
 
@@ -137,12 +181,13 @@ struct History: Sendable {
   mutating func replace(at sequence: Int, with message: StoredMessage) {
     let offset = sequence - firstSequence
     let slot = ring.count < capacity ? offset : (head + offset) % capacity
-    words.replace(ring[slot], with: message, at: sequence)
+    if sequence < wordsIndexedBelow { words.replace(ring[slot], with: message, at: sequence) }
     ring[slot] = message
   }
 
   /// The postings of each of `words` (``SearchIndex``), or nil when a
-  /// word is in no kept message.
+  /// word is in no kept message; only for a history whose words are
+  /// complete (``wordsComplete``).
   func postings(of words: [String]) -> [Postings]? {
     self.words.postings(of: words)
   }

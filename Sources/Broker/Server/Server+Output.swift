@@ -156,7 +156,34 @@ extension Server: EngineOutput {
     completeShutdownIfDrained()
     // 6. systemd's STATUS= line, at most once a second.
     onStatusChange?()
+    // 7. The next slice of the word index start-up left to build.
+    continueWordIndex()
   }
+
+  /// The words of the messages replayed at start-up are indexed a slice
+  /// per pass (Engine+WordIndex), posted so that the loop wakes for the
+  /// next slice even when nothing else happens, and so that requests and
+  /// timers get their turn between slices.
+  func continueWordIndex() {
+    if let started = wordIndexStarted, !engine.hasWordsToIndex {
+      // Done, by the last slice or by a search that indexed the rest.
+      log.info(
+        "search index built",
+        [
+          "sliced": "\(wordIndexedMessages)",
+          "ms": "\((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000)",
+        ])
+      (wordIndexStarted, wordIndexedMessages) = (nil, 0)
+    }
+    guard !wordIndexPosted, engine.hasWordsToIndex else { return }
+    wordIndexPosted = true
+    if wordIndexStarted == nil { wordIndexStarted = DispatchTime.now().uptimeNanoseconds }
+    poll.post { [unowned self] in
+      wordIndexPosted = false
+      wordIndexedMessages += engine.indexWords(messages: Self.wordIndexSlice)
+    }
+  }
+
 
   /// Releases the held lines up to the committer's durable count, once
   /// per change of it.

@@ -98,6 +98,14 @@ public final class Server: @unchecked Sendable {
   /// Requests' worth of work done beyond the one request being served, to
   /// take from its connection's turn (``conversationsPerRequest``).
   var extraTurnCost = 0
+  /// Whether a slice of the start-up word index waits in the mailbox.
+  var wordIndexPosted = false
+  /// When the first slice of the word index was posted, and how many
+  /// messages the slices have indexed since, for the log line at the end.
+  var wordIndexStarted: UInt64?
+  var wordIndexedMessages = 0
+  /// Messages indexed a pass: about 2 ms of worded texts (``Engine/indexWords(messages:)``).
+  static let wordIndexSlice = 500
   /// The connection whose requests are being handled: its own replies are
   /// bounded by back-pressure, so the output limit is not applied to them.
   var serving: ConnectionID?

@@ -186,4 +186,31 @@ struct EngineSearchTests {
       chat.output.kinds.first { $0.key.contains(id) && $0.key.hasPrefix("HIST") }?.value
         == .revealing)
   }
+
+  @Test(
+    "after a restart the words are indexed later: a search needing more than 2000 of them is LIMIT, then answers"
+  )
+  func indexBuiltAfterStartUp() {
+    let chat = EngineHarness()
+    let alice = chat.connect("alice")
+    for number in 0..<2500 { chat.send(alice, "SAY #ops :build \(number) green") }
+    let said = okID(chat.send(alice, "SAY #ops :deploy now"))
+    let restarted = chat.restarted()
+    #expect(restarted.engine.hasWordsToIndex)
+    let bob = restarted.connect("bob")
+    #expect(
+      restarted.send(bob, "SEARCH * deploy") == [
+        "ERR SEARCH LIMIT :the search index is still being built after start-up"
+          + " (2501 messages to go); try again in a moment"
+      ])
+    // A slice, as the shell asks for each pass: what is left is a
+    // search's worth, which the search then indexes itself.
+    #expect(restarted.engine.indexWords(messages: 1000) == 1000)
+    #expect(ids(restarted.send(bob, "SEARCH * deploy")) == [said])
+    #expect(!restarted.engine.hasWordsToIndex)
+    #expect(restarted.send(bob, "SEARCH * build 2499").count == 2)
+    // Lines said after the start are found, and so are they after the next.
+    let later = okID(restarted.send(bob, "SAY #ops :deploy again"))
+    #expect(ids(restarted.send(bob, "SEARCH * deploy")) == [later, said])
+  }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import TestSupport
 import Testing
 
@@ -39,5 +40,38 @@ struct SearchTests {
     let again = try broker.connect(as: "cbtest1")
     let replayed = try again.request("SEARCH * deploy")
     #expect(replayed.count == 2 && replayed.first?.contains(toBob) == true, "\(replayed)")
+  }
+
+  @Test(
+    "a broker with 50,000 worded messages in its journal serves at once and searches once its index is built"
+  )
+  func indexBuiltAfterStartUp() throws {
+    let broker = try BrokerProcess()
+    var lines = [#"{"type":"journal","version":1,"next_id":"50001"}"#]
+    for number in 1...50_000 {
+      lines.append(
+        ##"{"type":"message","id":"\##(number)","to":"#r\##(number % 5)","from":"alice","##
+          + ##""at":"2026-11-30T17:00:00.000Z","text":"build \##(number) went green, deploy next"}"##
+      )
+    }
+    #expect(mkdir(broker.stateDirectory, 0o700) == 0)
+    try (lines.joined(separator: "\n") + "\n").write(
+      toFile: broker.journalPath, atomically: false, encoding: .utf8)
+    try broker.start()
+    let client = try broker.connect()
+    #expect(try client.request("PING soon").last == "OK PING soon")
+    // Each answer is either the whole page or LIMIT saying how many
+    // messages are still to be indexed; the index is done in seconds.
+    var answer: [String] = []
+    try waitUntil(timeout: 30, "SEARCH to answer from the whole index") {
+      answer = try client.request("SEARCH * 3 deploy 49999")
+      if answer.first?.hasPrefix("ERR SEARCH LIMIT :the search index is still being built") == true
+      {
+        return false
+      }
+      return true
+    }
+    #expect(answer.count == 2 && answer.first?.hasPrefix("HIST #r4 49999 ") == true, "\(answer)")
+    try broker.waitForLog("search index built")
   }
 }
