@@ -107,9 +107,14 @@ enum FederationBenchmark {
       LineCodec.append(.say(.room(room), text: "burst \(index) of a hundred-byte line"), to: &burst)
     }
     let writer = Worker { [burst] in writeAll(sender, burst) }
+    // The sender's OK SAY replies are read as they come: a broker stops
+    // reading a client that does not read its replies (back-pressure), and
+    // a burst of ten thousand lines filled the socket and stopped there.
+    let acknowledgements = Worker { _ = try? readLines(sender, count: lines, timeout: 120) }
     try messages.wait(for: lines, timeout: 120)
     let seconds = Double(monotonicNanoseconds() - started) / 1e9
     writer.join()
+    acknowledgements.join()
     latencies.sort()
     let raw = try cluster.map {
       try RawNatsPublisher.messagesPerSecond(url: $0.url(0), replicas: replicas ?? 1, count: lines)
