@@ -43,6 +43,8 @@ public struct ModeChange: Equatable, Hashable, Sendable, CustomStringConvertible
     case missingArgument(Letter)
     case invalidArgument(Letter, String, reason: String)
     case tooMany
+    /// An argument no change took (the line protocol's MODE; IRC ignores it).
+    case unusedArgument(String)
 
     /// A sentence for people.
     public var text: String {
@@ -55,6 +57,8 @@ public struct ModeChange: Equatable, Hashable, Sendable, CustomStringConvertible
         "\(quoted(argument)) is not \(ModeChange.argumentName(letter)) for \(letter.rawValue): \(reason)"
       case .tooMany:
         "one MODE makes at most \(ModeChange.maximumPerRequest) changes"
+      case .unusedArgument(let argument):
+        "no change takes \(quoted(argument)): write the changes as one word, +o-v alice bob"
       }
     }
   }
@@ -98,8 +102,11 @@ public struct ModeChange: Equatable, Hashable, Sendable, CustomStringConvertible
   /// or `nil` for the ban list (`MODE <room> b`, `+b` or `-b` with no
   /// mask). Nothing is changed when one change is wrong.
   /// `login`: how an IRC nick names a login (identity on the line protocol).
+  /// `strict`: an argument no change takes is an error (the line
+  /// protocol), not ignored (IRC).
   public static func parse(
-    _ changes: String, arguments: [String], login: (String) -> String = { $0 }
+    _ changes: String, arguments: [String], strict: Bool = false,
+    login: (String) -> String = { $0 }
   ) -> Result<[ModeChange]?, Problem> {
     var adding = true
     var letters: [(adding: Bool, letter: Letter)] = []
@@ -141,6 +148,7 @@ public struct ModeChange: Equatable, Hashable, Sendable, CustomStringConvertible
       }
     }
     guard letters.count <= maximumPerRequest else { return .failure(.tooMany) }
+    if strict, let unused = arguments.first { return .failure(.unusedArgument(unused)) }
     return .success(parsed)
   }
 

@@ -59,7 +59,7 @@ public enum RequestParser {
       guard let changes = words.next() else { return .mode(room) }
       var arguments: [String] = []
       while let argument = words.next() { arguments.append(string(argument)) }
-      switch ModeChange.parse(string(changes), arguments: arguments) {
+      switch ModeChange.parse(string(changes), arguments: arguments, strict: true) {
       case .success(nil): return .bans(room)
       case .success(let parsed?): return .setMode(room, parsed)
       case .failure(let problem):

@@ -120,9 +120,9 @@ extension Engine {
       newRoom != nil && restriction != nil
       ? .access(name, restriction, user: user, at: clock.now) : nil
     // Whose JOIN creates a room is its first operator (chatbroker(7),
-    // "Moderation"), in the same append.
+    // "Moderation"), in the same append; a shared room has no modes.
     let creator: JournalRecord? =
-      newRoom != nil && verb == .join
+      newRoom != nil && verb == .join && !isShared(.room(name))
       ? .mode(
         name, ModeChange(adding: true, letter: .op, argument: user), user: user, at: clock.now)
       : nil

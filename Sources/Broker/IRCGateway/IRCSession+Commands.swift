@@ -92,7 +92,10 @@ extension IRCSession {
   /// "Moderation").
   func join(_ name: String, key: String? = nil) -> [Action] {
     guard let room = room(name) else { return [noSuchChannel(name)] }
-    if let earlier = joins[room], !earlier.refused { return [] }
+    // A room the user no longer has (a KICK took it) is joined again.
+    if let earlier = joins[room], !earlier.refused, counts().roomsOf(user).contains(room) {
+      return []
+    }
     if let key, RoomRestriction(key) == nil {
       let valid = ModeChange.checked(ModeChange(adding: true, letter: .key, argument: key))
       if case .success = valid { return join(room, key: key) }

@@ -46,7 +46,7 @@ extension IRCSession {
       return numeric(
         .invalidModeParameter,
         [target, String(letter.rawValue), argument.isEmpty ? "*" : argument, problem.text])
-    case .tooMany:
+    case .tooMany, .unusedArgument:
       return numeric(.invalidModeParameter, [target, "*", "*", problem.text])
     }
   }

@@ -57,7 +57,7 @@ struct IRCSessionTests {
     #expect(
       lines == [
         ":alice!alice@host.test JOIN #ops",
-        ":host.test 353 alice = #ops :alice carol",
+        ":host.test 353 alice = #ops :alice @carol",
         ":host.test 366 alice #ops :End of /NAMES list",
         ":carol!carol@host.test PRIVMSG #ops :[17:52] deploy at six",
       ])
