@@ -50,7 +50,7 @@ public struct ModeChange: Equatable, Hashable, Sendable, CustomStringConvertible
     public var text: String {
       switch self {
       case .unknownLetter(let letter):
-        "\(letter) is not a mode; the modes are o v b k l t n m s i (chatbroker(7), \"Moderation\")"
+        "\(ModeChange.shown(letter)) is not a mode; the modes are o v b k l t n m s i (chatbroker(7), \"Moderation\")"
       case .missingArgument(let letter):
         "+\(letter.rawValue) needs \(ModeChange.argumentName(letter))"
       case .invalidArgument(let letter, let argument, let reason):
@@ -86,6 +86,13 @@ public struct ModeChange: Equatable, Hashable, Sendable, CustomStringConvertible
   /// `+o alice`, `-l`, `+t`: how a `mode` record and a `MODE` line show it.
   public var description: String {
     (adding ? "+" : "-") + String(letter.rawValue) + (argument.map { " \($0)" } ?? "")
+  }
+
+  /// A letter as an error shows it: itself when printable ASCII, `that
+  /// letter` otherwise (no control character reaches a client's screen).
+  public static func shown(_ letter: Character) -> String {
+    letter.isASCII && (letter.asciiValue ?? 0) > 0x20 && (letter.asciiValue ?? 0) < 0x7F
+      ? String(letter) : "that letter"
   }
 
   static func argumentName(_ letter: Letter) -> String {

@@ -35,7 +35,8 @@ extension IRCSession {
   private func modeProblem(_ problem: ModeChange.Problem, target: String) -> Action {
     switch problem {
     case .unknownLetter(let letter):
-      return numeric(.unknownMode, [String(letter), "is unknown mode char to me: \(problem.text)"])
+      let shown = ModeChange.shown(letter).count == 1 ? String(letter) : "*"
+      return numeric(.unknownMode, [shown, "is unknown mode char to me: \(problem.text)"])
     case .missingArgument:
       return numeric(.needMoreParameters, ["MODE", "Not enough parameters: \(problem.text)"])
     case .invalidArgument(.key, _, _):
