@@ -143,6 +143,7 @@ final class IRCWorld {
       IRCSession.Counts(
         connections: 3, rooms: engine.roomCount,
         roomMode: { engine.roomMode($0, seenBy: user) },
+        prefixes: { engine.membershipPrefixes(of: $0, in: $1) },
         activeConversations: engine.activeConversations)
     }
     var actions = callSession(session, .frame(frame), counts: counts)

@@ -13,6 +13,12 @@ extension ChatSession {
     ),
     ("/invite", "/invite [#room] user", "let a user into a private room"),
     ("/part", "/part [#room]", "leave the room shown, or the one named"),
+    (
+      "/mode", "/mode [#room] [CHANGES [ARGS]]",
+      "show the room's modes, or change them as its operator: +o user, +v user, +b mask, "
+        + "+k key, +l n, +t +n +m +s +i (- takes back; +b alone lists the bans)"
+    ),
+    ("/kick", "/kick user [reason]", "remove someone from the room shown, as its operator"),
     ("/switch", "/switch #room|@user|N", "show another conversation (also Alt-1..9)"),
     ("/msg", "/msg @user|#room text", "send to someone or somewhere else"),
     ("/me", "/me text", "say what you do: shown as “* you text”"),
@@ -71,6 +77,26 @@ extension ChatSession {
         UserName.isValid(user)
       else { return usage("/invite [#room] user, in a private room") }
       request(.invite(name, user: user), .invite(room: name.description, user: user))
+    case "/mode":
+      // MODE <room> [<changes> [<arguments>]] (chatbroker(7), since 1.5).
+      var words = arguments
+      let room =
+        words.first.flatMap { RoomName($0) }
+        ?? RoomName(model.currentIndex == nil ? "" : model.current.name)
+      if let first = words.first, RoomName(first) != nil { words.removeFirst() }
+      guard let room else { return usage("/mode [#room] [CHANGES [ARGS]], in a room") }
+      switch RequestParser.parse((["MODE", room.description] + words).joined(separator: " ")) {
+      case .success(let request): self.request(request, .mode(room: room.description))
+      case .failure(let problem): error(problem.text)
+      }
+    case "/kick":
+      guard let room = RoomName(model.currentIndex == nil ? "" : model.current.name),
+        let user = arguments.first.map({ $0.hasPrefix("@") ? String($0.dropFirst()) : $0 }),
+        UserName.isValid(user)
+      else { return usage("/kick user [reason], in a room") }
+      let reason = rest.split(separator: " ", maxSplits: 1).dropFirst().first.map(String.init)
+      request(
+        .kick(room, user: user, reason: reason), .kick(room: room.description, user: user))
     case "/part", "/leave", "/close":
       let target = arguments.first ?? (model.currentIndex == nil ? "" : model.current.name)
       let name = Target(target)?.description ?? target

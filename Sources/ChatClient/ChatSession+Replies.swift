@@ -62,6 +62,23 @@ extension ChatSession {
       conversationsChanged(model.conversations.map(\.name))
     case .invite(let room, let user):
       notice("\(user) may now read and join \(room)")
+    case .mode(let room):
+      // The ban list, the modes, or the changes made (chatbroker(7), MODE).
+      let bans = data.compactMap { event -> String? in
+        guard case .ban(_, let mask, let user, _) = event else { return nil }
+        return "\(mask) (by \(user))"
+      }
+      let shown = words.dropFirst().joined(separator: " ")
+      if words.dropFirst().first == "+b" {
+        notice(
+          bans.isEmpty ? "\(room) bans nobody" : "\(room) bans " + bans.joined(separator: ", "))
+      } else if shown.isEmpty {
+        notice("nothing changed in \(room)")
+      } else {
+        (model.find(room) ?? model.current).notice("\(room): \(shown)", time: time)
+      }
+    case .kick:
+      break
     case .say(let target, let text), .action(let target, let text):
       guard case .event(.accepted(_, let id, let sent)) = reply else { return }
       if openOnDelivery.remove(target) != nil { open(target, show: true) }
@@ -229,6 +246,10 @@ extension ChatSession {
       error("could not cancel \(id): \(text)")
     case .invite(let room, let user):
       error("could not invite \(user) to \(room): \(text)")
+    case .kick(let room, let user):
+      error("could not remove \(user) from \(room): \(text)")
+    case .mode(let room):
+      error("\(room): \(text)")
     case .redact(_, let id):
       error("could not take \(id) back: \(text)")
     case .away:

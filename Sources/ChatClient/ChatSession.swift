@@ -240,6 +240,17 @@ public final class ChatSession {
       guard let conversation = model.find(room.description) else { return }
       conversation.members.remove(user)
       conversation.notice("\(user) left", time: now())
+    case .modeChanged(let room, let user, let changes):
+      // An operator changed the room's modes (chatbroker(7), "Moderation").
+      guard let conversation = model.find(room.description) else { return }
+      conversation.notice(
+        "\(user) set \(ModeChange.summary(changes).joined(separator: " "))", time: now())
+    case .kicked(let room, let user, let by, let reason):
+      guard let conversation = model.find(room.description) else { return }
+      conversation.members.remove(user)
+      let why = reason.map { ": \($0)" } ?? ""
+      conversation.notice(
+        "\(user == model.me ? "you were" : "\(user) was") removed by \(by)\(why)", time: now())
     case .topic(let room, _, _, _) where pending.first != .topic(room: room.description):
       topicArrived(event)
     case .away(let user, let text):

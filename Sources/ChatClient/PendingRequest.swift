@@ -5,6 +5,10 @@ enum PendingRequest: Equatable {
   /// `INVITE <room> <user>` (since 1.4): `/invite`.
   case invite(room: String, user: String)
   case part(String)
+  /// `MODE <room> [...]` (since 1.5): `/mode`.
+  case mode(room: String)
+  /// `KICK <room> <user> [<text>]` (since 1.5): `/kick`.
+  case kick(room: String, user: String)
   case say(target: String, text: String)
   /// `ACTION` (since 1.4): `/me`.
   case action(target: String, text: String)

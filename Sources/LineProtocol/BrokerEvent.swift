@@ -52,6 +52,15 @@ public enum BrokerEvent: Equatable, Sendable {
   /// (`INVITE`): IRC clients of the invited user get IRC's `INVITE`
   /// line; the line protocol shows nothing (chatbroker(7), "Moderation").
   case invited(room: RoomName, user: String, by: String)
+  /// Since 1.5: `user` changed the room's modes (`MODE`; chatbroker(7),
+  /// "Moderation"): to the room's other sessions.
+  case modeChanged(room: RoomName, user: String, changes: [ModeChange])
+  /// Since 1.5: a line of the ban list (`MODE <room> +b`): `user` banned
+  /// `mask` at `time`.
+  case ban(room: RoomName, mask: String, user: String, time: Timestamp)
+  /// Since 1.5: the operator `by` removed `user` from the room (`KICK`),
+  /// to the room's sessions, the removed user's included.
+  case kicked(room: RoomName, user: String, by: String, reason: String?)
   /// A user's last session closed, which left `rooms` (those shared with
   /// the recipient): IRC shows one `QUIT` with the reason, the line
   /// protocol a `PART` line per room.

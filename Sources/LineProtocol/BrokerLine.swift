@@ -227,6 +227,40 @@ public enum BrokerLine {
     }
   }
 
+  /// `MODE <room> <user> <changes> [<arguments>]` (since 1.5): `user`
+  /// changed the room's modes (chatbroker(7), "Moderation").
+  public static func mode(room: RoomName, user: String, changes: [ModeChange]) -> [UInt8] {
+    build {
+      $0.word("MODE")
+      $0.word(room.description)
+      $0.word(user)
+      for piece in ModeChange.summary(changes) { $0.word(piece) }
+    }
+  }
+
+  /// `BAN <room> <mask> <user> <time>` (since 1.5): a line of the ban list.
+  public static func ban(room: RoomName, mask: String, user: String, time: Timestamp) -> [UInt8] {
+    build {
+      $0.word("BAN")
+      $0.word(room.description)
+      $0.word(mask)
+      $0.word(user)
+      $0.time(time)
+    }
+  }
+
+  /// `KICK <room> <user> <by> [:<reason>]` (since 1.5): the operator `by`
+  /// removed `user` from the room.
+  public static func kick(room: RoomName, user: String, by: String, reason: String?) -> [UInt8] {
+    build {
+      $0.word("KICK")
+      $0.word(room.description)
+      $0.word(user)
+      $0.word(by)
+      if let reason { $0.text(reason) }
+    }
+  }
+
   /// `MEMBER <room> <user> [:<away>]`: the away text since 1.4.
   public static func member(room: RoomName, user: String, away: String? = nil) -> [UInt8] {
     build {

@@ -22,6 +22,21 @@ public enum ErrorCode: String, Sendable, CaseIterable {
   /// not change; the same answer for every such room (chatbroker(7),
   /// "Private rooms").
   case noAccess = "NOACCESS"
+  /// Since 1.5: only the room's operators may do this (chatbroker(7),
+  /// "Moderation").
+  case notOperator = "NOTOPERATOR"
+  /// Since 1.5: a ban of the room matches you.
+  case banned = "BANNED"
+  /// Since 1.5: the room has a key, and the JOIN did not give it.
+  case badKey = "BADKEY"
+  /// Since 1.5: the room has as many members as its limit.
+  case full = "FULL"
+  /// Since 1.5: the room is moderated and you are neither an operator nor voiced.
+  case moderated = "MODERATED"
+  /// Since 1.5: the user named is not in the room.
+  case notMember = "NOTMEMBER"
+  /// Since 1.5: the user named is in the room already.
+  case alreadyIn = "ALREADYIN"
 }
 
 /// A request that failed: the verb it was for (`-` when the line could not be

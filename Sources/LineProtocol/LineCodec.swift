@@ -46,6 +46,12 @@ public enum LineCodec {
     case .conversation(let summary): BrokerLine.conversation(summary)
     case .markRead(let target, let id): BrokerLine.markRead(target: target, id: id)
     case .readMarker(let target, let id, _): BrokerLine.markRead(target: target, id: id)
+    case .modeChanged(let room, let user, let changes):
+      BrokerLine.mode(room: room, user: user, changes: changes)
+    case .ban(let room, let mask, let user, let time):
+      BrokerLine.ban(room: room, mask: mask, user: user, time: time)
+    case .kicked(let room, let user, let by, let reason):
+      BrokerLine.kick(room: room, user: user, by: by, reason: reason)
     case .info(let text): BrokerLine.info(text)
     case .bye(let text): BrokerLine.bye(text)
     }
@@ -146,6 +152,19 @@ public enum LineCodec {
     case ("REDACT", 3, nil):
       guard let target = Target(rest[0]), let id = MessageID(rest[1]) else { return nil }
       return .redacted(target: target, id: id, user: rest[2])
+    case ("MODE", 3...9, nil):
+      guard let room = RoomName(rest[0]),
+        case .success(let changes?) = ModeChange.parse(rest[2], arguments: Array(rest[3...]))
+      else { return nil }
+      return .modeChanged(room: room, user: rest[1], changes: changes)
+    case ("BAN", 4, nil):
+      guard let room = RoomName(rest[0]), let time = Timestamp(rfc3339: rest[3]) else {
+        return nil
+      }
+      return .ban(room: room, mask: rest[1], user: rest[2], time: time)
+    case ("KICK", 3, let reason):
+      guard let room = RoomName(rest[0]) else { return nil }
+      return .kicked(room: room, user: rest[1], by: rest[2], reason: reason)
     case ("INFO", 0, let text?): return .info(text)
     case ("BYE", 0, let text?): return .bye(text)
     default: return nil

@@ -11,6 +11,17 @@ public enum Request: Equatable, Sendable {
   case access(RoomName)
   /// Since 1.4: `ACCESS <room> public|invite|group=<group>`; nil is public.
   case setAccess(RoomName, RoomRestriction?)
+  /// Since 1.5: `JOIN <room> key=<key>`, the JOIN of a room with a key
+  /// (`+k`; chatbroker(7), "Moderation").
+  case joinKeyed(RoomName, key: String)
+  /// Since 1.5: `MODE <room>`, answered with the room's modes.
+  case mode(RoomName)
+  /// Since 1.5: `MODE <room> <changes> [<arguments>]`, by an operator.
+  case setMode(RoomName, [ModeChange])
+  /// Since 1.5: `MODE <room> +b`, answered with the ban list.
+  case bans(RoomName)
+  /// Since 1.5: `KICK <room> <user> [<reason>]`, by an operator.
+  case kick(RoomName, user: String, reason: String?)
   case part(RoomName)
   case say(Target, text: String)
   /// Since 1.4: `ACTION <target> <text>`, a SAY shown as an action.
@@ -88,7 +99,9 @@ public enum Request: Equatable, Sendable {
 
   public var verb: Verb {
     switch self {
-    case .join, .joinPrivate: .join
+    case .join, .joinPrivate, .joinKeyed: .join
+    case .mode, .setMode, .bans: .mode
+    case .kick: .kick
     case .invite: .invite
     case .access, .setAccess: .access
     case .part, .partGiving: .part

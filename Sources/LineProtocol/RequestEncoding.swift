@@ -51,8 +51,21 @@ extension LineCodec {
     bytes.append(contentsOf: request.verb.rawValue.utf8)
     switch request {
     case .join(let room), .part(let room), .who(let room), .topic(let room),
-      .access(let room):
+      .access(let room), .mode(let room):
       word(room.description)
+    case .joinKeyed(let room, let key):
+      word(room.description)
+      word("key=" + key)
+    case .setMode(let room, let changes):
+      word(room.description)
+      for piece in ModeChange.summary(changes) { word(piece) }
+    case .bans(let room):
+      word(room.description)
+      word("+b")
+    case .kick(let room, let user, let reason):
+      word(room.description)
+      word(user)
+      if let reason { text(reason) }
     case .joinPrivate(let room, let restriction):
       word(room.description)
       word(restriction.description)

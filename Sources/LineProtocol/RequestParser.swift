@@ -37,7 +37,44 @@ public enum RequestParser {
       let room = try roomName(verb, words.required(verb))
       guard let word = words.next() else { return .join(room) }
       try words.end(verb)
+      // `key=<key>` (since 1.5): the key of a room with one.
+      if word.count > 4, word.slice(0, 3).equals(caseInsensitive: "KEY"),
+        word[3] == UInt8(ascii: "=")
+      {
+        let key = string(word.slice(4, word.count))
+        guard
+          case .success = ModeChange.checked(ModeChange(adding: true, letter: .key, argument: key))
+        else {
+          throw RequestError(
+            verb: verb.rawValue, code: .syntax,
+            text:
+              "\(quoted(word)) is not key=<key>: a key has 1 to \(ModeChange.maximumKeyBytes) bytes and no commas, colons or control characters"
+          )
+        }
+        return .joinKeyed(room, key: key)
+      }
       return .joinPrivate(room, try restriction(verb, word))
+    case .mode:
+      let room = try roomName(verb, words.required(verb))
+      guard let changes = words.next() else { return .mode(room) }
+      var arguments: [String] = []
+      while let argument = words.next() { arguments.append(string(argument)) }
+      switch ModeChange.parse(string(changes), arguments: arguments, strict: true) {
+      case .success(nil): return .bans(room)
+      case .success(let parsed?): return .setMode(room, parsed)
+      case .failure(let problem):
+        throw RequestError(
+          verb: verb.rawValue, code: problem == .tooMany ? .limit : .syntax, text: problem.text)
+      }
+    case .kick:
+      let room = try roomName(verb, words.required(verb))
+      let user = try words.required(verb)
+      guard UserName.isValid(utf8: user) else {
+        throw RequestError(
+          verb: verb.rawValue, code: .badName, text: "\(quoted(user)) is not a login name")
+      }
+      guard words.hasText else { return .kick(room, user: string(user), reason: nil) }
+      return .kick(room, user: string(user), reason: try text(verb, words))
     case .invite:
       let room = try roomName(verb, words.required(verb))
       let user = try words.required(verb)

@@ -36,6 +36,10 @@ public enum Verb: String, CaseIterable, Sendable {
   case invite = "INVITE"
   /// Since 1.4: show or change who may read a room.
   case access = "ACCESS"
+  /// Since 1.5: show or change a room's modes and operators.
+  case mode = "MODE"
+  /// Since 1.5: an operator removes a member from a room.
+  case kick = "KICK"
   case ping = "PING"
   case help = "HELP"
   case quit = "QUIT"
@@ -60,6 +64,8 @@ public enum Verb: String, CaseIterable, Sendable {
     case 4 where matches("EDIT"): self = .edit
     case 4 where matches("AWAY"): self = .away
     case 4 where matches("SKIP"): self = .skip
+    case 4 where matches("MODE"): self = .mode
+    case 4 where matches("KICK"): self = .kick
     case 5 where matches("SAYAT"): self = .sayAt
     case 5 where matches("ROOMS"): self = .rooms
     case 5 where matches("TOPIC"): self = .topic
@@ -106,9 +112,11 @@ public enum Verb: String, CaseIterable, Sendable {
     case .away: 20
     case .invite: 21
     case .access: 22
-    case .ping: 23
-    case .help: 24
-    case .quit: 25
+    case .mode: 23
+    case .kick: 24
+    case .ping: 25
+    case .help: 26
+    case .quit: 27
     }
   }
 
@@ -141,9 +149,9 @@ public struct VerbSpec: Sendable {
 public enum VerbTable {
   public static let rows: [VerbSpec] = [
     row(
-      .join, 1...2, "JOIN <room> [group=<group>|invite]",
-      "join a room (created if needed, private to a Unix group or to the invited if asked) "
-        + "and receive its messages"),
+      .join, 1...2, "JOIN <room> [group=<group>|invite|key=<key>]",
+      "join a room (created if needed, private to a Unix group or to the invited if asked; "
+        + "with its key if it has one) and receive its messages"),
     row(.part, 1...1, "PART <room>", "leave a room"),
     row(.say, 1...1, text: true, "SAY <target> <text>", "send text to a #room or to @user"),
     row(
@@ -212,6 +220,15 @@ public enum VerbTable {
     row(
       .access, 1...2, "ACCESS <room> [public|invite|group=<group>]",
       "show who may read a room, or change it (a private room's creator or one of its group)"),
+    row(
+      .mode, 1...8, "MODE <room> [<changes> [<arguments>]]",
+      "show a room's modes, or change them if you are one of its operators: "
+        + "+o/-o <user> operator, +v/-v <user> voiced, +b/-b <mask> ban (+b alone lists them), "
+        + "+k/-k <key>, +l/-l <n> member limit, +t topic, +n members write, "
+        + "+m operators and voiced write, +s secret, +i invite only"),
+    row(
+      .kick, 2...2, text: true, optionalText: true, "KICK <room> <user> [<text>]",
+      "remove a member from a room you are an operator of"),
     row(.ping, 0...1, "PING [<token>]", "check that the broker answers"),
     row(.help, 0...0, "HELP", "show this list"),
     row(.quit, 0...0, "QUIT", "close the connection"),

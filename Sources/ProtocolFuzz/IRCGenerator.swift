@@ -143,6 +143,7 @@ public struct IRCGenerator {
     case "NAMES": return "\(shown) \(room())"
     case "JOIN":
       // A key asks for a private room (chatbroker(7), "Moderation").
+      if random.chance(10) { return "\(shown) \(room()) \(lines.modeArgument())" }
       return random.chance(75)
         ? "\(shown) \(room())" : "\(shown) \(room()) \(lines.access())"
     case "PART":
@@ -157,11 +158,22 @@ public struct IRCGenerator {
     case "STATS": return "\(shown) \(random.pick(["u", "", "l"]))"
     case "TOPIC": return random.chance(50) ? "\(shown) \(room())" : "\(shown) \(room()) :\(text())"
     case "MODE":
+      // Operators and modes (chatbroker(7), "Moderation").
+      if random.chance(40) {
+        var line = "\(shown) \(room()) \(lines.modeChanges())"
+        for _ in 0..<Int.random(in: 0...3, using: &random) { line += " \(lines.modeArgument())" }
+        return random.chance(20) ? line + " :\(lines.modeArgument())" : line
+      }
       return random.pick([
         "\(shown) \(room())", "\(shown) \(room()) +b", "\(shown) \(room()) +o \(nick())",
         "\(shown) \(nick())", "\(shown) \(nick()) +i", "\(shown) \(room()) +i",
-        "\(shown) \(room()) -i",
+        "\(shown) \(room()) -i", "\(shown) \(room()) +k :", "\(shown) \(room()) +l :-1",
       ])
+    case "KICK":
+      // One nick or several, a reason or none.
+      let nicks = random.chance(30) ? "\(nick()),\(nick())" : nick()
+      return random.chance(50)
+        ? "\(shown) \(room()) \(nicks)" : "\(shown) \(room()) \(nicks) :\(text())"
     case "PRIVMSG", "NOTICE": return "\(shown) \(target()) :\(text())"
     case "SAYAT": return "\(shown) \(target()) \(lines.when()) :\(text())"
     case "MARKREAD":

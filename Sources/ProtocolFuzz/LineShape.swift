@@ -69,6 +69,16 @@ public enum LineShape {
       return fields(3, text: text != nil) ?? check(words[1], isRoom) ?? check(words[2], isUser)
     case "AWAY":
       return fields(2, text: true) ?? check(words[1], isUser)
+    // Since 1.5 (chatbroker(7), MODE and KICK).
+    case "MODE":
+      guard text == nil, words.count >= 4, words.count <= 10 else { return "MODE malformed" }
+      return check(words[1], isRoom) ?? check(words[2], isUser) ?? check(words[3], isModeChanges)
+    case "BAN":
+      return fields(5, text: false) ?? check(words[1], isRoom) ?? check(words[3], isUser)
+        ?? check(words[4], isTime)
+    case "KICK":
+      return fields(4, text: text != nil) ?? check(words[1], isRoom) ?? check(words[2], isUser)
+        ?? check(words[3], isUser)
     case "SCHED":
       return fields(5, text: true) ?? check(words[1], isID) ?? check(words[2], isTarget)
         ?? check(words[3], isTime) ?? check(words[4], isTime)
@@ -114,6 +124,13 @@ public enum LineShape {
     case "REDACT": return shape([isTarget, isID])
     case "TOPIC": return shape([isRoom])
     case "INVITE": return shape([isRoom, isUser])
+    case "KICK": return shape([isRoom, isUser])
+    case "MODE":
+      // OK MODE <room> [<modes or changes> [<arguments>]] (chatbroker(7), MODE).
+      guard text == nil, let room = rest.first, isRoom(room), rest.count <= 8,
+        rest.count == 1 || isModeChanges(rest[1])
+      else { return "OK MODE malformed: \(rest.joined(separator: " ").prefix(60))" }
+      return nil
     case "ACCESS": return shape([isRoom, isAccess])
     case "AWAY": return rest.isEmpty || rest == ["BACK"] ? nil : "OK AWAY with \(rest)"
     case "HISTORY": return shape([isTarget, isCount])
@@ -166,6 +183,13 @@ public enum LineShape {
   static func isAccess(_ word: String) -> Bool {
     word == "public" || word == "invite"
       || (word.hasPrefix("group=") && isUser(String(word.dropFirst(6))))
+  }
+
+  /// `+` then mode letters and signs, as MODE writes them (chatbroker(7),
+  /// "Moderation"): `+knt`, `+o-v`.
+  static func isModeChanges(_ word: String) -> Bool {
+    (word.hasPrefix("+") || word.hasPrefix("-"))
+      && word.allSatisfy { "+-ovbklntmsi".contains($0) }
   }
 
   static func isUser(_ word: String) -> Bool {

@@ -6,14 +6,15 @@ public enum ProtocolModel {
   public static let verbs: Set<String> = [
     "JOIN", "PART", "SAY", "SAYAT", "HISTORY", "SCHEDULED", "CANCEL", "ROOMS", "WHO", "PING",
     "HELP", "QUIT", "CONVERSATIONS", "MARKREAD", "ACTION", "REDACT", "TOPIC",
-    "AWAY", "INVITE", "ACCESS", "SKIP", "REPLACE", "SEARCH",
+    "AWAY", "INVITE", "ACCESS", "SKIP", "REPLACE", "SEARCH", "MODE", "KICK",
   ]
 
   /// The error codes of chatbroker(7), "Errors".
   public static let errorCodes: Set<String> = [
     "UNKNOWN", "SYNTAX", "TOOLONG", "BADUTF8", "BADCHAR", "EMPTY", "BADNAME", "NOSUCHUSER",
     "NOTJOINED", "BADTIME", "PAST", "TOOFAR", "NOSUCHMSG", "LIMIT", "STORAGE", "NOACCESS",
-    "DELIVERED",
+    "DELIVERED", "NOTOPERATOR", "BANNED", "BADKEY", "FULL", "MODERATED", "NOTMEMBER",
+    "ALREADYIN",
   ]
 
   /// The data lines of each multi-line reply, by the verb that asks for them.
@@ -22,12 +23,18 @@ public enum ProtocolModel {
     "CONVERSATIONS": "CONV", "SEARCH": "HIST",
     // The new state of what changed (chatbroker(7), SKIP and REPLACE).
     "SKIP": "SCHED", "REPLACE": "SCHED",
+    // The ban list (chatbroker(7), MODE): `OK MODE <room> +b <count>`.
+    "MODE": "BAN",
   ]
 
   /// The count of data lines an `OK` line gives: its last word, but for
   /// `OK SEARCH <target> <count> [MORE <id>]`, whose id may be digits.
   static func replyCount(_ words: [String]) -> Int? {
     if words.count > 3 && words[1] == "SEARCH" { return Int(words[3]) }
+    if words.count > 1 && words[1] == "MODE" {
+      let rest = words.dropFirst(2).joined(separator: " ").split(separator: " ")
+      return rest.count == 3 && rest[1] == "+b" ? Int(rest[2]) : nil
+    }
     return Int(words.last ?? "")
   }
 

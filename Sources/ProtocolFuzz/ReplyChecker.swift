@@ -144,7 +144,7 @@ public struct ReplyChecker {
       dataKeyword = nil
       dataLines = 0
       if text == "OK QUIT" { quitAnswered = true }
-    case "HIST", "SCHED", "ROOM", "MEMBER", "INFO", "CONV":
+    case "HIST", "SCHED", "ROOM", "MEMBER", "INFO", "CONV", "BAN":
       let front = waitingStart < waiting.count ? waiting[waitingStart] : nil
       if ProtocolModel.dataKeywords[front?.verb ?? ""] != keyword {
         violation(
@@ -155,7 +155,7 @@ public struct ReplyChecker {
       }
       dataKeyword = keyword
       dataLines += 1
-    case "MSG", "JOIN", "PART", "MARKREAD", "TOPIC", "REDACT", "AWAY":
+    case "MSG", "JOIN", "PART", "MARKREAD", "TOPIC", "REDACT", "AWAY", "MODE", "KICK":
       if dataKeyword != nil {
         violation("event inside a multi-line reply", shown, oldestWaiting)
       }

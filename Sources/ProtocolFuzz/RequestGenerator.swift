@@ -101,12 +101,23 @@ public struct RequestGenerator {
       random.pick([
         "JOIN", "PART", "SAY", "SAY", "SAYAT", "SAYAT", "HISTORY", "SCHEDULED", "CANCEL", "ROOMS",
         "WHO", "PING", "HELP", "QUIT", "CONVERSATIONS", "MARKREAD", "ACTION", "REDACT", "TOPIC",
-        "AWAY", "JOIN", "INVITE", "ACCESS", "SKIP", "REPLACE", "SEARCH",
+        "AWAY", "JOIN", "INVITE", "ACCESS", "SKIP", "REPLACE", "SEARCH", "MODE", "MODE", "KICK",
       ]))
     switch verb.asciiUppercased {
     case "JOIN":
       // Since 1.4 a private room's access (chatbroker(7), "Private rooms").
+      // Since 1.5 a room's key (chatbroker(7), "Moderation").
+      if random.chance(10) { return "\(verb) \(room()) key=\(modeArgument())" }
       return random.chance(70) ? "\(verb) \(room())" : "\(verb) \(room()) \(access())"
+    case "MODE":
+      // MODE <room> [<changes> [<arguments>]] (chatbroker(7), MODE).
+      if random.chance(25) { return "\(verb) \(room())" }
+      var request = "\(verb) \(room()) \(modeChanges())"
+      for _ in 0..<Int.random(in: 0...3, using: &random) { request += " \(modeArgument())" }
+      return request
+    case "KICK":
+      let user = String(target().drop { $0 == "@" || $0 == "#" })
+      return random.chance(50) ? "\(verb) \(room()) \(user)" : "\(verb) \(room()) \(user) \(text())"
     case "PART", "WHO": return "\(verb) \(room())"
     case "INVITE": return "\(verb) \(room()) \(String(target().drop { $0 == "@" || $0 == "#" }))"
     case "ACCESS": return random.chance(40) ? "\(verb) \(room())" : "\(verb) \(room()) \(access())"
@@ -161,6 +172,29 @@ public struct RequestGenerator {
     case 13: return "#Ops"
     case 14: return random.pick(["#", "##", "#é", "#a b", "#a:b", "a", "#\u{0}", "#a\u{7F}"])
     default: return "#r\(Int.random(in: 0..<500, using: &random))"
+    }
+  }
+
+  /// A MODE change word, valid or nearly: every letter, signs, unknown
+  /// letters, too many.
+  mutating func modeChanges() -> String {
+    random.pick([
+      "+o", "-o", "+v", "-v", "+b", "-b", "b", "+k", "-k", "+l", "-l", "+t", "-t", "+n", "+m",
+      "+s", "+i", "-i", "+ntm", "-ntms", "+o-v", "+ov", "+kl", "+x", "+", "-", "+tnmsikl",
+      "+bbbbbbb", "++--o", "o",
+    ])
+  }
+
+  /// An argument of a MODE change, valid or nearly: users, masks, keys
+  /// and limits, and their edges.
+  mutating func modeArgument() -> String {
+    switch Int.random(in: 0..<6, using: &random) {
+    case 0: return String(target().drop { $0 == "@" || $0 == "#" })
+    case 1: return random.pick(["*!*@*", "bob!*@*", "*", "a?c", "bob@host", "x!y", "!@", "a,b"])
+    case 2:
+      return random.pick(["beer", "invite", "group=ops", "k:ey", String(repeating: "k", count: 33)])
+    case 3: return random.pick(["1", "0", "-1", "100000", "100001", "abc", "99999999999999999999"])
+    default: return word()
     }
   }
 

@@ -487,4 +487,41 @@ import Testing
     #expect(notices.contains { $0.hasPrefix("usage: /join #room [group=GROUP|invite]") })
     #expect(notices.contains("#ops  1 person  (private)  deploy\n#pub  3 people"))
   }
+
+  @Test(
+    "/mode shows and changes a room's modes, /kick removes someone; MODE and KICK lines are shown")
+  func moderation() {
+    let harness = Harness()
+    harness.session.start(targets: [])
+    harness.feed("OK CONVERSATIONS 0", "OK SCHEDULED 0", "OK ROOMS 0")
+    harness.session.submit("/join #ops")
+    harness.feed("OK JOIN #ops 1", "OK WHO #ops 0", "OK HISTORY #ops 0")
+    harness.sent = []
+    harness.session.submit("/mode")
+    harness.session.submit("/mode +o-v bob carol")
+    harness.session.submit("/mode #ops +b")
+    harness.session.submit("/kick bob spamming again")
+    harness.session.submit("/mode +x")
+    #expect(
+      harness.sent == [
+        "MODE #ops", "MODE #ops +o-v bob carol", "MODE #ops +b", "KICK #ops bob :spamming again",
+      ])
+    harness.feed(
+      "OK MODE #ops +nt", "OK MODE #ops +o-v bob carol",
+      "BAN #ops spam!*@* alice 2026-11-30T17:00:00.000Z", "OK MODE #ops +b 1",
+      "ERR KICK NOTOPERATOR :you are not an operator of #ops",
+      "MODE #ops carol +m", "KICK #ops dave carol :bye")
+    let notices = harness.session.model.find("#ops")!.entries.compactMap { entry -> String? in
+      if case .notice(let text, _, _) = entry { return text }
+      return nil
+    }
+    #expect(notices.contains("#ops: +nt"))
+    #expect(notices.contains("#ops: +o-v bob carol"))
+    #expect(notices.contains("#ops bans spam!*@* (by alice)"))
+    #expect(
+      notices.contains { $0.contains("could not remove bob from #ops: you are not an operator") })
+    #expect(notices.contains { $0.hasPrefix("x is not a mode") })
+    #expect(notices.contains("carol set +m"))
+    #expect(notices.contains("dave was removed by carol: bye"))
+  }
 }

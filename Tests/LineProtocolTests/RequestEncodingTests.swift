@@ -53,7 +53,20 @@ private let requests: [Request] =
       MessageID("q")!, occurrence: "2026-12-24T09:00:00.000Z", when: "2026-12-23T09:00Z",
       text: ":early: this week"),
     .rooms(after: longestRoom), .ping(token: nil), .ping(token: "x:y"), .ping(token: "ünï"),
-    .help, .quit,
+    .help, .quit, .joinKeyed(longestRoom, key: String(repeating: "k", count: 32)),
+    .mode(longestRoom), .bans(RoomName("#ops")!),
+    .setMode(
+      RoomName("#ops")!,
+      [
+        ModeChange(adding: true, letter: .op, argument: longestUser),
+        ModeChange(adding: false, letter: .voice, argument: "bob"),
+        ModeChange(adding: false, letter: .key),
+        ModeChange(adding: true, letter: .limit, argument: "10"),
+        ModeChange(adding: true, letter: .topicLock),
+        ModeChange(adding: false, letter: .ban, argument: "*!*@*"),
+      ]),
+    .kick(longestRoom, user: longestUser, reason: ":spam: go"),
+    .kick(RoomName("#ops")!, user: "bob", reason: nil),
   ]
 
 private func parsed(_ bytes: [UInt8]) -> Result<Request, RequestError> {

@@ -48,22 +48,33 @@ extension Engine {
   }
 
   /// `INVITE <room> <user>`: `invited` may read the private room from now
-  /// on (journaled). Only who may change the room's access may invite;
-  /// anyone else, and anyone naming a room they may not read, gets
-  /// `NOACCESS`, as for a room that does not exist.
+  /// on (journaled). Since 1.5 (chatbroker(7), "Moderation"): only a
+  /// member or operator invites (`NOTJOINED`), only an operator to a private
+  /// room (`NOTOPERATOR`), and nobody who is in the room (`ALREADYIN`); to a
+  /// public room a member invites without a record, the invited user's
+  /// IRC clients told as for a private one. Anyone naming a room they may
+  /// not read gets `NOACCESS`, as for a room that does not exist.
   func invite(_ invited: String, to name: RoomName, connection: ConnectionID, user: String) {
     guard mayRead(name, user: user), rooms[name] != nil else {
       return failNoAccess(.invite, name, connection: connection)
     }
-    guard let access = rooms[name]?.access else {
-      fail(.invite, .limit, "\(name) is public: anyone may join it", to: connection)
+    let isOperator = isOperator(name, user: user)
+    guard isOperator || isMember(name, user: user) else {
+      fail(.invite, .notJoined, "you have not joined \(name)", to: connection)
       return
     }
-    guard mayChangeAccess(name, user: user) else {
-      return failNoAccess(.invite, name, connection: connection)
+    let access = rooms[name]?.access
+    guard access == nil || isOperator else {
+      fail(
+        .invite, .notOperator, "only an operator of \(name) invites to it (+i)", to: connection)
+      return
     }
     guard checkRecipient(.user(invited), verb: .invite, connection: connection) else { return }
-    if !access.invited.contains(invited) {
+    guard rooms[name]?.sessionsByUser[invited] == nil else {
+      fail(.invite, .alreadyIn, "\(invited) is in \(name) already", to: connection)
+      return
+    }
+    if let access, !access.invited.contains(invited) {
       let record = JournalRecord.invite(name, user: invited, at: clock.now)
       guard journal([record], verb: .invite, connection: connection) else { return }
       apply(record)
@@ -87,26 +98,29 @@ extension Engine {
       to: connection, kind: kinds.end)
   }
 
-  /// `ACCESS <room> public|invite|group=<group>`: a private room's creator
-  /// or a member of its group changes who may read it (journaled); whoever
-  /// is no longer allowed is removed at once. A public room stays public:
-  /// its lines were open to everyone.
+  /// `ACCESS <room> public|invite|group=<group>`: a room's operator
+  /// changes who may read it (journaled); whoever is no longer allowed is
+  /// removed at once. Since 1.5 a public room may be made private too
+  /// (IRC's `MODE <room> +i`): who is in it or has it among their rooms is
+  /// invited, and what they read while it was public stays read.
   func setAccess(
     _ name: RoomName, _ restriction: RoomRestriction?, connection: ConnectionID, user: String
   ) {
     guard mayRead(name, user: user), rooms[name] != nil else {
       return failNoAccess(.access, name, connection: connection)
     }
-    guard rooms[name]?.access != nil else {
+    guard isOperator(name, user: user) else {
+      if rooms[name]?.access == nil {
+        fail(.access, .notOperator, "you are not an operator of \(name)", to: connection)
+        return
+      }
+      return failNoAccess(.access, name, connection: connection)
+    }
+    if isShared(.room(name)), restriction != nil {
       fail(
         .access, .limit,
-        "\(name) is public and stays public: its lines were open to everyone; "
-          + "create a private room with JOIN <room> group=<group> or JOIN <room> invite",
-        to: connection)
+        "\(name) is shared with other hosts, and a shared room is never private", to: connection)
       return
-    }
-    guard mayChangeAccess(name, user: user) else {
-      return failNoAccess(.access, name, connection: connection)
     }
     if let group = restriction?.groupName, !knownGroups(of: user).contains(group) {
       fail(
@@ -117,9 +131,10 @@ extension Engine {
     }
     let word = RoomRestriction.word(restriction)
     if rooms[name]?.access?.restriction != restriction {
-      let record = JournalRecord.access(name, restriction, user: user, at: clock.now)
-      guard journal([record], verb: .access, connection: connection) else { return }
-      apply(record)
+      // A public room made private keeps who is in it (Engine+Moderation).
+      let records = accessRecords(name, restriction, user: user)
+      guard journal(records, verb: .access, connection: connection) else { return }
+      for record in records { apply(record) }
       for other in holdersByRoom[name] ?? [] { revokeLostRooms(of: other) }
       for other in Set((rooms[name]?.connections ?? []).compactMap { sessions[$0]?.user }) {
         revokeLostRooms(of: other)
@@ -140,6 +155,9 @@ extension Engine {
       return before
     }
     var access = before ?? RoomAccess(restriction: restriction, creator: user, since: time)
+    // Who makes a room private is one of its operators (chatbroker(7),
+    // "Moderation"), and stays one until an operator takes it back (-o).
+    if before == nil { rooms[name]?.modes.operators.insert(user) }
     access.restriction = restriction
     access.since = time
     setAccess(access, of: name)

@@ -74,12 +74,17 @@ extension Engine {
       return .topic(name, before: before, forgotten: rooms[name] == nil ? created : nil)
     case .access(let name, let restriction, let user, let time):
       guard let created = rooms[name]?.created else { return .nothing }
+      let modes = rooms[name]?.modes ?? RoomModes()
       let before = changeAccess(name, restriction, user: user, at: time)
       forgetIfUnused(name)
-      return .access(name, before: before, forgotten: rooms[name] == nil ? created : nil)
+      return .access(
+        name, before: before, modes: modes, forgotten: rooms[name] == nil ? created : nil)
     case .invite(let name, let user, _):
       guard rooms[name]?.access?.invited.insert(user).inserted == true else { return .nothing }
       return .invite(name, user)
+    case .mode(let name, let change, let user, let time):
+      guard let before = changeModes(name, change, user: user, at: time) else { return .nothing }
+      return .modes(name, before: before)
     case .outbox, .remote, .streamPosition, .streamSequence, .streamLastID, .streamCreated:
       return applyFederated(record)
     }
@@ -153,6 +158,7 @@ extension Engine {
       var kept = room
       kept.topic = nil
       kept.access = nil
+      kept.modes = RoomModes()
       return kept
     }
     privateRooms.removeAll()
@@ -178,6 +184,7 @@ extension Engine {
       rooms: rooms.filter { !isUnused($0.key) }.mapValues(\.created),
       histories: histories, pending: scheduler.all, series: scheduler.allSeries,
       roomsByUser: roomsByUser, readMarkers: readMarkers, federation: federation.durable,
-      topics: rooms.compactMapValues(\.topic), accesses: rooms.compactMapValues(\.access))
+      topics: rooms.compactMapValues(\.topic), accesses: rooms.compactMapValues(\.access),
+      modes: rooms.compactMapValues { $0.modes.isEmpty ? nil : $0.modes })
   }
 }

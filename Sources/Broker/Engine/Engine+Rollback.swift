@@ -72,12 +72,15 @@ extension Engine {
           rooms[name]?.topic = before
         }
         forgetIfUnused(name)
-      case .access(let name, let before, let forgotten):
+      case .access(let name, let before, let modes, let forgotten):
         if let forgotten, rooms[name] == nil { addRoom(name, created: forgotten) }
         setAccess(before, of: name)
+        rooms[name]?.modes = modes
         forgetIfUnused(name)
       case .invite(let name, let user):
         rooms[name]?.access?.invited.remove(user)
+      case .modes(let name, let before):
+        rooms[name]?.modes = before
       case .federated(let undo, let message, let newRoom):
         if let (conversation, evicted, newHistory) = message {
           undoHistory(conversation, evicted: evicted, newHistory: newHistory)

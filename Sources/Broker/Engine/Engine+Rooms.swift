@@ -16,15 +16,20 @@ extension Engine {
   /// (chatbroker(7), "Private rooms").
   /// `restriction`: `JOIN <room> group=<group>|invite` creates the room
   /// private (Engine+Privacy).
+  /// `key`: `JOIN <room> key=<key>`, for a room with one (since 1.5);
+  /// bans, key and limit are checked after the room's access
+  /// (Engine+Moderation).
   func join(
-    _ name: RoomName, restriction: RoomRestriction? = nil, connection: ConnectionID, user: String
+    _ name: RoomName, restriction: RoomRestriction? = nil, key: String? = nil,
+    connection: ConnectionID, user: String
   ) {
     refreshGroupsIfNeeded(of: user, joining: name, restriction: restriction)
     if let restriction {
       guard admitPrivateJoin(name, restriction, connection: connection, user: user) else { return }
-    } else if !mayRead(name, user: user) {
+    } else if !mayReadAccess(rooms[name]?.access, user: user) {
       return failNoAccess(.join, name, connection: connection)
     }
+    guard admitModes(name, key: key, connection: connection, user: user) else { return }
     let becomesHolder = !isHolder(user, of: name)
     guard
       ensureRoom(
@@ -80,16 +85,6 @@ extension Engine {
     send(.ok(.part, fields: [name.description]), to: connection)
   }
 
-  /// When the room was created and whether it is private, `nil` for a
-  /// room that does not exist or that `user` may not read: for the IRC
-  /// gateway's `MODE` (chatbroker(7), "Moderation").
-  public func roomMode(_ name: RoomName, seenBy user: String) -> (
-    created: Timestamp, isPrivate: Bool
-  )? {
-    guard let room = rooms[name], mayRead(name, user: user) else { return nil }
-    return (room.created, room.access != nil)
-  }
-
   /// Takes a connection out of a room; `PART` to the others when it was the
   /// user's last session there. A room left empty, without history and
   /// without pending lines is forgotten.
@@ -124,13 +119,21 @@ extension Engine {
     let access: JournalRecord? =
       newRoom != nil && restriction != nil
       ? .access(name, restriction, user: user, at: clock.now) : nil
+    // Whose JOIN creates a room is its first operator (chatbroker(7),
+    // "Moderation"), in the same append; a shared room has no modes.
+    let creator: JournalRecord? =
+      newRoom != nil && verb == .join && !isShared(.room(name))
+      ? .mode(
+        name, ModeChange(adding: true, letter: .op, argument: user), user: user, at: clock.now)
+      : nil
     let member: JournalRecord? =
       isHolder(user, of: name) ? nil : .member(user: user, room: name, at: clock.now)
-    let records = [newRoom, access, member].compactMap { $0 }
+    let records = [newRoom, access, creator, member].compactMap { $0 }
     guard !records.isEmpty else { return true }
     guard journal(records, verb: verb, connection: connection) else { return false }
     if let newRoom { applyNewRoom(newRoom) }
     if let access { apply(access) }
+    if let creator { apply(creator) }
     if let member { apply(member) }
     return true
   }
@@ -252,7 +255,7 @@ extension Engine {
     while index < names.endIndex && sent < Self.roomsPerReply {
       let name = names[index]
       index += 1
-      guard mayRead(name, user: user) else { continue }
+      guard isListed(name, to: user) else { continue }
       let room = rooms[name]
       send(
         .room(
@@ -262,11 +265,19 @@ extension Engine {
         kind: kinds.item)
       sent += 1
     }
-    let more = names[index...].contains { mayRead($0, user: user) }
+    let more = names[index...].contains { isListed($0, to: user) }
     let count = String(sent)
     send(
       more ? .ok(.rooms, fields: [count, "MORE"]) : .ok(.rooms, fields: [count]),
       to: connection, kind: kinds.end)
+  }
+
+  /// Whether `ROOMS` lists the room to `user`: one they may read, and
+  /// since 1.5 a secret one (`+s`) only to its members and operators.
+  func isListed(_ name: RoomName, to user: String) -> Bool {
+    guard mayRead(name, user: user) else { return false }
+    guard rooms[name]?.modes.flags.contains(.secret) == true else { return true }
+    return isMember(name, user: user) || isOperator(name, user: user)
   }
 
   /// `WHO <room>`: the room's members here, then, in a shared room, its

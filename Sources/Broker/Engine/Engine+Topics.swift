@@ -1,7 +1,8 @@
 import LineProtocol
 
-/// Room topics (chatbroker(7), `TOPIC`): any member may set one; it is
-/// journaled, shown on `JOIN`, in `ROOMS` and to the room when it changes.
+/// Room topics (chatbroker(7), `TOPIC`): any member may set one, only an
+/// operator in a `+t` room (since 1.5); it is journaled, shown on `JOIN`,
+/// in `ROOMS` and to the room when it changes.
 extension Engine {
   /// `TOPIC <room>`: the topic as a `TOPIC` line, when there is one, then
   /// `OK TOPIC <room>`.
@@ -20,8 +21,14 @@ extension Engine {
   /// none, for an empty text), journaled; every session in the room sees
   /// the `TOPIC` line once it is durable.
   func setTopic(_ name: RoomName, text: String, connection: ConnectionID, user: String) {
-    guard isHolder(user, of: name), mayRead(name, user: user) else {
+    guard isHolder(user, of: name) || isOperator(name, user: user), mayRead(name, user: user)
+    else {
       fail(.topic, .notJoined, "join \(name) to set its topic", to: connection)
+      return
+    }
+    if rooms[name]?.modes.flags.contains(.topicLock) == true, !isOperator(name, user: user) {
+      fail(
+        .topic, .notOperator, "only an operator of \(name) sets its topic (+t)", to: connection)
       return
     }
     if isShared(.room(name)) {

@@ -9,18 +9,31 @@ extension Engine {
   /// private one is its creator's, the invited users' and, for a room
   /// private to a group, the group's members' as the groups were last
   /// looked up (``knownGroups(of:)``).
+  ///
+  /// Since 1.5 a room with a key (`+k`) is read only by its members and
+  /// operators: to anyone else it is as a private room, but for the JOIN
+  /// that gives the key (chatbroker(7), "Moderation").
   func mayRead(_ room: RoomName, user: String) -> Bool {
-    guard let access = rooms[room]?.access else { return true }
-    return access.creator == user || access.invited.contains(user)
+    guard let found = rooms[room] else { return true }
+    if found.modes.key != nil, !isMember(room, user: user), !isOperator(room, user: user) {
+      return false
+    }
+    return mayReadAccess(found.access, user: user)
+  }
+
+  /// Whether a room's access lets `user` read it, its key aside.
+  func mayReadAccess(_ access: RoomAccess?, user: String) -> Bool {
+    guard let access else { return true }
+    return user == Self.superuser || access.creator == user || access.invited.contains(user)
       || access.restriction.groupName.map { knownGroups(of: user).contains($0) } == true
   }
 
-  /// Whether `user` may invite to the room or change its access: its
-  /// creator and, for a room private to a group, the group's members.
-  func mayChangeAccess(_ room: RoomName, user: String) -> Bool {
-    guard let access = rooms[room]?.access else { return false }
-    return access.creator == user
-      || access.restriction.groupName.map { knownGroups(of: user).contains($0) } == true
+  /// Whether `user` is an operator of a private room by its access: for
+  /// a room private to a group, the group's members. (Its creator was
+  /// made an operator when it became private, ``changeAccess``.)
+  func isPrivateRoomOperator(_ room: RoomName, user: String) -> Bool {
+    guard let group = rooms[room]?.access?.restriction.groupName else { return false }
+    return knownGroups(of: user).contains(group)
   }
 
   /// The conversation's history when `user` may read it; nil, as for a
@@ -44,10 +57,14 @@ extension Engine {
   /// the IRC gateway's TAGMSG): true when the target is no room the user
   /// may not read; otherwise answers `NOACCESS`, the same for every such
   /// room, and returns false.
+  /// Since 1.5 the room's modes are checked too (``checkModeration``).
   func checkAccess(_ target: Target, verb: Verb, connection: ConnectionID, user: String) -> Bool {
-    guard case .room(let name) = target, !mayRead(name, user: user) else { return true }
-    failNoAccess(verb, name, connection: connection)
-    return false
+    guard case .room(let name) = target else { return true }
+    guard mayRead(name, user: user) else {
+      failNoAccess(verb, name, connection: connection)
+      return false
+    }
+    return checkModeration(name, verb: verb, connection: connection, user: user)
   }
 
   /// `ERR <verb> NOACCESS`: one text for every room the user may not read

@@ -40,6 +40,9 @@ public final class Engine {
     /// Since 1.4: who may read the room, when it is private; journaled
     /// (chatbroker(7), "Private rooms").
     var access: RoomAccess?
+    /// Since 1.5: its modes and operators; journaled (chatbroker(7),
+    /// "Moderation").
+    var modes = RoomModes()
   }
 
   var sessions: [ConnectionID: Session] = [:]
@@ -223,6 +226,14 @@ public final class Engine {
     case .join(let room): join(room, connection: connection, user: user)
     case .joinPrivate(let room, let restriction):
       join(room, restriction: restriction, connection: connection, user: user)
+    case .joinKeyed(let room, let key):
+      join(room, key: key, connection: connection, user: user)
+    case .mode(let room): showModes(room, connection: connection, user: user)
+    case .bans(let room): listBans(room, connection: connection, user: user)
+    case .setMode(let room, let changes):
+      setModes(room, changes, connection: connection, user: user)
+    case .kick(let room, let kicked, let reason):
+      kick(kicked, from: room, reason: reason, connection: connection, user: user)
     case .invite(let room, let invited):
       invite(invited, to: room, connection: connection, user: user)
     case .access(let room): showAccess(room, connection: connection, user: user)

@@ -17,6 +17,8 @@ public struct EngineSnapshot: Sendable {
   let topics: [RoomName: RoomTopic]
   /// Since 1.4: who may read each private room.
   let accesses: [RoomName: RoomAccess]
+  /// Since 1.5: each room's modes and operators, where it has any.
+  let modes: [RoomName: RoomModes]
 
   /// Calls `body` with every record of a journal that replays to this state:
   /// the header, rooms, their access and invites, their topics, each user's rooms, each conversation's history
@@ -34,6 +36,18 @@ public struct EngineSnapshot: Sendable {
       for user in access.invited.sorted() {
         try body(.invite(name, user: user, at: access.since))
       }
+    }
+    for (name, modes) in modes.sorted(by: { $0.key < $1.key }) {
+      for (change, user, time) in modes.changes {
+        try body(.mode(name, change, user: user, at: time))
+      }
+    }
+    // Who made a room private became its operator then: a creator no
+    // longer one is taken back after.
+    for (name, access) in accesses.sorted(by: { $0.key < $1.key })
+    where modes[name]?.operators.contains(access.creator) != true {
+      let change = ModeChange(adding: false, letter: .op, argument: access.creator)
+      try body(.mode(name, change, user: access.creator, at: access.since))
     }
     for (name, topic) in topics.sorted(by: { $0.key < $1.key }) {
       try body(.topic(name, text: topic.text, user: topic.user, at: topic.time))

@@ -34,7 +34,11 @@ struct UnsyncedRecords {
     /// A room's access changed (Engine+Privacy); `before` is what it was,
     /// and `forgotten` the room's creation time when making it public
     /// left it unused.
-    case access(RoomName, before: RoomAccess?, forgotten: Timestamp?)
+    /// `modes`: the room's modes before (who made it private became an
+    /// operator).
+    case access(RoomName, before: RoomAccess?, modes: RoomModes, forgotten: Timestamp?)
+    /// A room's modes changed (a `mode` record); `before` is what they were.
+    case modes(RoomName, before: RoomModes)
     /// A user was invited to a private room they were not invited to.
     case invite(RoomName, String)
     /// A message was taken back; `before` is what it was.
@@ -105,9 +109,9 @@ struct UnsyncedRecords {
 
   private mutating func tally(_ undo: Undo, _ delta: Int) {
     switch undo {
-    case .nothing, .leave, .read, .redact, .invite:
+    case .nothing, .leave, .read, .redact, .invite, .modes:
       break
-    case .access(let name, _, _):
+    case .access(let name, _, _, _):
       Self.tally(name, delta, in: &topics)
     case .room:
       rooms += delta

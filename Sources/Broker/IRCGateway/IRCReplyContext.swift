@@ -32,6 +32,14 @@ final class IRCReplyContext: ReplyContext {
     case setTopic
     /// `PART <room> :<reason>`: the echo carries the reason.
     case part(reason: String)
+    /// `MODE #room`: 324 and 329.
+    case modes
+    /// `MODE #room +b`: 367 per ban, then 368.
+    case banList
+    /// `MODE #room <changes>`: `OK MODE` is the sender's MODE line.
+    case setMode
+    /// `KICK`: the KICK line for a kicker not in the room.
+    case kick(room: RoomName)
     /// A request whose replies need nothing from the command, made a
     /// context only to carry its command's ``label``.
     case other
@@ -44,8 +52,13 @@ final class IRCReplyContext: ReplyContext {
   /// Set on a JOIN's own context when the engine refused it.
   var refused = false
 
-  /// The members listed so far, for the NAMES or WHO reply at their end.
+  /// The members listed so far, for the NAMES or WHO reply at their end,
+  /// each with the prefix this client is shown for it (`@`, `+` or none).
   var members: [String] = []
+  var memberPrefixes: [String] = []
+  /// A NAMES of several rooms: one 366 after the last, naming them all
+  /// (`#a,#b`, as RFC 2812 shows it); "" for the rooms before it.
+  var namesEnd: String?
 
   /// A CHATHISTORY answer's lines that showed only synced messages, not yet
   /// encoded, and the batch's end after them: a thousand long lines are

@@ -50,9 +50,13 @@ extension IRCSession {
       if let missing = need(1) { return missing }
       guard let room = room(parameters[0]) else { return [noSuchChannel(parameters[0])] }
       guard parameters.count > 1 else {
+        guard counts().roomMode(room) != nil else {
+          return [numeric(.noSuchChannel, [parameters[0], "No such channel"])]
+        }
         return [.request(.topic(room), answering: IRCReplyContext(.topic))]
       }
-      // Any member may set it, as on the line protocol (chatbroker(7), TOPIC).
+      // Any member may set it, only an operator with +t, as on the line
+      // protocol (chatbroker(7), TOPIC).
       let text = IRCText.replacingControls(
         in: Self.plainText(parameters[1]), spacesToo: false, tabToo: false)
       return [.request(.setTopic(room, text: text), answering: IRCReplyContext(.setTopic))]
@@ -63,18 +67,7 @@ extension IRCSession {
         if target == nick { return [numeric(.userModeIs, ["+i"])] }
         return [numeric(.usersDontMatch, ["Cannot view modes of other users"])]
       }
-      let mode = room(target).flatMap { counts().roomMode($0) }
-      if parameters.count > 1 {
-        return changeMode(target, parameters[1], isPrivate: mode?.isPrivate == true)
-      }
-      // A public room has no mode: anyone may join it and write to it,
-      // joined or not; a private room is +i (chatbroker(7), "Moderation").
-      // A room the user may not read answers as one that does not exist.
-      let created = mode?.created.milliseconds ?? 0
-      return [
-        numeric(.channelModeIs, [target, mode?.isPrivate == true ? "+i" : "+"], trailing: false),
-        numeric(.creationTime, [target, String(created / 1000)], trailing: false),
-      ]
+      return channelMode(target, parameters)
     case "TAGMSG":
       if let missing = need(1) { return missing }
       return tagmsg(to: parameters[0], tags: Self.clientTags(message.tags))
@@ -95,31 +88,18 @@ extension IRCSession {
   }
 
   /// `key`: `group=<group>` or `invite` asks for the room to be created
-  /// private; any other key is ignored, as rooms have none.
-  /// `MODE #room <change>`: `-i` makes a private room public (`ACCESS
-  /// <room> public`), `+i` on one is no change; `+i` on a public room
-  /// is refused by the engine, as `ACCESS <room> invite` is. No other mode
-  /// exists (chatbroker(7), "Moderation").
-  func changeMode(_ target: String, _ change: String, isPrivate: Bool) -> [Action] {
-    if change.contains("b") {
-      return [numeric(.endOfBanList, [target, "End of channel ban list"])]
-    }
-    guard let room = room(target), change == "+i" || change == "-i" else {
-      return [
-        numeric(
-          .chanOPrivsNeeded,
-          [target, "Rooms have no operators on chatbroker: only +i and -i are modes"])
-      ]
-    }
-    if change == "+i" && isPrivate {
-      return [numeric(.channelModeIs, [target, "+i"], trailing: false)]
-    }
-    return [.request(.setAccess(room, change == "+i" ? .invited : nil), answering: nil)]
-  }
-
+  /// private; any other is the room's key (`+k`; chatbroker(7),
+  /// "Moderation").
   func join(_ name: String, key: String? = nil) -> [Action] {
     guard let room = room(name) else { return [noSuchChannel(name)] }
-    if let earlier = joins[room], !earlier.refused { return [] }
+    // A room the user no longer has (a KICK took it) is joined again.
+    if let earlier = joins[room], !earlier.refused, counts().roomsOf(user).contains(room) {
+      return []
+    }
+    if let key, RoomRestriction(key) == nil {
+      let valid = ModeChange.checked(ModeChange(adding: true, letter: .key, argument: key))
+      if case .success = valid { return join(room, key: key) }
+    }
     return join(room, restriction: key.flatMap { RoomRestriction($0) })
   }
 
@@ -128,13 +108,17 @@ extension IRCSession {
   /// their read marker or their last session's leaving, whichever is
   /// later, at most ``backlog`` lines; the last ``backlog`` when neither
   /// is known.
-  func join(_ room: RoomName, restriction: RoomRestriction? = nil) -> [Action] {
+  func join(_ room: RoomName, restriction: RoomRestriction? = nil, key: String? = nil)
+    -> [Action]
+  {
     // What the JOIN asks besides, shown only when the engine let the
     // client in: the room's read marker (draft/read-marker) before the
     // end of its names, the names, and a backlog without chathistory.
     let joining = IRCReplyContext(.join)
     joins[room] = joining
-    let request = restriction.map { Request.joinPrivate(room, $0) } ?? .join(room)
+    let request =
+      restriction.map { Request.joinPrivate(room, $0) }
+      ?? key.map { Request.joinKeyed(room, key: $0) } ?? .join(room)
     var actions: [Action] = [.request(request, answering: joining)]
     if capabilities.contains(.readMarker) {
       actions.append(
@@ -173,11 +157,15 @@ extension IRCSession {
 
   /// `NAMES <room>`: its members (353) and 366; a name that is no room
   /// gets 366 alone, as RFC 2812 says of channels that cannot be seen.
-  func names(_ name: String) -> [Action] {
+  /// `end`: for a NAMES of several rooms, the one 366 (``IRCReplyContext/namesEnd``).
+  func names(_ name: String, end: String? = nil) -> [Action] {
     guard let room = room(name) else {
-      return [numeric(.endOfNames, [name, "End of /NAMES list"])]
+      if end == "" { return [] }
+      return [numeric(.endOfNames, [end ?? name, "End of /NAMES list"])]
     }
-    return [.request(.who(room), answering: IRCReplyContext(.names))]
+    let context = IRCReplyContext(.names)
+    context.namesEnd = end
+    return [.request(.who(room), answering: context)]
   }
 
   func privmsg(_ command: String, to target: String, text raw: String, tags: String = "")

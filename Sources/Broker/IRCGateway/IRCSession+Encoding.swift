@@ -19,7 +19,7 @@ extension IRCSession {
     let bytes: [UInt8]
     switch outgoing.event {
     case .message(.room, _, _, _, _, _, _), .ircMessage(.room, _, _, _, _, _, _),
-      .tagmsg(.room, _, _, _), .joined, .parted, .awayChanged:
+      .tagmsg(.room, _, _, _), .joined, .parted, .awayChanged, .modeChanged, .kicked:
       bytes = outgoing.encoded(variant: encodingVariant) { encode($0) }
     default:
       bytes = encode(outgoing.event, answering: context as? IRCReplyContext, mayDefer: mayDefer)
@@ -125,9 +125,28 @@ extension IRCSession {
           room.description, text,
         ]
       ).cleaned().encoded(trailing: true)
-    case .member(_, let who, _):
+    case .member(let room, let who, _):
       context?.members.append(Self.nickname(who))
+      context?.memberPrefixes.append(membershipPrefix(of: who, in: room))
       return []
+    case .modeChanged(let room, let who, let changes):
+      return IRCMessage(
+        source: Self.source(who, serverName: serverName), "MODE",
+        [room.description] + ModeChange.summary(changes)
+      ).encoded(trailing: false)
+    case .ban(let room, let mask, let who, let time):
+      return numeric(
+        .banList,
+        [
+          room.description, mask, Self.source(who, serverName: serverName),
+          String(time.milliseconds / 1000),
+        ], trailing: false
+      ).bytes
+    case .kicked(let room, let who, let by, let reason):
+      return IRCMessage(
+        source: Self.source(by, serverName: serverName), "KICK",
+        [room.description, Self.nickname(who), reason ?? by]
+      ).cleaned().encoded(trailing: true)
     case .conversation, .markRead:
       return []
     case .readMarker(let target, _, let time):
@@ -181,23 +200,33 @@ extension IRCSession {
     case .who:
       let room = fields.first ?? "*"
       let listed = context?.members ?? []
+      let prefixes = context?.memberPrefixes ?? []
       context?.members = []
+      context?.memberPrefixes = []
       if case .names = context?.purpose {
+        // `@` for a secret room, `=` for any other (RFC 2812, 353).
+        let secret = self.room(room).flatMap { counts().roomMode($0)?.isSecret } == true
+        let symbol = secret ? "@" : "="
         var bytes: [UInt8] = []
         var line: [String] = []
-        for member in listed {
-          line.append(member)
+        for (index, member) in listed.enumerated() {
+          line.append((index < prefixes.count ? prefixes[index] : "") + member)
           if line.joined(separator: " ").utf8.count > 400 {
-            bytes += numeric(.namesReply, ["=", room, line.joined(separator: " ")]).bytes
+            bytes += numeric(.namesReply, [symbol, room, line.joined(separator: " ")]).bytes
             line = []
           }
         }
         if !line.isEmpty {
-          bytes += numeric(.namesReply, ["=", room, line.joined(separator: " ")]).bytes
+          bytes += numeric(.namesReply, [symbol, room, line.joined(separator: " ")]).bytes
         }
-        return bytes + numeric(.endOfNames, [room, "End of /NAMES list"]).bytes
+        if context?.namesEnd == "" { return bytes }
+        return bytes
+          + numeric(.endOfNames, [context?.namesEnd ?? room, "End of /NAMES list"]).bytes
       }
-      return listed.flatMap { whoLine(room: room, member: $0).bytes }
+      return listed.enumerated().flatMap { index, member in
+        whoLine(room: room, member: member, prefix: index < prefixes.count ? prefixes[index] : "")
+          .bytes
+      }
         + numeric(.endOfWho, [room, "End of /WHO list"]).bytes
     case .history:
       guard let context, let batch = context.batchName else { return [] }
@@ -232,6 +261,10 @@ extension IRCSession {
     case .invite:
       guard fields.count == 2 else { return [] }
       return numeric(.inviting, [fields[1], fields[0]], trailing: false).bytes
+    case .mode:
+      return modeOK(fields, answering: context)
+    case .kick:
+      return kickOK(fields, answering: context)
     case .access:
       guard fields.count == 2 else { return [] }
       let mode = fields[1] == RoomRestriction.publicWord ? "-i" : "+i"
@@ -253,6 +286,12 @@ extension IRCSession {
       ).bytes
   }
 
+  /// The room an error is about: the KICK's, or the first its text names.
+  private func roomOfError(_ text: String, _ context: IRCReplyContext?) -> String? {
+    if case .kick(let room) = context?.purpose { return room.description }
+    return firstRoom(in: text)
+  }
+
   /// The first word of an error's text that names a room.
   private func firstRoom(in text: String) -> String? {
     text.split(separator: " ").first(where: { $0.hasPrefix("#") }).map(String.init)
@@ -261,6 +300,12 @@ extension IRCSession {
   func error(
     _ verb: String, _ code: ErrorCode, _ text: String, answering context: IRCReplyContext?
   ) -> [UInt8] {
+    if let bytes = moderationError(
+      Verb(rawValue: verb), code, text, room: roomOfError(text, context))
+    {
+      if Verb(rawValue: verb) == .join { context?.refused = true }
+      return bytes
+    }
     switch Verb(rawValue: verb) {
     case .topic:
       if code == .notJoined, let room = firstRoom(in: text) {

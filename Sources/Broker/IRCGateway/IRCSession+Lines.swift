@@ -157,10 +157,11 @@ extension IRCSession {
     author.replacingOccurrences(of: "@", with: "|")
   }
 
-  /// A 352 line: `H` here, `G` away.
-  func whoLine(room: String, member: String, away: Bool = false) -> Action {
+  /// A 352 line: `H` here, `G` away, then the member's prefix in the room.
+  func whoLine(room: String, member: String, away: Bool = false, prefix: String = "") -> Action {
     numeric(
-      .whoReply, [room, member, serverName, serverName, member, away ? "G" : "H", "0 \(member)"])
+      .whoReply,
+      [room, member, serverName, serverName, member, (away ? "G" : "H") + prefix, "0 \(member)"])
   }
 
   func numeric(_ numeric: Numeric, _ parameters: [String], trailing: Bool = true)

@@ -185,16 +185,6 @@ extension IRCSession {
       return [
         numeric(.noPrivileges, ["Permission Denied: there are no IRC operators on chatbroker"])
       ]
-    case "KICK":
-      guard parameters.count >= 2 else {
-        return [numeric(.needMoreParameters, ["KICK", "Not enough parameters"])]
-      }
-      guard room(parameters[0]) != nil else { return [noSuchChannel(parameters[0])] }
-      return [
-        numeric(
-          .chanOPrivsNeeded,
-          [parameters[0], "Rooms have no operators on chatbroker: nobody can be kicked"])
-      ]
     case "INVITE":
       guard parameters.count >= 2 else {
         return [numeric(.needMoreParameters, ["INVITE", "Not enough parameters"])]
@@ -202,7 +192,8 @@ extension IRCSession {
       // INVITE <nick> <room> (chatbroker(7), "Moderation").
       guard let room = room(parameters[1]) else { return [noSuchChannel(parameters[1])] }
       let invited = login(parameters[0])
-      guard UserName.isValid(invited) else {
+      // A nick is a connected user (the line protocol invites any user).
+      guard UserName.isValid(invited), counts().isOnline(invited) else {
         return [numeric(.noSuchNick, [parameters[0], "No such nick"])]
       }
       return [.request(.invite(room, user: invited), answering: nil)]

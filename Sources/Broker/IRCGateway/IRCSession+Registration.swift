@@ -87,7 +87,8 @@ extension IRCSession {
       numeric(.welcome, ["Welcome to chatbroker on \(serverName), \(nick)"]),
       numeric(.yourHost, ["Your host is \(serverName), running chatbroker \(chatbrokerVersion)"]),
       numeric(.created, ["This server speaks chatbroker(7) and IRC"]),
-      numeric(.myInfo, [serverName, "chatbroker-\(chatbrokerVersion)", "i", "i"]),
+      numeric(
+        .myInfo, [serverName, "chatbroker-\(chatbrokerVersion)", "i", "biklmnostv", "bklov"]),
     ]
     actions += isupportLines()
     actions += lusers(counts)
@@ -101,7 +102,9 @@ extension IRCSession {
   /// The 005 lines (ISUPPORT), after 004 and in reply to `VERSION`.
   func isupportLines() -> [Action] {
     var tokens = [
-      "CHANTYPES=#", "CASEMAPPING=ascii", "NETWORK=\(serverName)", "PREFIX=", "CHANMODES=,,,i",
+      "CHANTYPES=#", "CASEMAPPING=ascii", "NETWORK=\(serverName)", "PREFIX=(ov)@+",
+      "CHANMODES=b,k,l,imnst", "MODES=\(ModeChange.maximumPerRequest)",
+      "KEYLEN=\(ModeChange.maximumKeyBytes)", "MAXLIST=b:\(RoomModes.maximumBans)",
       "CHANNELLEN=\(RoomName.maximumLength + 1)", "NICKLEN=\(UserName.maximumLength)",
       "SAFELIST", "AWAYLEN=\(Self.maximumAwayBytes)",
     ]

@@ -24,9 +24,14 @@ final class IRCSession: WireCodec {
     /// The most registered clients there have been at once (265, 266).
     var mostUsers = 0
     var rooms = 0
-    /// When a room the user may read was created and whether it is
-    /// private (`MODE`, 324 and 329); nil for any other.
-    var roomMode: (RoomName) -> (created: Timestamp, isPrivate: Bool)? = { _ in nil }
+    /// When a room the user may read was created, whether it is private
+    /// and secret (`MODE`, 329; NAMES, 353); nil for any other.
+    var roomMode: (RoomName) -> (created: Timestamp, isPrivate: Bool, isSecret: Bool)? = { _ in
+      nil
+    }
+    /// A user's membership prefixes in a room, highest first
+    /// (``Engine/membershipPrefixes(of:in:)``).
+    var prefixes: (String, RoomName) -> String = { _, _ in "" }
     /// Whether a user has a session now, and their away text
     /// (Engine+Presence).
     var isOnline: (String) -> Bool = { _ in false }
@@ -249,6 +254,9 @@ final class IRCSession: WireCodec {
     case "JOIN", "PART", "NAMES", "PRIVMSG", "NOTICE":
       guard registered else { return [[numeric(.notRegistered, ["You have not registered"])]] }
       return multiTarget(message)
+    case "KICK":
+      guard registered else { return [[numeric(.notRegistered, ["You have not registered"])]] }
+      return kickSteps(message.parameters)
     default:
       return [receive(message, counts: counts)]
     }
@@ -277,7 +285,11 @@ final class IRCSession: WireCodec {
       switch command {
       case "JOIN": join(name, key: index < keys.count ? String(keys[index]) : nil)
       case "PART": part(name, reason: parameters.count > 1 ? parameters[1] : nil)
-      case "NAMES": names(name)
+      case "NAMES":
+        targets.count == 1
+          ? names(name)
+          : names(
+            name, end: index == min(targets.count, Self.maximumTargets) - 1 ? parameters[0] : "")
       default:
         privmsg(
           command, to: name, text: parameters[1], tags: Self.clientTags(message.tags))

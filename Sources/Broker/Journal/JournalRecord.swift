@@ -63,6 +63,10 @@ public enum JournalRecord: Equatable, Sendable {
   case access(RoomName, RoomRestriction?, user: String, at: Timestamp)
   /// Since 1.4: `user` may read the private `room` (`INVITE`).
   case invite(RoomName, user: String, at: Timestamp)
+  /// Since 1.5: `user` changed one mode of `room` (chatbroker(7),
+  /// "Moderation"), or, written with the room's record, became its first
+  /// operator by creating it.
+  case mode(RoomName, ModeChange, user: String, at: Timestamp)
   /// Since 1.4: `user` took back message `id` of `target` (as `user` wrote
   /// it) with `REDACT`. A compacted journal keeps no trace of the text.
   case redact(Target, id: MessageID, user: String, at: Timestamp)
@@ -201,6 +205,13 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("access", RoomRestriction.word(restriction))
       json.field("user", user)
       json.field("time", time)
+    case .mode(let room, let change, let user, let time):
+      json.field("type", "mode")
+      json.field("room", room.description)
+      json.field("mode", (change.adding ? "+" : "-") + String(change.letter.rawValue))
+      if let argument = change.argument { json.field("value", argument) }
+      json.field("user", user)
+      json.field("time", time)
     case .invite(let room, let user, let time):
       json.field("type", "invite")
       json.field("room", room.description)
@@ -311,6 +322,8 @@ private struct RecordFields {
   var access: JSONText?
   var occurrence: JSONText?
   var skipped: JSONText?
+  var mode: JSONText?
+  var modeValue: JSONText?
 
   mutating func set(_ key: UnsafeBufferPointer<UInt8>, _ value: JSONScalar) {
     switch value {
@@ -361,6 +374,10 @@ private struct RecordFields {
         occurrence = string
       } else if key.equals("skipped") {
         skipped = string
+      } else if key.equals("mode") {
+        mode = string
+      } else if key.equals("value") {
+        modeValue = string
       }
     case .integer(let number):
       if key.equals("version") {
@@ -484,6 +501,9 @@ private struct RecordFields {
         try roomName(), try restriction(), user: try userName(), at: try time(time, "time"))
     case .invite:
       return .invite(try roomName(), user: try userName(), at: try time(time, "time"))
+    case .mode:
+      return .mode(
+        try roomName(), try modeChange(), user: try userName(), at: try time(time, "time"))
     default:
       throw JournalFormatError(
         reason: "unknown record type \(type.map { "\"\($0.string)\"" } ?? "(none)")")
@@ -533,6 +553,20 @@ private struct RecordFields {
       throw invalid("access")
     }
     return restriction
+  }
+
+  /// A `mode` record's change, held to what `MODE` accepts: `+i` is an
+  /// `access` record's, never a `mode` record's.
+  private func modeChange() throws(JournalFormatError) -> ModeChange {
+    guard let word = mode?.string, word.count == 2, let sign = word.first,
+      sign == "+" || sign == "-", let letter = ModeChange.Letter(rawValue: word.last!),
+      letter != .inviteOnly
+    else { throw invalid("mode") }
+    let change = ModeChange(adding: sign == "+", letter: letter, argument: modeValue?.string)
+    guard case .success(let checked) = ModeChange.checked(change), checked == change else {
+      throw invalid("value")
+    }
+    return checked
   }
 
   private func roomName() throws(JournalFormatError) -> RoomName {

@@ -1,7 +1,7 @@
 /// The `type` of a record, read from its bytes.
 enum RecordType: CaseIterable {
   case journal, room, message, schedule, cancel, delivery, series, occurrence, reschedule, edit
-  case member, leave, read, outbox, remote, stream, topic, redact, access, invite, skip
+  case member, leave, read, outbox, remote, stream, topic, redact, access, invite, skip, mode
 
   /// How the journal spells it.
   var name: StaticString {
@@ -27,6 +27,7 @@ enum RecordType: CaseIterable {
     case .access: "access"
     case .invite: "invite"
     case .skip: "skip"
+    case .mode: "mode"
     }
   }
 

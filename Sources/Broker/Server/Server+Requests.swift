@@ -74,6 +74,7 @@ extension Server {
             connections: users, unregistered: ircUnregistered.count,
             mostUsers: ircUnregistered.mostUsers, rooms: engine.roomCount,
             roomMode: { [engine] in engine.roomMode($0, seenBy: user) },
+            prefixes: { [engine] in engine.membershipPrefixes(of: $0, in: $1) },
             isOnline: engine.isOnline,
             away: engine.awayText, roomsOf: engine.rooms(of:), seenUntil: engine.seenUntil,
             activeConversations: activeConversationsCharged)

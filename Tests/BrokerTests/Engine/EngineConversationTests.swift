@@ -201,8 +201,8 @@ struct EngineConversationTests {
     #expect(chat.send(aliceAgain, "PART #ops") == ["OK PART #ops"])
     #expect(conversations(chat, alice) == ["OK CONVERSATIONS 0"])
     #expect(
-      chat.journal.records.map(\.kind) == ["room", "member", "leave"],
-      "one member record for both sessions, one leave")
+      chat.journal.records.map(\.kind) == ["room", "mode", "member", "leave"],
+      "the room, its creator's +o, one member record for both sessions, one leave")
   }
 
   @Test("closing every session is no PART: the room stays yours, and is not joined again")

@@ -33,8 +33,8 @@ struct EngineRoomLimitTests {
     #expect(harness.send(bob, "SAY @alice hi").first?.hasPrefix("OK SAY ") == true)
     #expect(harness.send(bob, "ROOMS").last == "OK ROOMS 3", "nothing was created")
     #expect(
-      harness.journal.records.count == 3 + 3 + 1 + 2,
-      "three rooms, each alice's, #a bob's too, two messages")
+      harness.journal.records.count == 3 + 3 + 3 + 1 + 2,
+      "three rooms, each with alice its operator and hers, #a bob's too, two messages")
 
     // Once an unused room is forgotten, there is a place again.
     #expect(harness.send(alice, "PART #c").last == "OK PART #c")

@@ -11,7 +11,7 @@ struct EngineRoomTests {
     harness.engine.connect(ConnectionID(7), user: "alice")
     #expect(
       harness.output.take(ConnectionID(7)) == [
-        "HELLO 1.4.0 alice :welcome alice, type HELP for commands"
+        "HELLO 1.5.0 alice :welcome alice, type HELP for commands"
       ])
   }
 
@@ -29,7 +29,9 @@ struct EngineRoomTests {
     #expect(harness.output.take(alice) == ["JOIN #ops bob"])
     #expect(harness.output.take(aliceAgain) == ["JOIN #ops bob"])
     #expect(
-      harness.journal.records.count == 3, "one room record, one member record per user, once each")
+      harness.journal.records.count == 4,
+      "one room record, its creator's +o (chatbroker(7), \"Moderation\"), one member record per user, once each"
+    )
   }
 
   @Test("PART tells the others only when the user's last session leaves")

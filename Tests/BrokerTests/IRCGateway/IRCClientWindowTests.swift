@@ -137,8 +137,8 @@ struct IRCClientWindowTests {
   func awayAndReconnectRealTime() throws {
     let lab = try ClientsInLab()
     _ = try lab.person.request("SAY #lab before anyone left")
-    try lab.irssi.waitFor("< cbtest3> before anyone left")
-    try lab.weechat.waitFor("cbtest3 | before anyone left")
+    try lab.irssi.waitFor("<@cbtest3> before anyone left")
+    try lab.weechat.waitFor("@cbtest3 | before anyone left")
 
     // WeeChat is away: irssi, writing to it, is told, and WHOIS says so.
     try lab.weechat.enter("/away at lunch")
@@ -168,11 +168,11 @@ struct IRCClientWindowTests {
     try lab.irssi.enter("/connect \(lab.broker.ircSocketPath)")
     try lab.weechat.enter("/connect chat")
     try lab.expectBoth("JOIN #lab")
-    try lab.irssi.waitFor("< cbtest3> while you were out")
-    try lab.weechat.waitFor("cbtest3 | while you were out")
+    try lab.irssi.waitFor("<@cbtest3> while you were out")
+    try lab.weechat.waitFor("@cbtest3 | while you were out")
     _ = try lab.person.request("SAY #lab welcome back")
-    try lab.irssi.waitFor("< cbtest3> welcome back")
-    try lab.weechat.waitFor("cbtest3 | welcome back")
+    try lab.irssi.waitFor("<@cbtest3> welcome back")
+    try lab.weechat.waitFor("@cbtest3 | welcome back")
     for (client, screen) in [("irssi", lab.irssi.screen()), ("WeeChat", lab.weechat.screen())] {
       #expect(count("while you were out", on: screen) == 1, "\(client):\n\(screen)")
       #expect(count("before anyone left", on: screen) == 1, "\(client):\n\(screen)")

@@ -64,6 +64,7 @@ final class IRCHarness {
     IRCSession.Counts(
       connections: 1, rooms: 0,
       roomMode: { [engine = engine.engine] in engine.roomMode($0, seenBy: user) },
+      prefixes: { [engine = engine.engine] in engine.membershipPrefixes(of: $0, in: $1) },
       isOnline: engine.engine.isOnline, away: engine.engine.awayText,
       roomsOf: engine.engine.rooms(of:), seenUntil: engine.engine.seenUntil,
       activeConversations: engine.engine.activeConversations)

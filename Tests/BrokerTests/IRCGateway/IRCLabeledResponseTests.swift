@@ -26,7 +26,7 @@ struct IRCLabeledResponseTests {
     #expect(irc.send(alice, "@label=p2 PONG x") == ["@label=p2 :host.test ACK"])
     #expect(
       irc.send(alice, "@label=p3 TOPIC #nowhere") == [
-        "@label=p3 :host.test 331 alice #nowhere :No topic is set"
+        "@label=p3 :host.test 403 alice #nowhere :No such channel"
       ])
   }
 

@@ -18,7 +18,7 @@ struct IRCPrivateRoomTests {
     #expect(irc.send(alice, "MODE #ops").first == ":host.test 324 alice #ops +i")
     #expect(irc.send(alice, "JOIN #plan,#pub invite").first == ":alice!alice@host.test JOIN #plan")
     #expect(irc.engine.send(irc.engine.connect("carol"), "ROOMS") == ["ROOM #pub 1", "OK ROOMS 1"])
-    #expect(irc.send(alice, "VERSION").contains { $0.contains(" CHANMODES=,,,i ") })
+    #expect(irc.send(alice, "VERSION").contains { $0.contains(" CHANMODES=b,k,l,imnst ") })
     #expect(irc.send(alice, "JOIN #other somekey").first == ":alice!alice@host.test JOIN #other")
     #expect(irc.send(alice, "MODE #other").first == ":host.test 324 alice #other +")
   }
@@ -48,15 +48,24 @@ struct IRCPrivateRoomTests {
     #expect(irc.send(carol, "JOIN #ops").first == ":carol!carol@host.test JOIN #ops")
   }
 
-  @Test("MODE -i makes a private room public; +i on a public room is refused, other modes 482")
+  @Test(
+    "MODE -i makes a private room public, +i on one is no change; +i makes a public room private")
   func modes() {
     let irc = IRCHarness()
     let alice = irc.connect("alice")
     irc.send(alice, "JOIN #ops group=ops")
-    #expect(irc.send(alice, "MODE #ops +i") == [":host.test 324 alice #ops +i"])
-    #expect(irc.send(alice, "MODE #ops +m").first?.hasPrefix(":host.test 482 alice #ops ") == true)
+    #expect(irc.send(alice, "MODE #ops +i") == [])
+    #expect(irc.send(alice, "MODE #ops").first == ":host.test 324 alice #ops +i")
     #expect(irc.send(alice, "MODE #ops -i") == [":alice!alice@host.test MODE #ops -i"])
     #expect(irc.send(alice, "MODE #ops").first == ":host.test 324 alice #ops +")
-    #expect(irc.send(alice, "MODE #ops +i").first?.contains("stays public") == true)
+    // A public room made private keeps who is in it: bob is invited.
+    let bob = irc.connect("bob")
+    irc.send(bob, "JOIN #ops")
+    _ = irc.take(alice)
+    #expect(irc.send(alice, "MODE #ops +i") == [":alice!alice@host.test MODE #ops +i"])
+    #expect(irc.take(bob) == [":alice!alice@host.test MODE #ops +i"])
+    let carol = irc.connect("carol")
+    #expect(irc.send(carol, "JOIN #ops") == [":host.test 473 carol #ops :Cannot join channel (+i)"])
+    #expect(irc.send(bob, "PRIVMSG #ops :still here").isEmpty)
   }
 }

@@ -57,7 +57,7 @@ struct IRCSessionTests {
     #expect(
       lines == [
         ":alice!alice@host.test JOIN #ops",
-        ":host.test 353 alice = #ops :alice carol",
+        ":host.test 353 alice = #ops :alice @carol",
         ":host.test 366 alice #ops :End of /NAMES list",
         ":carol!carol@host.test PRIVMSG #ops :[17:52] deploy at six",
       ])
@@ -66,7 +66,7 @@ struct IRCSessionTests {
       irc.send(alice, "MODE #ops") == [
         ":host.test 324 alice #ops +", ":host.test 329 alice #ops 1796057400",
       ], "329 is the room's creation time, in seconds since the epoch")
-    #expect(irc.send(alice, "MODE #nowhere").last == ":host.test 329 alice #nowhere 0")
+    #expect(irc.send(alice, "MODE #nowhere") == [":host.test 403 alice #nowhere :No such channel"])
     #expect(
       irc.send(alice, "MODE #ops b") == [":host.test 368 alice #ops :End of channel ban list"])
     #expect(irc.send(alice, "TOPIC #ops") == [":host.test 331 alice #ops :No topic is set"])

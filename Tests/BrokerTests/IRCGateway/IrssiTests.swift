@@ -19,11 +19,11 @@ struct IrssiTests {
     let irssi = try broker.irssi(as: "cbtest1")
     try irssi.enter("/join #lab")
     try irssi.waitFor("cbtest1 [cbtest1@")
-    try irssi.waitFor("< cbtest2> said before you came")
+    try irssi.waitFor("<@cbtest2> said before you came")
     _ = try person.expect("JOIN #lab cbtest1")
 
     _ = try person.request("SAY #lab hello irssi")
-    try irssi.waitFor("< cbtest2> hello irssi")
+    try irssi.waitFor("<@cbtest2> hello irssi")
     try irssi.enter("hello line protocol")
     #expect(try person.expect("MSG #lab ").hasSuffix(" cbtest1 :hello line protocol"))
 

@@ -96,7 +96,7 @@ struct PrivateRoomTests {
       "TOPIC #R :mine",
     ]
     let nonexistent = try answers("#nosuch", queries)
-    #expect(nonexistent[3].first?.contains(" 324 cbtest3 #R +") == true)
+    #expect(nonexistent[3].first?.contains(" 403 cbtest3 #R ") == true)
     #expect(try answers("#ops", queries) == nonexistent)
     #expect(try answers("#plan", queries) == nonexistent)
     let everything =
@@ -130,9 +130,10 @@ struct PrivateRoomTests {
     _ = try irc.expect(":\(Host.name) 422 cbtest1 ")
     try irc.send("MODE #ops\r\n")
     #expect(try irc.expect(":\(Host.name) 324 ") == ":\(Host.name) 324 cbtest1 #ops +i\r")
+    // Over IRC a nick is a connected user: cbtest3 connects first.
+    let invited = try broker.connect(as: "cbtest3")
     try irc.send("INVITE cbtest3 #plan\r\n")
     #expect(try irc.expect(":\(Host.name) 341 ") == ":\(Host.name) 341 cbtest1 cbtest3 #plan\r")
-    let invited = try broker.connect(as: "cbtest3")
     #expect(try invited.request("JOIN #plan") == ["OK JOIN #plan 2"])
     #expect(try invited.request("HISTORY #plan").first?.hasSuffix(" :surprise party") == true)
     #expect(try invited.request("JOIN #ops") == ["ERR JOIN NOACCESS :#ops is not open to you"])
