@@ -5,11 +5,14 @@ import LineProtocol
 
 /// Target `remote`: what other hosts send a host that shares rooms
 /// (chatbroker(8), "FEDERATION"), read as the link reads it and handed to
-/// the engine. Each input line is `S<subject> <payload>`, a message of the
-/// stream at the next sequence, or `P<subject> <payload>`, a presence
-/// announcement. Then a local user reads everything a client can be shown
-/// of the shared rooms and direct messages: every line must be clean, and
-/// every record read back.
+/// the engine. Each input line is a message of the stream at the next
+/// sequence, `S<subject> <payload>` as the rooms' reader reads it,
+/// `1<subject> <payload>` or `2<subject> <payload>` as the readers of
+/// direct messages do; `L<subject> <payload>`, the answer to the direct get
+/// that finds this node's last id at start; or `P<subject> <payload>`, a
+/// presence announcement. Then a local user reads everything a client can
+/// be shown of the shared rooms and direct messages: every line must be
+/// clean, and every record read back.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRemote(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
   let world = FuzzWorld()
@@ -26,13 +29,20 @@ public func fuzzRemote(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     let subject = String(decoding: line[(line.startIndex + 1)..<space], as: UTF8.self)
     let payload = Array(line[(space + 1)...])
     payload.withUnsafeBytes { bytes in
+      let readers: [UInt8: StreamReader] = [
+        UInt8(ascii: "S"): .rooms, UInt8(ascii: "1"): .dmFirst, UInt8(ascii: "2"): .dmSecond,
+      ]
       switch kind {
-      case UInt8(ascii: "S"):
+      case _ where readers[kind] != nil:
         sequence += 1
-        if let read = FederationSubjects.line(subject: subject, payload: bytes, sequence: sequence)
+        if var read = FederationSubjects.line(subject: subject, payload: bytes, sequence: sequence)
         {
+          read.position.reader = readers[kind]
           world.engine.receive(read)
         }
+      case UInt8(ascii: "L"):
+        let found = FederationSubjects.line(subject: subject, payload: bytes, sequence: 0)
+        world.engine.streamHoldsOwnLines(upTo: found?.position.origin)
       case UInt8(ascii: "P"):
         if let (room, node, users) = FederationSubjects.announcement(
           subject: subject, payload: bytes)

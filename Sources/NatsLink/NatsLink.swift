@@ -5,13 +5,14 @@ import LineProtocol
 
 /// The JetStream link of a host's shared rooms (chatbroker(8),
 /// "FEDERATION"): one stream, `CHAT`, with a subject per room and node
-/// (`chat.room.<room>.<node>`) and per node for direct messages
-/// (`chat.dm.<to-node>.<node>`). A publisher thread publishes the outbox in
-/// order, each line with `Nats-Msg-Id` `<node>:<id>` so that a line sent
-/// again after a lost acknowledgement is stored once; a reader thread reads
-/// the whole stream through a pull consumer named after the node, from
-/// the sequence the journal says comes next. libnats reconnects by itself;
-/// both threads retry until it does.
+/// (`chat.room.<room>.<node>`) and per pair of nodes and node for direct
+/// messages (`chat.dm.<first>.<second>.<node>`). A publisher thread
+/// publishes the outbox in order, each line with `Nats-Msg-Id`
+/// `<node>:<id>` so that a line sent again after a lost acknowledgement is
+/// stored once; three reader threads (NatsLink+Reading) read the rooms and
+/// this host's direct messages, each through a pull consumer of its own,
+/// from the sequence the journal says comes next for it. libnats
+/// reconnects by itself; the threads retry until it does.
 public final class NatsLink: FederationLink, @unchecked Sendable {
   public struct Configuration: Sendable {
     public var servers: [String]
@@ -55,9 +56,12 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
   let announcedLock = NSLock()
   /// Guarded by `condition`.
   var pending: [OutboxLine] = []
-  var nextSequence: UInt64
+  var nextSequences: StreamSequences
   var epoch = 0
-  var restartRequested = false
+  var restartRequested: Set<StreamReader> = []
+  /// The readers caught up with the stream (guarded by `condition`): the
+  /// link is caught up when all are.
+  var caughtUp: Set<StreamReader> = []
   /// Why publishing is refused, as last told (guarded by `condition`).
   var refusal: String?
   /// `Nats-Msg-Id`s the stream acknowledged and the publisher has not yet
@@ -65,23 +69,27 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
   var acknowledgedIDs: Set<String> = []
   /// The first asynchronous publish the stream refused in this round.
   var asyncFailure: (status: natsStatus, code: jsErrCode, subject: String?)?
-  /// The reader found this node's last id in the stream (reader thread).
+  /// The rooms' reader found this node's last id in the stream (its thread).
   var checkedOwnIDs = false
-  /// The stream's creation time as last reported (reader thread).
-  var streamCreated: Timestamp?
+  /// Held while a reader looks at the stream and reports its creation
+  /// time, so that the engine hears the times in the order they were seen.
+  let streamLook = NSLock()
   var stopped = false
   var connection: OpaquePointer?
   var jetStream: OpaquePointer?
 
   public init(
-    _ configuration: Configuration, from sequence: UInt64, deliver: @escaping Deliver,
+    _ configuration: Configuration, after sequences: StreamSequences,
+    deliver: @escaping Deliver,
     report: @escaping Report, ownLastID: @escaping OwnLastID, refused: @escaping Refused,
     created: @escaping Created, presence: @escaping Presence
   ) {
     self.created = created
     self.presence = presence
     self.configuration = configuration
-    self.nextSequence = sequence
+    var next = sequences
+    for reader in StreamReader.allCases { next[reader] += 1 }
+    self.nextSequences = next
     self.deliver = deliver
     self.report = report
     self.ownLastID = ownLastID
@@ -111,6 +119,12 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
     natsOptions_SetReconnectWait(options, 250)
     natsOptions_SetTimeout(options, 2000)
     natsOptions_SetName(options, "chatbroker \(configuration.node)")
+    // Replies (JetStream's answers, and the messages a consumer delivers)
+    // come to inboxes only this node may subscribe to (chatbroker(8),
+    // "FEDERATION"): under `_INBOX.>`, any host could read them.
+    try check(
+      natsOptions_SetCustomInboxPrefix(options, Self.inboxPrefix(configuration.node)),
+      "the inbox prefix")
     let context = Unmanaged.passUnretained(self).toOpaque()
     // With a callback, a server that cannot be reached or refuses the
     // credentials does not hold up the start: the threads run, and the
@@ -144,8 +158,12 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
         let reason = text.map { String(cString: $0) } ?? String(cString: natsStatus_GetText(status))
         let link = Unmanaged<NatsLink>.fromOpaque(closure).takeUnretainedValue()
         link.report("refused by the NATS server", ["reason": reason])
-        // This node's lines cannot leave until the permissions change.
-        if reason.contains("Permissions Violation for Publish to \"chat.") {
+        // This node's lines cannot leave until the permissions change;
+        // nor can anything be read or acknowledged while this node may not
+        // subscribe to its own inboxes (credentials of another node).
+        if reason.contains("Permissions Violation for Publish to \"chat.")
+          || reason.contains("Permissions Violation for Subscription to \"_INBOX")
+        {
           link.setRefusal(reason)
         }
       }, context)
@@ -181,7 +199,9 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
     self.connection = connection
     self.jetStream = jetStream
     Thread.detachNewThread { [self] in publishLoop() }
-    Thread.detachNewThread { [self] in readLoop() }
+    for reader in StreamReader.allCases {
+      Thread.detachNewThread { [self] in readLoop(reader) }
+    }
     subscribePresence()
     Thread.detachNewThread { [self] in presenceLoop() }
   }
@@ -221,13 +241,16 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
     condition.unlock()
   }
 
-  public func restart(from sequence: UInt64, epoch: Int) {
+  public func restart(after sequences: StreamSequences, epoch: Int) {
     condition.lock()
-    nextSequence = sequence
+    for reader in StreamReader.allCases { nextSequences[reader] = sequences[reader] + 1 }
     self.epoch = epoch
-    restartRequested = true
+    restartRequested = Set(StreamReader.allCases)
     condition.unlock()
   }
+
+  /// The prefix of this node's inboxes: `_INBOX_<node>`.
+  public static func inboxPrefix(_ node: String) -> String { "_INBOX_\(node)" }
 
   // MARK: - Publishing
 
@@ -272,279 +295,6 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
     return tokens.count == wanted.count
   }
 
-  // MARK: - Reading
-
-  /// The highest outbox id of this node in the stream: the last message of
-  /// each of its subjects (`chat.*.*.<node>`), since a node publishes its
-  /// ids in order. Nil (reported) when the stream could not tell.
-  private func findOwnLastID() -> MessageID?? {
-    var options = jsOptions()
-    jsOptions_Init(&options)
-    var info: UnsafeMutablePointer<jsStreamInfo>?
-    var errorCode = jsErrCode(0)
-    let filter = "chat.*.*.\(configuration.node)"
-    let status = filter.withCString { filter in
-      options.Stream.Info.SubjectsFilter = filter
-      return js_GetStreamInfo(&info, jetStream, configuration.stream, &options, &errorCode)
-    }
-    guard status == NATS_OK, let info else {
-      report(
-        "cannot read this node's last id from the stream",
-        ["reason": NatsError(status, "js_GetStreamInfo", code: errorCode).description])
-      return nil
-    }
-    defer { jsStreamInfo_Destroy(info) }
-    var subjects: [String] = []
-    if let list = info.pointee.State.Subjects {
-      for index in 0..<Int(list.pointee.Count) {
-        if let subject = list.pointee.List[index].Subject {
-          subjects.append(String(cString: subject))
-        }
-      }
-    }
-    var highest: MessageID?
-    for subject in subjects {
-      var message: OpaquePointer?
-      let status = js_GetLastMsg(
-        &message, jetStream, configuration.stream, subject, nil, &errorCode)
-      if status == NATS_NOT_FOUND { continue }
-      guard status == NATS_OK, let message else {
-        report(
-          "cannot read this node's last id from the stream",
-          ["reason": NatsError(status, "js_GetLastMsg \(subject)", code: errorCode).description])
-        return nil
-      }
-      defer { natsMsg_Destroy(message) }
-      if let line = Self.line(message, sequence: 0) {
-        highest = max(highest ?? line.position.origin, line.position.origin)
-      }
-    }
-    report("found this node's last id in the stream", ["last_id": highest?.description ?? "none"])
-    return .some(highest)
-  }
-
-  private func readLoop() {
-    while !isStopped {
-      guard let createdAt = ensureStream() else {
-        reportConnectionFailure()
-        nats_Sleep(500)
-        continue
-      }
-      // Before reading: a stream created anew starts its sequences
-      // again, and the engine sends the reader back to its start.
-      streamCreated = createdAt
-      created(createdAt)
-      if !checkedOwnIDs, let found = findOwnLastID() {
-        checkedOwnIDs = true
-        ownLastID(found)
-      }
-      condition.lock()
-      let start = nextSequence
-      let epoch = self.epoch
-      restartRequested = false
-      condition.unlock()
-      guard let subscription = subscribe(from: start) else {
-        nats_Sleep(500)
-        continue
-      }
-      readBatches(subscription, epoch: epoch)
-      natsSubscription_Destroy(subscription)
-      nats_Sleep(100)
-    }
-  }
-
-  private var isStopped: Bool {
-    condition.lock()
-    defer { condition.unlock() }
-    return stopped
-  }
-
-  /// When the stream was created; it exists, or this host created it.
-  private func ensureStream() -> Timestamp? {
-    var info: UnsafeMutablePointer<jsStreamInfo>?
-    var errorCode = jsErrCode(0)
-    var status = js_GetStreamInfo(&info, jetStream, configuration.stream, nil, &errorCode)
-    if status == NATS_OK, let info {
-      defer { jsStreamInfo_Destroy(info) }
-      return Self.created(info)
-    }
-    guard status == NATS_NOT_FOUND || errorCode == jsErrCode(10059) else { return nil }
-    var config = jsStreamConfig()
-    jsStreamConfig_Init(&config)
-    config.Storage = js_FileStorage
-    config.Replicas = Int64(configuration.replicas)
-    config.Duplicates = 120 * 1_000_000_000
-    status = configuration.stream.withCString { name in
-      config.Name = name
-      return withCStrings(["chat.>"]) { subjects in
-        config.Subjects = subjects
-        config.SubjectsLen = 1
-        return js_AddStream(&info, jetStream, &config, nil, &errorCode)
-      }
-    }
-    if status == NATS_OK, let info {
-      defer { jsStreamInfo_Destroy(info) }
-      report("created the stream", ["stream": configuration.stream])
-      return Self.created(info)
-    }
-    report(
-      "cannot create the stream",
-      ["reason": NatsError(status, "js_AddStream", code: errorCode).description])
-    return nil
-  }
-
-  static func created(_ info: UnsafeMutablePointer<jsStreamInfo>) -> Timestamp {
-    Timestamp(milliseconds: info.pointee.Created / 1_000_000)
-  }
-
-  /// While not connected: why, from one plain attempt with the same
-  /// servers and credentials (the retrying connection keeps only "no
-  /// server available"; a refused password reads `Authorization
-  /// Violation`), logged once per reason.
-  private func reportConnectionFailure() {
-    guard natsConnection_Status(connection) != NATS_CONN_STATUS_CONNECTED else { return }
-    var options: OpaquePointer?
-    guard natsOptions_Create(&options) == NATS_OK else { return }
-    defer { natsOptions_Destroy(options) }
-    guard (try? setServersAndCredentials(options)) != nil else { return }
-    natsOptions_SetTimeout(options, 2000)
-    var probe: OpaquePointer?
-    let status = natsConnection_Connect(&probe, options)
-    defer { natsConnection_Destroy(probe) }
-    guard status != NATS_OK else { return }
-    let text = nats_GetLastError(nil)
-    let reason = text.map { String(cString: $0) } ?? NatsError(status, "connect").description
-    report("cannot connect", ["reason": reason])
-  }
-
-  /// The stream is still the one reported: nil when it cannot be told.
-  private func sameStream() -> Bool? {
-    var info: UnsafeMutablePointer<jsStreamInfo>?
-    var errorCode = jsErrCode(0)
-    let status = js_GetStreamInfo(&info, jetStream, configuration.stream, nil, &errorCode)
-    guard status == NATS_OK, let info else {
-      return status == NATS_NOT_FOUND || errorCode == jsErrCode(10059) ? false : nil
-    }
-    defer { jsStreamInfo_Destroy(info) }
-    return Self.created(info) == streamCreated
-  }
-
-  /// The node's pull consumer, made afresh to start at `start`: the journal,
-  /// not the consumer, knows what this host has applied.
-  private func subscribe(from start: UInt64) -> OpaquePointer? {
-    var errorCode = jsErrCode(0)
-    _ = js_DeleteConsumer(jetStream, configuration.stream, configuration.node, nil, &errorCode)
-    var options = jsSubOptions()
-    jsSubOptions_Init(&options)
-    options.Config.AckPolicy = js_AckAll
-    options.Config.DeliverPolicy = start <= 1 ? js_DeliverAll : js_DeliverByStartSequence
-    options.Config.OptStartSeq = start <= 1 ? 0 : start
-    var subscription: OpaquePointer?
-    let status = configuration.stream.withCString { stream in
-      options.Stream = stream
-      return js_PullSubscribe(
-        &subscription, jetStream, "chat.>", configuration.node, nil, &options, &errorCode)
-    }
-    guard status == NATS_OK else {
-      report(
-        "cannot read the stream",
-        ["reason": NatsError(status, "js_PullSubscribe", code: errorCode).description])
-      return nil
-    }
-    report("reading", ["from_seq": "\(start)"])
-    return subscription
-  }
-
-  private func readBatches(_ subscription: OpaquePointer, epoch: Int) {
-    var caughtUp = false
-    var failures = 0
-    var idle = 0
-    while true {
-      condition.lock()
-      let stop = stopped || restartRequested
-      condition.unlock()
-      if stop { return }
-      var list = natsMsgList()
-      var errorCode = jsErrCode(0)
-      let status = natsSubscription_Fetch(&list, subscription, 256, 1000, &errorCode)
-      if status == NATS_TIMEOUT {
-        // A first look that failed (permissions, a leader election) is
-        // tried again while idle: until it works, shared SAY is refused.
-        if !checkedOwnIDs, let found = findOwnLastID() {
-          checkedOwnIDs = true
-          ownLastID(found)
-        }
-        if !caughtUp {
-          caughtUp = true
-          report("caught up", [:])
-        }
-        // A consumer of a deleted stream waits for nothing: while idle,
-        // every few seconds, check the stream is the one read.
-        idle += 1
-        if idle % 5 == 0, sameStream() == false {
-          report("lost the stream", ["stream": configuration.stream])
-          return
-        }
-        continue
-      }
-      guard status == NATS_OK else {
-        failures += 1
-        if failures == 1 {
-          report(
-            "cannot read the stream",
-            ["reason": NatsError(status, "fetch", code: errorCode).description])
-        }
-        if failures >= 5 { return }
-        nats_Sleep(250)
-        continue
-      }
-      failures = 0
-      idle = 0
-      var lines: [StreamLine] = []
-      var last: UInt64 = 0
-      var pendingAfter: UInt64 = 0
-      for index in 0..<Int(list.Count) {
-        guard let message = list.Msgs[index] else { continue }
-        var metadata: UnsafeMutablePointer<jsMsgMetaData>?
-        guard natsMsg_GetMetaData(&metadata, message) == NATS_OK, let metadata else { continue }
-        let sequence = metadata.pointee.Sequence.Stream
-        let stored = Timestamp(milliseconds: metadata.pointee.Timestamp / 1_000_000)
-        pendingAfter = metadata.pointee.NumPending
-        jsMsgMetaData_Destroy(metadata)
-        last = sequence
-        if var line = Self.line(message, sequence: sequence) {
-          line.stored = stored
-          lines.append(line)
-        }
-      }
-      if list.Count > 0, let message = list.Msgs[Int(list.Count) - 1] {
-        _ = natsMsg_Ack(message, nil)
-      }
-      natsMsgList_Destroy(&list)
-      condition.lock()
-      let current = self.epoch == epoch && !restartRequested
-      if current && last > 0 { nextSequence = last + 1 }
-      condition.unlock()
-      if current && last > 0 { deliver(lines, epoch) }
-      if pendingAfter == 0 && !caughtUp {
-        caughtUp = true
-        report("caught up", ["seq": "\(last)"])
-      } else if pendingAfter > 0 {
-        caughtUp = false
-      }
-    }
-  }
-
-  /// A message of the stream as a line, or nil when it is not one
-  /// (``FederationSubjects/line(subject:payload:sequence:)``).
-  static func line(_ message: OpaquePointer, sequence: UInt64) -> StreamLine? {
-    guard let subject = natsMsg_GetSubject(message), let data = natsMsg_GetData(message) else {
-      return nil
-    }
-    let payload = UnsafeRawBufferPointer(start: data, count: Int(natsMsg_GetDataLength(message)))
-    return FederationSubjects.line(
-      subject: String(cString: subject), payload: payload, sequence: sequence)
-  }
 }
 
 /// A libnats call failed.

@@ -25,11 +25,12 @@ extension Daemon {
   }
 
   /// Starts the link to the stream, on the queue, once the journal is
-  /// replayed: it reads on after the last sequence the journal applied.
+  /// replayed: each reader reads on after the last sequence the journal
+  /// applied for it.
   func startFederation(_ server: Server, _ engine: Engine) {
     guard options.federation.settings != nil else { return }
     let link = NatsLink(
-      options.federation.linkConfiguration, from: engine.streamSequence + 1,
+      options.federation.linkConfiguration, after: engine.streamSequences,
       deliver: { [unowned server] lines, epoch in server.deliver(lines, epoch: epoch) },
       report: { [unowned server] state, fields in server.federationStateChanged(state, fields) },
       ownLastID: { [unowned server] id in server.ownLinesFound(upTo: id) },

@@ -29,8 +29,12 @@ extension Engine {
     }
   }
 
-  /// The last stream sequence applied: the link resumes after it.
-  public var streamSequence: UInt64 { federation.sequence }
+  /// The last stream sequence the rooms' reader applied.
+  public var streamSequence: UInt64 { federation.sequences[.rooms] }
+
+  /// The last stream sequence each reader applied: each resumes after its
+  /// own.
+  public var streamSequences: StreamSequences { federation.sequences }
 
   /// The outbox, oldest first: lines said here that have not come back
   /// from the stream yet. The shell publishes only those the journal
@@ -157,7 +161,7 @@ extension Engine {
         "the stream was lost or reset: reading the new one from its start",
         [
           "node": node, "created_before": before.description, "created": created.description,
-          "seq_before": "\(federation.sequence)", "outbox": "\(federation.outbox.count)",
+          "seq_before": "\(federation.sequences[.rooms])", "outbox": "\(federation.outbox.count)",
           "published_again": "\(federation.published.count)",
         ])
     }
@@ -207,8 +211,8 @@ extension Engine {
     return [.series(advanced, series), .outbox(line)]
   }
 
-  /// A line read from the stream. Lines at or before the last applied
-  /// sequence, and a line whose (node, id) was applied before (published
+  /// A line read from the stream. Lines at or before the last sequence its
+  /// reader applied, and a line whose (node, id) was applied before (published
   /// twice), are skipped; anything else is journaled, enters the room's
   /// history and is sent to this host's members but the session that said
   /// it. A line no conversation here takes, or one ignored, moves nothing
@@ -216,7 +220,9 @@ extension Engine {
   /// written: the link must then read again from ``streamSequence``.
   @discardableResult
   public func receive(_ line: StreamLine) -> Bool {
-    guard let settings = federation.settings, line.position.sequence > federation.sequence else {
+    guard let settings = federation.settings,
+      line.position.sequence > federation.sequences[line.position.reader ?? .rooms]
+    else {
       return true
     }
     let position = line.position
@@ -253,7 +259,7 @@ extension Engine {
       // new stream): it leaves the outbox, and is shown no second time.
       records.append(.streamPosition(position))
     } else {
-      records.append(.streamSequence(position.sequence))
+      records.append(.streamSequence(position.sequence, reader: position.reader))
     }
     do {
       try journal.append(records)
@@ -295,7 +301,7 @@ extension Engine {
       noteTaken(line.id)
       if line.node == federation.settings?.node { federation.knowsOwnIDs = true }
       let unchanged = FederationUndo.advanced(
-        sequence: federation.sequence, seen: nil, left: nil, knewOwnIDs: knew)
+        sequence: federation.sequences, seen: nil, left: nil, knewOwnIDs: knew)
       if line.standing == .published {
         keepPublished(line)
         return .federated(unchanged, message: nil, newRoom: nil)
@@ -314,15 +320,15 @@ extension Engine {
         newRoom: added.newRoom)
     case .streamPosition(let position):
       return .federated(advance(to: position), message: nil, newRoom: nil)
-    case .streamSequence(let sequence):
+    case .streamSequence(let sequence, let reader):
       let undo = FederationUndo.advanced(
-        sequence: federation.sequence, seen: nil, left: nil, knewOwnIDs: federation.knowsOwnIDs)
-      federation.sequence = max(federation.sequence, sequence)
+        sequence: federation.sequences, seen: nil, left: nil, knewOwnIDs: federation.knowsOwnIDs)
+      federation.sequences.advance(reader, to: sequence)
       return .federated(undo, message: nil, newRoom: nil)
     case .streamCreated(let created, let offset):
       let before = federation.restorable
       if let old = federation.streamCreated, old != created {
-        federation.sequence = 0
+        federation.sequences = StreamSequences()
         publishAgain()
       }
       federation.streamCreated = created
@@ -344,9 +350,9 @@ extension Engine {
   /// published; an id of this node in the stream is never handed out
   /// again. Returns how to undo it.
   private func advance(to position: StreamPosition) -> FederationUndo {
-    let sequence = federation.sequence
+    let sequence = federation.sequences
     let knew = federation.knowsOwnIDs
-    federation.sequence = max(federation.sequence, position.sequence)
+    federation.sequences.advance(position.reader, to: position.sequence)
     let insertion = federation.seen[position.node, default: SeenIDs()].insert(position.origin)
     let seen = insertion.map { (node: position.node, insertion: $0) }
     guard position.node == federation.settings?.node else {
@@ -384,7 +390,7 @@ extension Engine {
       _ = federation.outbox.popLast()
       federation.knowsOwnIDs = knew
     case .advanced(let sequence, let seen, let left, let knew):
-      federation.sequence = sequence
+      federation.sequences = sequence
       if let seen { federation.seen[seen.node]?.undo(seen.insertion) }
       if let left {
         if left.position == 0 {
@@ -429,19 +435,22 @@ extension Engine {
 }
 
 extension EngineSnapshot {
-  /// The ids applied from each node (as stream records at the sequence
-  /// applied), this node's latest published lines and the outbox, for a
-  /// compacted journal: this node's own ids among them keep it knowing
-  /// which ids it used.
+  /// How far each reader applied the stream, the ids applied from each
+  /// node (as stream records at sequence 0, which move no reader), this
+  /// node's latest published lines and the outbox, for a compacted
+  /// journal: this node's own ids among them keep it knowing which ids it
+  /// used.
   func forEachFederationRecord(_ body: (JournalRecord) throws -> Void) rethrows {
     if let created = federation.streamCreated {
       try body(.streamCreated(created, offset: federation.idOffset))
     }
-    let sequence = federation.sequence
-    if sequence > 0 { try body(.streamSequence(sequence)) }
+    for reader in StreamReader.allCases where federation.sequences[reader] > 0 {
+      try body(.streamSequence(federation.sequences[reader], reader: reader))
+    }
     for (node, ids) in federation.seen.sorted(by: { $0.key < $1.key }) {
       for id in ids.order {
-        try body(.streamPosition(StreamPosition(sequence: sequence, node: node, origin: id)))
+        try body(
+          .streamPosition(StreamPosition(sequence: 0, node: node, origin: id, reader: nil)))
       }
     }
     for line in Array(federation.published) + Array(federation.outbox) {

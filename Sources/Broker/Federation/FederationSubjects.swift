@@ -5,16 +5,48 @@ import LineProtocol
 /// use, and the reading of other hosts' messages, kept apart from libnats
 /// so that the fuzzers reach them.
 public enum FederationSubjects {
-  /// `chat.room.<room>.<node>` for a room, `chat.dm.<to-node>.<node>` for
-  /// a direct message: the publishing node is always the last token.
+  /// `chat.room.<room>.<node>` for a room; for a direct message between
+  /// two hosts, `chat.dm.<first>.<second>.<node>`, the two hosts' names in
+  /// byte order: both directions of a conversation under one pair, which
+  /// one consumer of each of the two hosts reads, and no other host's
+  /// (``readers(node:)``). The publishing node is always the last token.
   public static func subject(for target: Target, node: String) -> String? {
     switch target {
     case .room(let room):
       return "chat.room.\(token(room)).\(node)"
     case .user(let name):
       guard let at = name.lastIndex(of: "@") else { return nil }
-      return "chat.dm.\(name[name.index(after: at)...]).\(node)"
+      let other = String(name[name.index(after: at)...])
+      let (first, second) = other < node ? (other, node) : (node, other)
+      return "chat.dm.\(first).\(second).\(node)"
     }
+  }
+
+  /// The subject a broker before 1.4 published a direct message under,
+  /// `chat.dm.<to-node>.<node>`: still read, from a stream that holds it.
+  static func legacySubject(for target: Target, node: String) -> String? {
+    guard case .user(let name) = target, let at = name.lastIndex(of: "@") else { return nil }
+    return "chat.dm.\(name[name.index(after: at)...]).\(node)"
+  }
+
+  /// The pull consumer of each reader of `node` and the one subject it
+  /// is filtered on, which the NATS permissions pin (chatbroker(8),
+  /// "FEDERATION"): every room; direct messages of pairs where `node`
+  /// comes first; those where it comes second.
+  public static func consumer(_ reader: StreamReader, node: String) -> (
+    name: String, filter: String
+  ) {
+    switch reader {
+    case .rooms: (node, "chat.room.>")
+    case .dmFirst: ("\(node)-dm1", "chat.dm.\(node).>")
+    case .dmSecond: ("\(node)-dm2", "chat.dm.*.\(node).*")
+    }
+  }
+
+  /// The subjects `node` publishes under, as filters: rooms (and direct
+  /// messages before 1.4), and direct messages.
+  public static func ownSubjects(node: String) -> [String] {
+    ["chat.*.*.\(node)", "chat.dm.*.*.\(node)"]
   }
 
   /// A host's announcement of its members of `room` (chatbroker(8),
@@ -49,6 +81,7 @@ public enum FederationSubjects {
     }
     guard case .outbox(let line) = record, line.node == node,
       subject == Self.subject(for: line.target, node: node)
+        || subject == legacySubject(for: line.target, node: node)
     else { return nil }
     return StreamLine(
       position: StreamPosition(sequence: sequence, node: node, origin: line.id),

@@ -113,18 +113,74 @@ public enum OutboxStanding: String, Sendable {
   case published
 }
 
+/// Which of a host's three pull consumers read a line (chatbroker(8),
+/// "FEDERATION"): each reads its own part of the stream, so that a direct
+/// message reaches only the two hosts it is between, and each has its own
+/// position in the stream.
+public enum StreamReader: Int, CaseIterable, Sendable {
+  /// Every shared room's lines, `chat.room.>`: consumer `<node>`.
+  case rooms
+  /// Direct messages with hosts whose names sort after this one's,
+  /// `chat.dm.<node>.>`: consumer `<node>-dm1`.
+  case dmFirst
+  /// Direct messages with hosts whose names sort before this one's,
+  /// `chat.dm.*.<node>.*`: consumer `<node>-dm2`.
+  case dmSecond
+
+  /// As the journal's `reader` field writes it.
+  public var name: String {
+    switch self {
+    case .rooms: "rooms"
+    case .dmFirst: "dm1"
+    case .dmSecond: "dm2"
+    }
+  }
+
+  public init?(name: String) {
+    guard let reader = Self.allCases.first(where: { $0.name == name }) else { return nil }
+    self = reader
+  }
+}
+
 /// Where a line stands in the stream: its sequence, the node whose subject
-/// it was published under (the only author a node can vouch for), and the
-/// id it had in that node's outbox.
+/// it was published under (the only author a node can vouch for), the id
+/// it had in that node's outbox, and the reader that read it: nil in a
+/// journal written before hosts read the stream through three consumers,
+/// when one consumer read all of it, so that the position holds for every
+/// reader.
 public struct StreamPosition: Equatable, Sendable {
   public var sequence: UInt64
   public var node: String
   public var origin: MessageID
+  public var reader: StreamReader?
 
-  public init(sequence: UInt64, node: String, origin: MessageID) {
+  public init(
+    sequence: UInt64, node: String, origin: MessageID, reader: StreamReader? = .rooms
+  ) {
     self.sequence = sequence
     self.node = node
     self.origin = origin
+    self.reader = reader
+  }
+}
+
+/// How far each reader has applied the stream: the last sequence each has
+/// applied (chatbroker(8), "FEDERATION").
+public struct StreamSequences: Equatable, Sendable {
+  private var values: [UInt64] = [0, 0, 0]
+
+  public init() {}
+
+  public subscript(reader: StreamReader) -> UInt64 {
+    get { values[reader.rawValue] }
+    set { values[reader.rawValue] = newValue }
+  }
+
+  /// `reader` (nil: every reader) has applied up to `sequence`.
+  public mutating func advance(_ reader: StreamReader?, to sequence: UInt64) {
+    for each in reader.map({ [$0] }) ?? StreamReader.allCases {
+      self[each] = max(self[each], sequence)
+    }
   }
 }
 
@@ -231,7 +287,7 @@ enum FederationUndo {
   /// remember (of `node`), the outbox line that left and where it stood,
   /// and whether the journal knew this node's ids before.
   case advanced(
-    sequence: UInt64, seen: (node: String, insertion: SeenIDs.Insertion)?,
+    sequence: StreamSequences, seen: (node: String, insertion: SeenIDs.Insertion)?,
     left: (position: Int, line: OutboxLine)?, knewOwnIDs: Bool)
 }
 
@@ -250,7 +306,7 @@ struct FederationState {
   /// has stored, and a line given again is known by its id everywhere.
   var published = FIFOQueue<OutboxLine>()
   static let publishedCapacity = SeenIDs.capacity
-  var sequence: UInt64 = 0
+  var sequences = StreamSequences()
   /// When the stream read was created, as the link last found it; nil
   /// before the first look.
   var streamCreated: Timestamp?

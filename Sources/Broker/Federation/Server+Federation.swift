@@ -17,11 +17,11 @@ public protocol FederationLink: AnyObject, Sendable {
   /// be announced to the other hosts and again every
   /// ``Engine/presenceInterval`` (chatbroker(8), "Presence").
   func announce(_ room: RoomName, users: [String])
-  /// Read the stream again from `sequence`: what was read after it was
-  /// not applied (the journal could not be written, or was rolled back).
-  /// Lines read from then on are delivered with `epoch`; earlier ones, still
-  /// on their way, are ignored.
-  func restart(from sequence: UInt64, epoch: Int)
+  /// Read the stream again after `sequences`, each reader after its own:
+  /// what was read after them was not applied (the journal could not be
+  /// written, or was rolled back). Lines read from then on are delivered
+  /// with `epoch`; earlier ones, still on their way, are ignored.
+  func restart(after sequences: StreamSequences, epoch: Int)
 }
 
 /// What the server keeps about its link: what it offered and read so far,
@@ -36,7 +36,7 @@ final class FederationBridge {
   var waiting: [(upTo: MessageID, journalCount: UInt64)] = []
   /// The newest outbox id in ``waiting`` or offered.
   var notedUpTo: MessageID?
-  var readUpTo: UInt64
+  var readUpTo: StreamSequences
   var epoch = 0
   var state = "connecting"
   /// The state with its details as last logged: each change is logged once.
@@ -44,7 +44,7 @@ final class FederationBridge {
   /// The nodes whose presence was ignored and logged, in this run.
   var presenceIgnoredFrom: Set<String> = []
 
-  init(link: FederationLink, readUpTo: UInt64) {
+  init(link: FederationLink, readUpTo: StreamSequences) {
     self.link = link
     self.readUpTo = readUpTo
   }
@@ -54,7 +54,7 @@ extension Server {
   /// Connects the engine's shared rooms to `link`, on the queue, once the
   /// journal is replayed.
   public func attachFederation(_ link: FederationLink) {
-    federation = FederationBridge(link: link, readUpTo: engine.streamSequence)
+    federation = FederationBridge(link: link, readUpTo: engine.streamSequences)
     offerDurableOutbox()
     for (room, users) in engine.localPresence() { link.announce(room, users: users) }
   }
@@ -97,8 +97,10 @@ extension Server {
   public func deliver(_ lines: [StreamLine], epoch: Int) {
     poll.post { [unowned self] in
       guard let federation, epoch == federation.epoch else { return }
-      for line in lines where line.position.sequence > federation.readUpTo {
-        federation.readUpTo = line.position.sequence
+      for line in lines {
+        let reader = line.position.reader ?? .rooms
+        guard line.position.sequence > federation.readUpTo[reader] else { continue }
+        federation.readUpTo[reader] = line.position.sequence
         guard engine.receive(line) else { break }
       }
     }
@@ -173,10 +175,11 @@ extension Server {
   /// when lines it read were not applied.
   func offerDurableOutbox() {
     guard let federation else { return }
-    if engine.streamSequence < federation.readUpTo {
-      federation.readUpTo = engine.streamSequence
+    let applied = engine.streamSequences
+    if StreamReader.allCases.contains(where: { applied[$0] < federation.readUpTo[$0] }) {
+      federation.readUpTo = applied
       federation.epoch += 1
-      federation.link.restart(from: engine.streamSequence + 1, epoch: federation.epoch)
+      federation.link.restart(after: applied, epoch: federation.epoch)
     }
     if let last = engine.newestOutboxID, federation.notedUpTo.map({ last > $0 }) ?? true {
       federation.waiting.append((last, committer.writtenCount))

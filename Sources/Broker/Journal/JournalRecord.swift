@@ -79,8 +79,9 @@ public enum JournalRecord: Equatable, Sendable {
   /// (``FederatedID/offset(forStreamCreated:)``).
   case streamCreated(Timestamp, offset: UInt64)
   /// A line read from the stream that no conversation here takes (another
-  /// host's, or one ignored): only how far this host has read.
-  case streamSequence(UInt64)
+  /// host's, or one ignored): only how far this host's `reader` has read
+  /// (nil, in a journal written before there were three: every reader).
+  case streamSequence(UInt64, reader: StreamReader? = .rooms)
 
   public static let formatVersion: Int64 = 1
 
@@ -248,6 +249,7 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("seq", Int64(position.sequence))
       json.field("node", position.node)
       json.field("origin", position.origin)
+      if let reader = position.reader { json.field("reader", reader.name) }
       if let series = message.series { json.field("series", series) }
       json.field("text", message.text)
     case .streamPosition(let position):
@@ -255,9 +257,11 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("seq", Int64(position.sequence))
       json.field("node", position.node)
       json.field("origin", position.origin)
-    case .streamSequence(let sequence):
+      if let reader = position.reader { json.field("reader", reader.name) }
+    case .streamSequence(let sequence, let reader):
       json.field("type", "stream")
       json.field("seq", Int64(sequence))
+      if let reader { json.field("reader", reader.name) }
     case .streamLastID(let node, let id):
       json.field("type", "stream")
       json.field("node", node)
@@ -324,6 +328,7 @@ private struct RecordFields {
   var skipped: JSONText?
   var mode: JSONText?
   var modeValue: JSONText?
+  var reader: JSONText?
 
   mutating func set(_ key: UnsafeBufferPointer<UInt8>, _ value: JSONScalar) {
     switch value {
@@ -378,6 +383,8 @@ private struct RecordFields {
         mode = string
       } else if key.equals("value") {
         modeValue = string
+      } else if key.equals("reader") {
+        reader = string
       }
     case .integer(let number):
       if key.equals("version") {
@@ -484,7 +491,7 @@ private struct RecordFields {
       }
       if node == nil && origin == nil {
         guard let sequence, sequence >= 1 else { throw invalid("seq") }
-        return .streamSequence(UInt64(sequence))
+        return .streamSequence(UInt64(sequence), reader: try streamReader())
       }
       // In a compacted journal written after the stream was lost or
       // reset and before any line of the new one was read: 0.
@@ -591,7 +598,16 @@ private struct RecordFields {
   private func streamPosition(lowest: Int64 = 1) throws(JournalFormatError) -> StreamPosition {
     guard let sequence, sequence >= lowest else { throw invalid("seq") }
     return StreamPosition(
-      sequence: UInt64(sequence), node: try nodeName(), origin: try messageID(origin, "origin"))
+      sequence: UInt64(sequence), node: try nodeName(), origin: try messageID(origin, "origin"),
+      reader: try streamReader())
+  }
+
+  /// The reader of a stream position; nil (every reader) in a journal
+  /// written before there were three.
+  private func streamReader() throws(JournalFormatError) -> StreamReader? {
+    guard let reader else { return nil }
+    guard let parsed = StreamReader(name: reader.string) else { throw invalid("reader") }
+    return parsed
   }
 
   /// An outbox line's standing: waiting when the record names none.

@@ -20,7 +20,7 @@ struct FederationIdentityTests {
     #expect(deleted.contains("\"success\":true"), "\(deleted)")
     let created = try admin.jetStream(
       "$JS.API.STREAM.CREATE.CHAT",
-      #"{"name":"CHAT","subjects":["chat.>"],"storage":"file","num_replicas":3,"duplicate_window":120000000000}"#
+      #"{"name":"CHAT","subjects":["chat.>"],"storage":"file","num_replicas":3,"duplicate_window":120000000000,"allow_direct":true}"#
     )
     #expect(!created.contains("\"error\""), "\(created)")
   }
@@ -201,6 +201,70 @@ struct FederationIdentityTests {
       #expect(numbers.count == texts.count)
       #expect(numbers == Array(1...numbers.count), "every line once, in order")
       #expect(numbers.count >= acknowledged)
+    }
+  }
+
+  @Test(
+    "the stream's leader stopped (SIGSTOP) for ten seconds while h1, h2 and h3 post: every acknowledged line is on every host once, with the same ids in the same order (real time)"
+  )
+  func stoppedLeaderRealTime() throws {
+    let cluster = try NatsCluster()
+    try cluster.start()
+    let hosts = try (1...3).map { try Hosts.broker($0, cluster) }
+    try Hosts.diagnosed(cluster, hosts) {
+      for host in hosts { try host.waitForLog("federation link caught up", timeout: 20) }
+      let clients = try hosts.map { try $0.connect() }
+      _ = try clients[0].request("SAY #ops :start")
+      for client in clients { try Hosts.waitForHistory(client, count: 1) }
+      let leader = try cluster.streamLeader()
+      // Each host posts one line every 250 ms without waiting for its
+      // answer, through the stop and a little after it.
+      let perHost = 60
+      var stopped = false
+      for number in 1...perHost {
+        if number == 5 {
+          cluster.signal(leader, SIGSTOP)
+          stopped = true
+        }
+        if number == 45 {
+          cluster.signal(leader, SIGCONT)
+          stopped = false
+        }
+        for (index, client) in clients.enumerated() {
+          try client.send("SAY #ops :h\(index + 1) \(number)\n")
+        }
+        usleep(250_000)
+      }
+      if stopped { cluster.signal(leader, SIGCONT) }
+      // One answer per SAY, in order: the lines answered OK SAY are the
+      // acknowledged ones.
+      var acknowledged: [String] = ["start"]
+      for (index, client) in clients.enumerated() {
+        var number = 0
+        while number < perHost {
+          let line = try client.expect("", timeout: 60)
+          guard line.hasPrefix("OK SAY ") || line.hasPrefix("ERR SAY ") else { continue }
+          number += 1
+          if line.hasPrefix("OK SAY ") { acknowledged.append("h\(index + 1) \(number)") }
+        }
+      }
+      #expect(acknowledged.count > 2 * perHost, "most lines are acknowledged")
+      for client in clients {
+        try Hosts.waitForHistory(client, count: acknowledged.count, timeout: 90)
+      }
+      // A line shown twice would come after every acknowledged one: a
+      // last line, once shown everywhere, makes it visible.
+      _ = try clients[2].request("SAY #ops :end")
+      for client in clients {
+        try Hosts.waitForHistory(client, count: acknowledged.count + 1, timeout: 30)
+      }
+      let histories = try clients.map { try Hosts.history($0) }
+      for history in histories {
+        #expect(history.map(\.id) == histories[0].map(\.id), "the same ids in the same order")
+        #expect(history.map(\.text) == histories[0].map(\.text))
+        #expect(history.count == acknowledged.count + 1, "no line twice")
+        #expect(Set(history.map(\.text)) == Set(acknowledged + ["end"]), "every acknowledged line")
+      }
     }
   }
 }

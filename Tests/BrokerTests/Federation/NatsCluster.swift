@@ -5,9 +5,12 @@ import TestSupport
 
 /// A three-server nats-server cluster with JetStream on loopback ports and
 /// temporary store directories, for the federation tests (chatbroker(8),
-/// "FEDERATION"). Users `h1`, `h2` and `h3` (password `p1`, ...) may each
-/// publish only under their own node's subjects, as in the man page's
-/// example; `admin` (password `padmin`) may do anything, as the cluster's
+/// "FEDERATION"). Users `h1`, `h2` and `h3` (password `p1`, ...) have the
+/// permissions of the man page's example: each publishes only under its
+/// own node's subjects, reads the stream only through its own consumers,
+/// filtered on the rooms and its own direct messages, and may create the
+/// stream unless the cluster is made with `nodesCreateStream: false`;
+/// `admin` (password `padmin`) may do anything, as the cluster's
 /// operator. Every server is killed when the cluster is released.
 final class NatsCluster: @unchecked Sendable {
   /// The nats-server the tests run: `CHATBROKER_NATS_SERVER` when set
@@ -46,8 +49,11 @@ final class NatsCluster: @unchecked Sendable {
   private(set) var clientPorts: [UInt16]
   private(set) var routePorts: [UInt16]
   private var processes: [ChildProcess?]
+  /// The nodes may create the stream (`$JS.API.STREAM.CREATE.CHAT`).
+  let nodesCreateStream: Bool
 
-  init() throws {
+  init(nodesCreateStream: Bool = true) throws {
+    self.nodesCreateStream = nodesCreateStream
     directory = try makeShortTemporaryDirectory("nats")
     // A port found free and closed again can be found again at once:
     // six distinct ones (a server once got one port for clients and routes).
@@ -129,11 +135,29 @@ final class NatsCluster: @unchecked Sendable {
     processes[index] = nil
   }
 
+  /// Sends `number` to server `index`: SIGSTOP freezes it with its
+  /// connections open, as a hung machine would; SIGCONT lets it go on.
+  func signal(_ index: Int, _ number: Int32) {
+    processes[index]?.signal(number)
+  }
+
+  /// The index (0 to 2) of the server that leads the stream `CHAT`, from
+  /// STREAM.INFO's `cluster.leader` as the administrator reads it.
+  func streamLeader() throws -> Int {
+    let info = try client(0, as: "admin").jetStream("$JS.API.STREAM.INFO.CHAT")
+    guard let range = info.range(of: #""leader":"n"#),
+      let digit = info[range.upperBound...].first.flatMap({ Int(String($0)) }),
+      (1...3).contains(digit)
+    else { throw TestFailure("no stream leader in \(info)") }
+    return digit - 1
+  }
+
   /// A raw client on server `index` as `user` (`h1`, or `admin`).
   func client(_ index: Int, as user: String) throws -> RawNats {
     try RawNats(
       port: clientPorts[index], user: user,
-      password: user == "admin" ? "padmin" : "p" + user.dropFirst())
+      password: user == "admin" ? "padmin" : "p" + user.dropFirst(),
+      inbox: user == "admin" ? "_INBOX" : "_INBOX_\(user)")
   }
 
   func log(_ index: Int) -> String {
@@ -143,14 +167,24 @@ final class NatsCluster: @unchecked Sendable {
   private func configuration(_ index: Int) -> String {
     let routes = (0..<3).filter { $0 != index }.map { "nats://127.0.0.1:\(routePorts[$0])" }
     let users = (1...3).map { node in
-      """
-          { user: h\(node), password: p\(node), permissions: {
-              publish: [ "chat.room.*.h\(node)", "chat.dm.*.h\(node)", "$JS.API.INFO", "$JS.API.STREAM.INFO.CHAT",
-                "$JS.API.STREAM.CREATE.CHAT", "$JS.API.STREAM.MSG.GET.CHAT", "$JS.API.CONSUMER.*.CHAT.h\(node)",
-                "$JS.API.CONSUMER.*.*.CHAT.h\(node)", "$JS.ACK.CHAT.h\(node).>",
-                "chatpresence.*.h\(node)" ]
-              subscribe: [ "_INBOX.>", "chatpresence.>" ] } }
-      """
+      let consumers = ["h\(node)", "h\(node)-dm1", "h\(node)-dm2"].map { name in
+        """
+        "$JS.API.CONSUMER.INFO.CHAT.\(name)", "$JS.API.CONSUMER.DELETE.CHAT.\(name)",
+                "$JS.API.CONSUMER.MSG.NEXT.CHAT.\(name)", "$JS.ACK.CHAT.\(name).>",
+        """
+      }
+      return """
+            { user: h\(node), password: p\(node), permissions: {
+                publish: [ "chat.room.*.h\(node)", "chat.dm.h\(node).*.h\(node)", "chat.dm.*.h\(node).h\(node)",
+                  "$JS.API.INFO", "$JS.API.STREAM.INFO.CHAT", \(nodesCreateStream ? #""$JS.API.STREAM.CREATE.CHAT","# : "")
+                  "$JS.API.DIRECT.GET.CHAT.chat.*.*.h\(node)", "$JS.API.DIRECT.GET.CHAT.chat.dm.*.*.h\(node)",
+                  "$JS.API.CONSUMER.CREATE.CHAT.h\(node).chat.room.>",
+                  "$JS.API.CONSUMER.CREATE.CHAT.h\(node)-dm1.chat.dm.h\(node).>",
+                  "$JS.API.CONSUMER.CREATE.CHAT.h\(node)-dm2.chat.dm.*.h\(node).*",
+                  \(consumers.joined(separator: "\n        "))
+                  "chatpresence.*.h\(node)" ]
+                subscribe: [ "_INBOX_h\(node).>", "chatpresence.>" ] } }
+        """
     }
     return """
       server_name: n\(index + 1)

@@ -13,9 +13,13 @@ final class RawNats {
   private var buffer: [UInt8] = []
   /// The subscription id of the next request's inbox.
   private var nextSID = 1
+  /// The prefix of this client's inboxes: a node may subscribe only to
+  /// its own (chatbroker(8), "FEDERATION").
+  let inbox: String
 
   /// Connects to `port` as `user`; throws when the server refuses.
-  init(port: UInt16, user: String, password: String) throws {
+  init(port: UInt16, user: String, password: String, inbox: String = "_INBOX") throws {
+    self.inbox = inbox
     socket = try LoopbackSocket.connect(port: port)
     _ = try line(timeout: 5)  // INFO
     let connect = #"{"user":"\#(user)","pass":"\#(password)","verbose":false,"pedantic":false}"#
@@ -34,9 +38,56 @@ final class RawNats {
     guard answer == "PONG" else { throw TestFailure("publish to \(subject): \(answer)") }
   }
 
+  /// Subscribes to `subject`: nil when the server took the subscription,
+  /// its `-ERR` line when it refused it.
+  func subscribe(_ subject: String) throws -> String? {
+    let sid = nextSID
+    nextSID += 1
+    let (errors, _) = try errorsAfter("SUB \(subject) \(sid)\r\n", sid: nil)
+    return errors.first
+  }
+
+  /// Sends a request to `subject` and answers what came back for it: the
+  /// server's `-ERR` lines (a permissions violation) and whether a reply
+  /// came, once two PINGs after it are answered.
+  func attempt(_ subject: String, _ payload: String = "") throws -> (
+    errors: [String], answered: Bool
+  ) {
+    let sid = nextSID
+    nextSID += 1
+    let inbox = "\(inbox).raw\(UInt32.random(in: 0...UInt32.max))"
+    defer { try? send("UNSUB \(sid)\r\n") }
+    return try errorsAfter(
+      "SUB \(inbox) \(sid)\r\nPUB \(subject) \(inbox) \(payload.utf8.count)\r\n\(payload)\r\n",
+      sid: sid)
+  }
+
+  /// Sends `text`, then PING twice (the server may say `-ERR` after the
+  /// first PONG): the `-ERR` lines until the second PONG, and whether a
+  /// message for `sid` came meanwhile.
+  private func errorsAfter(_ text: String, sid: Int?) throws -> ([String], Bool) {
+    try send(text + "PING\r\n")
+    var errors: [String] = []
+    var answered = false
+    for round in 1...2 {
+      if round == 2 { try send("PING\r\n") }
+      while true {
+        let answer = try line(timeout: 5)
+        if answer == "PONG" { break }
+        if answer.hasPrefix("-ERR") { errors.append(answer) }
+        if answer.hasPrefix("MSG ") {
+          let words = answer.split(separator: " ")
+          _ = try bytes(Int(words.last!)! + 2, timeout: 5)
+          if let sid, words[2] == "\(sid)" { answered = true }
+        }
+      }
+    }
+    return (errors, answered)
+  }
+
   /// A request and its reply's payload (a JetStream API answer is JSON).
   func request(_ subject: String, _ payload: String = "", timeout: Double = 10) throws -> String {
-    let inbox = "_INBOX.raw\(UInt32.random(in: 0...UInt32.max))"
+    let inbox = "\(inbox).raw\(UInt32.random(in: 0...UInt32.max))"
     let sid = nextSID
     nextSID += 1
     try send(

@@ -311,7 +311,7 @@ struct SyncFailureTests {
     func publish(_ lines: [OutboxLine]) { lock.withLock { self.lines += lines.map(\.text) } }
     func republish(_ lines: [OutboxLine]) { publish(lines) }
     func announce(_ room: RoomName, users: [String]) {}
-    func restart(from sequence: UInt64, epoch: Int) {}
+    func restart(after sequences: StreamSequences, epoch: Int) {}
   }
 
   private func startServer(
