@@ -10,15 +10,20 @@ final class ServerUnderTest {
   let socketPath: String
   let process: ChildProcess
 
-  /// Starts `chatbroker` (the release build beside this benchmark);
-  /// `startSeconds` bounds its replay of the journal it is given.
+  /// The chatbroker binary measured: the release build beside this
+  /// benchmark, or the one `--broker PATH` names (to measure two builds
+  /// against each other in the same minutes).
+  nonisolated(unsafe) static var brokerExecutable = siblingExecutable("chatbroker")
+
+  /// Starts `chatbroker` (``brokerExecutable``); `startSeconds` bounds its
+  /// replay of the journal it is given.
   static func chatbroker(
     _ arguments: [String], directory: String? = nil, startSeconds: Double = 30
   ) throws -> ServerUnderTest {
     let directory = directory ?? makeTemporaryDirectory()
     let socket = directory + "/sock"
     return try ServerUnderTest(
-      executable: siblingExecutable("chatbroker"), directory: directory, socketPath: socket,
+      executable: brokerExecutable, directory: directory, socketPath: socket,
       startSeconds: startSeconds,
       // Every connection of a benchmark is the same user: lift the session limit.
       arguments: [
@@ -43,6 +48,19 @@ final class ServerUnderTest {
         "--dir", directory, "--client-output-buffer-limit", "pubsub", "0", "0", "0",
         "--maxclients", "20000",
       ] + persistence)
+  }
+
+  /// Starts `limitserver` (Sources/limitserver, built beside this
+  /// benchmark): the fan-out ceiling of this machine.
+  static func limit() throws -> ServerUnderTest {
+    let directory = makeTemporaryDirectory()
+    let socket = directory + "/sock"
+    let executable = siblingExecutable("limitserver")
+    guard access(executable, X_OK) == 0 else {
+      throw BenchError("no \(executable): build it with swift build -c release")
+    }
+    return try ServerUnderTest(
+      executable: executable, directory: directory, socketPath: socket, arguments: [socket])
   }
 
   private init(

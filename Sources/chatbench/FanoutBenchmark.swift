@@ -4,14 +4,17 @@ import LineProtocol
 import Posix
 
 /// `chatbench fanout`: one sender, N receivers in one room, 100-byte texts.
-/// Deliveries per second with the sender pipelining; SAY-to-MSG latency at a
-/// steady 1,000 messages/s into 100 receivers; memory per idle connection.
-/// With `--compare-redis`, Redis pub/sub gets the same load in the same run.
+/// Deliveries per second with the sender keeping a window of messages in
+/// flight (``FanoutLoad``), from the limit server (Sources/limitserver, the
+/// machine's ceiling), chatbroker durable and `--no-sync`, and with
+/// `--compare-redis` Redis pub/sub, in turn in the same minutes; then
+/// SAY-to-MSG latency at a steady 1,000 messages/s into 100 receivers and
+/// memory per idle connection.
 enum FanoutBenchmark {
   static let mode = BenchmarkMode(
     name: "fanout",
     synopsis:
-      "[--receivers 10,100,1000] [--messages N] [--rate R] [--seconds S] [--idle N] [--compare-redis]",
+      "[--receivers 10,100,1000] [--messages N] [--window 256] [--rounds 3] [--servers limit,redis,durable,no-sync] [--rate R] [--seconds S] [--idle N] [--compare-redis] [--broker PATH]",
     run: run)
 
   static let text = String(repeating: "x", count: 100)
@@ -19,18 +22,39 @@ enum FanoutBenchmark {
   static func run(_ arguments: [String]) -> ExitCode {
     guard
       let options = parseOptions(
-        arguments, known: ["--receivers", "--messages", "--rate", "--seconds", "--idle"],
+        arguments,
+        known: [
+          "--receivers", "--messages", "--window", "--rounds", "--servers", "--rate", "--seconds",
+          "--idle",
+        ],
         flags: ["--compare-redis"]),
       let receiverCounts = parseCounts(options["--receivers"] ?? "10,100,1000"),
+      let window = parseCount(options["--window"] ?? "256"),
+      let rounds = parseCount(options["--rounds"] ?? "3"),
       let rate = parseCount(options["--rate"] ?? "1000"),
       let seconds = parseCount(options["--seconds"] ?? "5"),
       let idle = parseCount(options["--idle"] ?? "1000")
     else { return .usage }
     let messages = options["--messages"].flatMap(parseCount)
+    let compare = options["--compare-redis"] != nil
+    var servers: [Server] = compare ? Server.allCases : [.limit, .durable, .noSync]
+    if let names = options["--servers"] {
+      let chosen = names.split(separator: ",").map { name in
+        Server.allCases.first { $0.name == name }
+      }
+      guard chosen.allSatisfy({ $0 != nil }) else {
+        printError("chatbench fanout: --servers takes limit, redis, durable and no-sync")
+        return .usage
+      }
+      servers = chosen.compactMap { $0 }
+    }
     do {
       try measure(
-        receiverCounts: receiverCounts, messages: messages, rate: rate, seconds: seconds,
-        idle: idle, compare: options["--compare-redis"] != nil)
+        receiverCounts: receiverCounts, messages: messages, window: window, rounds: rounds,
+        servers: servers)
+      if options["--servers"] == nil {
+        try measureLatencyAndMemory(rate: rate, seconds: seconds, idle: idle)
+      }
       return .success
     } catch {
       printError("chatbench fanout: \(error)")
@@ -38,42 +62,99 @@ enum FanoutBenchmark {
     }
   }
 
+  /// Who serves a fan-out run.
+  enum Server: CaseIterable {
+    /// Sources/limitserver: the machine's ceiling.
+    case limit
+    case redis
+    case durable
+    case noSync
+
+    func start() throws -> ServerUnderTest {
+      switch self {
+      case .limit: try ServerUnderTest.limit()
+      case .redis: try ServerUnderTest.redis()
+      case .durable: try ServerUnderTest.chatbroker([])
+      case .noSync: try ServerUnderTest.chatbroker(["--no-sync"])
+      }
+    }
+
+    var wire: FanoutLoad.Wire { self == .redis ? .redis : .chat }
+
+    /// Its name for `--servers`.
+    var name: String {
+      switch self {
+      case .limit: "limit"
+      case .redis: "redis"
+      case .durable: "durable"
+      case .noSync: "no-sync"
+      }
+    }
+
+    /// Its column.
+    var column: String {
+      switch self {
+      case .limit: "limit"
+      case .redis: "Redis pub/sub"
+      case .durable: "durable"
+      case .noSync: "`--no-sync`"
+      }
+    }
+  }
+
+  /// Deliveries per second for each N, from every server in turn (the
+  /// limit server, Redis, chatbroker durable and `--no-sync`), `rounds`
+  /// times over so that each is measured in the same minutes as the
+  /// others: the medians and their ratios, as a Markdown table.
   static func measure(
-    receiverCounts: [Int], messages fixedMessages: Int?, rate: Int, seconds: Int, idle: Int,
-    compare: Bool
+    receiverCounts: [Int], messages fixedMessages: Int?, window: Int, rounds: Int,
+    servers: [Server]
   ) throws {
     raiseFileLimit()
-    print("fan-out: one sender, N receivers, 100-byte texts (release build)")
     print(
-      "receivers  messages  durable deliveries/s  --no-sync deliveries/s"
-        + (compare ? "  redis pub/sub  durable ratio  --no-sync ratio" : "") + "  load")
-    for receivers in receiverCounts {
-      let messages = fixedMessages ?? max(2000, min(100_000, 4_000_000 / receivers))
-      var figures: [Double] = []
-      // Durable (the default) first, then without syncing.
-      for arguments in [[], ["--no-sync"]] {
-        let broker = try ServerUnderTest.chatbroker(arguments)
-        figures.append(
-          try throughput(on: broker, protocol: .chat, receivers: receivers, messages: messages))
-        broker.stop()
+      "fan-out: one sender, N receivers in one room, 100-byte texts, \(window) in flight, one client thread; medians of \(rounds) rounds (release build)"
+    )
+    // Each chatbroker column against the limit, then against Redis.
+    var ratios: [(Server, Server)] = []
+    for bottom in [Server.limit, .redis] where servers.contains(bottom) {
+      for top in servers where top != bottom && top != .limit {
+        ratios.append((top, bottom))
       }
-      var line =
-        "\(pad(receivers, 9))  \(pad(messages, 8))  \(pad(Int(figures[0]), 20))  \(pad(Int(figures[1]), 22))"
-      if compare {
-        let redis = try ServerUnderTest.redis()
-        let theirs = try throughput(
-          on: redis, protocol: .redis, receivers: receivers, messages: messages)
-        redis.stop()
-        line +=
-          "  \(pad(Int(theirs), 13))  \(pad(format(figures[0] / theirs, 2), 13))  \(pad(format(figures[1] / theirs, 2), 15))"
-      }
-      print(line + "  " + loadAverage())
     }
+    let header =
+      ["deliveries/s", "messages"] + servers.map(\.column)
+      + ratios.map { "\($0.0.column) / \($0.1.name == "redis" ? "Redis" : $0.1.column)" }
+      + ["load"]
+    print("| " + header.joined(separator: " | ") + " |")
+    print(String(repeating: "| --- ", count: header.count) + "|")
+    for receivers in receiverCounts {
+      let messages = fixedMessages ?? max(2000, min(200_000, 4_000_000 / receivers))
+      var figures: [Server: [Double]] = [:]
+      let loadBefore = loadAverage()
+      for _ in 0..<rounds {
+        for server in servers {
+          let running = try server.start()
+          let load = FanoutLoad(
+            wire: server.wire, receivers: receivers, messages: messages, window: window)
+          figures[server, default: []].append(try load.run(on: running.socketPath))
+          running.stop()
+        }
+      }
+      let median = figures.mapValues { percentile($0.sorted(), 0.5) }
+      let cells =
+        ["N = \(receivers)", "\(messages)"] + servers.map { "\(Int(median[$0]!))" }
+        + ratios.map { format(median[$0.0]! / median[$0.1]!, 2) }
+        + ["\(loadBefore) – \(loadAverage())"]
+      print("| " + cells.joined(separator: " | ") + " |")
+    }
+  }
+
+  static func measureLatencyAndMemory(rate: Int, seconds: Int, idle: Int) throws {
     let broker = try ServerUnderTest.chatbroker(["--no-sync"])
     let (p50, p99, maximum) = try latency(on: broker, receivers: 100, rate: rate, seconds: seconds)
     broker.stop()
     print(
-      "latency SAY->MSG at \(rate) msg/s into 100 receivers: p50 \(format(p50, 3)) ms, p99 \(format(p99, 3)) ms, max \(format(maximum, 3)) ms"
+      "latency SAY->MSG at \(rate) msg/s into 100 receivers: p50 \(format(p50, 3)) ms, p99 \(format(p99, 3)) ms, max \(format(maximum, 3)) ms  load \(loadAverage())"
     )
     let idleBroker = try ServerUnderTest.chatbroker(["--no-sync"])
     let perConnection = try idleMemory(on: idleBroker, connections: idle)
@@ -81,143 +162,6 @@ enum FanoutBenchmark {
     print(
       "resident memory per idle connection (\(idle) connections): \(format(perConnection / 1024, 2)) KiB"
     )
-  }
-
-  enum Wire {
-    case chat
-    case redis
-
-    func subscribe() -> [UInt8] {
-      self == .chat ? LineCodec.encode(.join(bench)) : Array("SUBSCRIBE bench\r\n".utf8)
-    }
-
-    func publish(_ text: String) -> [UInt8] {
-      self == .chat
-        ? LineCodec.encode(.say(.room(bench), text: text))
-        : Array("PUBLISH bench \(text)\r\n".utf8)
-    }
-
-    private var bench: RoomName { RoomName("#bench")! }
-
-    /// Lines of handshake a receiver reads before messages flow.
-    var greetingLines: Int { self == .chat ? 2 : 3 }
-    var senderGreetingLines: Int { self == .chat ? 1 : 0 }
-    /// LFs per delivered message.
-    var linesPerMessage: Int { self == .chat ? 1 : 7 }
-  }
-
-  /// Messages delivered to all receivers per second, the sender pipelining
-  /// but never more than a window ahead of the slowest receiver (so nobody
-  /// is dropped for falling behind: that would not be a fair measurement).
-  static func throughput(
-    on server: ServerUnderTest, protocol wire: Wire, receivers count: Int, messages: Int
-  ) throws -> Double {
-    let receivers = try (0..<count).map { _ in try connectUnix(server.socketPath) }
-    for fd in receivers {
-      writeAll(fd, wire.subscribe())
-    }
-    for fd in receivers {
-      _ = try readLines(fd, count: wire.greetingLines)
-    }
-    let sender = try connectUnix(server.socketPath)
-    if wire.senderGreetingLines > 0 { _ = try readLines(sender, count: wire.senderGreetingLines) }
-    let progress = Progress()
-    let started = monotonicNanoseconds()
-    let reader = Worker {
-      countLines(
-        receivers, each: messages * wire.linesPerMessage, progress: progress,
-        perMessage: wire.linesPerMessage)
-    }
-    sendPipelined(
-      sender, line: wire.publish(text), count: messages, window: 20_000, progress: progress)
-    reader.join()
-    let seconds = Double(monotonicNanoseconds() - started) / 1e9
-    for fd in receivers + [sender] { close(fd) }
-    return Double(messages * count) / seconds
-  }
-
-  /// Shared between the sender and the reader thread.
-  final class Progress: @unchecked Sendable {
-    private let lock = NSLock()
-    private var slowest = 0
-    var slowestReceiver: Int {
-      get { lock.withLock { slowest } }
-      set { lock.withLock { slowest = newValue } }
-    }
-  }
-
-  static func sendPipelined(
-    _ fd: Int32, line: [UInt8], count: Int, window: Int, progress: Progress
-  ) {
-    let batch = 256
-    let chunk = Array(repeatElement(line, count: batch).joined())
-    var sent = 0
-    var drain = [UInt8](repeating: 0, count: 65536)
-    _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-    while sent < count {
-      // Read (and discard) our own replies so they never pile up.
-      while drain.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
-      if sent - progress.slowestReceiver > window {
-        usleep(50)
-        continue
-      }
-      let lines = min(batch, count - sent)
-      writeDraining(
-        fd, lines == batch ? chunk : Array(chunk.prefix(lines * line.count)),
-        drain: &drain)
-      sent += lines
-    }
-  }
-
-  /// Writes all of `bytes`, reading (and discarding) replies whenever the
-  /// socket is full: a sender that only waits to write while the server
-  /// waits for it to read its replies would stall both for good.
-  static func writeDraining(_ fd: Int32, _ bytes: [UInt8], drain: inout [UInt8]) {
-    var offset = 0
-    while offset < bytes.count {
-      guard case .processed(let count) = sendSome(fd, bytes[offset...]) else {
-        var poller = pollfd(fd: fd, events: Int16(POLLIN | POLLOUT), revents: 0)
-        _ = poll(&poller, 1, 100)
-        while drain.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
-        continue
-      }
-      offset += count
-    }
-  }
-
-  /// Reads all receivers until each has seen `each` LFs.
-  static func countLines(_ fds: [Int32], each: Int, progress: Progress, perMessage: Int) {
-    var seen = [Int](repeating: 0, count: fds.count)
-    var pollers = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-    var buffer = [UInt8](repeating: 0, count: 256 * 1024)
-    var finished = 0
-    while finished < fds.count {
-      guard poll(&pollers, nfds_t(pollers.count), 1000) > 0 else { continue }
-      for index in pollers.indices where pollers[index].revents != 0 {
-        let count = buffer.withUnsafeMutableBytes { read(fds[index], $0.baseAddress, $0.count) }
-        guard count > 0 else { continue }
-        let before = seen[index]
-        seen[index] += buffer.withUnsafeBytes { countNewlines($0.baseAddress!, count) }
-        if before < each && seen[index] >= each {
-          finished += 1
-          pollers[index].fd = -1
-        }
-      }
-      progress.slowestReceiver = (seen.min() ?? 0) / perMessage
-    }
-  }
-
-  static func countNewlines(_ base: UnsafeRawPointer, _ count: Int) -> Int {
-    var lines = 0
-    var cursor = base
-    var remaining = count
-    while remaining > 0, let found = memchr(cursor, 0x0A, remaining) {
-      lines += 1
-      let next = UnsafeRawPointer(found) + 1
-      remaining -= next - cursor
-      cursor = next
-    }
-    return lines
   }
 
   /// SAY-to-MSG latency: each text carries its send time in microseconds.

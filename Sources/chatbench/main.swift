@@ -28,7 +28,17 @@ let modes: [BenchmarkMode] = [
   SearchBenchmark.mode,
 ]
 
-let arguments = Array(CommandLine.arguments.dropFirst())
+var arguments = Array(CommandLine.arguments.dropFirst())
+// `--broker PATH`, in any mode: the chatbroker binary to measure instead of
+// the one beside chatbench, so that two builds can be run in turn.
+if let flag = arguments.firstIndex(of: "--broker") {
+  guard flag + 1 < arguments.count else {
+    printError("chatbench: --broker needs a value")
+    exit(ExitCode.usage.rawValue)
+  }
+  ServerUnderTest.brokerExecutable = arguments[flag + 1]
+  arguments.removeSubrange(flag...(flag + 1))
+}
 if let name = arguments.first, let mode = modes.first(where: { $0.name == name }) {
   exit(mode.run(Array(arguments.dropFirst())).rawValue)
 }
