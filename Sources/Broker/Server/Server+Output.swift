@@ -184,7 +184,6 @@ extension Server: EngineOutput {
     }
   }
 
-
   /// Releases the held lines up to the committer's durable count, once
   /// per change of it.
   func releaseDurable() {
