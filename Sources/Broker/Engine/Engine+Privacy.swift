@@ -157,7 +157,12 @@ extension Engine {
     var access = before ?? RoomAccess(restriction: restriction, creator: user, since: time)
     // Who makes a room private is one of its operators (chatbroker(7),
     // "Moderation"), and stays one until an operator takes it back (-o).
-    if before == nil { rooms[name]?.modes.operators.insert(user) }
+    // Applied as a change, so that the modes say who made it and when: a
+    // compacted journal's `mode` records name them.
+    if before == nil {
+      let op = ModeChange(adding: true, letter: .op, argument: user)
+      _ = rooms[name]?.modes.apply(op, user: user, at: time)
+    }
     access.restriction = restriction
     access.since = time
     setAccess(access, of: name)
