@@ -57,7 +57,8 @@ struct CompactionSnapshotTests {
     let replayed = try lines(of: directory.path("replayed"))
     let live = try lines(of: directory.path("live"))
     let kinds = [
-      "room", "member", "message", "schedule", "series", "read", "topic", "access", "invite", "mode",
+      "room", "member", "message", "schedule", "series", "read", "topic", "access", "invite",
+      "mode",
     ]
     #expect(
       kinds.allSatisfy { kind in replayed.contains { $0.contains("\"type\":\"\(kind)\"") } },
