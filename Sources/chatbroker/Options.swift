@@ -27,7 +27,8 @@ struct Options {
     usage: chatbroker [-hV] [--socket path] [--socket-mode mode] [--state-dir dir]
                       [--no-sync] [--repair] [--verbose] [--compact-min-size bytes]
                       [--max-line-bytes n]
-                      [--history-per-conversation n] [--history-request n]
+                      [--history-per-conversation n]
+                      [--history-bytes-per-conversation bytes] [--history-request n]
                       [--pending-per-user n] [--horizon-days n]
                       [--sessions-per-user n] [--output-limit bytes]
                       [--max-rooms n] [--new-rooms-per-minute n]
@@ -54,6 +55,8 @@ struct Options {
                            (default 67108864)
       --max-line-bytes n   longest request line (default 4096)
       --history-per-conversation n  messages kept per conversation (default 10000)
+      --history-bytes-per-conversation bytes  bytes of text kept per conversation,
+                           the newest message always (default 4194304)
       --history-request n  most lines one HISTORY returns (default 1000)
       --pending-per-user n scheduled messages per user (default 1000)
       --horizon-days n     how far ahead SAYAT may schedule (default 366)
@@ -148,7 +151,8 @@ struct Options {
           return bad(argument, "a number of bytes from 0")
         }
         options.compactMinSize = number
-      case "--max-line-bytes", "--history-per-conversation", "--history-request",
+      case "--max-line-bytes", "--history-per-conversation", "--history-bytes-per-conversation",
+        "--history-request",
         "--pending-per-user", "--horizon-days", "--sessions-per-user", "--output-limit",
         "--max-rooms", "--new-rooms-per-minute":
         guard let text = next(), let number = Int(text), number > 0 else {
@@ -176,6 +180,7 @@ struct Options {
     switch name {
     case "--max-line-bytes": limits.lineBytes = number
     case "--history-per-conversation": limits.historyPerConversation = number
+    case "--history-bytes-per-conversation": limits.historyBytesPerConversation = number
     case "--history-request": limits.historyRequest = number
     case "--pending-per-user": limits.pendingPerUser = number
     case "--horizon-days": limits.horizonMilliseconds = Int64(min(number, 100_000)) * 86_400_000

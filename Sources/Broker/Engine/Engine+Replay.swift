@@ -97,11 +97,13 @@ extension Engine {
     }
   }
 
-  private static func newHistory(_ capacity: Int, deferringWords: Bool, _ made: inout Bool)
+  private static func newHistory(_ limits: Limits, deferringWords: Bool, _ made: inout Bool)
     -> History
   {
     made = true
-    return History(capacity: capacity, indexWordsLater: deferringWords)
+    return History(
+      capacity: limits.historyPerConversation, byteCapacity: limits.historyBytesPerConversation,
+      indexWordsLater: deferringWords)
   }
 
   /// A message enters its conversation's history, one said here (a
@@ -110,7 +112,7 @@ extension Engine {
   /// there yet is created at the message's time. Returns what undoing it
   /// takes.
   func addMessage(_ message: StoredMessage, to target: Target) -> (
-    conversation: ConversationKey, evicted: StoredMessage?, newHistory: Bool, newRoom: RoomName?
+    conversation: ConversationKey, evicted: DroppedMessages, newHistory: Bool, newRoom: RoomName?
   ) {
     var newRoom: RoomName?
     if case .room(let name) = target, rooms[name] == nil {
@@ -124,14 +126,13 @@ extension Engine {
 
   func appendHistory(
     _ message: StoredMessage, to conversation: ConversationKey
-  ) -> (evicted: StoredMessage?, newHistory: Bool) {
+  ) -> (evicted: DroppedMessages, newHistory: Bool) {
     // One lookup, not three: the key hashes a room name or two user names,
     // and every message of a replay comes here.
     var newHistory = false
-    let capacity = limits.historyPerConversation
     let evicted = histories[
       conversation,
-      default: Self.newHistory(capacity, deferringWords: replayDefersWords, &newHistory)
+      default: Self.newHistory(limits, deferringWords: replayDefersWords, &newHistory)
     ].append(message)
     if newHistory { addDirectConversation(conversation) }
     return (evicted, newHistory)

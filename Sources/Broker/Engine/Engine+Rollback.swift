@@ -93,7 +93,7 @@ extension Engine {
   }
 
   private func undoHistory(
-    _ conversation: ConversationKey, evicted: StoredMessage?, newHistory: Bool
+    _ conversation: ConversationKey, evicted: DroppedMessages, newHistory: Bool
   ) {
     histories[conversation]?.removeNewest(restoring: evicted)
     if newHistory && histories[conversation]?.count == 0 {

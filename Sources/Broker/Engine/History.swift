@@ -1,13 +1,30 @@
 import LineProtocol
 
-/// The delivered messages of one conversation, oldest first, bounded: when
-/// full, appending drops the oldest. Every message has a sequence number that
-/// only grows, so `BEFORE`/`AFTER` anchors stay valid while the ring turns.
+/// The delivered messages of one conversation, oldest first, bounded in
+/// number and in the bytes of their texts (chatbroker(8),
+/// `--history-per-conversation` and `--history-bytes-per-conversation`):
+/// appending past either bound drops the oldest. Every message has a
+/// sequence number that only grows, so `BEFORE`/`AFTER` anchors stay valid
+/// while the ring turns.
 struct History: Sendable {
   let capacity: Int
+  /// The most bytes the kept texts add up to; the newest message is kept
+  /// whatever its size, so a conversation is never empty for it.
+  let byteCapacity: Int
+  /// What the kept messages' texts add up to, in bytes.
+  private(set) var textBytes = 0
+  /// The kept messages, oldest at ``head``, in slots that wrap around; a
+  /// slot past the kept ones holds ``vacant``. It grows up to `capacity`
+  /// slots as messages come; dropping by bytes leaves slots free for the
+  /// next ones.
   private var ring: ContiguousArray<StoredMessage> = []
-  /// Index in `ring` of the oldest message once the ring is full.
+  /// Index in `ring` of the oldest kept message.
   private var head = 0
+  /// How many messages are kept.
+  private var kept = 0
+  /// What a free slot holds: no text, so a dropped message's is released.
+  private static let vacant = StoredMessage(
+    id: .none, time: Timestamp(milliseconds: 0), author: "", text: "")
   /// Sequence number of the oldest kept message.
   private(set) var firstSequence = 0
   /// Messages from this sequence number on have ascending ids, and are
@@ -39,8 +56,9 @@ struct History: Sendable {
 
   /// A history whose words are indexed as they come, or, with
   /// `indexWordsLater`, only by ``indexWords(upTo:)``.
-  init(capacity: Int, indexWordsLater: Bool = false) {
+  init(capacity: Int, byteCapacity: Int = .max, indexWordsLater: Bool = false) {
     self.capacity = max(1, capacity)
+    self.byteCapacity = max(0, byteCapacity)
     wordsComplete = !indexWordsLater
   }
 
@@ -59,71 +77,110 @@ struct History: Sendable {
     return taken
   }
 
-  var count: Int { ring.count }
+  var count: Int { kept }
   /// One past the sequence number of the newest message.
-  var endSequence: Int { firstSequence + ring.count }
+  var endSequence: Int { firstSequence + kept }
 
-  /// Appends a message; returns the oldest one when it had to make room.
-  @discardableResult
-  mutating func append(_ message: StoredMessage) -> StoredMessage? {
-    if !ring.isEmpty && message.time < self[endSequence - 1].time { orderedFrom = endSequence }
-    if !ring.isEmpty && message.id <= self[endSequence - 1].id {
+  /// Where in `ring` the kept message `offset` places after the oldest is.
+  private func slot(_ offset: Int) -> Int {
+    let index = head + offset
+    return index < ring.count ? index : index - ring.count
+  }
+
+  /// Appends a message; returns the oldest ones it had to drop to stay
+  /// within the bounds, oldest first (none, most of the time; several
+  /// only when a long text pushes out shorter ones).
+  mutating func append(_ message: StoredMessage) -> DroppedMessages {
+    if kept > 0 && message.time < self[endSequence - 1].time { orderedFrom = endSequence }
+    if kept > 0 && message.id <= self[endSequence - 1].id {
       startAscendingIDs(at: endSequence)
     }
-    var evicted: StoredMessage?
-    if ring.count < capacity {
-      ring.append(message)
+    var evicted = DroppedMessages.none
+    if kept == capacity { evicted.append(removeOldest()) }
+    insertNewest(message)
+    while textBytes > byteCapacity && kept > 1 { evicted.append(removeOldest()) }
+    return evicted
+  }
+
+  /// Puts a message after the newest, in the next free slot, or in a new
+  /// one when every slot is taken.
+  private mutating func insertNewest(_ message: StoredMessage) {
+    if kept < ring.count {
+      ring[slot(kept)] = message
     } else {
-      evicted = ring[head]
-      if firstSequence < idsAscendFrom { sequenceByID[ring[head].id] = nil }
-      index.removeOldest(ring[head])
-      if firstSequence < wordsIndexedBelow { words.removeOldest(ring[head]) }
-      ring[head] = message
-      head = (head + 1) % capacity
-      firstSequence += 1
-      wordsIndexedBelow = max(wordsIndexedBelow, firstSequence)
+      // Every slot is taken, and there are fewer than `capacity`: grow,
+      // with the oldest first again if dropping by bytes had moved it.
+      if head != 0 {
+        var linear = ContiguousArray<StoredMessage>()
+        linear.reserveCapacity(ring.count + 1)
+        linear.append(contentsOf: ring[head...])
+        linear.append(contentsOf: ring[..<head])
+        ring = linear
+        head = 0
+      }
+      ring.append(message)
     }
+    kept += 1
+    textBytes += message.text.utf8.count
     index.addNewest(message, at: endSequence - 1)
     if wordsComplete {
       words.addNewest(message, at: endSequence - 1)
       wordsIndexedBelow = endSequence
     }
-    return evicted
+  }
+
+  /// Drops the oldest kept message from the history and its indexes.
+  private mutating func removeOldest() -> StoredMessage {
+    let oldest = ring[head]
+    if firstSequence < idsAscendFrom { sequenceByID[oldest.id] = nil }
+    index.removeOldest(oldest)
+    if firstSequence < wordsIndexedBelow { words.removeOldest(oldest) }
+    ring[head] = Self.vacant
+    head = head + 1 == ring.count ? 0 : head + 1
+    kept -= 1
+    textBytes -= oldest.text.utf8.count
+    firstSequence += 1
+    wordsIndexedBelow = max(wordsIndexedBelow, firstSequence)
+    return oldest
   }
 
   /// Undoes the last ``append(_:)``: takes the newest message back out and
-  /// puts back the one it evicted, so a rolled-back message leaves the
+  /// puts back the ones it dropped, so a rolled-back message leaves the
   /// history as it was (a failed sync, chatbroker(8)).
-  mutating func removeNewest(restoring evicted: StoredMessage?) {
-    guard !ring.isEmpty else { return }
+  mutating func removeNewest(restoring evicted: DroppedMessages) {
+    guard kept > 0 else { return }
     let newest = endSequence - 1
-    if newest < idsAscendFrom { sequenceByID[self[newest].id] = nil }
+    let removed = self[newest]
+    if newest < idsAscendFrom { sequenceByID[removed.id] = nil }
     idsAscendFrom = min(idsAscendFrom, newest)
-    if let evicted {
-      head = (head + capacity - 1) % capacity
-      index.removeNewest(ring[head])
-      if newest < wordsIndexedBelow {
-        words.removeNewest(ring[head])
-        wordsIndexedBelow = newest
-      }
-      ring[head] = evicted
-      // The indexed messages stay those from the oldest on: the one put
-      // back is indexed when any is, or when all must be.
-      let indexesOldest = wordsComplete || wordsIndexedBelow > firstSequence
-      firstSequence -= 1
-      restoreOldestID(evicted.id)
-      index.addOldest(evicted, at: firstSequence)
-      if indexesOldest {
-        words.addOldest(evicted, at: firstSequence)
-      } else {
-        wordsIndexedBelow = firstSequence
-      }
-    } else if let removed = ring.popLast() {
-      index.removeNewest(removed)
-      if newest < wordsIndexedBelow {
-        words.removeNewest(removed)
-        wordsIndexedBelow = newest
-      }
+    index.removeNewest(removed)
+    if newest < wordsIndexedBelow {
+      words.removeNewest(removed)
+      wordsIndexedBelow = newest
+    }
+    ring[slot(kept - 1)] = Self.vacant
+    kept -= 1
+    textBytes -= removed.text.utf8.count
+    for message in evicted.all.reversed() { restoreOldest(message) }
+  }
+
+  /// Puts a dropped message back in front, in the free slot before the
+  /// oldest (the one it left).
+  private mutating func restoreOldest(_ message: StoredMessage) {
+    // The indexed messages stay those from the oldest on: the one put
+    // back is indexed when any is, or when all must be.
+    let indexesOldest = wordsComplete || wordsIndexedBelow > firstSequence
+    head = head == 0 ? ring.count - 1 : head - 1
+    ring[head] = message
+    kept += 1
+    textBytes += message.text.utf8.count
+    firstSequence -= 1
+    restoreOldestID(message.id)
+    index.addOldest(message, at: firstSequence)
+    if indexesOldest {
+      words.addOldest(message, at: firstSequence)
+    } else {
+      wordsIndexedBelow = firstSequence
     }
   }
 
@@ -160,7 +217,7 @@ struct History: Sendable {
 
   /// The newest kept message, for `CONVERSATIONS`.
   var newest: StoredMessage? {
-    ring.isEmpty ? nil : self[endSequence - 1]
+    kept == 0 ? nil : self[endSequence - 1]
   }
 
   func sequence(of id: MessageID) -> Int? {
@@ -179,10 +236,10 @@ struct History: Sendable {
   /// counted until it leaves, as for a message read). Its words change at
   /// once: a message taken back is never found again.
   mutating func replace(at sequence: Int, with message: StoredMessage) {
-    let offset = sequence - firstSequence
-    let slot = ring.count < capacity ? offset : (head + offset) % capacity
-    if sequence < wordsIndexedBelow { words.replace(ring[slot], with: message, at: sequence) }
-    ring[slot] = message
+    let place = slot(sequence - firstSequence)
+    if sequence < wordsIndexedBelow { words.replace(ring[place], with: message, at: sequence) }
+    textBytes += message.text.utf8.count - ring[place].text.utf8.count
+    ring[place] = message
   }
 
   /// The postings of each of `words` (``SearchIndex``), or nil when a
@@ -199,15 +256,13 @@ struct History: Sendable {
   /// results, read in place: a search reads it for each candidate, and a
   /// copy of the whole message would retain its texts each time.
   func searchKey(at sequence: Int) -> Engine.SearchKey {
-    let offset = sequence - firstSequence
-    let slot = ring.count < capacity ? offset : (head + offset) % capacity
-    return Engine.SearchKey(time: ring[slot].time, id: ring[slot].id)
+    let place = slot(sequence - firstSequence)
+    return Engine.SearchKey(time: ring[place].time, id: ring[place].id)
   }
 
   /// The message with sequence number `sequence`, which must be kept.
   subscript(sequence: Int) -> StoredMessage {
-    let offset = sequence - firstSequence
-    return ring[ring.count < capacity ? offset : (head + offset) % capacity]
+    ring[slot(sequence - firstSequence)]
   }
 
   /// Messages oldest first, for `HISTORY`: the latest `count` before

@@ -6,6 +6,11 @@ public struct Limits: Sendable, Equatable {
   public var lineBytes = 4096
   /// Messages kept per conversation; older ones are dropped.
   public var historyPerConversation = 10_000
+  /// Bytes of text kept per conversation; older messages are dropped past
+  /// it, the newest always kept. A count alone lets long lines (up to
+  /// `lineBytes` each, from local users or from other hosts) hold a
+  /// conversation's memory and journal at 40 MB.
+  public var historyBytesPerConversation = 4 << 20
   /// The most lines one `HISTORY` returns; larger `<n>` are clamped.
   public var historyRequest = 1000
   /// Pending scheduled messages per user.

@@ -11,16 +11,16 @@ struct UnsyncedRecords {
   enum Undo {
     case nothing
     case room(RoomName)
-    case message(ConversationKey, evicted: StoredMessage?, newHistory: Bool, newRoom: RoomName?)
+    case message(ConversationKey, evicted: DroppedMessages, newHistory: Bool, newRoom: RoomName?)
     case schedule(PendingMessage, replaced: PendingMessage?)
     case cancel(PendingMessage)
-    case delivery(PendingMessage, evicted: StoredMessage?, newHistory: Bool)
+    case delivery(PendingMessage, evicted: DroppedMessages, newHistory: Bool)
     /// A series started, fired or ended, or a pending message was
     /// rescheduled or edited: what it was before (nil when it is new) and,
     /// for an occurrence, the message it added to history.
     case pendingChange(
       MessageID, author: String, before: PendingMessage?, beforeSeries: Series?,
-      delivered: (ConversationKey, evicted: StoredMessage?, newHistory: Bool)?, ended: Bool)
+      delivered: (ConversationKey, evicted: DroppedMessages, newHistory: Bool)?, ended: Bool)
     /// A room became the user's; perhaps the room was created with it.
     case member(String, RoomName, newRoom: RoomName?)
     /// A room stopped being the user's (theirs since `since`); `forgotten`
@@ -46,7 +46,7 @@ struct UnsyncedRecords {
     /// A shared room's outbox or stream position changed (`before`), and
     /// perhaps a line from the stream entered a history (Engine+Federation).
     case federated(
-      FederationUndo, message: (ConversationKey, evicted: StoredMessage?, newHistory: Bool)?,
+      FederationUndo, message: (ConversationKey, evicted: DroppedMessages, newHistory: Bool)?,
       newRoom: RoomName?)
   }
 

@@ -59,6 +59,33 @@ struct EngineMessageTests {
     #expect(harness.journal.records.isEmpty)
   }
 
+  @Test(
+    "a conversation keeps at most --history-bytes-per-conversation bytes of text, the newest always, after a restart too"
+  )
+  func historyBoundedInBytes() {
+    var limits = Limits()
+    limits.historyBytesPerConversation = 100
+    let harness = EngineHarness(limits: limits)
+    let alice = harness.connect("alice")
+    func texts(_ lines: [String]) -> [String] {
+      lines.dropLast().map { String($0.split(separator: ":").last!) }
+    }
+    let line = { (letter: String) in String(repeating: letter, count: 40) }
+    for letter in ["a", "b", "c", "d"] { harness.send(alice, "SAY #a \(line(letter))") }
+    #expect(texts(harness.send(alice, "HISTORY #a")) == [line("c"), line("d")])
+    let long = String(repeating: "L", count: 300)
+    harness.send(alice, "SAY #a \(long)")
+    #expect(texts(harness.send(alice, "HISTORY #a")) == [long], "the newest stays, however long")
+    harness.send(alice, "SAY #a short")
+    #expect(texts(harness.send(alice, "HISTORY #a")) == ["short"])
+    // Another conversation has a bound of its own.
+    harness.send(alice, "SAY #b \(line("e"))")
+    let restarted = harness.restarted()
+    let again = restarted.connect("alice")
+    #expect(texts(restarted.send(again, "HISTORY #a")) == ["short"])
+    #expect(texts(restarted.send(again, "HISTORY #b")) == [line("e")])
+  }
+
   @Test("HISTORY: latest n, BEFORE and AFTER are exclusive, oldest first")
   func historyAnchors() {
     let harness = EngineHarness()

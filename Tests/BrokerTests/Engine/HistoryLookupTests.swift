@@ -8,19 +8,24 @@ import Testing
 /// still where a late delivery or a line from another host broke the order.
 @Suite("History: a message found by its id")
 struct HistoryLookupTests {
-  @Test("finds every kept message and no other, with ids out of order, full rings and rollbacks")
+  @Test(
+    "finds every kept message and no other, with ids out of order, full rings, texts past the byte bound and rollbacks"
+  )
   func agreesWithADictionary() {
     var random = SystemRandomNumberGenerator()
     for _ in 0..<300 {
-      var history = History(capacity: Int.random(in: 1...30, using: &random))
+      // Half of the histories are also bounded by their texts' bytes,
+      // which drops several messages at once and frees slots mid-ring.
+      let bytes = Bool.random(using: &random) ? Int.random(in: 0...60, using: &random) : .max
+      var history = History(capacity: Int.random(in: 1...30, using: &random), byteCapacity: bytes)
       var kept: [MessageID: Int] = [:]
       var keptInOrder: [MessageID] = []
-      var evictions: [StoredMessage?] = []
+      var evictions: [DroppedMessages] = []
       var used = Set<UInt64>()
       var next: UInt64 = 1000
       for _ in 0..<Int.random(in: 0...150, using: &random) {
         if !keptInOrder.isEmpty && Int.random(in: 0..<8, using: &random) == 0 {
-          history.removeNewest(restoring: evictions.removeLast() ?? nil)
+          history.removeNewest(restoring: evictions.removeLast())
           kept[keptInOrder.removeLast()] = nil
           rebuild(&kept, &keptInOrder, from: history)
           continue
@@ -35,7 +40,7 @@ struct HistoryLookupTests {
         guard used.insert(value).inserted else { continue }
         let message = StoredMessage(
           id: MessageID(value: value), time: Timestamp(milliseconds: 0), author: "alice",
-          text: "hi")
+          text: String(repeating: "h", count: Int.random(in: 1...20, using: &random)))
         evictions.append(history.append(message))
         rebuild(&kept, &keptInOrder, from: history)
         for id in used.map(MessageID.init(value:)) {

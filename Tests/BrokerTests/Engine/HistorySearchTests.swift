@@ -17,13 +17,17 @@ struct HistorySearchTests {
       .first { after < $0 && $0 < before }
   }
 
-  @Test("finds what a scan of every message finds, with clocks set back, full rings and rollbacks")
+  @Test(
+    "finds what a scan of every message finds, with clocks set back, full rings, byte bounds and rollbacks"
+  )
   func agreesWithAScan() {
     var random = SystemRandomNumberGenerator()
     for round in 0..<200 {
-      var history = History(capacity: Int.random(in: 1...40, using: &random))
+      var history = History(
+        capacity: Int.random(in: 1...40, using: &random),
+        byteCapacity: Bool.random(using: &random) ? Int.random(in: 0...80, using: &random) : .max)
       var time: Int64 = 1_000_000
-      var evictions: [StoredMessage?] = []
+      var evictions: [DroppedMessages] = []
       for number in 0..<Int.random(in: 0...120, using: &random) {
         // Mostly forward, sometimes the same instant, now and then back.
         switch Int.random(in: 0..<20, using: &random) {

@@ -21,15 +21,18 @@ struct HistoryWordIndexTests {
   }
 
   @Test(
-    "appends, evictions, rollbacks and redactions between slices leave the same index as indexing at once"
+    "appends, evictions by count and bytes, rollbacks and redactions between slices leave the same index as indexing at once"
   )
   func deferredIndexMatchesEager() {
     var random = SystemRandomNumberGenerator()
     for round in 0..<300 {
       let capacity = Int.random(in: 1...30, using: &random)
-      var eager = History(capacity: capacity)
-      var deferred = History(capacity: capacity, indexWordsLater: true)
-      var evictions: [StoredMessage?] = []
+      // Half of the rounds also bound the texts' bytes: one append then
+      // drops several messages, and a rollback puts them all back.
+      let bytes = Bool.random(using: &random) ? Int.random(in: 0...60, using: &random) : .max
+      var eager = History(capacity: capacity, byteCapacity: bytes)
+      var deferred = History(capacity: capacity, byteCapacity: bytes, indexWordsLater: true)
+      var evictions: [DroppedMessages] = []
       var sliced = false
       for number in 0..<Int.random(in: 0...100, using: &random) {
         switch Int.random(in: 0..<20, using: &random) {

@@ -458,6 +458,29 @@ struct EngineFederationIdentityTests {
   }
 
   @Test(
+    "a host's long lines hold a shared room to --history-bytes-per-conversation, as a local user's")
+  func remoteLinesBoundedInBytes() {
+    var limits = Limits()
+    limits.historyBytesPerConversation = 10_000
+    let harness = EngineHarness(limits: limits)
+    harness.engine.federate(EngineFederationTests.settings)
+    harness.engine.streamHoldsOwnLines(upTo: nil)
+    let alice = harness.connect("alice")
+    harness.send(alice, "JOIN #ops")
+    for sequence in UInt64(1)...10 {
+      harness.engine.receive(
+        lines.line(
+          sequence, node: "h2", origin: sequence, user: "bob",
+          text: String(repeating: "\(sequence % 10)", count: 4000)))
+    }
+    #expect(harness.output.take(alice).count == 10, "every line is shown as it comes")
+    let kept = harness.send(alice, "HISTORY #ops").dropLast()
+    #expect(kept.count == 2, "two lines of 4000 bytes fit in 10000, three do not")
+    #expect(kept.allSatisfy { $0.contains(" bob@h2 :") })
+    #expect(kept.last?.hasSuffix(String(repeating: "0", count: 4000)) == true)
+  }
+
+  @Test(
     "a remote line longer than a local SAY may be is ignored; a time far from when the stream stored it is shown as that"
   )
   func remoteLinesBounded() {

@@ -24,6 +24,44 @@ struct LimitsTests {
   }
 
   @Test(
+    "--history-bytes-per-conversation keeps the newest texts within it, the newest always, across a compacting restart; 0 is refused"
+  )
+  func historyBytesPerConversation() throws {
+    let broker = try BrokerProcess()
+    let refused = try broker.runToExit([
+      "--socket", broker.socketPath, "--state-dir", broker.stateDirectory,
+      "--history-bytes-per-conversation", "0",
+    ])
+    #expect(refused.status == 64)
+    #expect(refused.errors.contains("--history-bytes-per-conversation needs a whole number from 1"))
+
+    let options = ["--no-sync", "--history-bytes-per-conversation", "100"]
+    try broker.start(options)
+    let alice = try broker.connect()
+    let line = { (letter: String) in String(repeating: letter, count: 40) }
+    for letter in ["a", "b", "c"] {
+      #expect(try alice.request("SAY #notes \(line(letter))").first?.hasPrefix("OK SAY ") == true)
+    }
+    func kept(_ client: LineClient) throws -> [String] {
+      try client.request("HISTORY #notes").dropLast().map { $0.freeText ?? "" }
+    }
+    #expect(try kept(alice) == [line("b"), line("c")])
+    let long = String(repeating: "L", count: 150)
+    _ = try alice.request("SAY #notes \(long)")
+    #expect(try kept(alice) == [long])
+
+    // Started again with a journal over --compact-min-size, which it
+    // compacts soon after start-up.
+    _ = try broker.stop()
+    #expect(broker.journal.contains(line("c")), "the journal holds what was said until compacted")
+    try broker.start(options + ["--compact-min-size", "200"])
+    #expect(try kept(try broker.connect()) == [long])
+    try broker.waitForLog("journal compacted")
+    #expect(
+      !broker.journal.contains(line("c")), "what history dropped, the journal drops when compacted")
+  }
+
+  @Test(
     "a reader that stops reading slows nobody (each batch within a second), and is closed past --output-limit (real time)"
   )
   func stalledReaderRealTime() throws {
