@@ -12,8 +12,8 @@ struct EngineFederationTests {
 
   /// A host whose link has looked for its node's lines in the stream and
   /// found none, as a new node's does.
-  func federatedHarness() -> EngineHarness {
-    let harness = EngineHarness()
+  func federatedHarness(limits: Limits = Limits()) -> EngineHarness {
+    let harness = EngineHarness(limits: limits)
     harness.engine.federate(Self.settings)
     harness.engine.streamHoldsOwnLines(upTo: nil)
     return harness
@@ -462,9 +462,7 @@ struct EngineFederationIdentityTests {
   func remoteLinesBoundedInBytes() {
     var limits = Limits()
     limits.historyBytesPerConversation = 10_000
-    let harness = EngineHarness(limits: limits)
-    harness.engine.federate(EngineFederationTests.settings)
-    harness.engine.streamHoldsOwnLines(upTo: nil)
+    let harness = lines.federatedHarness(limits: limits)
     let alice = harness.connect("alice")
     harness.send(alice, "JOIN #ops")
     for sequence in UInt64(1)...10 {
