@@ -133,13 +133,13 @@ struct History: Sendable {
   private mutating func removeOldest() -> StoredMessage {
     let oldest = ring[head]
     if firstSequence < idsAscendFrom { sequenceByID[oldest.id] = nil }
-    index.removeOldest(oldest)
     if firstSequence < wordsIndexedBelow { words.removeOldest(oldest) }
     ring[head] = Self.vacant
     head = head + 1 == ring.count ? 0 : head + 1
     kept -= 1
     textBytes -= oldest.text.utf8.count
     firstSequence += 1
+    index.forget(below: firstSequence, kept: kept)
     wordsIndexedBelow = max(wordsIndexedBelow, firstSequence)
     return oldest
   }
