@@ -30,11 +30,14 @@ extension Engine {
   }
 
   /// One conversation's candidates: the postings of its rarest word,
-  /// walked from `position` down; the other words' postings check them.
+  /// walked from `position` down to `lowest`, the first of a kept message
+  /// (those below are of messages dropped, SearchIndex); the other words'
+  /// postings check them.
   private struct SearchStream {
     let conversation: ConversationKey
     let candidates: Postings
     let others: [Postings]
+    let lowest: Int
     var position: Int
 
     func matches(_ sequence: Int) -> Bool {
@@ -148,13 +151,16 @@ extension Engine {
       guard let history = histories[conversation],
         var lists = history.postings(of: words)
       else { continue }
-      let rarest = lists.indices.min { lists[$0].count < lists[$1].count }!
+      let first = history.firstSequence
+      let kept = { (list: Postings) in list.count - list.firstPosition(notBelow: first) }
+      let rarest = lists.indices.min { kept(lists[$0]) < kept(lists[$1]) }!
       let candidates = lists.remove(at: rarest)
+      let lowest = candidates.firstPosition(notBelow: first)
       var position = candidates.count - 1
       if let bound {
         // The first candidate at or after the bound, by binary search:
         // a history is in time order but where a clock was set back.
-        var (low, high) = (0, candidates.count)
+        var (low, high) = (lowest, candidates.count)
         while low < high {
           let middle = (low + high) / 2
           if history.searchKey(at: candidates[middle]) < bound {
@@ -165,11 +171,12 @@ extension Engine {
         }
         position = low - 1
       }
-      guard position >= 0 else { continue }
+      guard position >= lowest else { continue }
       heap.push(SearchHead(key: history.searchKey(at: candidates[position]), stream: streams.count))
       streams.append(
         SearchStream(
-          conversation: conversation, candidates: candidates, others: lists, position: position))
+          conversation: conversation, candidates: candidates, others: lists, lowest: lowest,
+          position: position))
     }
     var results: [(ConversationKey, Int)] = []
     var examined = 0
@@ -187,7 +194,7 @@ extension Engine {
         if stream.matches(sequence) { results.append((stream.conversation, sequence)) }
       }
       streams[head.stream].position -= 1
-      if stream.position > 0, let history = histories[stream.conversation] {
+      if stream.position > stream.lowest, let history = histories[stream.conversation] {
         heap.push(
           SearchHead(
             key: history.searchKey(at: stream.candidates[stream.position - 1]),

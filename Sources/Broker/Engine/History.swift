@@ -133,13 +133,13 @@ struct History: Sendable {
   private mutating func removeOldest() -> StoredMessage {
     let oldest = ring[head]
     if firstSequence < idsAscendFrom { sequenceByID[oldest.id] = nil }
-    if firstSequence < wordsIndexedBelow { words.removeOldest(oldest) }
     ring[head] = Self.vacant
     head = head + 1 == ring.count ? 0 : head + 1
     kept -= 1
     textBytes -= oldest.text.utf8.count
     firstSequence += 1
     index.forget(below: firstSequence, kept: kept)
+    words.forget(below: firstSequence, kept: kept)
     wordsIndexedBelow = max(wordsIndexedBelow, firstSequence)
     return oldest
   }
@@ -168,8 +168,11 @@ struct History: Sendable {
   /// oldest (the one it left).
   private mutating func restoreOldest(_ message: StoredMessage) {
     // The indexed messages stay those from the oldest on: the one put
-    // back is indexed when any is, or when all must be.
-    let indexesOldest = wordsComplete || wordsIndexedBelow > firstSequence
+    // back is indexed when any is, or when all must be, or when its
+    // postings are still there from before it was dropped.
+    let indexesOldest =
+      wordsComplete || wordsIndexedBelow > firstSequence
+      || words.holds(message, at: firstSequence - 1)
     head = head == 0 ? ring.count - 1 : head - 1
     ring[head] = message
     kept += 1
@@ -243,8 +246,9 @@ struct History: Sendable {
   }
 
   /// The postings of each of `words` (``SearchIndex``), or nil when a
-  /// word is in no kept message; only for a history whose words are
-  /// complete (``wordsComplete``).
+  /// word has none; only for a history whose words are complete
+  /// (``wordsComplete``). Postings below ``firstSequence`` are of messages
+  /// no longer kept: a search skips them.
   func postings(of words: [String]) -> [Postings]? {
     self.words.postings(of: words)
   }

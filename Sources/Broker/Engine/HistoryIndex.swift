@@ -9,9 +9,9 @@
 /// behind until a sweep (``forget(below:kept:)``): counts are asked only of
 /// kept sequence numbers, which the binary search tells apart, and finding
 /// an old message's mentions again to remove them was a fifth of a full
-/// history's append (`perf record`, fan-out to 10). A sweep runs once as
-/// many messages have left as are kept, so the entries of the messages
-/// gone are never more than those of the messages kept.
+/// history's append (`perf record`, fan-out to 10). A sweep runs once a
+/// quarter as many messages have left as are kept, so the entries of the
+/// messages gone are never more than a quarter of those kept (or 64).
 struct HistoryIndex: Sendable {
   private var authors: [String: FIFOQueue<Int>] = [:]
   private var mentions: [String: FIFOQueue<Int>] = [:]
@@ -27,10 +27,10 @@ struct HistoryIndex: Sendable {
   }
 
   /// The history keeps the messages from `firstSequence` on, `kept` of
-  /// them: the entries of those before are swept out once they are as
-  /// many as the kept (and at least 64).
+  /// them: the entries of those before are swept out once a quarter as
+  /// many have left (and at least 64).
   mutating func forget(below firstSequence: Int, kept: Int) {
-    guard firstSequence - heldFrom > max(kept, 64) else { return }
+    guard firstSequence - heldFrom > max(kept / 4, 64) else { return }
     Self.sweep(&authors, below: firstSequence)
     Self.sweep(&mentions, below: firstSequence)
     heldFrom = firstSequence

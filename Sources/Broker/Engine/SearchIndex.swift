@@ -2,8 +2,14 @@
 /// sequence numbers, oldest first: the inverted index `SEARCH` reads
 /// (chatbroker(7), `SEARCH`). ``History`` keeps it in step with every
 /// change of its messages, so a message is indexed from the moment it is
-/// kept (by delivery or replay) until it leaves: evicted, rolled back, or
-/// taken back, when its words go at once.
+/// kept (by delivery or replay) until it leaves: rolled back or taken back,
+/// when its words go at once, or dropped from the front of a full history,
+/// when its postings stay behind until a sweep (``forget(below:kept:)``).
+/// A search reads only the postings of kept messages, which lie above the
+/// history's first sequence number; finding an old message's words again
+/// to remove them was a quarter of a full history's append (`perf record`,
+/// fan-out to 10), and a sweep once a quarter of the kept messages have
+/// left costs a visit of each word instead.
 ///
 /// In memory, not an SQLite FTS5 table: the history it indexes is in
 /// memory already, so the index adds only its postings and not a second
@@ -15,6 +21,8 @@
 /// `chatbench search` measures it (README, "Search").
 struct SearchIndex: Sendable {
   private var postings: [String: Postings] = [:]
+  /// Every posting from this sequence number on is held; none below it.
+  private var heldFrom = 0
 
   /// The postings of each of `words`, or nil when one of them is in no
   /// kept message.
@@ -33,9 +41,30 @@ struct SearchIndex: Sendable {
     for word in Self.words(of: message) { add(word, sequence) { $0.append(sequence) } }
   }
 
-  /// The oldest message was dropped from a full history.
-  mutating func removeOldest(_ message: StoredMessage) {
-    for word in Self.words(of: message) { change(word) { $0.removeFirst() } }
+  /// The history keeps the messages from `firstSequence` on, `kept` of
+  /// them: the postings of those before are swept out once a quarter as
+  /// many have left (and at least 64).
+  mutating func forget(below firstSequence: Int, kept: Int) {
+    guard firstSequence - heldFrom > max(kept / 4, 64) else { return }
+    var emptied: [String] = []
+    var index = postings.startIndex
+    while index != postings.endIndex {
+      while let first = postings.values[index].first, first < firstSequence {
+        postings.values[index].removeFirst()
+      }
+      if postings.values[index].isEmpty { emptied.append(postings.keys[index]) }
+      index = postings.index(after: index)
+    }
+    for word in emptied { postings[word] = nil }
+    heldFrom = firstSequence
+  }
+
+  /// Whether the postings of `message` at `sequence` are held: a message
+  /// dropped and then put back (a rollback) left them unless a sweep
+  /// took them.
+  func holds(_ message: StoredMessage, at sequence: Int) -> Bool {
+    guard sequence >= heldFrom, let word = Self.words(of: message).first else { return false }
+    return postings[word]?.contains(sequence: sequence) == true
   }
 
   /// The newest message was taken back out (a rollback).
@@ -43,9 +72,12 @@ struct SearchIndex: Sendable {
     for word in Self.words(of: message) { change(word) { $0.removeLast() } }
   }
 
-  /// A dropped message was put back as the oldest (a rollback).
+  /// A dropped message was put back as the oldest (a rollback), its
+  /// postings in their place unless they are still there.
   mutating func addOldest(_ message: StoredMessage, at sequence: Int) {
-    for word in Self.words(of: message) { add(word, sequence) { $0.prepend(sequence) } }
+    guard !holds(message, at: sequence) else { return }
+    heldFrom = min(heldFrom, sequence)
+    for word in Self.words(of: message) { add(word, sequence) { $0.insert(sequence) } }
   }
 
   /// The message at `sequence` became `new` (a redaction, or its rollback):

@@ -131,7 +131,9 @@ struct EngineSearchTests {
     #expect(restarted.send(bob, "SEARCH * hunter2") == ["OK SEARCH * 0"])
   }
 
-  @Test("evicted messages leave the index; a rolled-back SAY gives the evicted one back")
+  @Test(
+    "evicted messages are never found and leave the index by the next sweep; a rolled-back SAY gives the evicted one back"
+  )
   func eviction() {
     var limits = Limits()
     limits.historyPerConversation = 2
@@ -144,10 +146,65 @@ struct EngineSearchTests {
     let newest = okID(chat.send(alice, "SAY #ops :newest line"))
     #expect(ids(chat.send(alice, "SEARCH * line")) == [newest, middle])
     #expect(chat.send(alice, "SEARCH * oldest") == ["OK SEARCH * 0"])
-    #expect(chat.engine.histories[.room(RoomName("#ops")!)]?.indexedWordCount == 3)
     chat.engine.rollBack(chat.engine.unsyncedRecordCount)
     #expect(ids(chat.send(alice, "SEARCH * line")) == [middle, oldest])
     #expect(chat.send(alice, "SEARCH * newest") == ["OK SEARCH * 0"])
+    // 65 lines more pass the sweep's mark: the words of every message
+    // dropped leave, the two kept ones' stay.
+    for number in 1...65 { chat.send(alice, "SAY #ops :later \(number)") }
+    let words = chat.engine.histories[.room(RoomName("#ops")!)]?.indexedWordCount
+    #expect(words == 3, "later, 64 and 65")
+    #expect(chat.send(alice, "SEARCH * oldest") == ["OK SEARCH * 0"])
+  }
+
+  @Test(
+    "finds exactly the kept messages holding the word, newest first, through evictions, rolled-back batches, redactions and sweeps"
+  )
+  func agreesWithHistory() {
+    var random = SystemRandomNumberGenerator()
+    let vocabulary = ["red", "green", "blue", "deploy", "lunch"]
+    for _ in 0..<20 {
+      var limits = Limits()
+      limits.historyPerConversation = Int.random(in: 2...20, using: &random)
+      let chat = EngineHarness(limits: limits)
+      chat.engine.trackUnsyncedRecords()
+      let alice = chat.connect("alice")
+      var said: [String] = []
+      for _ in 0..<60 {
+        for _ in 0..<Int.random(in: 1...6, using: &random) {
+          let words = (0..<Int.random(in: 1...3, using: &random)).map { _ in
+            vocabulary.randomElement(using: &random)!
+          }
+          let room = Bool.random(using: &random) ? "#a" : "#b"
+          said.append(okID(chat.send(alice, "SAY \(room) :\(words.joined(separator: " "))")))
+        }
+        if Int.random(in: 0..<4, using: &random) == 0 {
+          chat.engine.rollBack(chat.engine.unsyncedRecordCount)
+        } else {
+          chat.engine.recordsSynced(chat.engine.unsyncedRecordCount)
+          if Int.random(in: 0..<5, using: &random) == 0, let id = said.randomElement(using: &random)
+          {
+            chat.send(alice, "REDACT #a \(id)")
+            chat.send(alice, "REDACT #b \(id)")
+            chat.engine.recordsSynced(chat.engine.unsyncedRecordCount)
+          }
+        }
+      }
+      // What HISTORY shows kept, newest first over both rooms.
+      let kept = (chat.send(alice, "HISTORY #a 100") + chat.send(alice, "HISTORY #b 100"))
+        .filter { $0.hasPrefix("HIST ") && !$0.contains(" REDACTED ") }
+        .map { line in
+          (
+            id: String(line.split(separator: " ")[2]), time: String(line.split(separator: " ")[3]),
+            words: Set((line.freeText ?? "").split(separator: " ").map(String.init))
+          )
+        }
+        .sorted { ($0.time, $0.id) > ($1.time, $1.id) }
+      for word in vocabulary {
+        let expected = kept.filter { $0.words.contains(word) }.map(\.id)
+        #expect(ids(chat.send(alice, "SEARCH * 100 \(word)")) == expected, "\(word)")
+      }
+    }
   }
 
   @Test("limits: at most 8 words of at most 64 bytes once folded, and at least one")
