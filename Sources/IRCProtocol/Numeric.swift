@@ -54,6 +54,9 @@ public enum Numeric: String, Sendable {
   case topic = "332"
   case topicWhoTime = "333"
   case whoReply = "352"
+  /// WHOX's reply (IRCv3 WHOX): the fields the WHO asked for.
+  case whoSpecialReply = "354"
+  case whoisIdle = "317"
   case namesReply = "353"
   case endOfNames = "366"
   case banList = "367"

@@ -148,7 +148,13 @@ public struct IRCGenerator {
         ? "\(shown) \(room())" : "\(shown) \(room()) \(lines.access())"
     case "PART":
       return random.chance(70) ? "\(shown) \(room())" : "\(shown) \(room()) :\(text())"
-    case "WHO": return "\(shown) \(random.chance(70) ? room() : nick())"
+    case "WHO":
+      let mask = random.chance(70) ? room() : nick()
+      // WHOX: fields in any order, a token or none, unknown letters too.
+      guard random.chance(30) else { return "\(shown) \(mask)" }
+      let count = Int.random(in: 0...16, using: &random)
+      let fields = String("tcuihsnfdlaorxz%".shuffled(using: &random).prefix(count))
+      return "\(shown) \(mask) %\(fields)" + random.pick(["", ",123", ",7", ",1234", ",x", ","])
     case "WHOIS": return random.chance(80) ? "\(shown) \(nick())" : "\(shown) host \(nick())"
     case "LIST", "LUSERS", "MOTD", "VERSION", "TIME", "INFO", "ADMIN", "LINKS": return shown
     case "TAGMSG": return "@+typing=active \(shown) \(target())"

@@ -17,13 +17,16 @@ extension IRCSession {
     switch message.command {
     case "WHO":
       if let missing = need(1) { return missing }
+      let whox = parameters.count > 1 ? WhoX(parameters[1]) : nil
       guard parameters[0].hasPrefix("#") || parameters[0].hasPrefix("&") else {
-        return whoNick(parameters[0], counts: counts())
+        return whoNick(parameters[0], whox: whox, counts: counts())
       }
       guard let room = room(parameters[0]) else {
         return [numeric(.endOfWho, [parameters[0], "End of /WHO list"])]
       }
-      return [.request(.who(room), answering: IRCReplyContext(.who))]
+      let context = IRCReplyContext(.who)
+      context.whox = whox
+      return [.request(.who(room), answering: context)]
     case "WHOIS":
       if let missing = need(1) { return missing }
       return whois(parameters.last!, counts: counts())
@@ -215,6 +218,7 @@ extension IRCSession {
       : notice || !tags.isEmpty
         ? .ircSay(brokerTarget, text: text, notice: notice, tags: tags)
         : .say(brokerTarget, text: text)
+    directory.spoke(user)
     var actions: [Action] = [.request(request, answering: said)]
     // 301 tells who writes to an away user, never for a NOTICE.
     if command == "PRIVMSG", case .user(let name) = brokerTarget,

@@ -223,9 +223,13 @@ extension IRCSession {
         return bytes
           + numeric(.endOfNames, [context?.namesEnd ?? room, "End of /NAMES list"]).bytes
       }
+      let whox = context?.whox
+      let away = counts().away
       return listed.enumerated().flatMap { index, member in
-        whoLine(room: room, member: member, prefix: index < prefixes.count ? prefixes[index] : "")
-          .bytes
+        whoLine(
+          room: room, member: member, away: away(member) != nil,
+          prefix: index < prefixes.count ? prefixes[index] : "", whox: whox
+        ).bytes
       }
         + numeric(.endOfWho, [room, "End of /WHO list"]).bytes
     case .history:

@@ -157,13 +157,6 @@ extension IRCSession {
     author.replacingOccurrences(of: "@", with: "|")
   }
 
-  /// A 352 line: `H` here, `G` away, then the member's prefix in the room.
-  func whoLine(room: String, member: String, away: Bool = false, prefix: String = "") -> Action {
-    numeric(
-      .whoReply,
-      [room, member, serverName, serverName, member, (away ? "G" : "H") + prefix, "0 \(member)"])
-  }
-
   func numeric(_ numeric: Numeric, _ parameters: [String], trailing: Bool = true)
     -> Action
   {

@@ -108,15 +108,22 @@ final class IRCSession: WireCodec {
   let counts: () -> Counts
   /// Sets this user's away text in the engine (nil: back), for `AWAY`.
   let setAway: (String?) -> Void
+  /// The real names and idle times of the server's IRC users, shared by
+  /// its sessions (WHOIS, WHO).
+  let directory: IRCDirectory
+  /// The real name `USER` gave, kept in ``directory`` once registered.
+  var realName = ""
 
   init(
     user: String, serverName: String, timeZone: TimeZone, backlog: Int,
     userExists: @escaping (String) -> Bool = { _ in true },
     unregistered: Unregistered = Unregistered(),
     counts: @escaping () -> Counts = { Counts() },
-    setAway: @escaping (String?) -> Void = { _ in }
+    setAway: @escaping (String?) -> Void = { _ in },
+    directory: IRCDirectory = IRCDirectory()
   ) {
     self.setAway = setAway
+    self.directory = directory
     self.unregistered = unregistered
     unregistered.count += 1
     self.userExists = userExists
@@ -128,7 +135,7 @@ final class IRCSession: WireCodec {
   }
 
   deinit {
-    if !registered { unregistered.count -= 1 }
+    if !registered { unregistered.count -= 1 } else { directory.closed(user) }
   }
 
   var nick: String { user }
@@ -333,6 +340,13 @@ final class IRCSession: WireCodec {
       return completeRegistration(counts: counts)
     case "USER":
       if registered { return [numeric(.alreadyRegistered, ["You may not reregister"])] }
+      // `USER <username> <mode> <unused> :<realname>`: the username is
+      // not used (the user field is the login name) but, as the real
+      // name, must not be empty (modern.ircdocs.horse, USER).
+      guard parameters.count >= 4, !parameters[0].isEmpty, !parameters[3].isEmpty else {
+        return [numeric(.needMoreParameters, ["USER", "Not enough parameters"])]
+      }
+      realName = Self.realNameText(parameters[3])
       gotUser = true
       return completeRegistration(counts: counts)
     case "PASS": return []

@@ -79,7 +79,8 @@ extension Server {
             away: engine.awayText, roomsOf: engine.rooms(of:), seenUntil: engine.seenUntil,
             activeConversations: activeConversationsCharged)
         },
-        setAway: { [unowned self] text in engine.setAway(user, text: text) })
+        setAway: { [unowned self] text in engine.setAway(user, text: text) },
+        directory: ircDirectory)
     }
   }
 }

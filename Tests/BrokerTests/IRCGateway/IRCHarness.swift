@@ -21,7 +21,13 @@ final class IRCHarness {
   init(_ engine: EngineHarness = EngineHarness(), backlog: Int = 50) {
     self.engine = engine
     self.backlog = backlog
+    directory = IRCDirectory(now: { [clock = engine.clock] in
+      Int(clock.now.milliseconds / 1000)
+    })
   }
+
+  /// The sessions' shared real names and idle times, on the engine's clock.
+  let directory: IRCDirectory
 
   let backlog: Int
 
@@ -32,7 +38,8 @@ final class IRCHarness {
       user: user, serverName: "host.test", timeZone: engine.clock.timeZone, backlog: backlog,
       userExists: { [users = engine.users] in users.userExists($0) },
       counts: { [unowned self] in counts(for: user) },
-      setAway: { [engine = engine.engine] in engine.setAway(user, text: $0) })
+      setAway: { [engine = engine.engine] in engine.setAway(user, text: $0) },
+      directory: directory)
     sessions[id] = session
     engine.output.encoders[id] = { [unowned self] outgoing, kind in
       let neutral = if case .neutral = kind { true } else { false }
