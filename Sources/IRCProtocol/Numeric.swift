@@ -110,6 +110,11 @@ public enum Capability: String, CaseIterable, Sendable {
   /// IRCv3 labeled-response: the answer to a labeled command carries its
   /// label (with batch, a batch when it has several lines).
   case labeledResponse = "labeled-response"
+  /// IRCv3 multi-prefix: NAMES and WHO show every prefix of a member
+  /// (`@+`), not only the highest.
+  case multiPrefix = "multi-prefix"
+  /// IRCv3 userhost-in-names: NAMES shows each member as `nick!user@host`.
+  case userhostInNames = "userhost-in-names"
 
   /// This capability's bit in a ``CapabilitySet``.
   /// A switch, not a search of `allCases`: it is asked for every tag of
@@ -124,6 +129,8 @@ public enum Capability: String, CaseIterable, Sendable {
     case .readMarker: 1 << 5
     case .awayNotify: 1 << 6
     case .labeledResponse: 1 << 7
+    case .multiPrefix: 1 << 8
+    case .userhostInNames: 1 << 9
     }
   }
 }

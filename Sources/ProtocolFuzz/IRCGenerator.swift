@@ -21,7 +21,7 @@ public struct IRCGenerator {
 
   public static let capabilities = [
     "server-time", "message-tags", "echo-message", "batch", "draft/chathistory",
-    "draft/read-marker", "away-notify", "labeled-response",
+    "draft/read-marker", "away-notify", "labeled-response", "multi-prefix", "userhost-in-names",
   ]
 
   public init(random: SplitMix64, users: [String]) {

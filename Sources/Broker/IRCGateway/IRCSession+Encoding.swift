@@ -209,8 +209,10 @@ extension IRCSession {
         let symbol = secret ? "@" : "="
         var bytes: [UInt8] = []
         var line: [String] = []
+        let userhost = capabilities.contains(.userhostInNames)
         for (index, member) in listed.enumerated() {
-          line.append((index < prefixes.count ? prefixes[index] : "") + member)
+          let shown = userhost ? Self.userhost(ofNick: member, serverName: serverName) : member
+          line.append((index < prefixes.count ? prefixes[index] : "") + shown)
           if line.joined(separator: " ").utf8.count > 400 {
             bytes += numeric(.namesReply, [symbol, room, line.joined(separator: " ")]).bytes
             line = []

@@ -151,6 +151,15 @@ extension IRCSession {
     return "\(user)|\(node)!\(user)@\(node)"
   }
 
+  /// A member's nick as NAMES shows it with IRCv3 userhost-in-names, the
+  /// mask its lines come from (``source(_:serverName:)``):
+  /// `alice!alice@host`, and for `alice|h2`, a user of another host,
+  /// `alice|h2!alice@h2`.
+  static func userhost(ofNick nick: String, serverName: String) -> String {
+    guard let bar = nick.lastIndex(of: "|") else { return "\(nick)!\(nick)@\(serverName)" }
+    return "\(nick)!\(nick[..<bar])@\(nick[nick.index(after: bar)...])"
+  }
+
   /// The nick of `author`: a user of another host, `alice@h2`, is
   /// `alice|h2`.
   static func nickname(_ author: String) -> String {
