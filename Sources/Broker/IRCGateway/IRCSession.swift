@@ -369,11 +369,17 @@ final class IRCSession: WireCodec {
   }
 
   /// A line that is not valid UTF-8 or too long: told, not disconnected.
+  /// Bad UTF-8 is answered as IRCv3 UTF8ONLY says, `FAIL * INVALID_UTF8`
+  /// (the command is not known: the line was not read), then a NOTICE for
+  /// clients that do not show standard replies.
   func refuse(_ frame: Frame) -> [Action] {
     if frame == .tooLong {
       return [numeric(.inputTooLong, ["Input line was too long and was discarded"])]
     }
     let text = "Your line was not valid UTF-8 and was discarded; set your client to UTF-8"
-    return [reply(source: serverName, "NOTICE", [registered ? nick : "*", text])]
+    return [
+      reply(source: serverName, "FAIL", ["*", "INVALID_UTF8", text]),
+      reply(source: serverName, "NOTICE", [registered ? nick : "*", text]),
+    ]
   }
 }

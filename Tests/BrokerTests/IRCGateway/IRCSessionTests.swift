@@ -179,17 +179,22 @@ struct IRCSessionTests {
     #expect(irc.engine.output.closed.contains(alice))
   }
 
-  @Test("a line that is not UTF-8 gets a NOTICE and the session goes on")
+  @Test("a line that is not UTF-8 gets FAIL INVALID_UTF8 and a NOTICE; the session goes on")
   func badUTF8() {
     let irc = IRCHarness()
     let alice = irc.connect("alice")
-    let actions = irc.session(alice).refuse(.badUTF8)
-    #expect(actions.count == 1)
-    guard case .reply(let bytes) = actions[0] else { return }
+    let lines = irc.session(alice).refuse(.badUTF8).map { action -> String in
+      guard case .reply(let bytes) = action else { return "" }
+      return String(decoding: bytes, as: UTF8.self)
+    }
+    #expect(lines.count == 2)
     #expect(
-      String(decoding: bytes, as: UTF8.self).hasPrefix(
-        ":host.test NOTICE alice :Your line was not valid UTF-8"))
+      lines.first?.hasPrefix(
+        ":host.test FAIL * INVALID_UTF8 :Your line was not valid UTF-8") == true)
+    #expect(
+      lines.last?.hasPrefix(":host.test NOTICE alice :Your line was not valid UTF-8") == true)
     #expect(irc.send(alice, "PING x") == [":host.test PONG host.test :x"])
+    #expect(irc.send(alice, "VERSION").contains { $0.contains(" UTF8ONLY ") })
   }
 
   @Test("the service nick schedules, lists and cancels; the line comes at its time")
