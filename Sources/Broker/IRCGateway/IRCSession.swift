@@ -328,6 +328,9 @@ final class IRCSession: WireCodec {
       guard let wanted = parameters.first, !wanted.isEmpty else {
         return [numeric(.noNicknameGiven, ["No nickname given"])]
       }
+      guard Self.isNickname(wanted) else {
+        return [numeric(.erroneousNickname, [wanted, "Erroneous nickname"])]
+      }
       if registered {
         if wanted == nick { return [] }
         return [
@@ -366,6 +369,15 @@ final class IRCSession: WireCodec {
       guard registered else { return [numeric(.notRegistered, ["You have not registered"])] }
       return command(message, counts: counts)
     }
+  }
+
+  /// Whether `word` may be a nick at all (modern.ircdocs.horse, "Clients"):
+  /// none of space , * ? ! @, and no `$`, `:`, channel type or membership
+  /// prefix first. A NICK for one that may not is refused with 432 even
+  /// though its word is not used, so that a client learns its mistake.
+  static func isNickname(_ word: String) -> Bool {
+    guard let first = word.first, !"$:#&@+%~".contains(first) else { return false }
+    return !word.contains { " ,*?!@".contains($0) }
   }
 
   /// A line that is not valid UTF-8 or too long: told, not disconnected.

@@ -32,6 +32,19 @@ struct IRCSessionTests {
     #expect(irc.session(alice).capabilities.contains(.echoMessage))
   }
 
+  @Test("NICK of a word no nick may be answers 432 and does not count toward registration")
+  func erroneousNick() {
+    let irc = IRCHarness()
+    let alice = irc.open("alice")
+    #expect(irc.send(alice, "NICK *") == [":host.test 432 * * :Erroneous nickname"])
+    #expect(irc.send(alice, "USER a 0 * :Alice").isEmpty, "no NICK yet")
+    #expect(irc.send(alice, "NICK #a") == [":host.test 432 * #a :Erroneous nickname"])
+    #expect(irc.send(alice, "NICK alice").first?.contains(" 001 alice ") == true)
+    _ = irc.take(alice)
+    #expect(irc.send(alice, "NICK a!b") == [":host.test 432 alice a!b :Erroneous nickname"])
+    #expect(IRCSession.isNickname("sched|bot") && IRCSession.isNickname("a-b[c]"))
+  }
+
   @Test("a client without CAP registers on NICK and USER; unknown capabilities are refused whole")
   func withoutCap() {
     let irc = IRCHarness()
