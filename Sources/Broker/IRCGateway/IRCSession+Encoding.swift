@@ -25,6 +25,31 @@ extension IRCSession {
       bytes = encode(outgoing.event, answering: context as? IRCReplyContext, mayDefer: mayDefer)
     }
     return labeledBytes(bytes, of: outgoing.event, for: context)
+      + selfDelivery(outgoing.event, answering: context as? IRCReplyContext)
+  }
+
+  /// With echo-message, a PRIVMSG, NOTICE or TAGMSG to one's own nick
+  /// comes back twice, as IRCv3 echo-message and labeled-response have it:
+  /// the echo (with the command's label, if any) and then the delivery,
+  /// never labeled. Without echo-message the one delivery is the echo.
+  func selfDelivery(_ event: BrokerEvent, answering context: IRCReplyContext?) -> [UInt8] {
+    guard capabilities.contains(.echoMessage),
+      case .say(let command, let target, let text, let tags) = context?.purpose,
+      login(target) == nick
+    else { return [] }
+    switch event {
+    case .accepted(.say, let id, let time):
+      return privmsgLines(
+        from: nick, to: target, text: text, id: id, time: time, command: command,
+        clientTags: tags)
+    case .accepted(.action, let id, let time):
+      return privmsgLines(
+        from: nick, to: target, text: text, id: id, time: time, command: command, action: true)
+    case .ok(.say, _):
+      guard command == "TAGMSG", capabilities.contains(.messageTags) else { return [] }
+      return tagmsgLine(from: nick, to: target, time: nil, tags: tags)
+    default: return []
+    }
   }
 
   /// One event, for this client alone, as a reply to `context`'s request
