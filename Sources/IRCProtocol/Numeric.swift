@@ -94,6 +94,12 @@ public enum Numeric: String, Sendable {
   case inviteOnlyChannel = "473"
   case unknownMode = "472"
   case usersDontMatch = "502"
+  /// HELP (modern.ircdocs.horse): its first line, the others, its end,
+  /// and a subject there is no help for.
+  case helpStart = "704"
+  case helpText = "705"
+  case endOfHelp = "706"
+  case helpNotFound = "524"
 }
 
 /// The IRCv3 capabilities the broker offers, by their names in `CAP LS`.

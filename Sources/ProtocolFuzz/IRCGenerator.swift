@@ -136,7 +136,7 @@ public struct IRCGenerator {
       "PRIVMSG", "PRIVMSG", "NOTICE", "SAYAT", "MARKREAD", "CHATHISTORY", "CHATHISTORY",
       "USERHOST", "ISON", "AWAY", "LUSERS", "MOTD", "PING", "PONG", "QUIT", "NICK", "USER", "CAP",
       "SERVICE", "PASS", "KICK", "VERSION", "TAGMSG", "WHOWAS", "TIME", "INFO", "ADMIN",
-      "INVITE", "OPER", "KILL", "STATS", "LINKS",
+      "INVITE", "OPER", "KILL", "STATS", "LINKS", "HELP",
     ])
     let shown = random.chance(10) ? name.lowercased() : name
     switch name {
@@ -197,6 +197,10 @@ public struct IRCGenerator {
         "CAP REQ :-batch", "CAP REQ :nosuchcap", "CAP NOSUCH", "CAP",
       ])
     case "SERVICE": return "PRIVMSG sched|bot :\(service())"
+    case "HELP":
+      let command = random.pick(["HELP", "HELPOP", "help"])
+      return random.chance(30)
+        ? command : "\(command) \(random.pick(["PRIVMSG", "who", "NOSUCH", ":", nick()]))"
     default: return "\(shown) \(room()) \(nick())"
     }
   }

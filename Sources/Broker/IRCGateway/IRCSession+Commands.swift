@@ -44,6 +44,7 @@ extension IRCSession {
     case "VERSION": return version()
     case "INFO": return info()
     case "ADMIN": return admin()
+    case "HELP", "HELPOP": return help(parameters)
     case "LIST":
       return [
         numeric(.listStart, ["Channel", "Users  Name"]),
