@@ -156,7 +156,14 @@ public struct IRCGenerator {
       let fields = String("tcuihsnfdlaorxz%".shuffled(using: &random).prefix(count))
       return "\(shown) \(mask) %\(fields)" + random.pick(["", ",123", ",7", ",1234", ",x", ","])
     case "WHOIS": return random.chance(80) ? "\(shown) \(nick())" : "\(shown) host \(nick())"
-    case "LIST", "LUSERS", "MOTD", "VERSION", "TIME", "INFO", "ADMIN", "LINKS": return shown
+    case "LIST":
+      // ELIST terms: masks, ! masks, member counts, and kinds not offered.
+      guard random.chance(40) else { return shown }
+      let terms = (0..<Int.random(in: 1...3, using: &random)).map { _ in
+        random.pick([room(), "*a*", "!#h*", ">0", "<2", ">x", "C>5", "T<1", "!", "<", ""])
+      }
+      return "\(shown) \(terms.joined(separator: ","))"
+    case "LUSERS", "MOTD", "VERSION", "TIME", "INFO", "ADMIN", "LINKS": return shown
     case "TAGMSG": return "@+typing=active \(shown) \(target())"
     case "WHOWAS", "KILL": return random.chance(80) ? "\(shown) \(nick())" : shown
     case "INVITE": return "\(shown) \(nick()) \(room())"

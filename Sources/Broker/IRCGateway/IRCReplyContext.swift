@@ -88,6 +88,8 @@ final class IRCReplyContext: ReplyContext {
   /// ROOMS said there are more.
   var lastListed: RoomName?
   var morePages = false
+  /// LIST's terms (ELIST): the rooms not matching them are not shown.
+  var listFilter: IRCListFilter?
 
   init(_ purpose: Purpose, join: IRCReplyContext? = nil) {
     self.purpose = purpose

@@ -46,9 +46,11 @@ extension IRCSession {
     case "ADMIN": return admin()
     case "HELP", "HELPOP": return help(parameters)
     case "LIST":
+      let context = IRCReplyContext(.list)
+      context.listFilter = IRCListFilter(parameters.first)
       return [
         numeric(.listStart, ["Channel", "Users  Name"]),
-        .request(.rooms(after: nil), answering: IRCReplyContext(.list)),
+        .request(.rooms(after: nil), answering: context),
       ]
     case "TOPIC":
       if let missing = need(1) { return missing }

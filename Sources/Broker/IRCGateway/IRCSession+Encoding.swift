@@ -122,6 +122,9 @@ extension IRCSession {
       return serviceScheduled(id: id, target: target, due: due, rule: rule, text: text)
     case .room(let room, let count, _, let topic, _):
       context?.lastListed = room
+      if let filter = context?.listFilter, !filter.matches(room.description, members: count) {
+        return []
+      }
       return numeric(.list, [room.description, String(count), topic ?? ""]).bytes
     case .away:
       // The gateway answers 301 itself with every PRIVMSG, as IRC servers do.

@@ -115,6 +115,8 @@ extension IRCSession {
     tokens.append("MAXTARGETS=\(most)")
     // IRCv3 WHOX: `WHO <mask> %<fields>[,<token>]` answers 354.
     tokens.append("WHOX")
+    // LIST's terms: masks, masks not to match, member counts (IRCListFilter).
+    tokens.append("ELIST=MNU")
     // IRCv3 UTF8ONLY: a line that is not UTF-8 is refused (``refuse(_:)``).
     tokens.append("UTF8ONLY")
     // At most 13 tokens a line, so that with the nick and the closing

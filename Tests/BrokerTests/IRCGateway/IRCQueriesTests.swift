@@ -83,6 +83,30 @@ struct IRCQueriesTests {
     #expect(irc.send(alice, "WHO carol") == [":host.test 315 alice carol :End of /WHO list"])
   }
 
+  @Test("LIST with ELIST terms lists the rooms matching a mask, no ! mask, and every count")
+  func listFilter() {
+    let irc = IRCHarness()
+    let alice = irc.connect("alice")
+    let bob = irc.connect("bob")
+    irc.send(alice, "JOIN #chan1,#chan2,#other")
+    irc.send(bob, "JOIN #chan2")
+    func listed(_ line: String) -> [String] {
+      irc.send(bob, line).filter { $0.contains(" 322 ") }.map {
+        String($0.split(separator: " ")[3])
+      }
+    }
+    #expect(listed("LIST") == ["#chan1", "#chan2", "#other"])
+    #expect(listed("LIST *an1") == ["#chan1"])
+    #expect(listed("LIST #c*n2,#other") == ["#chan2", "#other"])
+    #expect(listed("LIST !#ch*") == ["#other"])
+    #expect(listed("LIST >1") == ["#chan2"])
+    #expect(listed("LIST <2,#ch*") == ["#chan1"])
+    #expect(listed("LIST C>5") == ["#chan1", "#chan2", "#other"], "C and T are not offered")
+    #expect(
+      irc.send(bob, "LIST #nonexistent").map { $0.split(separator: " ")[1] } == ["321", "323"])
+    #expect(irc.send(bob, "VERSION").contains { $0.contains(" ELIST=MNU ") })
+  }
+
   @Test("HELP and HELPOP answer 704, 705 and 706 on a command, or on all; 524 for no command")
   func help() {
     let irc = IRCHarness()
