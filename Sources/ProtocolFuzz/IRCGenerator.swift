@@ -149,7 +149,8 @@ public struct IRCGenerator {
     case "PART":
       return random.chance(70) ? "\(shown) \(room())" : "\(shown) \(room()) :\(text())"
     case "WHO":
-      let mask = random.chance(70) ? room() : nick()
+      let nickOrMask = random.chance(70) ? nick() : random.pick(["*", "a*", "?ob", nick() + "*"])
+      let mask = random.chance(70) ? room() : nickOrMask
       // WHOX: fields in any order, a token or none, unknown letters too.
       guard random.chance(30) else { return "\(shown) \(mask)" }
       let count = Int.random(in: 0...16, using: &random)

@@ -57,11 +57,31 @@ extension IRCSession {
   /// `WHO <nick> [%fields]`: 352 (or WHOX's 354) for a connected user
   /// (`G` when away), then 315 naming the mask as sent.
   func whoNick(_ mask: String, whox: WhoX? = nil, counts: Counts) -> [Action] {
+    if mask.contains("*") || mask.contains("?") {
+      return whoMask(mask, whox: whox, counts: counts)
+    }
     let name = login(mask)
     var actions: [Action] = []
     if counts.isOnline(name) || name == nick {
       actions.append(
         whoLine(room: "*", member: name, away: counts.away(name) != nil, whox: whox))
+    }
+    actions.append(numeric(.endOfWho, [mask, "End of /WHO list"]))
+    return actions
+  }
+
+  /// `WHO <mask>` with `*` or `?` (`WHO *`, `WHO ali*`): 352 (or 354) for
+  /// each connected user whose nick matches and who is this user or shares
+  /// a room with them, since every user is invisible (`+i`) and modern IRC
+  /// shows an invisible user to a mask only then; then 315.
+  func whoMask(_ mask: String, whox: WhoX?, counts: Counts) -> [Action] {
+    let pattern = mask.lowercased()
+    let mine = Set(counts.roomsOf(user))
+    var actions: [Action] = []
+    for other in counts.onlineUsers() where ModeChange.mask(pattern, matches: other) {
+      guard other == user || !mine.isDisjoint(with: counts.roomsOf(other)) else { continue }
+      actions.append(
+        whoLine(room: "*", member: other, away: counts.away(other) != nil, whox: whox))
     }
     actions.append(numeric(.endOfWho, [mask, "End of /WHO list"]))
     return actions

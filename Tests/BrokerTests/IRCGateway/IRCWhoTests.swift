@@ -35,6 +35,28 @@ struct IRCWhoTests {
         ":host.test 352 alice #a bob host.test host.test bob H@ :0 Bob Builder"))
   }
 
+  @Test("WHO of a mask lists the matching users one shares a room with, and oneself; WHO nick any")
+  func whoMask() {
+    let irc = IRCHarness()
+    let alice = irc.connect("alice")
+    let evan = irc.connect("evan")
+    _ = irc.connect("eve")
+    #expect(irc.send(alice, "WHO ev*") == [":host.test 315 alice ev* :End of /WHO list"])
+    #expect(irc.send(alice, "WHO evan").count == 2, "a plain nick is answered all the same")
+    irc.send(evan, "JOIN #a")
+    irc.send(alice, "JOIN #a")
+    #expect(
+      irc.send(alice, "WHO EV*") == [
+        ":host.test 352 alice * evan host.test host.test evan H :0 evan",
+        ":host.test 315 alice EV* :End of /WHO list",
+      ])
+    #expect(
+      irc.send(alice, "WHO * %n") == [
+        ":host.test 354 alice :alice", ":host.test 354 alice :evan",
+        ":host.test 315 alice * :End of /WHO list",
+      ])
+  }
+
   @Test("USER without a username or a real name answers 461 and does not register")
   func userNeedsRealName() {
     let irc = IRCHarness()
