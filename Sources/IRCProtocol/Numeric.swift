@@ -54,6 +54,9 @@ public enum Numeric: String, Sendable {
   case topic = "332"
   case topicWhoTime = "333"
   case whoReply = "352"
+  /// WHOX's reply (IRCv3 WHOX): the fields the WHO asked for.
+  case whoSpecialReply = "354"
+  case whoisIdle = "317"
   case namesReply = "353"
   case endOfNames = "366"
   case banList = "367"
@@ -91,6 +94,12 @@ public enum Numeric: String, Sendable {
   case inviteOnlyChannel = "473"
   case unknownMode = "472"
   case usersDontMatch = "502"
+  /// HELP (modern.ircdocs.horse): its first line, the others, its end,
+  /// and a subject there is no help for.
+  case helpStart = "704"
+  case helpText = "705"
+  case endOfHelp = "706"
+  case helpNotFound = "524"
 }
 
 /// The IRCv3 capabilities the broker offers, by their names in `CAP LS`.
@@ -107,6 +116,11 @@ public enum Capability: String, CaseIterable, Sendable {
   /// IRCv3 labeled-response: the answer to a labeled command carries its
   /// label (with batch, a batch when it has several lines).
   case labeledResponse = "labeled-response"
+  /// IRCv3 multi-prefix: NAMES and WHO show every prefix of a member
+  /// (`@+`), not only the highest.
+  case multiPrefix = "multi-prefix"
+  /// IRCv3 userhost-in-names: NAMES shows each member as `nick!user@host`.
+  case userhostInNames = "userhost-in-names"
 
   /// This capability's bit in a ``CapabilitySet``.
   /// A switch, not a search of `allCases`: it is asked for every tag of
@@ -121,6 +135,8 @@ public enum Capability: String, CaseIterable, Sendable {
     case .readMarker: 1 << 5
     case .awayNotify: 1 << 6
     case .labeledResponse: 1 << 7
+    case .multiPrefix: 1 << 8
+    case .userhostInNames: 1 << 9
     }
   }
 }

@@ -21,7 +21,7 @@ public struct IRCGenerator {
 
   public static let capabilities = [
     "server-time", "message-tags", "echo-message", "batch", "draft/chathistory",
-    "draft/read-marker", "away-notify", "labeled-response",
+    "draft/read-marker", "away-notify", "labeled-response", "multi-prefix", "userhost-in-names",
   ]
 
   public init(random: SplitMix64, users: [String]) {
@@ -136,7 +136,7 @@ public struct IRCGenerator {
       "PRIVMSG", "PRIVMSG", "NOTICE", "SAYAT", "MARKREAD", "CHATHISTORY", "CHATHISTORY",
       "USERHOST", "ISON", "AWAY", "LUSERS", "MOTD", "PING", "PONG", "QUIT", "NICK", "USER", "CAP",
       "SERVICE", "PASS", "KICK", "VERSION", "TAGMSG", "WHOWAS", "TIME", "INFO", "ADMIN",
-      "INVITE", "OPER", "KILL", "STATS", "LINKS",
+      "INVITE", "OPER", "KILL", "STATS", "LINKS", "HELP",
     ])
     let shown = random.chance(10) ? name.lowercased() : name
     switch name {
@@ -148,9 +148,23 @@ public struct IRCGenerator {
         ? "\(shown) \(room())" : "\(shown) \(room()) \(lines.access())"
     case "PART":
       return random.chance(70) ? "\(shown) \(room())" : "\(shown) \(room()) :\(text())"
-    case "WHO": return "\(shown) \(random.chance(70) ? room() : nick())"
+    case "WHO":
+      let nickOrMask = random.chance(70) ? nick() : random.pick(["*", "a*", "?ob", nick() + "*"])
+      let mask = random.chance(70) ? room() : nickOrMask
+      // WHOX: fields in any order, a token or none, unknown letters too.
+      guard random.chance(30) else { return "\(shown) \(mask)" }
+      let count = Int.random(in: 0...16, using: &random)
+      let fields = String("tcuihsnfdlaorxz%".shuffled(using: &random).prefix(count))
+      return "\(shown) \(mask) %\(fields)" + random.pick(["", ",123", ",7", ",1234", ",x", ","])
     case "WHOIS": return random.chance(80) ? "\(shown) \(nick())" : "\(shown) host \(nick())"
-    case "LIST", "LUSERS", "MOTD", "VERSION", "TIME", "INFO", "ADMIN", "LINKS": return shown
+    case "LIST":
+      // ELIST terms: masks, ! masks, member counts, and kinds not offered.
+      guard random.chance(40) else { return shown }
+      let terms = (0..<Int.random(in: 1...3, using: &random)).map { _ in
+        random.pick([room(), "*a*", "!#h*", ">0", "<2", ">x", "C>5", "T<1", "!", "<", ""])
+      }
+      return "\(shown) \(terms.joined(separator: ","))"
+    case "LUSERS", "MOTD", "VERSION", "TIME", "INFO", "ADMIN", "LINKS": return shown
     case "TAGMSG": return "@+typing=active \(shown) \(target())"
     case "WHOWAS", "KILL": return random.chance(80) ? "\(shown) \(nick())" : shown
     case "INVITE": return "\(shown) \(nick()) \(room())"
@@ -191,6 +205,10 @@ public struct IRCGenerator {
         "CAP REQ :-batch", "CAP REQ :nosuchcap", "CAP NOSUCH", "CAP",
       ])
     case "SERVICE": return "PRIVMSG sched|bot :\(service())"
+    case "HELP":
+      let command = random.pick(["HELP", "HELPOP", "help"])
+      return random.chance(30)
+        ? command : "\(command) \(random.pick(["PRIVMSG", "who", "NOSUCH", ":", nick()]))"
     default: return "\(shown) \(room()) \(nick())"
     }
   }

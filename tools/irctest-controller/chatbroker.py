@@ -10,7 +10,12 @@ root and takes that user's uid and gid for the connect(2), so the kernel's
 SO_PEERCRED names the user. Users that do not exist are created
 (useradd --badname, comment "chatbroker irctest"; tools/irctest removes
 them at its end). A client that irctest connects without connectClient's
-nick connects as the user "irctest".
+nick (addClient, then its own NICK line) is connected when it first sends
+NICK, as the user that NICK names, as a person runs their IRC client with
+their login name for a nick; the lines before it wait for that connect.
+One that reads before sending NICK (CAP LS first) connects then, as the
+user "irctest". The broker is told nothing of this: its clients' nicks are
+what SO_PEERCRED says, as for any client.
 """
 
 import os
@@ -65,8 +70,61 @@ def _connect(self, hostname: str, port: int) -> None:
     path = ChatbrokerController.irc_socket
     if path is None:
         return _original_connect(self, hostname, port)
-    entry = _unix_user(_next_nick[0] or DEFAULT_USER) or _unix_user(DEFAULT_USER)
-    self.conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    if _next_nick[0] is None:
+        self.conn = _Pending(self, path)
+        return
+    _connect_as(self, path, _next_nick[0])
+
+
+class _Pending:
+    """A client's socket before its first NICK: lines are held until NICK
+    names the Unix user to connect as (or a read needs the connection)."""
+
+    def __init__(self, client, path: str) -> None:
+        self.client = client
+        self.path = path
+        self.held = b""
+
+    def _open(self, name: str):
+        _connect_as(self.client, self.path, name)
+        conn = self.client.conn
+        if self.held:
+            conn.sendall(self.held)
+        return conn
+
+    def sendall(self, data: bytes):
+        self.held += data
+        for line in self.held.split(b"\r\n")[:-1]:
+            words = line.split(b" ")
+            if len(words) > 1 and words[0].upper() == b"NICK" and words[1]:
+                name = words[1].lstrip(b":").decode(errors="replace")
+                self._open(name)
+                return None
+        return None
+
+    def __getattr__(self, attribute):
+        # recv, settimeout, close...: the connection is needed now.
+        return getattr(self._open(DEFAULT_USER), attribute)
+
+
+class _UnixConnection(socket.socket):
+    """A Unix stream socket that writes as irctest's TCP sockets do: a
+    write after the broker closed its end is lost, not an error. On TCP the
+    first write after the peer's close succeeds and the client then reads
+    what was sent before it (a QUIT's ERROR, say); on a Unix socket it
+    fails at once with EPIPE, and irctest's PING after a QUIT would fail
+    the test before it could read the ERROR it checks for."""
+
+    def sendall(self, data, *args):
+        try:
+            return super().sendall(data, *args)
+        except BrokenPipeError:
+            return None
+
+
+def _connect_as(self, path: str, name: str) -> None:
+    entry = _unix_user(name) or _unix_user(DEFAULT_USER)
+    self.conn = _UnixConnection(socket.AF_UNIX, socket.SOCK_STREAM)
     self.conn.settimeout(self.socket_timeout)
     os.setegid(entry.pw_gid)
     os.seteuid(entry.pw_uid)

@@ -11,6 +11,11 @@ extension Engine {
     connectionsByUser[user] != nil
   }
 
+  /// Every user with a session now, for IRC's `WHO <mask>`.
+  public func onlineUsers() -> [String] {
+    connectionsByUser.keys.sorted()
+  }
+
   /// The user's away text, nil when they are not away (or not connected).
   public func awayText(_ user: String) -> String? {
     awayTexts[user]

@@ -56,6 +56,8 @@ final class IRCReplyContext: ReplyContext {
   /// each with the prefix this client is shown for it (`@`, `+` or none).
   var members: [String] = []
   var memberPrefixes: [String] = []
+  /// A WHO that asked for WHOX's fields: its 354s show them.
+  var whox: WhoX?
   /// A NAMES of several rooms: one 366 after the last, naming them all
   /// (`#a,#b`, as RFC 2812 shows it); "" for the rooms before it.
   var namesEnd: String?
@@ -86,6 +88,8 @@ final class IRCReplyContext: ReplyContext {
   /// ROOMS said there are more.
   var lastListed: RoomName?
   var morePages = false
+  /// LIST's terms (ELIST): the rooms not matching them are not shown.
+  var listFilter: IRCListFilter?
 
   init(_ purpose: Purpose, join: IRCReplyContext? = nil) {
     self.purpose = purpose

@@ -17,13 +17,16 @@ extension IRCSession {
     switch message.command {
     case "WHO":
       if let missing = need(1) { return missing }
+      let whox = parameters.count > 1 ? WhoX(parameters[1]) : nil
       guard parameters[0].hasPrefix("#") || parameters[0].hasPrefix("&") else {
-        return whoNick(parameters[0], counts: counts())
+        return whoNick(parameters[0], whox: whox, counts: counts())
       }
       guard let room = room(parameters[0]) else {
         return [numeric(.endOfWho, [parameters[0], "End of /WHO list"])]
       }
-      return [.request(.who(room), answering: IRCReplyContext(.who))]
+      let context = IRCReplyContext(.who)
+      context.whox = whox
+      return [.request(.who(room), answering: context)]
     case "WHOIS":
       if let missing = need(1) { return missing }
       return whois(parameters.last!, counts: counts())
@@ -41,10 +44,13 @@ extension IRCSession {
     case "VERSION": return version()
     case "INFO": return info()
     case "ADMIN": return admin()
+    case "HELP", "HELPOP": return help(parameters)
     case "LIST":
+      let context = IRCReplyContext(.list)
+      context.listFilter = IRCListFilter(parameters.first)
       return [
         numeric(.listStart, ["Channel", "Users  Name"]),
-        .request(.rooms(after: nil), answering: IRCReplyContext(.list)),
+        .request(.rooms(after: nil), answering: context),
       ]
     case "TOPIC":
       if let missing = need(1) { return missing }
@@ -215,6 +221,7 @@ extension IRCSession {
       : notice || !tags.isEmpty
         ? .ircSay(brokerTarget, text: text, notice: notice, tags: tags)
         : .say(brokerTarget, text: text)
+    directory.spoke(user)
     var actions: [Action] = [.request(request, answering: said)]
     // 301 tells who writes to an away user, never for a NOTICE.
     if command == "PRIVMSG", case .user(let name) = brokerTarget,

@@ -25,6 +25,31 @@ extension IRCSession {
       bytes = encode(outgoing.event, answering: context as? IRCReplyContext, mayDefer: mayDefer)
     }
     return labeledBytes(bytes, of: outgoing.event, for: context)
+      + selfDelivery(outgoing.event, answering: context as? IRCReplyContext)
+  }
+
+  /// With echo-message, a PRIVMSG, NOTICE or TAGMSG to one's own nick
+  /// comes back twice, as IRCv3 echo-message and labeled-response have it:
+  /// the echo (with the command's label, if any) and then the delivery,
+  /// never labeled. Without echo-message the one delivery is the echo.
+  func selfDelivery(_ event: BrokerEvent, answering context: IRCReplyContext?) -> [UInt8] {
+    guard capabilities.contains(.echoMessage),
+      case .say(let command, let target, let text, let tags) = context?.purpose,
+      login(target) == nick
+    else { return [] }
+    switch event {
+    case .accepted(.say, let id, let time):
+      return privmsgLines(
+        from: nick, to: target, text: text, id: id, time: time, command: command,
+        clientTags: tags)
+    case .accepted(.action, let id, let time):
+      return privmsgLines(
+        from: nick, to: target, text: text, id: id, time: time, command: command, action: true)
+    case .ok(.say, _):
+      guard command == "TAGMSG", capabilities.contains(.messageTags) else { return [] }
+      return tagmsgLine(from: nick, to: target, time: nil, tags: tags)
+    default: return []
+    }
   }
 
   /// One event, for this client alone, as a reply to `context`'s request
@@ -97,6 +122,9 @@ extension IRCSession {
       return serviceScheduled(id: id, target: target, due: due, rule: rule, text: text)
     case .room(let room, let count, _, let topic, _):
       context?.lastListed = room
+      if let filter = context?.listFilter, !filter.matches(room.description, members: count) {
+        return []
+      }
       return numeric(.list, [room.description, String(count), topic ?? ""]).bytes
     case .away:
       // The gateway answers 301 itself with every PRIVMSG, as IRC servers do.
@@ -209,8 +237,10 @@ extension IRCSession {
         let symbol = secret ? "@" : "="
         var bytes: [UInt8] = []
         var line: [String] = []
+        let userhost = capabilities.contains(.userhostInNames)
         for (index, member) in listed.enumerated() {
-          line.append((index < prefixes.count ? prefixes[index] : "") + member)
+          let shown = userhost ? Self.userhost(ofNick: member, serverName: serverName) : member
+          line.append((index < prefixes.count ? prefixes[index] : "") + shown)
           if line.joined(separator: " ").utf8.count > 400 {
             bytes += numeric(.namesReply, [symbol, room, line.joined(separator: " ")]).bytes
             line = []
@@ -223,9 +253,13 @@ extension IRCSession {
         return bytes
           + numeric(.endOfNames, [context?.namesEnd ?? room, "End of /NAMES list"]).bytes
       }
+      let whox = context?.whox
+      let away = counts().away
       return listed.enumerated().flatMap { index, member in
-        whoLine(room: room, member: member, prefix: index < prefixes.count ? prefixes[index] : "")
-          .bytes
+        whoLine(
+          room: room, member: member, away: away(member) != nil,
+          prefix: index < prefixes.count ? prefixes[index] : "", whox: whox
+        ).bytes
       }
         + numeric(.endOfWho, [room, "End of /WHO list"]).bytes
     case .history:

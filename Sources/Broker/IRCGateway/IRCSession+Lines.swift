@@ -151,17 +151,19 @@ extension IRCSession {
     return "\(user)|\(node)!\(user)@\(node)"
   }
 
+  /// A member's nick as NAMES shows it with IRCv3 userhost-in-names, the
+  /// mask its lines come from (``source(_:serverName:)``):
+  /// `alice!alice@host`, and for `alice|h2`, a user of another host,
+  /// `alice|h2!alice@h2`.
+  static func userhost(ofNick nick: String, serverName: String) -> String {
+    guard let bar = nick.lastIndex(of: "|") else { return "\(nick)!\(nick)@\(serverName)" }
+    return "\(nick)!\(nick[..<bar])@\(nick[nick.index(after: bar)...])"
+  }
+
   /// The nick of `author`: a user of another host, `alice@h2`, is
   /// `alice|h2`.
   static func nickname(_ author: String) -> String {
     author.replacingOccurrences(of: "@", with: "|")
-  }
-
-  /// A 352 line: `H` here, `G` away, then the member's prefix in the room.
-  func whoLine(room: String, member: String, away: Bool = false, prefix: String = "") -> Action {
-    numeric(
-      .whoReply,
-      [room, member, serverName, serverName, member, (away ? "G" : "H") + prefix, "0 \(member)"])
   }
 
   func numeric(_ numeric: Numeric, _ parameters: [String], trailing: Bool = true)

@@ -8,10 +8,11 @@ import LineProtocol
 extension IRCSession {
   /// The membership prefix this client is shown for `user` in `room`:
   /// the highest of the engine's (``Engine/membershipPrefixes(of:in:)``),
-  /// `@` or `+`, or none. With IRCv3 `multi-prefix` it would be all of
-  /// them; NAMES and WHO show members through here.
+  /// `@` or `+`, or none; with IRCv3 `multi-prefix`, all of them, highest
+  /// first. NAMES and WHO show members through here.
   func membershipPrefix(of user: String, in room: RoomName) -> String {
-    String(counts().prefixes(user, room).prefix(1))
+    let prefixes = counts().prefixes(user, room)
+    return capabilities.contains(.multiPrefix) ? prefixes : String(prefixes.prefix(1))
   }
 
   /// `MODE #room [<changes> [<arguments>]]`.

@@ -54,20 +54,42 @@ extension IRCSession {
     return [numeric(.nowAway, ["You have been marked as being away"])]
   }
 
-  /// `WHO <nick>`: 352 for a connected user (`G` when away), then 315
-  /// naming the mask as sent.
-  func whoNick(_ mask: String, counts: Counts) -> [Action] {
+  /// `WHO <nick> [%fields]`: 352 (or WHOX's 354) for a connected user
+  /// (`G` when away), then 315 naming the mask as sent.
+  func whoNick(_ mask: String, whox: WhoX? = nil, counts: Counts) -> [Action] {
+    if mask.contains("*") || mask.contains("?") {
+      return whoMask(mask, whox: whox, counts: counts)
+    }
     let name = login(mask)
     var actions: [Action] = []
     if counts.isOnline(name) || name == nick {
-      actions.append(whoLine(room: "*", member: name, away: counts.away(name) != nil))
+      actions.append(
+        whoLine(room: "*", member: name, away: counts.away(name) != nil, whox: whox))
     }
     actions.append(numeric(.endOfWho, [mask, "End of /WHO list"]))
     return actions
   }
 
-  /// `WHOIS [server] <nick>`: 311, 312, 301 when away, 318; 401 and 318
-  /// for a nick that is no user.
+  /// `WHO <mask>` with `*` or `?` (`WHO *`, `WHO ali*`): 352 (or 354) for
+  /// each connected user whose nick matches and who is this user or shares
+  /// a room with them, since every user is invisible (`+i`) and modern IRC
+  /// shows an invisible user to a mask only then; then 315.
+  func whoMask(_ mask: String, whox: WhoX?, counts: Counts) -> [Action] {
+    let pattern = mask.lowercased()
+    let mine = Set(counts.roomsOf(user))
+    var actions: [Action] = []
+    for other in counts.onlineUsers() where ModeChange.mask(pattern, matches: other) {
+      guard other == user || !mine.isDisjoint(with: counts.roomsOf(other)) else { continue }
+      actions.append(
+        whoLine(room: "*", member: other, away: counts.away(other) != nil, whox: whox))
+    }
+    actions.append(numeric(.endOfWho, [mask, "End of /WHO list"]))
+    return actions
+  }
+
+  /// `WHOIS [server] <nick>`: 311 with the real name, 312, 301 when away,
+  /// 317 (idle seconds and sign-on) for a user with an IRC session, 318;
+  /// 401 and 318 for a nick that is no user.
   func whois(_ asked: String, counts: Counts) -> [Action] {
     let who = login(asked)
     guard who == nick || (UserName.isValid(who) && userExists(who)) else {
@@ -77,10 +99,16 @@ extension IRCSession {
       ]
     }
     var actions = [
-      numeric(.whoisUser, [who, who, serverName, "*", who]),
+      numeric(.whoisUser, [who, who, serverName, "*", realName(of: who)]),
       numeric(.whoisServer, [who, serverName, "chatbroker"]),
     ]
     if let text = counts.away(who) { actions.append(numeric(.away, [who, text])) }
+    if let idle = directory.idle(who) {
+      actions.append(
+        numeric(
+          .whoisIdle,
+          [who, String(idle.seconds), String(idle.signedOn), "seconds idle, signon time"]))
+    }
     actions.append(numeric(.endOfWhois, [who, "End of /WHOIS list"]))
     return actions
   }

@@ -82,6 +82,7 @@ extension IRCSession {
   func completeRegistration(counts: () -> Counts) -> [Action] {
     guard !registered, gotNick, gotUser, !negotiating else { return [] }
     registered = true
+    directory.registered(user, realName: realName.isEmpty ? user : realName)
     let counts = counts()
     var actions: [Action] = [
       numeric(.welcome, ["Welcome to chatbroker on \(serverName), \(nick)"]),
@@ -112,6 +113,12 @@ extension IRCSession {
     let most = Self.maximumTargets
     tokens.append("TARGMAX=JOIN:\(most),PART:\(most),NAMES:\(most),PRIVMSG:\(most),NOTICE:\(most)")
     tokens.append("MAXTARGETS=\(most)")
+    // IRCv3 WHOX: `WHO <mask> %<fields>[,<token>]` answers 354.
+    tokens.append("WHOX")
+    // LIST's terms: masks, masks not to match, member counts (IRCListFilter).
+    tokens.append("ELIST=MNU")
+    // IRCv3 UTF8ONLY: a line that is not UTF-8 is refused (``refuse(_:)``).
+    tokens.append("UTF8ONLY")
     // At most 13 tokens a line, so that with the nick and the closing
     // text a 005 has no more than the 15 parameters IRC allows.
     var actions: [Action] = []

@@ -35,6 +35,8 @@ final class IRCSession: WireCodec {
     /// Whether a user has a session now, and their away text
     /// (Engine+Presence).
     var isOnline: (String) -> Bool = { _ in false }
+    /// Every user with a session now (`WHO <mask>`).
+    var onlineUsers: () -> [String] = { [] }
     var away: (String) -> String? = { _ in nil }
     /// A user's rooms, and up to when they have seen one (Engine+Presence).
     var roomsOf: (String) -> [RoomName] = { _ in [] }
@@ -108,15 +110,22 @@ final class IRCSession: WireCodec {
   let counts: () -> Counts
   /// Sets this user's away text in the engine (nil: back), for `AWAY`.
   let setAway: (String?) -> Void
+  /// The real names and idle times of the server's IRC users, shared by
+  /// its sessions (WHOIS, WHO).
+  let directory: IRCDirectory
+  /// The real name `USER` gave, kept in ``directory`` once registered.
+  var realName = ""
 
   init(
     user: String, serverName: String, timeZone: TimeZone, backlog: Int,
     userExists: @escaping (String) -> Bool = { _ in true },
     unregistered: Unregistered = Unregistered(),
     counts: @escaping () -> Counts = { Counts() },
-    setAway: @escaping (String?) -> Void = { _ in }
+    setAway: @escaping (String?) -> Void = { _ in },
+    directory: IRCDirectory = IRCDirectory()
   ) {
     self.setAway = setAway
+    self.directory = directory
     self.unregistered = unregistered
     unregistered.count += 1
     self.userExists = userExists
@@ -128,7 +137,7 @@ final class IRCSession: WireCodec {
   }
 
   deinit {
-    if !registered { unregistered.count -= 1 }
+    if !registered { unregistered.count -= 1 } else { directory.closed(user) }
   }
 
   var nick: String { user }
@@ -321,6 +330,9 @@ final class IRCSession: WireCodec {
       guard let wanted = parameters.first, !wanted.isEmpty else {
         return [numeric(.noNicknameGiven, ["No nickname given"])]
       }
+      guard Self.isNickname(wanted) else {
+        return [numeric(.erroneousNickname, [wanted, "Erroneous nickname"])]
+      }
       if registered {
         if wanted == nick { return [] }
         return [
@@ -333,6 +345,13 @@ final class IRCSession: WireCodec {
       return completeRegistration(counts: counts)
     case "USER":
       if registered { return [numeric(.alreadyRegistered, ["You may not reregister"])] }
+      // `USER <username> <mode> <unused> :<realname>`: the username is
+      // not used (the user field is the login name) but, as the real
+      // name, must not be empty (modern.ircdocs.horse, USER).
+      guard parameters.count >= 4, !parameters[0].isEmpty, !parameters[3].isEmpty else {
+        return [numeric(.needMoreParameters, ["USER", "Not enough parameters"])]
+      }
+      realName = Self.realNameText(parameters[3])
       gotUser = true
       return completeRegistration(counts: counts)
     case "PASS": return []
@@ -354,12 +373,27 @@ final class IRCSession: WireCodec {
     }
   }
 
+  /// Whether `word` may be a nick at all (modern.ircdocs.horse, "Clients"):
+  /// none of space , * ? ! @, and no `$`, `:`, channel type or membership
+  /// prefix first. A NICK for one that may not is refused with 432 even
+  /// though its word is not used, so that a client learns its mistake.
+  static func isNickname(_ word: String) -> Bool {
+    guard let first = word.first, !"$:#&@+%~".contains(first) else { return false }
+    return !word.contains { " ,*?!@".contains($0) }
+  }
+
   /// A line that is not valid UTF-8 or too long: told, not disconnected.
+  /// Bad UTF-8 is answered as IRCv3 UTF8ONLY says, `FAIL * INVALID_UTF8`
+  /// (the command is not known: the line was not read), then a NOTICE for
+  /// clients that do not show standard replies.
   func refuse(_ frame: Frame) -> [Action] {
     if frame == .tooLong {
       return [numeric(.inputTooLong, ["Input line was too long and was discarded"])]
     }
     let text = "Your line was not valid UTF-8 and was discarded; set your client to UTF-8"
-    return [reply(source: serverName, "NOTICE", [registered ? nick : "*", text])]
+    return [
+      reply(source: serverName, "FAIL", ["*", "INVALID_UTF8", text]),
+      reply(source: serverName, "NOTICE", [registered ? nick : "*", text]),
+    ]
   }
 }

@@ -75,11 +75,12 @@ extension Server {
             mostUsers: ircUnregistered.mostUsers, rooms: engine.roomCount,
             roomMode: { [engine] in engine.roomMode($0, seenBy: user) },
             prefixes: { [engine] in engine.membershipPrefixes(of: $0, in: $1) },
-            isOnline: engine.isOnline,
+            isOnline: engine.isOnline, onlineUsers: engine.onlineUsers,
             away: engine.awayText, roomsOf: engine.rooms(of:), seenUntil: engine.seenUntil,
             activeConversations: activeConversationsCharged)
         },
-        setAway: { [unowned self] text in engine.setAway(user, text: text) })
+        setAway: { [unowned self] text in engine.setAway(user, text: text) },
+        directory: ircDirectory)
     }
   }
 }

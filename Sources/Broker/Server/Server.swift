@@ -51,6 +51,8 @@ public final class Server: @unchecked Sendable {
   var connections = ConnectionTable()
   /// How many IRC clients have not registered yet, for LUSERS.
   let ircUnregistered = IRCSession.Unregistered()
+  /// The IRC users' real names and idle times (WHOIS, WHO).
+  let ircDirectory = IRCDirectory()
   /// Every connection's readiness, one pass at a time (``ReadinessPoll``).
   let poll: ReadinessPoll
   var nextConnection = 1

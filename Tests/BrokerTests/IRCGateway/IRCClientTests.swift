@@ -89,6 +89,7 @@ struct IRCClientTests {
     )
 
     try irc.sendBytes(Array("PRIVMSG #lab :caf".utf8) + [0xE9] + Array("\r\nPING :still\r\n".utf8))
+    #expect(try irc.expect(":").contains(" FAIL * INVALID_UTF8 :Your line was not valid UTF-8"))
     #expect(try irc.expect(":").contains(" NOTICE \(user) :Your line was not valid UTF-8"))
     #expect(try irc.expect(":").hasSuffix("PONG \(Host.name) :still\r"))
     try irc.send("PRIVMSG #lab :hello line\r\n")

@@ -21,7 +21,13 @@ final class IRCHarness {
   init(_ engine: EngineHarness = EngineHarness(), backlog: Int = 50) {
     self.engine = engine
     self.backlog = backlog
+    directory = IRCDirectory(now: { [clock = engine.clock] in
+      Int(clock.now.milliseconds / 1000)
+    })
   }
+
+  /// The sessions' shared real names and idle times, on the engine's clock.
+  let directory: IRCDirectory
 
   let backlog: Int
 
@@ -32,7 +38,8 @@ final class IRCHarness {
       user: user, serverName: "host.test", timeZone: engine.clock.timeZone, backlog: backlog,
       userExists: { [users = engine.users] in users.userExists($0) },
       counts: { [unowned self] in counts(for: user) },
-      setAway: { [engine = engine.engine] in engine.setAway(user, text: $0) })
+      setAway: { [engine = engine.engine] in engine.setAway(user, text: $0) },
+      directory: directory)
     sessions[id] = session
     engine.output.encoders[id] = { [unowned self] outgoing, kind in
       let neutral = if case .neutral = kind { true } else { false }
@@ -65,7 +72,8 @@ final class IRCHarness {
       connections: 1, rooms: 0,
       roomMode: { [engine = engine.engine] in engine.roomMode($0, seenBy: user) },
       prefixes: { [engine = engine.engine] in engine.membershipPrefixes(of: $0, in: $1) },
-      isOnline: engine.engine.isOnline, away: engine.engine.awayText,
+      isOnline: engine.engine.isOnline, onlineUsers: engine.engine.onlineUsers,
+      away: engine.engine.awayText,
       roomsOf: engine.engine.rooms(of:), seenUntil: engine.engine.seenUntil,
       activeConversations: engine.engine.activeConversations)
   }

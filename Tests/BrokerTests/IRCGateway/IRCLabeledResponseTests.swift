@@ -82,6 +82,31 @@ struct IRCLabeledResponseTests {
     #expect(irc.take(carol) == [":alice!alice@host.test PRIVMSG carol :both"])
   }
 
+  @Test("with echo-message, a message to oneself is the labeled echo, then the delivery unlabeled")
+  func toSelf() {
+    let irc = IRCHarness()
+    let alice = irc.connect("alice", caps: Self.caps + ["echo-message", "message-tags"])
+    #expect(
+      irc.send(alice, "@label=s1 PRIVMSG alice :hi") == [
+        "@label=s1;msgid=1 :alice!alice@host.test PRIVMSG alice :hi",
+        "@msgid=1 :alice!alice@host.test PRIVMSG alice :hi",
+      ])
+    #expect(
+      irc.send(alice, "@label=s2 NOTICE alice :hi") == [
+        "@label=s2;msgid=2 :alice!alice@host.test NOTICE alice :hi",
+        "@msgid=2 :alice!alice@host.test NOTICE alice :hi",
+      ])
+    #expect(
+      irc.send(alice, "@label=s3;+typing=active TAGMSG alice") == [
+        "@label=s3;+typing=active :alice!alice@host.test TAGMSG alice",
+        "@+typing=active :alice!alice@host.test TAGMSG alice",
+      ])
+    let bob = irc.connect("bob")
+    #expect(
+      irc.send(bob, "PRIVMSG bob :note") == [":bob!bob@host.test PRIVMSG bob :note"],
+      "without echo-message, once")
+  }
+
   @Test("replies the gateway makes itself and the engine's come in one batch (LIST, 403)")
   func mixed() {
     let irc = IRCHarness()

@@ -83,6 +83,54 @@ struct IRCQueriesTests {
     #expect(irc.send(alice, "WHO carol") == [":host.test 315 alice carol :End of /WHO list"])
   }
 
+  @Test("LIST with ELIST terms lists the rooms matching a mask, no ! mask, and every count")
+  func listFilter() {
+    let irc = IRCHarness()
+    let alice = irc.connect("alice")
+    let bob = irc.connect("bob")
+    irc.send(alice, "JOIN #chan1,#chan2,#other")
+    irc.send(bob, "JOIN #chan2")
+    func listed(_ line: String) -> [String] {
+      irc.send(bob, line).filter { $0.contains(" 322 ") }.map {
+        String($0.split(separator: " ")[3])
+      }
+    }
+    #expect(listed("LIST") == ["#chan1", "#chan2", "#other"])
+    #expect(listed("LIST *an1") == ["#chan1"])
+    #expect(listed("LIST #c*n2,#other") == ["#chan2", "#other"])
+    #expect(listed("LIST !#ch*") == ["#other"])
+    #expect(listed("LIST >1") == ["#chan2"])
+    #expect(listed("LIST <2,#ch*") == ["#chan1"])
+    #expect(listed("LIST C>5") == ["#chan1", "#chan2", "#other"], "C and T are not offered")
+    #expect(
+      irc.send(bob, "LIST #nonexistent").map { $0.split(separator: " ")[1] } == ["321", "323"])
+    #expect(irc.send(bob, "VERSION").contains { $0.contains(" ELIST=MNU ") })
+  }
+
+  @Test("HELP and HELPOP answer 704, 705 and 706 on a command, or on all; 524 for no command")
+  func help() {
+    let irc = IRCHarness()
+    let alice = irc.connect("alice")
+    #expect(
+      irc.send(alice, "HELP privmsg") == [
+        ":host.test 704 alice PRIVMSG :PRIVMSG <#room|nick>[,...] :<text>: "
+          + "say something to a room or a user",
+        ":host.test 705 alice PRIVMSG :See chatbroker(7), section IRC.",
+        ":host.test 706 alice PRIVMSG :End of /HELP",
+      ])
+    let all = irc.send(alice, "HELPOP")
+    #expect(all.first?.hasPrefix(":host.test 704 alice * :") == true)
+    #expect(all.dropFirst().dropLast().allSatisfy { $0.hasPrefix(":host.test 705 alice * :") })
+    let listed = all.joined(separator: " ")
+    #expect(
+      listed.contains(" WHOIS ") && listed.contains(" CHATHISTORY ") && listed.contains(" HELP"))
+    #expect(all.last == ":host.test 706 alice * :End of /HELP")
+    #expect(
+      irc.send(alice, "HELP nosuch") == [
+        ":host.test 524 alice nosuch :No help for that subject: try HELP"
+      ])
+  }
+
   @Test("WHOIS of an unknown nick answers 401 and 318; WHOWAS 314 for a user, 406 for others")
   func whoisWhowas() {
     let irc = IRCHarness()

@@ -32,6 +32,19 @@ struct IRCSessionTests {
     #expect(irc.session(alice).capabilities.contains(.echoMessage))
   }
 
+  @Test("NICK of a word no nick may be answers 432 and does not count toward registration")
+  func erroneousNick() {
+    let irc = IRCHarness()
+    let alice = irc.open("alice")
+    #expect(irc.send(alice, "NICK *") == [":host.test 432 * * :Erroneous nickname"])
+    #expect(irc.send(alice, "USER a 0 * :Alice").isEmpty, "no NICK yet")
+    #expect(irc.send(alice, "NICK #a") == [":host.test 432 * #a :Erroneous nickname"])
+    #expect(irc.send(alice, "NICK alice").first?.contains(" 001 alice ") == true)
+    _ = irc.take(alice)
+    #expect(irc.send(alice, "NICK a!b") == [":host.test 432 alice a!b :Erroneous nickname"])
+    #expect(IRCSession.isNickname("sched|bot") && IRCSession.isNickname("a-b[c]"))
+  }
+
   @Test("a client without CAP registers on NICK and USER; unknown capabilities are refused whole")
   func withoutCap() {
     let irc = IRCHarness()
@@ -179,17 +192,22 @@ struct IRCSessionTests {
     #expect(irc.engine.output.closed.contains(alice))
   }
 
-  @Test("a line that is not UTF-8 gets a NOTICE and the session goes on")
+  @Test("a line that is not UTF-8 gets FAIL INVALID_UTF8 and a NOTICE; the session goes on")
   func badUTF8() {
     let irc = IRCHarness()
     let alice = irc.connect("alice")
-    let actions = irc.session(alice).refuse(.badUTF8)
-    #expect(actions.count == 1)
-    guard case .reply(let bytes) = actions[0] else { return }
+    let lines = irc.session(alice).refuse(.badUTF8).map { action -> String in
+      guard case .reply(let bytes) = action else { return "" }
+      return String(decoding: bytes, as: UTF8.self)
+    }
+    #expect(lines.count == 2)
     #expect(
-      String(decoding: bytes, as: UTF8.self).hasPrefix(
-        ":host.test NOTICE alice :Your line was not valid UTF-8"))
+      lines.first?.hasPrefix(
+        ":host.test FAIL * INVALID_UTF8 :Your line was not valid UTF-8") == true)
+    #expect(
+      lines.last?.hasPrefix(":host.test NOTICE alice :Your line was not valid UTF-8") == true)
     #expect(irc.send(alice, "PING x") == [":host.test PONG host.test :x"])
+    #expect(irc.send(alice, "VERSION").contains { $0.contains(" UTF8ONLY ") })
   }
 
   @Test("the service nick schedules, lists and cancels; the line comes at its time")
