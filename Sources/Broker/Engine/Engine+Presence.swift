@@ -11,9 +11,19 @@ extension Engine {
     connectionsByUser[user] != nil
   }
 
-  /// Every user with a session now, for IRC's `WHO <mask>`.
-  public func onlineUsers() -> [String] {
-    connectionsByUser.keys.sorted()
+  /// The users with a session now who share one of `user`'s rooms, and
+  /// `user` when online, sorted: whom IRC's `WHO <mask>` may show. Found
+  /// through the members of `user`'s own rooms, so a `WHO *` costs what
+  /// `NAMES` of those rooms costs, not a look at every user online and
+  /// all of their rooms.
+  public func onlineUsers(sharingRoomsWith user: String) -> [String] {
+    var users: Set<String> = connectionsByUser[user] != nil ? [user] : []
+    for room in (roomsByUser[user] ?? [:]).keys {
+      for other in holdersByRoom[room] ?? [] where connectionsByUser[other] != nil {
+        users.insert(other)
+      }
+    }
+    return users.sorted()
   }
 
   /// The user's away text, nil when they are not away (or not connected).

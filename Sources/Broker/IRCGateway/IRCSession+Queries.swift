@@ -76,10 +76,8 @@ extension IRCSession {
   /// shows an invisible user to a mask only then; then 315.
   func whoMask(_ mask: String, whox: WhoX?, counts: Counts) -> [Action] {
     let pattern = mask.lowercased()
-    let mine = Set(counts.roomsOf(user))
     var actions: [Action] = []
-    for other in counts.onlineUsers() where ModeChange.mask(pattern, matches: other) {
-      guard other == user || !mine.isDisjoint(with: counts.roomsOf(other)) else { continue }
+    for other in counts.onlineUsersSharingRooms() where ModeChange.mask(pattern, matches: other) {
       actions.append(
         whoLine(room: "*", member: other, away: counts.away(other) != nil, whox: whox))
     }

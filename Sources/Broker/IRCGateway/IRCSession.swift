@@ -35,8 +35,9 @@ final class IRCSession: WireCodec {
     /// Whether a user has a session now, and their away text
     /// (Engine+Presence).
     var isOnline: (String) -> Bool = { _ in false }
-    /// Every user with a session now (`WHO <mask>`).
-    var onlineUsers: () -> [String] = { [] }
+    /// The users online who share a room with this session's user, and
+    /// that user when online (`WHO <mask>`; Engine+Presence).
+    var onlineUsersSharingRooms: () -> [String] = { [] }
     var away: (String) -> String? = { _ in nil }
     /// A user's rooms, and up to when they have seen one (Engine+Presence).
     var roomsOf: (String) -> [RoomName] = { _ in [] }

@@ -75,7 +75,8 @@ extension Server {
             mostUsers: ircUnregistered.mostUsers, rooms: engine.roomCount,
             roomMode: { [engine] in engine.roomMode($0, seenBy: user) },
             prefixes: { [engine] in engine.membershipPrefixes(of: $0, in: $1) },
-            isOnline: engine.isOnline, onlineUsers: engine.onlineUsers,
+            isOnline: engine.isOnline,
+            onlineUsersSharingRooms: { [engine] in engine.onlineUsers(sharingRoomsWith: user) },
             away: engine.awayText, roomsOf: engine.rooms(of:), seenUntil: engine.seenUntil,
             activeConversations: activeConversationsCharged)
         },

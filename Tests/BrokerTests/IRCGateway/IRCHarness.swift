@@ -72,7 +72,10 @@ final class IRCHarness {
       connections: 1, rooms: 0,
       roomMode: { [engine = engine.engine] in engine.roomMode($0, seenBy: user) },
       prefixes: { [engine = engine.engine] in engine.membershipPrefixes(of: $0, in: $1) },
-      isOnline: engine.engine.isOnline, onlineUsers: engine.engine.onlineUsers,
+      isOnline: engine.engine.isOnline,
+      onlineUsersSharingRooms: { [engine = engine.engine] in
+        engine.onlineUsers(sharingRoomsWith: user)
+      },
       away: engine.engine.awayText,
       roomsOf: engine.engine.rooms(of:), seenUntil: engine.engine.seenUntil,
       activeConversations: engine.engine.activeConversations)
