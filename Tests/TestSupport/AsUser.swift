@@ -27,14 +27,14 @@ public enum AsUser {
   }
 
   public static func uid(_ user: String) throws -> uid_t {
-    guard let entry = getpwnam(user) else { throw TestFailure("no user \(user)") }
-    return entry.pointee.pw_uid
+    guard let ids = userIDs(user) else { throw TestFailure("no user \(user)") }
+    return ids.uid
   }
 
   /// Gives `path` to `user` (and their group), with `mode`.
   public static func give(_ path: String, to user: String, mode: mode_t) throws {
-    guard let entry = getpwnam(user) else { throw TestFailure("no user \(user)") }
-    guard chown(path, entry.pointee.pw_uid, entry.pointee.pw_gid) == 0, chmod(path, mode) == 0
+    guard let ids = userIDs(user) else { throw TestFailure("no user \(user)") }
+    guard chown(path, ids.uid, ids.gid) == 0, chmod(path, mode) == 0
     else { throw TestFailure("chown/chmod \(path): \(String(cString: strerror(errno)))") }
   }
 }
