@@ -113,7 +113,7 @@ extension NatsLink {
       }
       failures = 0
       readBatches(subscription, reader: reader, epoch: epoch, created: createdAt)
-      natsSubscription_Destroy(subscription)
+      natsSubscription_Destroy(subscription.handle)
       nats_Sleep(100)
     }
   }
@@ -202,7 +202,7 @@ extension NatsLink {
   /// created through the API subject that names its filter
   /// (`$JS.API.CONSUMER.CREATE.<stream>.<consumer>.<filter>`), the one a
   /// node's permissions allow, and then bound to.
-  private func subscribe(_ reader: StreamReader, from start: UInt64) -> OpaquePointer? {
+  private func subscribe(_ reader: StreamReader, from start: UInt64) -> Subscription? {
     let (name, filter) = FederationSubjects.consumer(reader, node: configuration.node)
     var errorCode = jsErrCode(0)
     _ = js_DeleteConsumer(jetStream, configuration.stream, name, nil, &errorCode)
@@ -244,7 +244,7 @@ extension NatsLink {
           &subscription, jetStream, filter, name, nil, &options, &errorCode)
       }
     }
-    guard status == NATS_OK else {
+    guard status == NATS_OK, let subscription else {
       report(
         "cannot read the stream",
         [
@@ -254,7 +254,39 @@ extension NatsLink {
       return nil
     }
     report("reading", ["reader": reader.name, "from_seq": "\(start)"])
-    return subscription
+    return Subscription(
+      handle: subscription, consumer: name, delivered: Self.deliveredCount(answer) ?? 0)
+  }
+
+  /// A reader's pull subscription, and how many deliveries its consumer
+  /// had made when it was bound (none, for the consumer made afresh).
+  struct Subscription {
+    var handle: OpaquePointer
+    var consumer: String
+    var delivered: UInt64
+  }
+
+  /// `delivered.consumer_seq` of a CONSUMER.CREATE answer.
+  static func deliveredCount(_ answer: String) -> UInt64? {
+    guard
+      let object = try? JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any],
+      let delivered = object["delivered"] as? [String: Any],
+      let count = delivered["consumer_seq"] as? NSNumber
+    else { return nil }
+    return count.uint64Value
+  }
+
+  /// How many deliveries the consumer has made, as its leader says; nil
+  /// when it cannot tell.
+  private func consumerDelivered(_ consumer: String) -> UInt64? {
+    var info: UnsafeMutablePointer<jsConsumerInfo>?
+    var errorCode = jsErrCode(0)
+    guard
+      js_GetConsumerInfo(&info, jetStream, configuration.stream, consumer, nil, &errorCode)
+        == NATS_OK, let info
+    else { return nil }
+    defer { jsConsumerInfo_Destroy(info) }
+    return info.pointee.Delivered.Consumer
   }
 
   /// `reader` caught up (or not): the link says it is caught up once every
@@ -268,9 +300,17 @@ extension NatsLink {
     if now && !before { report("caught up", seq.map { ["seq": "\($0)"] } ?? [:]) }
   }
 
+  /// Reads batches until the reader must start again. Only an unbroken
+  /// run of the consumer's deliveries is applied: each message names its
+  /// delivery (the consumer sequence), and one missing means a delivery
+  /// was lost on the way (a server frozen or cut off while it routed it),
+  /// which the acknowledgement of any later message would acknowledge for
+  /// good, since one acknowledges all before it. The reader then starts
+  /// again after the last sequence it applied, and reads the lost line.
   private func readBatches(
-    _ subscription: OpaquePointer, reader: StreamReader, epoch: Int, created: Timestamp
+    _ subscription: Subscription, reader: StreamReader, epoch: Int, created: Timestamp
   ) {
+    var delivered = subscription.delivered
     var caughtUp = false
     noteCaughtUp(reader, false, seq: nil)
     var failures = 0
@@ -282,7 +322,7 @@ extension NatsLink {
       if stop { return }
       var list = natsMsgList()
       var errorCode = jsErrCode(0)
-      let status = natsSubscription_Fetch(&list, subscription, 256, 1000, &errorCode)
+      let status = natsSubscription_Fetch(&list, subscription.handle, 256, 1000, &errorCode)
       if status == NATS_TIMEOUT {
         // A first look that failed (permissions, a leader election) is
         // tried again while idle: until it works, shared SAY is refused.
@@ -299,6 +339,14 @@ extension NatsLink {
         idle += 1
         if idle % 5 == 0, sameStream(created) == false {
           report("lost the stream", ["stream": configuration.stream])
+          return
+        }
+        // The last deliveries lost on the way leave no later one to
+        // show the gap: the consumer says it made more than came.
+        if idle % 5 == 0, let made = consumerDelivered(subscription.consumer), made > delivered {
+          report(
+            "lost deliveries of the stream",
+            ["reader": reader.name, "delivered": "\(made)", "received": "\(delivered)"])
           return
         }
         continue
@@ -322,30 +370,46 @@ extension NatsLink {
       var lines: [StreamLine] = []
       var last: UInt64 = 0
       var pendingAfter: UInt64 = 0
+      var acknowledge: OpaquePointer?
+      var broken: (expected: UInt64, got: UInt64)?
       for index in 0..<Int(list.Count) {
         guard let message = list.Msgs[index] else { continue }
         var metadata: UnsafeMutablePointer<jsMsgMetaData>?
         guard natsMsg_GetMetaData(&metadata, message) == NATS_OK, let metadata else { continue }
+        let delivery = metadata.pointee.Sequence.Consumer
         let sequence = metadata.pointee.Sequence.Stream
         let stored = Timestamp(milliseconds: metadata.pointee.Timestamp / 1_000_000)
         pendingAfter = metadata.pointee.NumPending
         jsMsgMetaData_Destroy(metadata)
+        guard delivery == delivered + 1 else {
+          broken = (delivered + 1, delivery)
+          break
+        }
+        delivered = delivery
         last = sequence
+        acknowledge = message
         if var line = Self.line(message, sequence: sequence) {
           line.stored = stored
           line.position.reader = reader
           lines.append(line)
         }
       }
-      if list.Count > 0, let message = list.Msgs[Int(list.Count) - 1] {
-        _ = natsMsg_Ack(message, nil)
-      }
+      if let acknowledge { _ = natsMsg_Ack(acknowledge, nil) }
       natsMsgList_Destroy(&list)
       condition.lock()
       let current = self.epoch == epoch && !restartRequested.contains(reader)
       if current && last > 0 { nextSequences[reader] = last + 1 }
       condition.unlock()
       if current && last > 0 { deliver(lines, epoch) }
+      if let broken {
+        report(
+          "lost a delivery of the stream",
+          [
+            "reader": reader.name, "expected_delivery": "\(broken.expected)",
+            "delivery": "\(broken.got)",
+          ])
+        return
+      }
       if pendingAfter == 0 && !caughtUp {
         caughtUp = true
         noteCaughtUp(reader, true, seq: last)

@@ -57,16 +57,26 @@ struct FederationTests {
     }
   }
 
-  /// Runs `body`; when it throws, the brokers' and servers' logs are
-  /// attached to the failure, since they say why a line did not arrive.
+  /// Runs `body`; when it throws, the brokers' and servers' logs, each
+  /// host's `#ops` and what the stream holds are attached to the failure,
+  /// since together they say why a line did not arrive.
   static func diagnosed(
     _ cluster: NatsCluster, _ hosts: [BrokerProcess], _ body: () throws -> Void
   ) throws {
     do {
       try body()
     } catch {
-      let logs = hosts.map(\.log) + (0..<3).map { String(cluster.log($0).suffix(3000)) }
-      throw TestFailure("\(error)\n" + logs.joined(separator: "\n----\n"))
+      var parts = hosts.map(\.log)
+      for index in 0..<3 { parts.append(String(cluster.log(index).suffix(3000))) }
+      for (index, host) in hosts.enumerated() {
+        var shown = "(not read)"
+        if let client = try? host.connect(timeout: 2), let held = try? texts(client) {
+          shown = "\(held)"
+        }
+        parts.append("#ops on host \(index + 1): \(shown)")
+      }
+      parts.append(cluster.streamListing())
+      throw TestFailure("\(error)\n" + parts.joined(separator: "\n----\n"))
     }
   }
 

@@ -152,6 +152,45 @@ final class NatsCluster: @unchecked Sendable {
     return digit - 1
   }
 
+  /// What the stream holds, one line per message (`seq subject payload`),
+  /// read as the administrator with STREAM.MSG.GET from any server that
+  /// answers: when a line is missing on a host, this tells a line the
+  /// stream never stored from one a reader passed over. At most `limit`
+  /// messages, the newest.
+  func streamListing(limit: Int = 600) -> String {
+    for index in 0..<3 {
+      guard let admin = try? client(index, as: "admin"),
+        let info = try? admin.request("$JS.API.STREAM.INFO.CHAT", timeout: 5),
+        let last = Self.number("last_seq", in: info)
+      else { continue }
+      var lines = ["stream CHAT on n\(index + 1): last_seq \(last)"]
+      for sequence in max(1, last - limit + 1)...max(1, last) where last > 0 {
+        guard
+          let answer = try? admin.request(
+            "$JS.API.STREAM.MSG.GET.CHAT", #"{"seq":\#(sequence)}"#, timeout: 5),
+          let object = try? JSONSerialization.jsonObject(with: Data(answer.utf8))
+            as? [String: Any],
+          let message = object["message"] as? [String: Any]
+        else {
+          lines.append("\(sequence) (not read)")
+          continue
+        }
+        let data = (message["data"] as? String).flatMap { Data(base64Encoded: $0) } ?? Data()
+        lines.append(
+          "\(sequence) \(message["subject"] as? String ?? "?") "
+            + String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines))
+      }
+      return lines.joined(separator: "\n")
+    }
+    return "stream CHAT: no server answered STREAM.INFO"
+  }
+
+  /// The number after `"key":` in a JSON text.
+  private static func number(_ key: String, in text: String) -> Int? {
+    guard let range = text.range(of: "\"\(key)\":") else { return nil }
+    return Int(text[range.upperBound...].prefix { $0.isNumber })
+  }
+
   /// A raw client on server `index` as `user` (`h1`, or `admin`).
   func client(_ index: Int, as user: String) throws -> RawNats {
     try RawNats(

@@ -97,12 +97,29 @@ final class RawNats {
     while true {
       let header = try line(timeout: timeout)
       if header.hasPrefix("-ERR") { throw TestFailure("request \(subject): \(header)") }
-      guard header.hasPrefix("MSG ") else { continue }
+      // `MSG subject sid [reply] size`, or with headers (a stream
+      // message published with `Nats-Msg-Id`) `HMSG subject sid [reply]
+      // header-size total-size`: the payload follows the headers.
       let words = header.split(separator: " ")
+      let headers: Int
+      if header.hasPrefix("MSG ") {
+        headers = 0
+      } else if header.hasPrefix("HMSG ") {
+        headers = Int(words[words.count - 2])!
+      } else {
+        continue
+      }
       let size = Int(words.last!)!
       let body = try bytes(size + 2, timeout: timeout)
       guard words[2] == "\(sid)" else { continue }
-      return String(decoding: body.dropLast(2), as: UTF8.self)
+      // A status without payload (`NATS/1.0 408 Request Timeout`) is
+      // answered as its status line.
+      let payload = body.dropLast(2).dropFirst(headers)
+      if payload.isEmpty && headers > 0 {
+        return String(decoding: body.prefix(headers), as: UTF8.self)
+          .trimmingCharacters(in: .whitespacesAndNewlines)
+      }
+      return String(decoding: payload, as: UTF8.self)
     }
   }
 
