@@ -33,8 +33,7 @@ struct FederationIdentityTests {
     try cluster.start()
     let hosts = try [Hosts.broker(1, cluster), Hosts.broker(2, cluster)]
     try Hosts.diagnosed(cluster, hosts) {
-      for host in hosts { try host.waitForLog("federation link caught up", timeout: 20) }
-      let clients = try hosts.map { try $0.connect() }
+      let clients = try Hosts.clientsOnceCaughtUp(hosts)
       _ = try clients[1].request("SAY #ops :before")
       try Hosts.waitForHistory(clients[0], count: 1)
       // Someone holding h2's credentials publishes id `zz` (1295), far
@@ -145,8 +144,7 @@ struct FederationIdentityTests {
     try cluster.start()
     let hosts = try (1...3).map { try Hosts.broker($0, cluster) }
     try Hosts.diagnosed(cluster, hosts) {
-      for host in hosts { try host.waitForLog("federation link caught up", timeout: 20) }
-      let clients = try hosts.map { try $0.connect() }
+      let clients = try Hosts.clientsOnceCaughtUp(hosts)
       for (index, client) in clients.enumerated() {
         _ = try client.request("SAY #ops :old \(index + 1)")
       }
@@ -216,8 +214,7 @@ struct FederationIdentityTests {
     try cluster.start()
     let hosts = try [Hosts.broker(1, cluster), Hosts.broker(2, cluster)]
     try Hosts.diagnosed(cluster, hosts) {
-      for host in hosts { try host.waitForLog("federation link caught up", timeout: 20) }
-      let clients = try hosts.map { try $0.connect() }
+      let clients = try Hosts.clientsOnceCaughtUp(hosts)
       _ = try clients[0].request("SAY #ops :first")
       try Hosts.waitForHistory(clients[1], count: 1)
       let admin = try cluster.client(0, as: "admin")
@@ -277,8 +274,7 @@ struct FederationIdentityTests {
     try cluster.start()
     let hosts = try (1...3).map { try Hosts.broker($0, cluster) }
     try Hosts.diagnosed(cluster, hosts) {
-      for host in hosts { try host.waitForLog("federation link caught up", timeout: 20) }
-      let clients = try hosts.map { try $0.connect() }
+      let clients = try Hosts.clientsOnceCaughtUp(hosts)
       _ = try clients[0].request("SAY #ops :start")
       for client in clients { try Hosts.waitForHistory(client, count: 1) }
       let leader = try cluster.streamLeader()

@@ -41,8 +41,7 @@ struct FederationPrivacyTests {
     #expect(!created.contains("\"error\""), "\(created)")
     let hosts = try (1...3).map { try Hosts.broker($0, cluster) }
     try Hosts.diagnosed(cluster, hosts) {
-      for host in hosts { try host.waitForLog("federation link caught up", timeout: 20) }
-      let clients = try hosts.map { try $0.connect() }
+      let clients = try Hosts.clientsOnceCaughtUp(hosts)
       #expect(
         try clients[0].request("SAY @root@h2 :secret between h1 and h2").last?.hasPrefix(
           "OK SAY ") == true)

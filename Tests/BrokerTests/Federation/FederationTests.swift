@@ -57,6 +57,13 @@ struct FederationTests {
     }
   }
 
+  /// Waits (bounded) until every host's link has caught up with the
+  /// stream, then connects a client to each.
+  static func clientsOnceCaughtUp(_ hosts: [BrokerProcess]) throws -> [LineClient] {
+    for host in hosts { try host.waitForLog("federation link caught up", timeout: 20) }
+    return try hosts.map { try $0.connect() }
+  }
+
   /// Runs `body`; when it throws, the brokers' and servers' logs, each
   /// host's `#ops` and what the stream holds are attached to the failure,
   /// since together they say why a line did not arrive.
@@ -88,8 +95,7 @@ struct FederationTests {
     try cluster.start()
     let hosts = try (1...3).map { try Self.broker($0, cluster) }
     try Self.diagnosed(cluster, hosts) {
-      for host in hosts { try host.waitForLog("federation link caught up", timeout: 20) }
-      let clients = try hosts.map { try $0.connect() }
+      let clients = try Self.clientsOnceCaughtUp(hosts)
       for client in clients {
         _ = try client.request("JOIN #ops")
         _ = try client.request("JOIN #lunch")
@@ -160,8 +166,7 @@ struct FederationTests {
     try cluster.start()
     let hosts = try (1...3).map { try Self.broker($0, cluster) }
     try Self.diagnosed(cluster, hosts) {
-      for host in hosts { try host.waitForLog("federation link caught up", timeout: 20) }
-      let clients = try hosts.map { try $0.connect() }
+      let clients = try Self.clientsOnceCaughtUp(hosts)
       _ = try clients[0].request("SAY #ops :a1")
       try Self.waitForHistory(clients[2], count: 1)
 
