@@ -46,6 +46,45 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     let (days, msOfDay) = Self.floorDivide(milliseconds, 86_400_000)
     let civil = CivilDate(daysSinceEpoch: days)
     let seconds = msOfDay / 1000
+    guard civil.year >= 0 && civil.year <= 9999 else {
+      appendOutOfRange(civil, msOfDay: msOfDay, to: &bytes)
+      return
+    }
+    // Every time a line carries renders here, three times per SAY (its
+    // OK, its MSG, its journal record): the 24 bytes are written in place
+    // with constant divisors and appended at once, not digit by digit
+    // through `append` and a divisor loop (`perf record`, durable SAY
+    // from 100 clients: 4% of the serving thread before).
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { out in
+      func put(_ value: Int, _ digits: Int, at end: Int) {
+        var rest = value
+        for position in stride(from: end - 1, through: end - digits, by: -1) {
+          out[position] = UInt8(truncatingIfNeeded: 0x30 + rest % 10)
+          rest /= 10
+        }
+      }
+      put(Int(civil.year), 4, at: 4)
+      out[4] = UInt8(ascii: "-")
+      put(Int(civil.month), 2, at: 7)
+      out[7] = UInt8(ascii: "-")
+      put(Int(civil.day), 2, at: 10)
+      out[10] = UInt8(ascii: "T")
+      put(Int(seconds / 3600), 2, at: 13)
+      out[13] = UInt8(ascii: ":")
+      put(Int(seconds / 60 % 60), 2, at: 16)
+      out[16] = UInt8(ascii: ":")
+      put(Int(seconds % 60), 2, at: 19)
+      out[19] = UInt8(ascii: ".")
+      put(Int(msOfDay % 1000), 3, at: 23)
+      out[23] = UInt8(ascii: "Z")
+      bytes.append(contentsOf: UnsafeBufferPointer(out))
+    }
+  }
+
+  /// A year before 0 or after 9999: as many digits as it needs, and a `-`
+  /// when negative.
+  private func appendOutOfRange(_ civil: CivilDate, msOfDay: Int64, to bytes: inout [UInt8]) {
+    let seconds = msOfDay / 1000
     appendDigits(Int64(civil.year), width: 4, to: &bytes)
     bytes.append(UInt8(ascii: "-"))
     appendDigits(Int64(civil.month), width: 2, to: &bytes)

@@ -67,6 +67,20 @@ func parsesKnownInstantBack(_ known: KnownInstant) throws {
   #expect(parsed == time)
 }
 
+/// Outside years 1 to 9999 nothing is shown to users, but formatting
+/// never traps: year 0 still has four digits, the years beyond get as many
+/// as they need, and a negative year a `-`.
+@Test func formatsInstantsOutsideTheCalendarRange() {
+  let yearZero = Timestamp.earliest + -1
+  let yearMinusOne = Timestamp.earliest + -(366 * 86_400_000 + 1)
+  #expect(yearZero.description == "0000-12-31T23:59:59.999Z")
+  #expect(yearMinusOne.description == "-0001-12-31T23:59:59.999Z")
+  #expect((Timestamp.latest + 1).description == "10000-01-01T00:00:00.000Z")
+  var appended = Array("x".utf8)
+  (Timestamp.latest + 1).appendRFC3339(to: &appended)
+  #expect(appended == Array("x10000-01-01T00:00:00.000Z".utf8))
+}
+
 /// Random instants from year 1 to year 9999: format, parse, compare.
 @Test(arguments: 1...8)
 func roundTripsRandomInstants(seed: Int) throws {
