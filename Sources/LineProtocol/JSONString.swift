@@ -16,7 +16,17 @@ public enum JSONString {
     text.withUTF8 { source in
       var runStart = 0
       var index = 0
+      let raw = UnsafeRawPointer(source.baseAddress)
       while index < source.count {
+        // Eight bytes none of which can start an escape are skipped at
+        // once: byte by byte, this scan was a third of a message record's
+        // JSON (`perf record`, durable SAY from 100 clients).
+        if index + 8 <= source.count,
+          !mayStartEscape(raw!.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+        {
+          index += 8
+          continue
+        }
         let length = escapedLength(source, at: index)
         guard length > 0 else {
           index += 1
@@ -38,6 +48,24 @@ public enum JSONString {
     bytes.reserveCapacity(text.utf8.count + 2)
     append(text, to: &bytes)
     return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// Whether any of eight bytes is below 20, a quote, a backslash, 7F, or
+  /// C2 or E2 (the lead bytes of the C1 controls and of U+2028 and
+  /// U+2029): the bytes ``escapedLength(_:at:)`` looks at. The classic
+  /// "has a zero byte" and "has a byte less than" tests, exact for the
+  /// word as a whole.
+  @inline(__always)
+  private static func mayStartEscape(_ word: UInt64) -> Bool {
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let highs: UInt64 = 0x8080_8080_8080_8080
+    func hasZeroByte(_ value: UInt64) -> UInt64 { (value &- ones) & ~value & highs }
+    let below20 = (word &- ones &* 0x20) & ~word & highs
+    let special =
+      hasZeroByte(word ^ (ones &* 0x22)) | hasZeroByte(word ^ (ones &* 0x5C))
+      | hasZeroByte(word ^ (ones &* 0x7F)) | hasZeroByte(word ^ (ones &* 0xC2))
+      | hasZeroByte(word ^ (ones &* 0xE2))
+    return below20 | special != 0
   }
 
   /// The UTF-8 length of the scalar at `index` when it must be escaped, else 0.

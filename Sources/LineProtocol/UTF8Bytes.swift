@@ -10,6 +10,24 @@ func withUTF8Bytes<S: StringProtocol, Result>(
   return Array(text.utf8).withUnsafeBufferPointer(body)
 }
 
+/// Whether every byte is below 80, eight at a time: the journal's reader
+/// checks whole lines with it, and `SEARCH`'s word index every text.
+public func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+  guard let base = bytes.baseAddress else { return true }
+  let raw = UnsafeRawPointer(base)
+  var index = 0
+  var high: UInt64 = 0
+  while index + 8 <= bytes.count {
+    high |= raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+    index += 8
+  }
+  while index < bytes.count {
+    high |= UInt64(base[index])
+    index += 1
+  }
+  return high & 0x8080_8080_8080_8080 == 0
+}
+
 /// A `String` from bytes cut out of valid UTF-8 at ASCII bytes, so that they
 /// are valid UTF-8 themselves.
 @inline(__always)

@@ -19,6 +19,29 @@ struct JSONStringTests {
     #expect(JSONString.quoted("\u{A0}°\u{2027}\u{202A}€“") == "\"\u{A0}°\u{2027}\u{202A}€“\"")
   }
 
+  /// Plain text is skipped eight bytes at a time: each character that is
+  /// escaped, and each lead byte of one that is not, is found wherever it
+  /// falls in such a run.
+  @Test("an escaped character is found at any position in a long plain text")
+  func escapesAnywhereInLongText() {
+    let plain = String(repeating: "abcdefgh", count: 6)
+    let cases: [(Character, String)] = [
+      ("\u{1}", #"\u0001"#), ("\"", #"\""#), ("\\", #"\\"#), ("\u{7F}", #"\u007f"#),
+      ("\u{85}", #"\u0085"#), ("\u{2028}", #"\u2028"#), ("é", "é"), ("\u{2027}", "\u{2027}"),
+      ("\u{A0}", "\u{A0}"),
+    ]
+    for (character, written) in cases {
+      for position in 0...plain.count {
+        var text = plain
+        text.insert(character, at: text.index(text.startIndex, offsetBy: position))
+        var expected = plain
+        expected.insert(
+          contentsOf: written, at: expected.index(expected.startIndex, offsetBy: position))
+        #expect(JSONString.quoted(text) == "\"" + expected + "\"", "at \(position)")
+      }
+    }
+  }
+
   @Test("a JSON reader gets back every string written, whatever it holds", arguments: 1...4)
   func roundTrips(seed: UInt64) throws {
     var random = SplitMix64(seed: seed)

@@ -167,23 +167,6 @@ private func isValidUTF8(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
   }
 }
 
-/// Whether every byte is below 80, eight at a time.
-private func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-  guard let base = bytes.baseAddress else { return true }
-  let raw = UnsafeRawPointer(base)
-  var index = 0
-  var high: UInt64 = 0
-  while index + 8 <= bytes.count {
-    high |= raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-    index += 8
-  }
-  while index < bytes.count {
-    high |= UInt64(base[index])
-    index += 1
-  }
-  return high & 0x8080_8080_8080_8080 == 0
-}
-
 /// Whether any of eight bytes is a quote, a backslash or a control byte
 /// (below 20): the bytes a string's fast scan must stop at. Each test is
 /// the classic "has a zero byte" (or "a byte less than") bit trick: exact,
