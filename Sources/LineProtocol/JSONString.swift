@@ -52,20 +52,12 @@ public enum JSONString {
 
   /// Whether any of eight bytes is below 20, a quote, a backslash, 7F, or
   /// C2 or E2 (the lead bytes of the C1 controls and of U+2028 and
-  /// U+2029): the bytes ``escapedLength(_:at:)`` looks at. The classic
-  /// "has a zero byte" and "has a byte less than" tests, exact for the
-  /// word as a whole.
+  /// U+2029): the bytes ``escapedLength(_:at:)`` looks at.
   @inline(__always)
   private static func mayStartEscape(_ word: UInt64) -> Bool {
-    let ones: UInt64 = 0x0101_0101_0101_0101
-    let highs: UInt64 = 0x8080_8080_8080_8080
-    func hasZeroByte(_ value: UInt64) -> UInt64 { (value &- ones) & ~value & highs }
-    let below20 = (word &- ones &* 0x20) & ~word & highs
-    let special =
-      hasZeroByte(word ^ (ones &* 0x22)) | hasZeroByte(word ^ (ones &* 0x5C))
-      | hasZeroByte(word ^ (ones &* 0x7F)) | hasZeroByte(word ^ (ones &* 0xC2))
-      | hasZeroByte(word ^ (ones &* 0xE2))
-    return below20 | special != 0
+    ByteWord.hasByte(below: 0x20, in: word) | ByteWord.has(0x22, in: word)
+      | ByteWord.has(0x5C, in: word) | ByteWord.has(0x7F, in: word)
+      | ByteWord.has(0xC2, in: word) | ByteWord.has(0xE2, in: word) != 0
   }
 
   /// The UTF-8 length of the scalar at `index` when it must be escaped, else 0.

@@ -454,16 +454,11 @@ public func containsControlCharacter(utf8 bytes: UnsafeBufferPointer<UInt8>) -> 
   return false
 }
 
-/// Whether any of the eight bytes of `word` is below 20, 7F or C2 (the
-/// classic SWAR "has less than" and "has zero" tests, which are exact for
-/// the word as a whole).
+/// Whether any of the eight bytes of `word` is below 20, 7F or C2.
 @inline(__always)
 private func mayHoldControl(_ word: UInt64) -> Bool {
-  let ones: UInt64 = 0x0101_0101_0101_0101
-  let highBits: UInt64 = 0x8080_8080_8080_8080
-  func hasZeroByte(_ value: UInt64) -> UInt64 { (value &- ones) & ~value & highBits }
-  let below20 = (word &- ones &* 0x20) & ~word & highBits
-  return below20 | hasZeroByte(word ^ (ones &* 0x7F)) | hasZeroByte(word ^ (ones &* 0xC2)) != 0
+  ByteWord.hasByte(below: 0x20, in: word) | ByteWord.has(0x7F, in: word)
+    | ByteWord.has(0xC2, in: word) != 0
 }
 
 /// Echoes a word of the client's back inside an error text, but only when it

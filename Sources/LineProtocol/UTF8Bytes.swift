@@ -10,6 +10,30 @@ func withUTF8Bytes<S: StringProtocol, Result>(
   return Array(text.utf8).withUnsafeBufferPointer(body)
 }
 
+/// Tests on eight bytes at once, read as one word: the scans of the line
+/// parser, the journal's reader and its writer skip the bytes that need
+/// no attention with them. Each test is the classic "has a zero byte" or
+/// "has a byte less than" bit trick: its result is nonzero exactly when
+/// some byte of the word passes (never a false alarm for the word as a
+/// whole), so the results of several tests are or-ed and compared with 0
+/// once.
+public enum ByteWord {
+  /// Nonzero when some byte of `word` is `byte`.
+  @inlinable @inline(__always)
+  public static func has(_ byte: UInt8, in word: UInt64) -> UInt64 {
+    // Literals, not stored constants: those would be read through another
+    // module's accessor in every scan that inlines this.
+    let matched = word ^ (0x0101_0101_0101_0101 &* UInt64(byte))
+    return (matched &- 0x0101_0101_0101_0101) & ~matched & 0x8080_8080_8080_8080
+  }
+
+  /// Nonzero when some byte of `word` is below `bound` (at most 80).
+  @inlinable @inline(__always)
+  public static func hasByte(below bound: UInt8, in word: UInt64) -> UInt64 {
+    (word &- 0x0101_0101_0101_0101 &* UInt64(bound)) & ~word & 0x8080_8080_8080_8080
+  }
+}
+
 /// Whether every byte is below 80, eight at a time: the journal's reader
 /// checks whole lines with it, and `SEARCH`'s word index every text.
 public func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {

@@ -168,19 +168,11 @@ private func isValidUTF8(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
 }
 
 /// Whether any of eight bytes is a quote, a backslash or a control byte
-/// (below 20): the bytes a string's fast scan must stop at. Each test is
-/// the classic "has a zero byte" (or "a byte less than") bit trick: exact,
-/// never a false alarm.
+/// (below 20): the bytes a string's fast scan must stop at.
 @inline(__always)
 private func mayEndString(_ word: UInt64) -> Bool {
-  let ones: UInt64 = 0x0101_0101_0101_0101
-  let highs: UInt64 = 0x8080_8080_8080_8080
-  let quote = word ^ (ones &* 0x22)
-  let backslash = word ^ (ones &* 0x5C)
-  let hasQuote = (quote &- ones) & ~quote
-  let hasBackslash = (backslash &- ones) & ~backslash
-  let hasControl = (word &- ones &* 0x20) & ~word
-  return (hasQuote | hasBackslash | hasControl) & highs != 0
+  ByteWord.has(0x22, in: word) | ByteWord.has(0x5C, in: word)
+    | ByteWord.hasByte(below: 0x20, in: word) != 0
 }
 
 private struct JSONReader {
