@@ -49,7 +49,7 @@ INSTALL ?= install
 # INSTALL_STRIP=" keeps their symbols, for a debugger.
 INSTALL_STRIP ?= -s
 BINARIES = chatbroker chatsh
-UNITS = chatbroker.socket chatbroker-irc.socket chatbroker.service
+UNITS = chatbroker.socket chatbroker-irc.socket chatbroker-web.socket chatbroker.service
 MANPAGES = $(wildcard man/*.1 man/*.7 man/*.8)
 
 .PHONY: all build install uninstall test lint clean
@@ -95,6 +95,7 @@ install:
 	@echo "installed under $(DESTDIR)$(PREFIX); to start the broker on the first connection"
 	@echo "(chatbroker.socket; chatbroker-irc.socket for IRC clients, see chatbroker(8)):"
 	@echo "  systemctl daemon-reload && systemctl enable --now chatbroker.socket chatbroker-irc.socket"
+	@echo "(chatbroker-web.socket, the browser door, is off until enabled: see THE WEB DOOR in chatbroker(8))"
 
 uninstall:
 	rm -f $(foreach name,$(BINARIES),"$(DESTDIR)$(BINDIR)/$(name)")

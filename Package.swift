@@ -16,6 +16,9 @@ let package = Package(
     .library(name: "LineProtocol", targets: ["LineProtocol"]),
     .library(name: "Broker", targets: ["Broker"]),
     .library(name: "IRCProtocol", targets: ["IRCProtocol"]),
+    // The failing disk chatfuzz --failing-syncs preloads into the broker it
+    // starts: built with the rest, so no compiler is needed at run time.
+    .library(name: "FaultySync", type: .dynamic, targets: ["CFaultySync"]),
   ],
   targets: [
     .target(name: "LineProtocol", dependencies: ["CICal"]),
@@ -42,6 +45,18 @@ let package = Package(
     // The NATS C client, for rooms shared across hosts (chatbroker(8),
     // "FEDERATION"); only the NatsLink target sees it.
     .systemLibrary(name: "CNats", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
+    // WebSocket framing (libwslay) and the hashes and base64 of the
+    // browser door's handshake and tokens (Nettle), from Debian.
+    .systemLibrary(name: "CWslay", providers: [.apt(["libwslay-dev"])]),
+    .systemLibrary(name: "CNettle", pkgConfig: "nettle", providers: [.apt(["nettle-dev"])]),
+    // The chat page the browser door serves: plain files compiled in, so
+    // the binary needs nothing beside it (WebPage.swift).
+    .target(
+      name: "WebPage",
+      resources: [
+        .embedInCode("page/index.html"), .embedInCode("page/app.js"),
+        .embedInCode("page/app.css"), .embedInCode("page/icon.svg"),
+      ]),
     // Release builds leave out the run-time exclusivity checks of class
     // properties: the engine and server are classes changed once per
     // recipient of every line, and the checks (a thread-local access set
@@ -51,7 +66,10 @@ let package = Package(
     // test and sanitizer run uses, keep them; the compile-time checks stay
     // everywhere.
     .target(
-      name: "Broker", dependencies: ["LineProtocol", "IRCProtocol", "CShims", "Posix"],
+      name: "Broker",
+      dependencies: [
+        "LineProtocol", "IRCProtocol", "CShims", "Posix", "CWslay", "CNettle", "WebPage",
+      ],
       swiftSettings: [
         .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))
       ]),
@@ -71,6 +89,8 @@ let package = Package(
     // of the package, so that one `swift build -c release` builds it with
     // the broker, beside chatbench, and no compiler is needed at run time.
     .executableTarget(name: "limitserver"),
+    // fdatasync(2) failing at a seeded rate, for LD_PRELOAD (faulty_sync.c).
+    .target(name: "CFaultySync", linkerSettings: [.linkedLibrary("dl")]),
     // The protocol fuzzer: a library, so that the tests run it too.
     .target(name: "ProtocolFuzz", dependencies: ["Broker", "LineProtocol", "Posix"]),
     .executableTarget(name: "chatfuzz", dependencies: ["ProtocolFuzz"]),

@@ -46,7 +46,7 @@ final class FuzzWorld {
     limits.historyPerConversation = 20
     limits.pendingPerUser = 20
     engine = Engine(limits: limits, clock: clock, users: Users(), journal: Journal())
-    engine.output = output
+    engine.attach(output)
   }
 
   /// A framed line, read by the line protocol's codec as the shell does.

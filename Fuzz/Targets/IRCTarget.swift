@@ -104,7 +104,7 @@ final class IRCWorld {
   let output = Output()
 
   init() {
-    world.engine.output = output
+    world.engine.attach(output)
   }
 
   /// Connects `user` over IRC, unregistered.

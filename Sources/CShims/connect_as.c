@@ -2,13 +2,16 @@
 // forked child takes that user's ids and connects, and hands the connected
 // descriptor back over SCM_RIGHTS. The kernel records the peer's credentials
 // at connect(2), so the server sees that user for the life of the
-// connection, while the caller reads and writes the socket directly.
+// connection, while the caller reads and writes the socket directly. The
+// same for loopback TCP: a socket's owner, as sock_diag reports it, is
+// whoever created it, so the child creates it.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <netinet/in.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "CShims.h"
@@ -16,15 +19,16 @@
 /// In the child: only async-signal-safe calls, and raw set*id system calls,
 /// which change this one thread's ids (glibc's wrappers would signal the
 /// threads of the parent it no longer has).
-static void connect_in_child(int reply, const struct sockaddr_un *address, uid_t uid, gid_t gid) {
+static void connect_in_child(int reply, const struct sockaddr *address, socklen_t length,
+                             uid_t uid, gid_t gid) {
   int error = 0;
   int fd = -1;
   if (syscall(SYS_setgroups, 0, NULL) != 0 || syscall(SYS_setgid, gid) != 0 ||
       syscall(SYS_setuid, uid) != 0) {
     error = errno;
   } else {
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, (const struct sockaddr *)address, sizeof *address) != 0) error = errno;
+    fd = socket(address->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, address, length) != 0) error = errno;
   }
   char control[CMSG_SPACE(sizeof(int))];
   memset(control, 0, sizeof control);
@@ -42,6 +46,8 @@ static void connect_in_child(int reply, const struct sockaddr_un *address, uid_t
   _exit(sendmsg(reply, &message, MSG_NOSIGNAL) == (ssize_t)sizeof error ? 0 : 1);
 }
 
+static int connect_as(const struct sockaddr *address, socklen_t length, uid_t uid, gid_t gid);
+
 int chat_connect_as(const char *path, uid_t uid, gid_t gid) {
   struct sockaddr_un address;
   memset(&address, 0, sizeof address);
@@ -51,6 +57,27 @@ int chat_connect_as(const char *path, uid_t uid, gid_t gid) {
     return -1;
   }
   strcpy(address.sun_path, path);
+  return connect_as((const struct sockaddr *)&address, sizeof address, uid, gid);
+}
+
+int chat_connect_loopback_as(int family, unsigned short port, uid_t uid, gid_t gid) {
+  if (family == AF_INET6) {
+    struct sockaddr_in6 address;
+    memset(&address, 0, sizeof address);
+    address.sin6_family = AF_INET6;
+    address.sin6_port = htons(port);
+    address.sin6_addr = in6addr_loopback;
+    return connect_as((const struct sockaddr *)&address, sizeof address, uid, gid);
+  }
+  struct sockaddr_in address;
+  memset(&address, 0, sizeof address);
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return connect_as((const struct sockaddr *)&address, sizeof address, uid, gid);
+}
+
+static int connect_as(const struct sockaddr *address, socklen_t length, uid_t uid, gid_t gid) {
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return -1;
   pid_t child = fork();
@@ -61,7 +88,7 @@ int chat_connect_as(const char *path, uid_t uid, gid_t gid) {
     errno = error;
     return -1;
   }
-  if (child == 0) connect_in_child(pair[1], &address, uid, gid);
+  if (child == 0) connect_in_child(pair[1], address, length, uid, gid);
   close(pair[1]);
 
   int error = EPROTO;

@@ -25,6 +25,8 @@ public enum Command: Equatable, Sendable {
   case cancel(id: String)
   case rooms(json: Bool)
   case who(room: String, json: Bool)
+  /// `web`: a link that opens the chat in a browser; `--revoke` ends them.
+  case web(revoke: Bool)
   case help(command: String?)
   case version
 }
@@ -60,7 +62,7 @@ public struct UsageError: Error, Equatable, CustomStringConvertible {
 /// Parses chatsh's arguments (without the program name).
 public enum OptionParser {
   public static let commands = [
-    "say", "history", "search", "tail", "scheduled", "cancel", "rooms", "who",
+    "say", "history", "search", "tail", "scheduled", "cancel", "rooms", "who", "web",
   ]
 
   public static func parse(_ arguments: [String]) throws(UsageError) -> Invocation {
@@ -75,6 +77,7 @@ public enum OptionParser {
     var help = false
     var mentions = false
     var room: String?
+    var revoke = false
 
     while let argument = scanner.next() {
       // Options are read until the first positional word of `say` (its text
@@ -106,6 +109,11 @@ public enum OptionParser {
           throw UsageError("--room applies to search only", command: command)
         }
         room = try scanner.value(for: argument)
+      case "--revoke":
+        guard command == "web" else {
+          throw UsageError("--revoke applies to web only", command: command)
+        }
+        revoke = true
       case "-s", "--socket":
         invocation.socket = try scanner.value(for: argument)
       case "--trust-user":
@@ -184,6 +192,16 @@ public enum OptionParser {
         throw UsageError("say --every needs the TEXT on the command line", command: command)
       }
       invocation.command = .sayEvery(target: target, rule: every, text: text)
+      return invocation
+    }
+    if command == "web" {
+      guard positional.isEmpty else {
+        throw UsageError("unexpected argument '\(positional[0])'", command: command)
+      }
+      guard !json, count == nil, at == nil else {
+        throw UsageError("web takes --revoke only", command: command)
+      }
+      invocation.command = .web(revoke: revoke)
       return invocation
     }
     invocation.command = try build(

@@ -10,6 +10,7 @@ public enum Usage {
            chatsh [--socket PATH] cancel ID
            chatsh [--socket PATH] rooms [--json]
            chatsh [--socket PATH] who [--json] ROOM
+           chatsh [--socket PATH] web [--revoke]
            chatsh --help | COMMAND --help | --version
     """
 
@@ -31,6 +32,7 @@ public enum Usage {
       cancel     cancel one of them by ID
       rooms      list the rooms and how many people are in each
       who        list the people in ROOM
+      web        print a link that opens the chat in your browser
 
     options:
       -s, --socket PATH  the broker's socket (default: $CHATBROKER_SOCKET,
@@ -158,6 +160,20 @@ public enum Usage {
         usage: chatsh who [--json] ROOM
 
         Lists the people in ROOM, one login name per line.
+        """
+    case "web":
+      return """
+        usage: chatsh web [--revoke]
+
+        Prints a link, http://localhost:PORT/#k=TOKEN, that opens the chat
+        in a browser through the broker's web door, and when its token
+        expires (on standard error). From another machine, forward the
+        port first: ssh -L PORT:localhost:PORT thishost. The token works
+        for you only, for 7 days; keep the link to yourself. Exits 1 when
+        the broker has no web door (see chatbroker(8), --web-listen).
+
+          --revoke   end all your links instead, and close the pages open
+                     with them
         """
     default:
       return general

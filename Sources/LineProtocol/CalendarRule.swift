@@ -24,21 +24,27 @@ public struct CalendarRule: Equatable, Sendable {
   public var exceptDays: [Int64]
   /// COUNT, which libical counts from DTSTART.
   public var count: Int?
+  /// The parts of `rule`, for what expanding it costs.
+  let shape: RuleShape
+  /// What expanding the rule taught (see ``ExpansionFacts``).
+  let facts: ExpansionFacts
 
-  /// The most a COUNT may be: with COUNT each next occurrence is found by
-  /// expanding the rule from DTSTART (libical cannot start later then).
+  /// The most a COUNT may be; its occurrences must also be found within
+  /// one budget (``RecurrenceBudget``), from DTSTART, since libical counts
+  /// them from there.
   public static let maximumCount = 10_000
-  /// How many local times one search may look at before it gives up; an
-  /// EXDATE list or an UNTIL can at most skip that many.
-  static let maximumSteps = 100_000
 
   /// `FREQ=...;...` with optional `DTSTART=`, `UNTIL=` and `EXDATE=` parts.
   /// `now` fills in a missing DTSTART: the local midnight that begins its
   /// day. `zone` maps local seconds to the instant the clock shows them,
   /// `local` an instant to the local seconds it shows.
+  ///
+  /// With a `budget` the rule is checked the way libical would expand it,
+  /// within that budget; without one (a rule the journal kept) it is only
+  /// read: libical is not called at all.
   static func parse(
     _ body: String, zone: (Int64) -> Timestamp, local: (Timestamp) -> Int64, now: Timestamp,
-    verb: Verb
+    verb: Verb, budget: RecurrenceBudget?
   ) throws(RequestError) -> CalendarRule {
     guard
       body.utf8.allSatisfy({
@@ -107,16 +113,31 @@ public struct CalendarRule: Equatable, Sendable {
     guard facts.count <= maximumCount else {
       throw bad(verb, "COUNT takes a number of occurrences from 1 to \(maximumCount)")
     }
-    let day = Timestamp.floorDivide(local(now), 86_400).0
-    let rule = CalendarRule(
-      rule: String(
-        decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self),
-      start: start ?? day * 86_400, untilText: untilText, until: until,
-      exceptTimes: exceptTimes.sorted(), exceptDays: exceptDays.sorted(),
-      count: facts.count > 0 ? Int(facts.count) : nil)
-    guard rule.withIterator(from: nil, { _ in true }) else {
-      throw bad(verb, "\(quoted(text)) has no occurrences")
+    // RFC 5545: "The UNTIL or COUNT rule parts are OPTIONAL, but they MUST
+    // NOT occur in the same 'recur'."
+    guard facts.count == 0 || untilText == nil else {
+      throw bad(verb, "a rule ends by COUNT or by UNTIL, not both (RFC 5545)")
     }
+    let day = Timestamp.floorDivide(local(now), 86_400).0
+    let canonical = String(
+      decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    guard let shape = RuleShape(canonical) else {
+      throw bad(verb, "\(quoted(text)) is not an RFC 5545 recurrence rule")
+    }
+    let rule = CalendarRule(
+      rule: canonical, start: start ?? day * 86_400, untilText: untilText, until: until,
+      exceptTimes: exceptTimes.sorted(), exceptDays: exceptDays.sorted(),
+      count: facts.count > 0 ? Int(facts.count) : nil, shape: shape, facts: ExpansionFacts())
+    guard let budget else { return rule }
+    // What libical would lay out without finding a day, and where a COUNT
+    // ends: both known before the first occurrence is sought.
+    let hasDays: Bool
+    do throws(RecurrenceBudget.Exceeded) {
+      hasDays = try rule.hasDays(budget: budget)
+    } catch {
+      throw Recurrence.overBudget(verb, rule: "rrule:" + text, budget: budget)
+    }
+    guard hasDays else { throw bad(verb, "\(quoted(text)) has no occurrences") }
     return rule
   }
 
@@ -149,18 +170,24 @@ public struct CalendarRule: Equatable, Sendable {
   }
 
   /// The first occurrence after `instant`; `zone` maps local seconds to the
-  /// instant the clock shows them, `local` the other way.
+  /// instant the clock shows them, `local` the other way. Throws when the
+  /// budget runs out before it is found.
   func next(
-    after instant: Timestamp, zone: (Int64) -> Timestamp, local: (Timestamp) -> Int64
-  ) -> Timestamp? {
-    // Two days back covers any zone offset; without COUNT libical can start
-    // there instead of at DTSTART.
-    let from = count == nil ? max(start, local(instant) - 2 * 86_400) : nil
+    after instant: Timestamp, zone: (Int64) -> Timestamp, local: (Timestamp) -> Int64,
+    budget: RecurrenceBudget
+  ) throws(RecurrenceBudget.Exceeded) -> Timestamp? {
+    // The earliest local time that can come after `instant`: the clock
+    // reading then, less the hour (or day) a change of offset within two
+    // days may take back.
+    let day = Timestamp(milliseconds: 86_400_000)
+    let from =
+      min(
+        local(instant), local(instant + day.milliseconds) - 86_400,
+        local(instant + 2 * day.milliseconds) - 2 * 86_400) - 60
+    // Past UNTIL (and a day for any change of offset) nothing can come.
+    let end = until.map { local($0) + 86_400 } ?? Self.lastLocalTime
     var found: Timestamp?
-    var steps = 0
-    _ = withIterator(from: from) { localTime in
-      steps += 1
-      if steps > Self.maximumSteps { return true }
+    _ = try walk(from: from, end: end, budget: budget) { localTime in
       if exceptTimes.contains(localTime)
         || exceptDays.contains(Timestamp.floorDivide(localTime, 86_400).0)
       {
@@ -177,30 +204,11 @@ public struct CalendarRule: Equatable, Sendable {
     return found
   }
 
-  /// Runs `visit` on each local time from DTSTART (or from `from`) until it
-  /// returns true; false when the rule has no (more) occurrences first.
-  /// libical keeps state per process (its error number), so calls take turns.
-  private func withIterator(from: Int64?, _ visit: (Int64) -> Bool) -> Bool {
-    Self.lock.lock()
-    defer { Self.lock.unlock() }
-    let first = Self.fields(start)
-    guard let iterator = chat_rrule_iterator(rule, first) else { return false }
-    defer { icalrecur_iterator_free(iterator) }
-    if let from, from > start { _ = chat_rrule_skip_to(iterator, Self.fields(from)) }
-    var fields: [Int32] = [0, 0, 0, 0, 0, 0]
-    while chat_rrule_next(iterator, &fields) != 0 {
-      let day = CivilDate(year: Int(fields[0]), month: Int(fields[1]), day: Int(fields[2]))
-      let seconds =
-        day.daysSinceEpoch * 86_400 + Int64(fields[3]) * 3600 + Int64(fields[4]) * 60
-        + Int64(fields[5])
-      if visit(seconds) { return true }
-    }
-    return false
-  }
+  /// libical keeps state per process (its error number), so calls take turns;
+  /// the facts learned by expanding a rule are kept under the same lock.
+  static let lock = NSLock()
 
-  private static let lock = NSLock()
-
-  private static func fields(_ seconds: Int64) -> [Int32] {
+  static func fields(_ seconds: Int64) -> [Int32] {
     let (day, time) = Timestamp.floorDivide(seconds, 86_400)
     let date = CivilDate(daysSinceEpoch: day)
     return [
@@ -240,7 +248,7 @@ public struct CalendarRule: Equatable, Sendable {
     return (local(instant), false, instant)
   }
 
-  private static func spell(_ seconds: Int64) -> String {
+  static func spell(_ seconds: Int64) -> String {
     let (day, time) = Timestamp.floorDivide(seconds, 86_400)
     return spellDate(day) + "T" + digits(Int(time / 3600), 2) + digits(Int(time / 60 % 60), 2)
       + digits(Int(time % 60), 2)

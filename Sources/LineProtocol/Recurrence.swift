@@ -148,7 +148,13 @@ public struct Recurrence: Equatable, Sendable, CustomStringConvertible {
   /// A local time that a DST change skips falls on the first instant after
   /// the gap (02:30 on the night the clocks go from 02:00 to 03:00 comes at
   /// 03:00); a local time shown twice counts once, at its first showing.
-  public func next(after instant: Timestamp, reference: Timestamp) -> Timestamp? {
+  ///
+  /// `budget` pays for the work (``RecurrenceBudget``): an `rrule:` is
+  /// expanded by libical within it, and throws when it runs out first;
+  /// the other forms cost a few steps, in Swift, whatever the rule.
+  public func next(after instant: Timestamp, reference: Timestamp, budget: RecurrenceBudget)
+    throws(RecurrenceBudget.Exceeded) -> Timestamp?
+  {
     let candidate: Timestamp
     // Nothing before the local midnight that starts `from:`.
     var after = instant
@@ -158,6 +164,7 @@ public struct Recurrence: Equatable, Sendable, CustomStringConvertible {
         after = Timestamp(milliseconds: first.milliseconds - 1)
       }
     }
+    if case .calendar = pattern {} else { try budget.charge(shortFormSteps) }
     switch pattern {
     case .interval(let step):
       if reference > instant {
@@ -203,8 +210,9 @@ public struct Recurrence: Equatable, Sendable, CustomStringConvertible {
       candidate = found
     case .calendar(let rule):
       guard
-        let found = rule.next(
-          after: after, zone: { self.instant(local: $0) }, local: { self.localSeconds(of: $0) })
+        let found = try rule.next(
+          after: after, zone: { self.instant(local: $0) }, local: { self.localSeconds(of: $0) },
+          budget: budget)
       else { return nil }
       candidate = found
     }
@@ -222,16 +230,32 @@ public struct Recurrence: Equatable, Sendable, CustomStringConvertible {
   /// The first occurrence of a new series created at `now`: for a calendar
   /// rule the next matching local time, for an interval `now` plus one step,
   /// or the start of its `from:` date if that is later.
-  public func first(after now: Timestamp) -> Timestamp? {
+  public func first(after now: Timestamp, budget: RecurrenceBudget)
+    throws(RecurrenceBudget.Exceeded) -> Timestamp?
+  {
     if case .interval(let step) = pattern {
       if let start {
         let first = instant(local: start.daysSinceEpoch * 86_400)
-        if first > now + step { return next(after: now, reference: first) }
+        if first > now + step { return try next(after: now, reference: first, budget: budget) }
       }
-      return next(after: now, reference: now + step)
+      return try next(after: now, reference: now + step, budget: budget)
     }
-    return next(after: now, reference: now)
+    return try next(after: now, reference: now, budget: budget)
   }
+
+  /// Whether the rule is too sparse for its FREQ to be expanded within a
+  /// budget (``RecurrenceBudget``), or never matches, as far as can be
+  /// told without calling libical (``DayFilters``): for a rule the
+  /// journal kept, which a start-up reports but does not expand.
+  public var isTooSparse: Bool {
+    guard case .calendar(let rule) = pattern else { return false }
+    return (try? rule.checkDays()) != true
+  }
+
+  /// What finding one occurrence of a form other than `rrule:` costs, in
+  /// steps of libical's (``RecurrenceBudget``): measured, `SCHEDULED <id>
+  /// NEXT 100` of `daily@` with 12 times of day took 1.1 ms, 11 µs each.
+  var shortFormSteps: Int { 3 }
 
   /// The first of `timesOfDay` on the first of `days` (ascending local
   /// days) that falls after `instant`.

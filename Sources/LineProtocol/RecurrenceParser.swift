@@ -28,9 +28,13 @@ extension Recurrence {
   /// `defaultZoneName` (its identifier when nil). `now` is when the rule is
   /// given: an `rrule:` without DTSTART starts on its local day (the
   /// journal's rules always have one).
+  ///
+  /// An `rrule:` is checked within `budget` the way libical expands it
+  /// (``CalendarRule``); nil, for a rule the journal kept, reads it
+  /// without calling libical at all.
   public static func parse(
     _ word: String, defaultZone: TimeZone, defaultZoneName: String? = nil, now: Timestamp? = nil,
-    verb: Verb
+    verb: Verb, budget: RecurrenceBudget? = RecurrenceBudget()
   ) throws(RequestError) -> Recurrence {
     var calendar: (String, String?)?
     if let first = word.split(separator: " ").first, startsCalendarExpression(String(first)) {
@@ -41,7 +45,8 @@ extension Recurrence {
       let (body, zone) = calendar
       let rrule = "rrule:" + body + (zone.map { "/" + $0 } ?? "")
       return try parse(
-        rrule, defaultZone: defaultZone, defaultZoneName: defaultZoneName, now: now, verb: verb)
+        rrule, defaultZone: defaultZone, defaultZoneName: defaultZoneName, now: now, verb: verb,
+        budget: budget)
     }
     if word.utf8.count > 6, word.prefix(6).lowercased() == "rrule:" {
       let (body, timeZone, zoneName) = try zone(
@@ -52,7 +57,7 @@ extension Recurrence {
       let calendar = try CalendarRule.parse(
         body, zone: { rule.instant(local: $0) }, local: { rule.localSeconds(of: $0) },
         now: now ?? Timestamp(milliseconds: Int64(Date().timeIntervalSince1970 * 1000)),
-        verb: verb)
+        verb: verb, budget: budget)
       rule.pattern = .calendar(calendar)
       return rule
     }
@@ -201,6 +206,21 @@ extension Recurrence {
   }
 
   private static let utc = TimeZone(identifier: "UTC")!
+
+  /// `LIMIT`: finding the rule's next occurrence takes libical more work
+  /// than one request may do (chatbroker(7), "Series" and Limits).
+  public static func overBudget(_ verb: Verb, rule: String, budget: RecurrenceBudget)
+    -> RequestError
+  {
+    RequestError(
+      verb: verb.rawValue, code: .limit,
+      text:
+        "\(rule.utf8.count <= 40 ? quoted(rule) : "this rule") needs more than the \(budget.limit) steps of expansion a request may "
+        + "take to find its next occurrence: its filters let through few of the times its FREQ "
+        + "steps through; use a coarser FREQ with BY lists, such as "
+        + "FREQ=YEARLY;BYMONTH=11;BYMONTHDAY=1;BYHOUR=9 rather than FREQ=HOURLY;BYMONTH=11;"
+        + "BYMONTHDAY=1;BYHOUR=9")
+  }
 
   static func bad(_ verb: Verb, _ detail: String) -> RequestError {
     RequestError(

@@ -86,6 +86,10 @@ public enum Request: Equatable, Sendable {
   case setTopic(RoomName, text: String)
   /// Since 1.4: `AWAY [<text>]`; nil (or an empty text) says you are back.
   case away(String?)
+  /// Since 1.6: `WEB` mints a token for the browser door and answers its
+  /// link; `WEB REVOKE` (`revoke`) ends all of the user's tokens. Served
+  /// on the Unix socket's line protocol only (chatbroker(7), `WEB`).
+  case web(revoke: Bool)
   case ping(token: String?)
   case help
   case quit
@@ -124,6 +128,7 @@ public enum Request: Equatable, Sendable {
     case .who: .who
     case .topic, .setTopic: .topic
     case .away: .away
+    case .web: .web
     case .ping: .ping
     case .help: .help
     case .quit, .quitGiving: .quit

@@ -146,6 +146,8 @@ extension LineCodec {
       }
     case .ping(let token):
       if let token { word(token) }
+    case .web(let revoke):
+      if revoke { word("REVOKE") }
     case .markReadAt, .readMarker, .ircSay, .tagmsg, .partGiving, .quitGiving:
       preconditionFailure("\(request) is the IRC gateway's; it has no line")
     }

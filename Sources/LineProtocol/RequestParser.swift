@@ -218,6 +218,11 @@ public enum RequestParser {
           text: "a PING token cannot start with \":\"; send PING or PING <token>")
       }
       return .ping(token: string(token))
+    case .web:
+      guard let word = words.next() else { return .web(revoke: false) }
+      guard word.equals(caseInsensitive: "REVOKE") else { throw syntaxError(verb) }
+      try words.end(verb)
+      return .web(revoke: true)
     case .help:
       try words.end(verb)
       return .help

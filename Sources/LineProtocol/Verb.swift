@@ -40,6 +40,8 @@ public enum Verb: String, CaseIterable, Sendable {
   case mode = "MODE"
   /// Since 1.5: an operator removes a member from a room.
   case kick = "KICK"
+  /// Since 1.6: a link for the browser door, on the Unix socket only.
+  case web = "WEB"
   case ping = "PING"
   case help = "HELP"
   case quit = "QUIT"
@@ -56,6 +58,7 @@ public enum Verb: String, CaseIterable, Sendable {
     switch word.count {
     case 3 where matches("SAY"): self = .say
     case 3 where matches("WHO"): self = .who
+    case 3 where matches("WEB"): self = .web
     case 4 where matches("JOIN"): self = .join
     case 4 where matches("PART"): self = .part
     case 4 where matches("PING"): self = .ping
@@ -114,9 +117,10 @@ public enum Verb: String, CaseIterable, Sendable {
     case .access: 22
     case .mode: 23
     case .kick: 24
-    case .ping: 25
-    case .help: 26
-    case .quit: 27
+    case .web: 25
+    case .ping: 26
+    case .help: 27
+    case .quit: 28
     }
   }
 
@@ -143,6 +147,11 @@ public struct VerbSpec: Sendable {
   public let textIsOptional: Bool
   public let syntax: String
   public let summary: String
+  /// Whether its reply shows no state at all (`PING`, `HELP`, `QUIT`): it
+  /// leaves at once, even while other lines wait for the journal's sync
+  /// (chatbroker(7), "Order and durability"). Every other verb's replies
+  /// wait for the records written before them.
+  public let isStateless: Bool
 }
 
 /// The command table, one row per verb, in the order `HELP` lists them.
@@ -229,9 +238,13 @@ public enum VerbTable {
     row(
       .kick, 2...2, text: true, optionalText: true, "KICK <room> <user> [<text>]",
       "remove a member from a room you are an operator of"),
-    row(.ping, 0...1, "PING [<token>]", "check that the broker answers"),
-    row(.help, 0...0, "HELP", "show this list"),
-    row(.quit, 0...0, "QUIT", "close the connection"),
+    row(
+      .web, 0...1, "WEB [REVOKE]",
+      "print a link that opens this chat in your browser through the web door "
+        + "(Unix socket only); WEB REVOKE ends all your links"),
+    row(.ping, 0...1, stateless: true, "PING [<token>]", "check that the broker answers"),
+    row(.help, 0...0, stateless: true, "HELP", "show this list"),
+    row(.quit, 0...0, stateless: true, "QUIT", "close the connection"),
   ]
 
   /// The row of `verb`: the table lists the verbs in `allCases` order (a
@@ -241,10 +254,10 @@ public enum VerbTable {
 
   private static func row(
     _ verb: Verb, _ words: ClosedRange<Int>, text: Bool = false, optionalText: Bool = false,
-    _ syntax: String, _ summary: String
+    stateless: Bool = false, _ syntax: String, _ summary: String
   ) -> VerbSpec {
     VerbSpec(
       verb: verb, words: words, takesText: text, textIsOptional: optionalText, syntax: syntax,
-      summary: summary)
+      summary: summary, isStateless: stateless)
   }
 }

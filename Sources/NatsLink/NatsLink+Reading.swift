@@ -88,7 +88,12 @@ extension NatsLink {
       // engine hears this before any line this reader reads of it.
       streamLook.lock()
       let createdAt = ensureStream()
-      if let createdAt { created(createdAt) }
+      if let createdAt {
+        created(createdAt)
+        condition.lock()
+        streamCreated = createdAt
+        condition.unlock()
+      }
       streamLook.unlock()
       guard let createdAt else {
         if reader == .rooms { reportConnectionFailure() }
@@ -400,7 +405,7 @@ extension NatsLink {
       let current = self.epoch == epoch && !restartRequested.contains(reader)
       if current && last > 0 { nextSequences[reader] = last + 1 }
       condition.unlock()
-      if current && last > 0 { deliver(lines, epoch) }
+      if current && last > 0 { deliver(lines, reader, last, epoch) }
       if let broken {
         report(
           "lost a delivery of the stream",

@@ -7,12 +7,13 @@ import LineProtocol
 /// "FEDERATION"): one stream, `CHAT`, with a subject per room and node
 /// (`chat.room.<room>.<node>`) and per pair of nodes and node for direct
 /// messages (`chat.dm.<first>.<second>.<node>`). A publisher thread
-/// publishes the outbox in order, each line with `Nats-Msg-Id`
-/// `<node>:<id>` so that a line sent again after a lost acknowledgement is
-/// stored once; three reader threads (NatsLink+Reading) read the rooms and
-/// this host's direct messages, each through a pull consumer of its own,
-/// from the sequence the journal says comes next for it. libnats
-/// reconnects by itself; the threads retry until it does.
+/// publishes the outbox in order, each line with a `Nats-Msg-Id` no other
+/// node can predict (``DeduplicationKey``) so that a line sent again after
+/// a lost acknowledgement is stored once; three reader threads
+/// (NatsLink+Reading) read the rooms and this host's direct messages, each
+/// through a pull consumer of its own, from the sequence the journal says
+/// comes next for it. libnats reconnects by itself; the threads retry
+/// until it does.
 public final class NatsLink: FederationLink, @unchecked Sendable {
   public struct Configuration: Sendable {
     public var servers: [String]
@@ -31,7 +32,9 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
     }
   }
 
-  public typealias Deliver = @Sendable ([StreamLine], Int) -> Void
+  /// Lines a reader read, the last sequence it read (a message ignored
+  /// included), and the epoch they were read in.
+  public typealias Deliver = @Sendable ([StreamLine], StreamReader, UInt64, Int) -> Void
   public typealias Report = @Sendable (String, [String: String]) -> Void
   /// The highest id this node has in the stream (nil: none).
   public typealias OwnLastID = @Sendable (MessageID?) -> Void
@@ -41,6 +44,10 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
   public typealias Created = @Sendable (Timestamp) -> Void
   /// Another host's members of a shared room, as it announced them.
   public typealias Presence = @Sendable (RoomName, String, [String]) -> Void
+  /// The stream acknowledged a line as a duplicate of the message at a
+  /// sequence of the stream created at a time: it holds a message with
+  /// that line's `Nats-Msg-Id`, which may not be the line.
+  public typealias Duplicate = @Sendable (OutboxLine, UInt64, Timestamp) -> Void
 
   let configuration: Configuration
   let deliver: Deliver
@@ -49,6 +56,7 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
   let refused: Refused
   let created: Created
   let presence: Presence
+  let duplicate: Duplicate
   let condition = NSCondition()
   /// This host's members of each shared room, as last announced
   /// (NatsLink+Presence; guarded by `announcedLock`).
@@ -65,8 +73,13 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
   /// Why publishing is refused, as last told (guarded by `condition`).
   var refusal: String?
   /// `Nats-Msg-Id`s the stream acknowledged and the publisher has not yet
-  /// taken (guarded by `condition`).
-  var acknowledgedIDs: Set<String> = []
+  /// taken, each with the sequence of the message it is a duplicate of,
+  /// or nil when stored as new (guarded by `condition`).
+  var acknowledgedIDs: [String: UInt64?] = [:]
+  /// When the stream was created, as a reader last found it, or the
+  /// publisher before any did (guarded by `condition`): part of every
+  /// line's `Nats-Msg-Id`, and nothing is published before it is known.
+  var streamCreated: Timestamp?
   /// The first asynchronous publish the stream refused in this round.
   var asyncFailure: (status: natsStatus, code: jsErrCode, subject: String?)?
   /// The rooms' reader found this node's last id in the stream (its thread).
@@ -82,10 +95,11 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
     _ configuration: Configuration, after sequences: StreamSequences,
     deliver: @escaping Deliver,
     report: @escaping Report, ownLastID: @escaping OwnLastID, refused: @escaping Refused,
-    created: @escaping Created, presence: @escaping Presence
+    created: @escaping Created, presence: @escaping Presence, duplicate: @escaping Duplicate
   ) {
     self.created = created
     self.presence = presence
+    self.duplicate = duplicate
     self.configuration = configuration
     var next = sequences
     for reader in StreamReader.allCases { next[reader] += 1 }
@@ -182,7 +196,7 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
       defer { natsMsg_Destroy(message) }
       guard let closure, let message else { return }
       let link = Unmanaged<NatsLink>.fromOpaque(closure).takeUnretainedValue()
-      guard ack != nil else {
+      guard let ack else {
         if let error {
           let subject = natsMsg_GetSubject(message).map { String(cString: $0) }
           link.failed(error.pointee.Err, code: error.pointee.ErrCode, subject: subject)
@@ -191,7 +205,8 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
       }
       var id: UnsafePointer<CChar>?
       guard natsMsgHeader_Get(message, "Nats-Msg-Id", &id) == NATS_OK, let id else { return }
-      link.acknowledged(String(cString: id))
+      link.acknowledged(
+        String(cString: id), duplicateOf: ack.pointee.Duplicate ? ack.pointee.Sequence : nil)
     }
     jsOptions.PublishAsync.AckHandlerClosure = context
     var jetStream: OpaquePointer?
@@ -226,6 +241,7 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
   }
 
   public func publish(_ lines: [OutboxLine]) {
+    let lines = Self.keyed(lines)
     condition.lock()
     pending.append(contentsOf: lines)
     condition.signal()
@@ -235,7 +251,7 @@ public final class NatsLink: FederationLink, @unchecked Sendable {
   public func republish(_ lines: [OutboxLine]) {
     condition.lock()
     var byID: [MessageID: OutboxLine] = [:]
-    for line in pending + lines { byID[line.id] = byID[line.id] ?? line }
+    for line in pending + Self.keyed(lines) { byID[line.id] = byID[line.id] ?? line }
     pending = byID.values.sorted { $0.id < $1.id }
     condition.signal()
     condition.unlock()

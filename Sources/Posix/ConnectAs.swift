@@ -8,17 +8,35 @@ import Glibc
 /// reads and writes the returned descriptor directly. For tests and the
 /// fuzzer, which speak as several users at once.
 public func connectUnixSocket(_ path: String, as user: String) throws(SystemError) -> Int32 {
-  let ids: (uid_t, gid_t)
-  if let entry = userIDs(user) {
-    ids = entry
-  } else if let number = UInt32(user) {
-    ids = (number, number)
-  } else {
-    throw SystemError("connect", errno: ENOENT, subject: "\(path) as \(user)")
-  }
-  let fd = chat_connect_as(path, ids.0, ids.1)
+  let ids = try connectingIDs(user, subject: "\(path) as \(user)")
+  let fd = chat_connect_as(path, ids.uid, ids.gid)
   guard fd >= 0 else { throw SystemError("connect", subject: "\(path) as \(user)") }
   return fd
+}
+
+/// A blocking TCP connection to 127.0.0.1 (or, with `family` AF_INET6,
+/// ::1) on `port`, whose socket the Unix user `user` made (a login name or
+/// a bare uid, as ``connectUnixSocket(_:as:)`` takes it), so that the
+/// kernel names that user as its owner (sock_diag): how the tests and the
+/// fuzzer reach the loopback doors (chatbroker(8), `--irc-listen`,
+/// `--web-listen`) as other users. Root only.
+public func connectLoopback(
+  port: UInt16, family: Int32 = AF_INET, as user: String
+) throws(SystemError) -> Int32 {
+  let subject = "port \(port) as \(user)"
+  let ids = try connectingIDs(user, subject: subject)
+  let fd = chat_connect_loopback_as(family, port, ids.uid, ids.gid)
+  guard fd >= 0 else { throw SystemError("connect", subject: subject) }
+  return fd
+}
+
+/// The uid and gid a connection as `user` is made with.
+private func connectingIDs(_ user: String, subject: String) throws(SystemError) -> (
+  uid: uid_t, gid: gid_t
+) {
+  if let entry = userIDs(user) { return entry }
+  if let number = UInt32(user) { return (number, number) }
+  throw SystemError("connect", errno: ENOENT, subject: subject)
 }
 
 /// The uid and primary gid of the login name `user`, nil when there is no

@@ -2,7 +2,7 @@
 /// again.
 public struct Finding: Sendable {
   /// `crash`, `contract`, `identity`, `freeze`, `latency`, `liveness`,
-  /// `log`, `restart`.
+  /// `log`, `restart`, `privacy`.
   public var category: String
   /// What happened, without the particulars that differ per sighting.
   public var summary: String

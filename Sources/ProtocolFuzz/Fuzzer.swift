@@ -24,6 +24,9 @@ public struct FuzzConfiguration: Sendable {
   public var logPath: String?
   /// PING's 99th percentile must stay below this.
   public var latencyLimit = 0.050
+  /// The longest step the broker logs must stay below this (seconds):
+  /// its bound, chatbroker(8) LOGGING (see ``FreezeOracle``).
+  public var stepLimit = 0.010
   public var maximumLineBytes = 4096
   /// Keep the started broker's directory (logs with backtraces, journals).
   public var keepFiles = false
@@ -42,6 +45,24 @@ public struct FuzzConfiguration: Sendable {
   /// The TCP port of a running broker's `--irc-listen`, for `tcp`.
   public var ircTCPPort: UInt16?
 
+  /// The percentage of the other users' connections that speak the line
+  /// protocol over the web door (`--web-share`): the fuzzer's own broker
+  /// is started with `--web-listen 127.0.0.1:<a free port>`. Root, with
+  /// `users`: the door refuses root and the broker's own user.
+  public var webShare = 0
+  /// The port of a running broker's `--web-listen`, for `webShare`.
+  public var webPort: UInt16?
+
+  /// The percentage of the broker's syncs that fail (`--failing-syncs`),
+  /// for the dirty-read oracle (``DirtyReadOracle``); nil for none.
+  public var failingSyncs: Double?
+
+  /// The privacy oracle (``PrivacyRun``): the users make private and
+  /// secret rooms, invite, kick, ban and change groups, and every line any
+  /// of them gets must show only what they may read. Root, two users at
+  /// least.
+  public var privacy = false
+
   /// The names `behaviours` accepts.
   public static let behaviourNames = Behaviour.allCases.map(\.rawValue)
 
@@ -56,11 +77,17 @@ public struct FuzzReport: Sendable {
   public var linesReceived = 0
   public var repliesChecked = 0
   public var connectionsOpened = 0
+  /// Of those, the pages opened through the web door (`--web-share`).
+  public var webConnectionsOpened = 0
   public var crashes = 0
+  /// What the privacy oracle's scenario did (`privacy`).
+  public var privacySummary: String?
   /// The started broker's directory, when kept.
   public var brokerDirectory: String?
   /// PING round trips of the well-behaved client, in seconds, sorted.
   public var latencies: [Double] = []
+  /// What the oracles did, a line each (scenes played, requests refused).
+  public var oracleNotes: [String] = []
 
   public func latency(percentile: Double) -> Double? {
     guard !latencies.isEmpty else { return nil }
@@ -81,22 +108,28 @@ public struct FuzzReport: Sendable {
     var lines: [String] = []
     let who =
       configuration.users.isEmpty ? "" : " (also as \(configuration.users.joined(separator: ", ")))"
-    let wire =
+    var wire =
       configuration.ircShare == 0
       ? ""
       : ", \(configuration.ircShare)% of them IRC" + (configuration.tcp ? " (some over TCP)" : "")
+    if configuration.webShare > 0 {
+      wire += ", \(configuration.webShare)% of the other users' through the web door"
+    }
     lines.append(
       "chatfuzz: seed \(configuration.seed), \(Int(configuration.seconds)) s, \(configuration.connections) connections\(who)\(wire)"
     )
+    let web = webConnectionsOpened > 0 ? " (\(webConnectionsOpened) through the web door)" : ""
     lines.append(
-      "sent \(requestsSent) requests on \(connectionsOpened) connections; checked \(repliesChecked) replies in \(linesReceived) lines; broker crashes: \(crashes)"
+      "sent \(requestsSent) requests on \(connectionsOpened) connections\(web); checked \(repliesChecked) replies in \(linesReceived) lines; broker crashes: \(crashes)"
     )
     func ms(_ seconds: Double?) -> String {
       seconds.map { String(format: "%.2f ms", $0 * 1000) } ?? "none"
     }
+    if let privacySummary { lines.append(privacySummary) }
     lines.append(
       "PING latency over \(latencies.count) probes: p50 \(ms(latency(percentile: 0.5))), p99 \(ms(latency(percentile: 0.99))), max \(ms(latencies.last)) (p99 limit \(ms(configuration.latencyLimit)))"
     )
+    lines += oracleNotes
     if let brokerDirectory {
       lines.append("the broker's logs and state are kept in \(brokerDirectory)")
     }
@@ -131,8 +164,23 @@ public enum Fuzzer {
       configuration.ircTCPPort = port
       configuration.brokerArguments += ["--irc-listen", "127.0.0.1:\(port)"]
     }
+    if configuration.webShare > 0 && configuration.brokerBinary != nil {
+      let port = try LoopbackSocket.freePort()
+      configuration.webPort = port
+      configuration.brokerArguments += ["--web-listen", "127.0.0.1:\(port)"]
+    }
+    let failing = try configuration.failingSyncs.map {
+      try FailingSyncs(percent: $0, seed: configuration.seed)
+    }
+    if let failing {
+      configuration.brokerArguments = failing.brokerArguments(configuration.brokerArguments)
+    }
     let owned = try configuration.brokerBinary.map {
       try OwnedBroker(binary: $0, arguments: configuration.brokerArguments)
+    }
+    let failingSwitch = owned.map { $0.directory + "/failing-syncs" }
+    if let failing, let owned, let failingSwitch {
+      owned.environment = failing.environment(switchPath: failingSwitch)
     }
     defer {
       if configuration.keepFiles {
@@ -148,7 +196,7 @@ public enum Fuzzer {
     guard let socketPath = configuration.socketPath else {
       throw FuzzError("give a socket or a broker to start")
     }
-    let shared = SharedState()
+    let shared = SharedState(failingSyncs: failing != nil)
     let behaviours =
       configuration.behaviours.isEmpty
       ? Behaviour.allCases : configuration.behaviours.compactMap(Behaviour.init(rawValue:))
@@ -157,13 +205,20 @@ public enum Fuzzer {
     let threadCount = max(1, min(4, configuration.connections / 6))
     let perThread = max(1, configuration.connections / threadCount)
     var slotUsers: [String?] = [nil]
-    if getuid() == 0 { slotUsers += configuration.users.map { Optional($0) } + [nil] }
+    if getuid() == 0 { slotUsers += configuration.workerUsers.map { Optional($0) } + [nil] }
     let endpoints = IRCEndpoints(
       socketPath: configuration.ircSocketPath
         ?? (socketPath.split(separator: "/", omittingEmptySubsequences: false).dropLast()
           .joined(separator: "/") + "/irc.sock"),
       tcpPort: configuration.tcp ? configuration.ircTCPPort : nil)
     let ircUsers = [ownUserName()] + (getuid() == 0 ? configuration.users : [])
+    let privacy =
+      configuration.privacy
+      ? try PrivacyRun(
+        configuration: configuration, socketPath: socketPath,
+        ircSocketPath: endpoints.socketPath, owned: owned, shared: shared,
+        random: SplitMix64(seed: configuration.seed ^ PrivacyRun.seedSalt))
+      : nil
     let workers = (0..<threadCount).map { _ in
       Worker(
         socketPath: socketPath, slots: perThread, users: slotUsers, shared: shared,
@@ -175,11 +230,24 @@ public enum Fuzzer {
           ? nil
           : IRCWorkerSettings(
             share: configuration.ircShare, endpoints: endpoints, users: ircUsers,
-            generator: IRCGenerator(random: random.split(), users: ircUsers)))
+            generator: IRCGenerator(random: random.split(), users: ircUsers)),
+        privacy: privacy?.oracle,
+        web: configuration.webShare == 0 || getuid() != 0
+          ? nil
+          : configuration.webPort.map { WebWorkerSettings(share: configuration.webShare, port: $0) }
+      )
     }
     let probe = LatencyProbe(socketPath: socketPath, shared: shared)
-    let bodies: [@Sendable () -> Void] =
+    let oracle = failing.map { _ in
+      DirtyReadOracle(
+        shared: shared, socketPath: socketPath, ircSocketPath: endpoints.socketPath,
+        users: ircUsers, ircShare: configuration.ircShare, random: random.split())
+    }
+    if let failingSwitch { FailingSyncs.turnOn(failingSwitch) }
+    var bodies: [@Sendable () -> Void] =
       workers.map { worker in { worker.run() } } + [{ probe.run() }]
+    if let oracle { bodies.append { oracle.run() } }
+    if let privacy { bodies.append { privacy.run() } }
     let finished = DispatchGroup()
     for body in bodies {
       finished.enter()
@@ -194,7 +262,9 @@ public enum Fuzzer {
     let end = monotonicSeconds() + configuration.seconds
     while monotonicSeconds() < end {
       sleepSeconds(0.05)
-      if let owned, !owned.isRunning {
+      if shared.plannedPause.load(ordering: .sequentiallyConsistent) {
+        continue  // the privacy oracle restarts the broker
+      } else if let owned, !owned.isRunning {
         crashes += 1
         handleCrash(owned, shared: shared, configuration: configuration)
       } else if owned == nil, monotonicSeconds() >= nextLivenessCheck {
@@ -229,13 +299,19 @@ public enum Fuzzer {
     if configuration.ircShare > 0 {
       IRCCulprits.find(shared, endpoints: endpoints, users: ircUsers, budget: 20)
     }
+    if let oracle, let owned, let failingSwitch {
+      oracle.checkDurability(owned, switchPath: failingSwitch)
+    }
     try finalChecks(owned, socketPath: socketPath, shared: shared, configuration: configuration)
+    FreezeOracle.check(owned, socketPath: socketPath, shared: shared, configuration: configuration)
 
     var report = FuzzReport(configuration: configuration, findings: [])
     report.requestsSent = shared.requestsSent.load(ordering: .relaxed)
     report.linesReceived = shared.linesReceived.load(ordering: .relaxed)
     report.repliesChecked = shared.repliesChecked.load(ordering: .relaxed)
     report.connectionsOpened = shared.connectionsOpened.load(ordering: .relaxed)
+    report.webConnectionsOpened = shared.webConnectionsOpened.load(ordering: .relaxed)
+    report.privacySummary = privacy?.summary
     report.crashes = crashes
     if configuration.keepFiles { report.brokerDirectory = owned?.directory }
     report.latencies = probe.samples.withLock { $0 }.sorted()
@@ -247,7 +323,12 @@ public enum Fuzzer {
             format: "p99 %.1f ms, max %.1f ms, limit %.0f ms", p99 * 1000,
             (report.latencies.last ?? 0) * 1000, configuration.latencyLimit * 1000)))
     }
-    report.findings = shared.findings.all
+    report.findings = shared.findings.all + shared.dirtyReads.findings.all
+    if let oracle {
+      report.oracleNotes.append(
+        "dirty reads: \(oracle.scenesPlayed) scenes played (\(oracle.scenesAbandoned) given up), \(shared.dirtyReads.refusedCount) requests refused STORAGE, \(shared.dirtyReads.acknowledgedMessages.count) acknowledged messages looked for after a restart"
+      )
+    }
     return report
   }
 

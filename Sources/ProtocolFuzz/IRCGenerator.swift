@@ -215,8 +215,11 @@ public struct IRCGenerator {
 
   mutating func service() -> String {
     switch Int.random(in: 0..<5, using: &random) {
-    case 0: return "at \(lines.when()) \(target()) \(text())"
-    case 1: return "list"
+    case 0:
+      return random.chance(50)
+        ? "at \(lines.when()) \(target()) \(text())"
+        : "every \(RuleGenerator.rule(using: &random, oneWord: true)) \(target()) \(text())"
+    case 1: return random.chance(50) ? "list" : "next \(random.pick(knownIDs + ["1"])) 100"
     case 2: return "cancel \(random.pick(knownIDs.isEmpty ? ["1", "zz", "-1"] : knownIDs))"
     case 3: return "help"
     default: return random.pick(["at", "at +1s", "cancel", "", "\u{1}ACTION hi\u{1}"])

@@ -80,7 +80,9 @@ public enum LineShape {
       return fields(4, text: text != nil) ?? check(words[1], isRoom) ?? check(words[2], isUser)
         ?? check(words[3], isUser)
     case "SCHED":
-      return fields(5, text: true) ?? check(words[1], isID) ?? check(words[2], isTarget)
+      // A series' line has its rule as a sixth word (chatbroker(7), SCHEDULED).
+      return (words.count == 6 ? fields(6, text: true) : fields(5, text: true))
+        ?? check(words[1], isID) ?? check(words[2], isTarget)
         ?? check(words[3], isTime) ?? check(words[4], isTime)
     case "ROOM":
       // `SHARED` since 1.3, the topic as free text and `PRIVATE` since 1.4.
@@ -120,7 +122,10 @@ public enum LineShape {
     switch verb {
     case "JOIN": return shape([isRoom, isCount])
     case "PART": return shape([isRoom])
-    case "SAY", "SAYAT", "ACTION", "SKIP", "REPLACE": return shape([isID, isTime])
+    case "SAY", "SAYAT", "ACTION", "SKIP", "REPLACE", "RESCHEDULE", "EDIT":
+      return shape([isID, isTime])
+    // OK SAYEVERY <id> <due> <rule> (chatbroker(7), SAYEVERY).
+    case "SAYEVERY": return shape([isID, isTime, { !$0.isEmpty }])
     case "REDACT": return shape([isTarget, isID])
     case "TOPIC": return shape([isRoom])
     case "INVITE": return shape([isRoom, isUser])
@@ -141,12 +146,25 @@ public enum LineShape {
       guard text == nil, rest.count == 2 || more, anywhere || isTarget(rest[0]), isCount(rest[1])
       else { return "OK SEARCH malformed: \(rest.joined(separator: " ").prefix(60))" }
       return nil
-    case "SCHEDULED", "ROOMS": return shape([isCount])
+    case "SCHEDULED": return shape([isCount])
+    case "ROOMS":
+      // OK ROOMS <count> [MORE] (chatbroker(7), ROOMS): a page of 1000.
+      if rest.count == 2 && rest[1] == "MORE" {
+        return text == nil && isCount(rest[0]) ? nil : "OK ROOMS malformed"
+      }
+      return shape([isCount])
     case "CANCEL": return shape([isID])
     case "WHO": return shape([isRoom, isCount])
     case "CONVERSATIONS": return shape([isCount])
     case "MARKREAD": return shape([isTarget, isID])
     case "HELP", "QUIT": return shape([])
+    case "WEB":
+      // OK WEB <token> <expires> <link>, or OK WEB REVOKED <n> (chatbroker(7), WEB).
+      if rest.first == "REVOKED" { return shape([{ $0 == "REVOKED" }, isCount]) }
+      return shape([
+        { $0.utf8.count == 64 && $0.allSatisfy(\.isHexDigit) }, isTime,
+        { $0.hasPrefix("http://localhost:") && $0.contains("/#k=") },
+      ])
     case "PING":
       // The token is one word of the client's, echoed: it must not make the
       // line look as if it had a free text.

@@ -10,6 +10,8 @@ final class OwnedBroker: @unchecked Sendable {
   let directory: String
   let socketPath: String
   let arguments: [String]
+  /// The broker's environment; this process's when nil.
+  var environment: [String: String]?
   private var process: ChildProcess?
   /// Each start gets its own log, so that a log names one run of the broker.
   private(set) var logPaths: [String] = []
@@ -38,7 +40,7 @@ final class OwnedBroker: @unchecked Sendable {
     defer { close(log) }
     process = try ChildProcess(
       [binary, "--socket", socketPath, "--state-dir", stateDirectory] + arguments,
-      standardOutput: .descriptor(log), standardError: .descriptor(log))
+      environment: environment, standardOutput: .descriptor(log), standardError: .descriptor(log))
     let deadline = monotonicSeconds() + timeout
     while monotonicSeconds() < deadline {
       if !isRunning {

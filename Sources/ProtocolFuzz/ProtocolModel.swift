@@ -6,7 +6,8 @@ public enum ProtocolModel {
   public static let verbs: Set<String> = [
     "JOIN", "PART", "SAY", "SAYAT", "HISTORY", "SCHEDULED", "CANCEL", "ROOMS", "WHO", "PING",
     "HELP", "QUIT", "CONVERSATIONS", "MARKREAD", "ACTION", "REDACT", "TOPIC",
-    "AWAY", "INVITE", "ACCESS", "SKIP", "REPLACE", "SEARCH", "MODE", "KICK",
+    "AWAY", "INVITE", "ACCESS", "SKIP", "REPLACE", "SEARCH", "MODE", "KICK", "SAYEVERY",
+    "RESCHEDULE", "EDIT", "WEB",
   ]
 
   /// The error codes of chatbroker(7), "Errors".
@@ -22,7 +23,7 @@ public enum ProtocolModel {
     "HISTORY": "HIST", "SCHEDULED": "SCHED", "ROOMS": "ROOM", "WHO": "MEMBER", "HELP": "INFO",
     "CONVERSATIONS": "CONV", "SEARCH": "HIST",
     // The new state of what changed (chatbroker(7), SKIP and REPLACE).
-    "SKIP": "SCHED", "REPLACE": "SCHED",
+    "SKIP": "SCHED", "REPLACE": "SCHED", "RESCHEDULE": "SCHED", "EDIT": "SCHED",
     // The ban list (chatbroker(7), MODE): `OK MODE <room> +b <count>`.
     "MODE": "BAN",
   ]

@@ -129,9 +129,13 @@ public struct ReplyChecker {
           "expected \(keyword) \(expected.verb), got: \(shown)", expected.request)
       }
       if let dataKeyword {
-        if keyword == "ERR" {
+        // SCHED lines before an ERR were another session's change (below).
+        if keyword == "ERR" && dataKeyword != "SCHED" {
           violation("data lines before an ERR", "\(dataLines) \(dataKeyword) then: \(shown)")
-        } else if let count = ProtocolModel.replyCount(words), count != dataLines {
+        } else if let count = ProtocolModel.replyCount(words), count != dataLines,
+          // Another session's change may come right before (see below).
+          dataKeyword != "SCHED" || count > dataLines
+        {
           violation(
             "count differs from the data lines",
             "\(dataLines) \(dataKeyword) lines, then: \(shown)", expected.request)
@@ -146,6 +150,14 @@ public struct ReplyChecker {
       if text == "OK QUIT" { quitAnswered = true }
     case "HIST", "SCHED", "ROOM", "MEMBER", "INFO", "CONV", "BAN":
       let front = waitingStart < waiting.count ? waiting[waitingStart] : nil
+      if keyword == "SCHED", dataKeyword == nil,
+        ProtocolModel.dataKeywords[front?.verb ?? ""] != keyword
+      {
+        // The user's other session changed a pending message: its new
+        // state comes to every session (chatbroker(7), "Changing a
+        // pending message"), between replies.
+        break
+      }
       if ProtocolModel.dataKeywords[front?.verb ?? ""] != keyword {
         violation(
           "data line outside its reply",
@@ -156,7 +168,12 @@ public struct ReplyChecker {
       dataKeyword = keyword
       dataLines += 1
     case "MSG", "JOIN", "PART", "MARKREAD", "TOPIC", "REDACT", "AWAY", "MODE", "KICK":
-      if dataKeyword != nil {
+      if dataKeyword == "SCHED" {
+        // The SCHED lines so far were another session's change, which
+        // comes between replies as events do (see above), not a reply.
+        dataKeyword = nil
+        dataLines = 0
+      } else if dataKeyword != nil {
         violation("event inside a multi-line reply", shown, oldestWaiting)
       }
     case "BYE":

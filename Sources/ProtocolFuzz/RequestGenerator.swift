@@ -18,6 +18,7 @@ public struct RequestGenerator {
   public let maximumLineBytes: Int
   /// Message ids the broker handed out, for `CANCEL`, `BEFORE` and `AFTER`.
   private var knownIDs: [String] = []
+  private var knownDues: [String] = []
   private var floodRoom = 0
 
   public init(random: SplitMix64, users: [String], maximumLineBytes: Int = 4096) {
@@ -27,13 +28,18 @@ public struct RequestGenerator {
   }
 
   /// Learns ids from a line of the broker's, so later requests name real
-  /// messages.
+  /// messages, and the due instants of `SCHED` lines, so that `SKIP` and
+  /// `REPLACE` name real occurrences.
   public mutating func learn(_ line: [UInt8]) {
     guard line.starts(with: Array("OK SAY".utf8)) || line.starts(with: Array("SCHED ".utf8))
     else { return }
     let words = line.split(separator: UInt8(ascii: " "))
     let index = line.starts(with: Array("SCHED ".utf8)) ? 1 : 2
     guard words.count > index else { return }
+    if index == 1, words.count > 3 {
+      if knownDues.count >= 64 { knownDues.removeFirst() }
+      knownDues.append(String(decoding: words[3], as: UTF8.self))
+    }
     if knownIDs.count >= 256 { knownIDs.remove(at: Int.random(in: 0..<256, using: &random)) }
     knownIDs.append(String(decoding: words[index], as: UTF8.self))
   }
@@ -102,6 +108,7 @@ public struct RequestGenerator {
         "JOIN", "PART", "SAY", "SAY", "SAYAT", "SAYAT", "HISTORY", "SCHEDULED", "CANCEL", "ROOMS",
         "WHO", "PING", "HELP", "QUIT", "CONVERSATIONS", "MARKREAD", "ACTION", "REDACT", "TOPIC",
         "AWAY", "JOIN", "INVITE", "ACCESS", "SKIP", "REPLACE", "SEARCH", "MODE", "MODE", "KICK",
+        "SAYEVERY", "SAYEVERY", "RESCHEDULE",
       ]))
     switch verb.asciiUppercased {
     case "JOIN":
@@ -145,9 +152,15 @@ public struct RequestGenerator {
       if random.chance(30) { request += " \(random.pick(["BEFORE", "before"])) \(id())" }
       return request + " " + searchWords()
     case "CANCEL": return "\(verb) \(id())"
+    // Series, in every form of rule (chatbroker(7), "Series").
+    case "SAYEVERY":
+      return "\(verb) \(target()) \(RuleGenerator.rule(using: &random)) \(text())"
+    case "RESCHEDULE":
+      let when = random.chance(50) ? RuleGenerator.rule(using: &random) : when()
+      return "\(verb) \(id()) \(random.chance(20) ? random.pick(["now", "skip", "resume"]) : when)"
     // One occurrence of a series (chatbroker(7), SKIP and REPLACE).
-    case "SKIP": return "\(verb) \(id()) \(when())"
-    case "REPLACE": return "\(verb) \(id()) \(when()) \(when()) \(text())"
+    case "SKIP": return "\(verb) \(id()) \(occurrence())"
+    case "REPLACE": return "\(verb) \(id()) \(occurrence()) \(when()) \(text())"
     case "MARKREAD": return "\(verb) \(target()) \(id())"
     case "PING": return random.chance(50) ? verb : "\(verb) \(word())"
     case "QUIT": return random.chance(10) ? verb : "\(verb) now"
@@ -244,6 +257,11 @@ public struct RequestGenerator {
       "0", "1", "2", "50", "999", "1000", "1001", "007", "-1", "+5", "1e3", "9223372036854775807",
       "9223372036854775808", "99999999999999999999999999999999", "18446744073709551616", "0x10",
     ])
+  }
+
+  /// An occurrence for `SKIP` and `REPLACE`: one a series showed, or a `<when>`.
+  mutating func occurrence() -> String {
+    !knownDues.isEmpty && random.chance(60) ? random.pick(knownDues) : when()
   }
 
   /// `<when>` values: good ones, and the edges where arithmetic breaks.

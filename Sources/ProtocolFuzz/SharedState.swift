@@ -9,6 +9,9 @@ final class SharedState: Sendable {
   /// Set while the broker is being restarted: workers drop their
   /// connections and wait.
   let paused = Atomic<Bool>(false)
+  /// Set while the privacy oracle keeps the broker quiet or restarts it
+  /// (``PrivacyRun``): a broker that is not running then did not crash.
+  let plannedPause = Atomic<Bool>(false)
   /// Bumped whenever the broker crashed: what a connection of an earlier
   /// generation saw is not judged against the contract.
   let generation = Atomic<Int>(0)
@@ -16,12 +19,22 @@ final class SharedState: Sendable {
   let linesReceived = Atomic<Int>(0)
   let repliesChecked = Atomic<Int>(0)
   let connectionsOpened = Atomic<Int>(0)
+  /// Of those, the pages opened through the web door (`--web-share`).
+  let webConnectionsOpened = Atomic<Int>(0)
   let connectFailures = Atomic<Int>(0)
   private let recent = Locked<(lines: [Suspect], next: Int)>(([], 0))
+  /// The latest lines of each verb, floods too, for ``FreezeOracle``.
+  let linesByVerb = LinesByVerb()
   static let recentCapacity = 3000
   /// For each kind of IRC violation, the first sighting's suspects (see
   /// ``Violation/suspects``), to replay at the end of the run.
   let ircSuspects = Locked<[String: IRCSuspects]>([:])
+  /// The dirty-read oracle's books (`--failing-syncs`), off otherwise.
+  let dirtyReads: DirtyReadLedger
+
+  init(failingSyncs: Bool = false) {
+    dirtyReads = DirtyReadLedger(enabled: failingSyncs)
+  }
 
   /// Remembers a request line as sent, keeping the latest few thousand.
   func remember(_ line: [UInt8], irc: Bool = false) {

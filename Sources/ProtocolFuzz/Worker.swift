@@ -14,6 +14,10 @@ final class Worker: @unchecked Sendable {
   private var generator: RequestGenerator
   /// IRC clients: what share of the connections, where, and their lines.
   private var irc: IRCWorkerSettings?
+  /// Checks every line against who may read what (`chatfuzz --privacy`).
+  private let privacy: PrivacyOracle?
+  /// Line-protocol clients over the web door: what share, and its port.
+  private let web: WebWorkerSettings?
   private var connections: [FuzzConnection?]
   /// Findings about connections that ended, held back a moment: if the
   /// broker crashed meanwhile, the crash is the finding, not these.
@@ -25,9 +29,12 @@ final class Worker: @unchecked Sendable {
 
   init(
     socketPath: String, slots: Int, users: [String?], shared: SharedState,
-    behaviours: [Behaviour], generator: RequestGenerator, irc: IRCWorkerSettings? = nil
+    behaviours: [Behaviour], generator: RequestGenerator, irc: IRCWorkerSettings? = nil,
+    privacy: PrivacyOracle? = nil, web: WebWorkerSettings? = nil
   ) {
     self.irc = irc
+    self.web = web
+    self.privacy = privacy
     self.behaviours = behaviours
     self.socketPath = socketPath
     self.slots = slots
@@ -88,6 +95,14 @@ final class Worker: @unchecked Sendable {
             connection.checker = checker
           }
           connections[slot] = connection
+        } else if let web, let user, Int.random(in: 0..<100, using: &generator.random) < web.share {
+          // A page of one of the users (root's and the fuzzer's own are
+          // refused at the door), with a token of theirs made just now.
+          let token = try WebDoorToken.mint(socketPath: socketPath, user: user)
+          connections[slot] = try FuzzConnection(
+            path: socketPath, behaviour: behaviour, user: user, generation: generation,
+            lifetime: lifetime, wire: .web, tcpPort: web.port, webToken: token)
+          shared.webConnectionsOpened.add(1, ordering: .relaxed)
         } else {
           connections[slot] = try FuzzConnection(
             path: socketPath, behaviour: behaviour, user: user,
@@ -242,6 +257,13 @@ final class Worker: @unchecked Sendable {
   private func read(_ connection: FuzzConnection) {
     var lines: [[UInt8]] = []
     let ended = connection.readSome(into: &lines)
+    if let violation = connection.webViolation {
+      connection.webViolation = nil
+      shared.findings.record(
+        Finding(
+          category: "contract", summary: "the web door broke the WebSocket's rules",
+          detail: "\(violation) (a \(connection.kind) client)"))
+    }
     // A reader that still gets answers is not frozen, however much it asked
     // for: the bound is on silence, not on the size of a flood (checking a
     // million HISTORY lines takes this process longer than the broker).
@@ -249,11 +271,15 @@ final class Worker: @unchecked Sendable {
     shared.linesReceived.add(lines.count, ordering: .relaxed)
     let checkedBefore = connection.checker.repliesChecked
     for line in lines {
+      privacy?.received(line, on: connection)
       if connection.wire.isIRC {
         irc?.generator.learn(line)
       } else {
         generator.learn(line)
       }
+      shared.dirtyReads.saw(
+        line, viewer: connection.user ?? DirtyReadOracle.ownUser,
+        session: "a \(connection.kind) client")
       for violation in connection.checker.received(line) {
         report(violation, on: connection)
       }
@@ -368,6 +394,13 @@ struct IRCWorkerSettings {
   var endpoints: IRCEndpoints
   var users: [String]
   var generator: IRCGenerator
+}
+
+/// The web door's share of a worker's connections (`chatfuzz --web-share`):
+/// in percent of those of the other users, and the door's port.
+struct WebWorkerSettings {
+  var share: Int
+  var port: UInt16
 }
 
 /// Where a worker's lines come from: the line protocol's generator or

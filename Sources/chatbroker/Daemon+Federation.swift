@@ -31,13 +31,18 @@ extension Daemon {
     guard options.federation.settings != nil else { return }
     let link = NatsLink(
       options.federation.linkConfiguration, after: engine.streamSequences,
-      deliver: { [unowned server] lines, epoch in server.deliver(lines, epoch: epoch) },
+      deliver: { [unowned server] lines, reader, last, epoch in
+        server.deliver(lines, reader: reader, through: last, epoch: epoch)
+      },
       report: { [unowned server] state, fields in server.federationStateChanged(state, fields) },
       ownLastID: { [unowned server] id in server.ownLinesFound(upTo: id) },
       refused: { [unowned server] reason in server.publishRefused(reason) },
       created: { [unowned server] time in server.streamFound(created: time) },
       presence: { [unowned server] room, node, users in
         server.presenceReceived(room: room, node: node, users: users)
+      },
+      duplicate: { [unowned server] line, sequence, created in
+        server.duplicateAcknowledged(line, sequence: sequence, streamCreated: created)
       })
     server.attachFederation(link)
     NatsLink.initializeLibrary()

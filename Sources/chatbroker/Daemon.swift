@@ -13,6 +13,8 @@ final class Daemon: @unchecked Sendable {
   private var signalSources: [DispatchSourceSignal] = []
   private var boundSocketPath: String?
   private var boundIRCSocketPath: String?
+  /// The browser door's sockets systemd passed, with their addresses.
+  private var passedWebSockets: [(fd: Int32, endpoint: LoopbackTCP.Endpoint)] = []
   /// Directories this start-up created (the state directory, the socket's),
   /// newest last: a start-up that fails removes them again when they hold
   /// nothing but what it put there (``fail(_:status:)``).
@@ -48,23 +50,30 @@ final class Daemon: @unchecked Sendable {
     }
     // Sockets passed by systemd are checked before the state is touched, so
     // a wrong chatbroker.socket fails at once, without locking or replaying.
-    let passed = passedSockets()
+    let passedAll = passedSockets()
+    let passed = passedAll.filter { $0.name != Systemd.webName }
+    passedWebSockets = passedAll.filter { $0.name == Systemd.webName }.compactMap { socket in
+      LoopbackTCP.Endpoint(of: socket.fd, peer: false).map { (socket.fd, $0) }
+    }
     // Our own socket's directory too: refused before the journal is locked.
     let socketPath = passed.isEmpty ? prepareSocketDirectory(environment) : nil
 
     let clock = SystemClock(zone: zone)
     let journal = openJournal(stateDirectory)
     // The journal's one writer, and the engine's sink (chatbroker(8), JOURNAL).
-    let committer = JournalCommitter(journal: journal, syncs: options.sync, log: log)
+    let committer = JournalCommitter(
+      journal: journal, syncs: options.sync, purgeInterval: options.purgeInterval, log: log)
     let users = SystemUsers()
     let engine = Engine(
       limits: options.limits, clock: clock, users: users, journal: committer,
       groups: SystemGroups(), log: log)
     federate(engine)
-    replay(journal, into: engine, now: clock.now)
+    let steps = StepWatch(log: log)
+    replay(journal, into: engine, now: clock.now, steps: steps)
 
     let sockets = socketPath.map { [bindSocket($0)] + bindIRCSocket() } ?? passed
     let ircTCP = listenIRCOverTCP()
+    let webDoor = listenWebDoor()
     var serverOptions = Server.Options()
     serverOptions.ircBacklog = options.ircBacklog
     if let name = options.serverName { serverOptions.serverName = name }
@@ -73,7 +82,7 @@ final class Daemon: @unchecked Sendable {
     do {
       server = try Server(
         queue: queue, engine: engine, committer: committer, users: users,
-        options: serverOptions, log: log)
+        options: serverOptions, log: log, steps: steps)
     } catch {
       fail(error.description, status: ExitCode.systemError)
     }
@@ -81,6 +90,7 @@ final class Daemon: @unchecked Sendable {
       Self.statusText(
         connections: server.connectionCount, rooms: engine.roomCount,
         pending: engine.pendingCount) + (server.federationState.map { ", link \($0)" } ?? "")
+        + (steps.statusText.map { ", " + $0 } ?? "")
     }
     startWatchdog()
     queue.sync {
@@ -102,6 +112,12 @@ final class Daemon: @unchecked Sendable {
         if let tcp = ircTCP {
           try server.listen(on: tcp, wire: .ircOverTCP)
           log.info("listening", ["irc_tcp": "\(options.ircListenText)", "fd": "\(tcp)"])
+        }
+        // The browser door: bound here, or passed with FileDescriptorName=web.
+        for (fd, endpoint) in webDoor {
+          try server.listen(on: fd, wire: .web)
+          log.info("listening", ["web": endpoint.description, "fd": "\(fd)"])
+          if engine.webDoorPort == nil { engine.webDoorPort = endpoint.port }
         }
       } catch {
         fail(error.description, status: ExitCode.systemError)
@@ -160,11 +176,24 @@ final class Daemon: @unchecked Sendable {
     }
   }
 
-  private func replay(_ journal: FileJournal, into engine: Engine, now: Timestamp) {
+  private func replay(
+    _ journal: FileJournal, into engine: Engine, now: Timestamp, steps: StepWatch
+  ) {
     let started = DispatchTime.now()
     let report: JournalLoadReport
     do {
-      report = try journal.load(repair: options.repair, now: now) { engine.replay($0) }
+      // A step is one record: reading it from the journal (since the last
+      // one was applied) and applying it; the first, applying it only
+      // (mapping and scanning the file before it is no record's).
+      var step: UInt64?
+      var number = 0
+      report = try journal.load(repair: options.repair, now: now) { record in
+        let started = step ?? steps.begin()
+        engine.replay(record)
+        number += 1
+        steps.end(started, .replay, fields: [(key: "record", value: "\(number)")])
+        step = steps.begin()
+      }
     } catch {
       if case .corrupt = error { fail(error.description, status: ExitCode.dataError) }
       if case .unsafe = error {
@@ -269,6 +298,21 @@ final class Daemon: @unchecked Sendable {
     }
   }
 
+  /// `--web-listen`: the browser door's loopback TCP listeners, and those
+  /// systemd passed as "web" (chatbroker-web.socket), with their addresses.
+  private func listenWebDoor() -> [(fd: Int32, endpoint: LoopbackTCP.Endpoint)] {
+    var listeners = passedWebSockets
+    for endpoint in options.webListen {
+      do {
+        listeners.append((try LoopbackTCP.listen(on: endpoint), endpoint))
+      } catch {
+        let status = error.errno == EADDRINUSE ? ExitCode.temporaryFailure : ExitCode.cannotCreate
+        fail("cannot listen on \(endpoint): \(error)", status: status)
+      }
+    }
+    return listeners
+  }
+
   /// SIGTERM and SIGINT: STOPPING=1, BYE to every client, the last group
   /// commit, exit 0, all within a second. Clients get up to 800 ms to read
   /// their BYE; the rest is left for the final sync and the exit. Installed
@@ -306,7 +350,9 @@ final class Daemon: @unchecked Sendable {
               ["path": running?.journal.path ?? "", "reason": reason])
             exit(ExitCode.ioError.rawValue)
           }
-          log.info("stopped", ["syncs": "\(server.syncCount)"])
+          log.log(
+            .info, "stopped",
+            fields: [(key: "syncs", value: "\(server.syncCount)")] + server.steps.summaryFields)
           exit(0)
         }
       }

@@ -12,6 +12,9 @@ struct Options {
   var verbose = false
   /// `--compact-min-size`: the journal is never compacted below this size.
   var compactMinSize = FileJournal.defaultCompactionFloor
+  /// `--purge-interval`: seconds between two compactions that taken-back
+  /// texts start, the longest such a text stays in the journal file.
+  var purgeInterval = JournalCommitter.defaultPurgeInterval
   var limits = Limits()
   /// `--irc-socket`: nil for irc.sock beside the main socket, empty for none.
   var ircSocketPath: String?
@@ -20,20 +23,23 @@ struct Options {
   var serverName: String?
   /// `--irc-listen`: a loopback address and port for IRC over TCP.
   var ircListen: LoopbackTCP.Endpoint?
+  /// `--web-listen`, each time it is given: loopback addresses and ports
+  /// of the browser door.
+  var webListen: [LoopbackTCP.Endpoint] = []
   /// `--nats`, `--node`, `--share` and the NATS credentials.
   var federation = FederationOptions()
 
   static let usage = """
     usage: chatbroker [-hV] [--socket path] [--socket-mode mode] [--state-dir dir]
                       [--no-sync] [--repair] [--verbose] [--compact-min-size bytes]
-                      [--max-line-bytes n]
+                      [--purge-interval seconds] [--max-line-bytes n]
                       [--history-per-conversation n]
                       [--history-bytes-per-conversation bytes] [--history-request n]
                       [--pending-per-user n] [--horizon-days n]
                       [--sessions-per-user n] [--output-limit bytes]
                       [--max-rooms n] [--new-rooms-per-minute n]
                       [--irc-socket path] [--irc-listen address:port] [--irc-backlog n]
-                      [--server-name name]
+                      [--server-name name] [--web-listen address:port]
                       [--nats urls] [--node name] [--share patterns]
                       [--nats-user user] [--nats-password password] [--nats-token token]
                       [--nats-creds file] [--nats-replicas n]
@@ -53,6 +59,9 @@ struct Options {
       --verbose            log debug events too
       --compact-min-size bytes  journal size below which it is never compacted
                            (default 67108864)
+      --purge-interval seconds  longest a taken-back text stays in the journal
+                           file, and least time between the compactions it
+                           starts (default 60)
       --max-line-bytes n   longest request line (default 4096)
       --history-per-conversation n  messages kept per conversation (default 10000)
       --history-bytes-per-conversation bytes  bytes of text kept per conversation,
@@ -71,6 +80,10 @@ struct Options {
                            client's owner (sock_diag), or it is refused
       --irc-backlog n      lines of a room an IRC client gets on JOIN (default 50, 0 for none)
       --server-name name   the server's name to IRC clients (default: the host name)
+      --web-listen address:port  the browser door, on a loopback address only
+                           (127.0.0.1:8080, [::1]:8080; may be given twice); the
+                           kernel names each client's owner, a token from
+                           chatsh web must match it
       --nats urls          NATS servers of the JetStream cluster that shares rooms with
                            other hosts (nats://host:port, separated by commas)
       --node name          this host's name in the federation (default: the host name)
@@ -130,6 +143,14 @@ struct Options {
           return bad(argument, "a loopback address and port such as 127.0.0.1:6667 or [::1]:6667")
         }
         options.ircListen = listen
+      case "--web-listen":
+        guard let text = next(), let listen = LoopbackTCP.parse(text) else {
+          return bad(argument, "a loopback address and port such as 127.0.0.1:8080 or [::1]:8080")
+        }
+        guard options.webListen.count < 2, !options.webListen.contains(listen) else {
+          return bad(argument, "at most two loopback addresses, each once")
+        }
+        options.webListen.append(listen)
       case "--irc-backlog":
         guard let text = next(), let number = Int(text), number >= 0 else {
           return bad(argument, "a whole number from 0")
@@ -151,6 +172,11 @@ struct Options {
           return bad(argument, "a number of bytes from 0")
         }
         options.compactMinSize = number
+      case "--purge-interval":
+        guard let text = next(), let number = Int(text), (0...86_400).contains(number) else {
+          return bad(argument, "a number of seconds from 0 to 86400")
+        }
+        options.purgeInterval = number
       case "--max-line-bytes", "--history-per-conversation", "--history-bytes-per-conversation",
         "--history-request",
         "--pending-per-user", "--horizon-days", "--sessions-per-user", "--output-limit",

@@ -1,3 +1,4 @@
+import Broker
 import CSystemd
 import Dispatch
 import Glibc
@@ -11,7 +12,9 @@ enum Systemd {
   }
 
   /// The listening sockets systemd passed (`LISTEN_FDS`), checked to be
-  /// listening `AF_UNIX` stream sockets; empty when not socket-activated.
+  /// listening `AF_UNIX` stream sockets, but for those named "web"
+  /// (chatbroker-web.socket): listening TCP sockets on a loopback address;
+  /// empty when not socket-activated.
   static func passedSockets() throws(PassedSocketError) -> [(fd: Int32, name: String)] {
     var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
     let count = sd_listen_fds_with_names(1, &names)
@@ -31,7 +34,16 @@ enum Systemd {
     for index in 0..<count {
       let fd = SD_LISTEN_FDS_START + index
       let name = names?[Int(index)].map { String(cString: $0) } ?? "unknown"
-      guard sd_is_socket_unix(fd, Int32(SOCK_STREAM.rawValue), 1, nil, 0) > 0 else {
+      if name == webName {
+        guard sd_is_socket_inet(fd, Int32(AF_UNSPEC), Int32(SOCK_STREAM.rawValue), 1, 0) > 0,
+          LoopbackTCP.Endpoint(of: fd, peer: false)?.isLoopback == true
+        else {
+          throw PassedSocketError(
+            description:
+              "the socket systemd passed as web (fd \(fd)) is \(describe(fd)), not a listening TCP socket on a loopback address; use ListenStream=127.0.0.1:8080 in chatbroker-web.socket"
+          )
+        }
+      } else if sd_is_socket_unix(fd, Int32(SOCK_STREAM.rawValue), 1, nil, 0) <= 0 {
         throw PassedSocketError(
           description:
             "the socket systemd passed as \(name) (fd \(fd)) is \(describe(fd)), not a listening AF_UNIX stream socket; use ListenStream=/run/chatbroker/chatbroker.sock in chatbroker.socket"
@@ -73,6 +85,9 @@ enum Systemd {
     let listening = option(SO_ACCEPTCONN) == 1 ? "listening" : "non-listening"
     return "\(familyName) \(typeName) socket (\(listening))"
   }
+
+  /// The name of the browser door's sockets (FileDescriptorName=web).
+  static let webName = "web"
 
   static func notify(_ state: String) {
     _ = sd_notify(0, state)

@@ -12,9 +12,10 @@ import ProtocolFuzz
 let usage = """
   usage: chatfuzz (--socket path | --broker path) [--seconds n] [--connections n]
                   [--seed n] [--users name,...] [--log path] [--latency-limit ms]
-                  [--behaviours name,...] [--keep]
+                  [--step-limit ms] [--behaviours name,...] [--keep]
                   [--wire line|irc] [--irc-share percent] [--irc-socket path]
-                  [--tcp] [--irc-port port]
+                  [--tcp] [--irc-port port] [--web-share percent] [--web-port port]
+                  [--failing-syncs percent] [--privacy]
     --socket path      fuzz the broker listening on path
     --broker path      start this chatbroker (with --no-sync on a temporary
                        socket and state directory), restart it after a crash
@@ -26,6 +27,8 @@ let usage = """
     --users a,b        also connect as these Unix users (root only)
     --log path         the broker's log, scanned for traps at the end
     --latency-limit ms the PING p99 that still passes (default 50)
+    --step-limit ms    the longest step the broker may log (chatbroker(8),
+                       LOGGING) that still passes (default 10, its bound)
     --keep             keep the started broker's logs (with backtraces) and state
     --behaviours a,b   only these kinds of clients: \(FuzzConfiguration.behaviourNames.joined(separator: ", "))
                        (default: all)
@@ -39,6 +42,36 @@ let usage = """
                        use loopback TCP: the started broker gets --irc-listen
                        127.0.0.1 on a free port; with --socket, give --irc-port
     --irc-port port    the TCP port of the running broker's --irc-listen
+    --web-share n      n percent of the --users' line-protocol clients speak it
+                       over the web door instead, as a browser's page does: a
+                       token from WEB, the upgrade, then one line per
+                       WebSocket text frame (root; the started broker gets
+                       --web-listen 127.0.0.1 on a free port; with --socket,
+                       give --web-port); every oracle judges their lines
+    --web-port port    the TCP port of the running broker's --web-listen
+    --failing-syncs p  with --broker: the broker syncs its journal, and p percent
+                       of its fdatasync calls fail with EIO (a library in its
+                       LD_PRELOAD, seeded with --seed), while scenes in fresh
+                       rooms watch for dirty reads: a request refused STORAGE
+                       was rolled back, so no line any session gets, before or
+                       after, may show its text, topic, key, ban, limit, mode,
+                       room or invitation; at the end the broker is restarted
+                       on its journal, and every acknowledged message must be
+                       in its room's HISTORY
+    --privacy          also check who reads what (root, two --users at least):
+                       the users and root make public, group, invite-only and
+                       +s rooms, post lines with unique tokens, invite, kick,
+                       ban, redact, send direct messages, and are added to and
+                       taken out of a Unix group made for the run (gpasswd);
+                       every line any of them gets, on either wire, must show
+                       no room, member, topic or line they may not read
+                       (findings of category privacy, with the request). The
+                       other clients speak as the first of three or more users
+                       only. After its first round the started broker is
+                       restarted: kicks and bans must hold; IRC LUSERS must
+                       count only rooms the asker may see. Runs of 90 s and
+                       more also check a session opened before a user left
+                       the group, past the 60 s bound of group lookups.
   IRC clients register (CAP LS 302, CAP REQ, NICK, USER, CAP END), then send
   every command of the gateway, lines of many targets, tags, control
   characters, invalid UTF-8 and floods; every line they get must be IRC
@@ -101,7 +134,12 @@ while let argument = arguments.next() {
   case "--irc-socket": configuration.ircSocketPath = value()
   case "--tcp": configuration.tcp = true
   case "--irc-port": configuration.ircTCPPort = UInt16(number(1...65535))
+  case "--web-share": configuration.webShare = Int(number(0...100))
+  case "--web-port": configuration.webPort = UInt16(number(1...65535))
+  case "--privacy": configuration.privacy = true
   case "--latency-limit": configuration.latencyLimit = number(1...60_000) / 1000
+  case "--failing-syncs": configuration.failingSyncs = number(0...100)
+  case "--step-limit": configuration.stepLimit = number(1...60_000) / 1000
   case "-h", "--help":
     print(usage)
     exit(0)
@@ -114,8 +152,20 @@ while let argument = arguments.next() {
 if (configuration.socketPath == nil) == (configuration.brokerBinary == nil) {
   fail("give exactly one of --socket and --broker")
 }
+if configuration.failingSyncs != nil && configuration.brokerBinary == nil {
+  fail("--failing-syncs needs a broker to start: give --broker")
+}
 if configuration.tcp && configuration.ircShare == 0 {
   fail("--tcp is for IRC clients: give --wire irc or --irc-share")
+}
+if configuration.privacy && (getuid() != 0 || configuration.users.count < 2) {
+  fail("--privacy needs root and at least two --users")
+}
+if configuration.webShare > 0 && (getuid() != 0 || configuration.users.isEmpty) {
+  fail("--web-share needs root and --users: the web door refuses root and the broker's own user")
+}
+if configuration.webShare > 0 && configuration.socketPath != nil && configuration.webPort == nil {
+  fail("--web-share with --socket needs the broker's --web-listen port as --web-port")
 }
 if configuration.tcp && configuration.socketPath != nil && configuration.ircTCPPort == nil {
   fail("--tcp with --socket needs the broker's --irc-listen port as --irc-port")

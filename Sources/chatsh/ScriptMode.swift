@@ -92,6 +92,16 @@ struct ScriptMode {
               json ? OutputFormat.object([("room", room.description), ("user", user)]) : user)
           }
         }
+      case .web(let revoke):
+        let finals = try simple([.web(revoke: revoke)]) { _ in }
+        let fields = finals.last?.okFields ?? []
+        if revoke {
+          out.line("revoked \(fields.dropFirst().first ?? "0") links")
+        } else if fields.count >= 3 {
+          out.line(fields[2])
+          out.flush()
+          complain("the link works for you only, until \(fields[1]); keep it to yourself")
+        }
       case .interactive, .help, .version:
         return .usage
       }

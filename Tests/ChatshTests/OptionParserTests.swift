@@ -28,6 +28,9 @@ import Testing
       (["cancel", "1jm"], .cancel(id: "1jm")),
       (["rooms", "--json"], .rooms(json: true)),
       (["who", "#ops"], .who(room: "#ops", json: false)),
+      (["web"], .web(revoke: false)),
+      (["web", "--revoke"], .web(revoke: true)),
+      (["web", "--help"], .help(command: "web")),
       (["--help"], .help(command: nil)),
       (["say", "--help"], .help(command: "say")),
       (["help", "tail"], .help(command: "tail")),
@@ -48,6 +51,7 @@ import Testing
       ["scheduled", "--at", "18:00"], ["say", "--wait", "-1", "#a", "x"],
       ["say", "--wait", "86401", "#a", "x"], ["say", "--wait", "soon", "#a", "x"],
       ["history", "--wait", "5", "#a"], ["history", "--mentions", "#a"],
+      ["web", "now"], ["web", "--json"], ["rooms", "--revoke"], ["--revoke", "web"],
     ])
   func usageErrors(arguments: [String]) {
     #expect(throws: UsageError.self) { try OptionParser.parse(arguments) }

@@ -31,7 +31,7 @@ private let created = Timestamp(milliseconds: 1_796_061_309_877)  // 2026-11-30T
     (
       BrokerLine.hello(
         version: chatbrokerVersion, user: "alice", text: "welcome alice, type HELP for commands"),
-      "HELLO 1.5.0 alice :welcome alice, type HELP for commands\n"
+      "HELLO 1.6.0 alice :welcome alice, type HELP for commands\n"
     ),
     (BrokerLine.ok(.join, "#ops", "2"), "OK JOIN #ops 2\n"),
     (

@@ -15,7 +15,7 @@ struct CalendarRuleTests {
     let rule = try Recurrence.parse(word, defaultZone: timeZone, now: from, verb: .sayEvery)
     var shown: [String] = []
     var instant = from
-    while shown.count < count, let next = rule.next(after: instant, reference: instant) {
+    while shown.count < count, let next = try rule.next(after: instant, reference: instant) {
       shown.append(local(next, timeZone))
       instant = next
     }

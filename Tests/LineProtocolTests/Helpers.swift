@@ -16,3 +16,16 @@ func utc(_ text: String) -> Timestamp {
 func bytes(_ text: String) -> [UInt8] {
   Array(text.utf8)
 }
+
+extension Recurrence {
+  /// The next occurrence, each search with a budget of its own, as each
+  /// request and timer step of the broker has (a test of the budget itself
+  /// passes one).
+  func next(after instant: Timestamp, reference: Timestamp) throws -> Timestamp? {
+    try next(after: instant, reference: reference, budget: RecurrenceBudget())
+  }
+
+  func first(after now: Timestamp) throws -> Timestamp? {
+    try first(after: now, budget: RecurrenceBudget())
+  }
+}

@@ -53,7 +53,8 @@ private let requests: [Request] =
       MessageID("q")!, occurrence: "2026-12-24T09:00:00.000Z", when: "2026-12-23T09:00Z",
       text: ":early: this week"),
     .rooms(after: longestRoom), .ping(token: nil), .ping(token: "x:y"), .ping(token: "ünï"),
-    .help, .quit, .joinKeyed(longestRoom, key: String(repeating: "k", count: 32)),
+    .help, .quit, .web(revoke: false), .web(revoke: true),
+    .joinKeyed(longestRoom, key: String(repeating: "k", count: 32)),
     .mode(longestRoom), .bans(RoomName("#ops")!),
     .setMode(
       RoomName("#ops")!,
@@ -125,6 +126,7 @@ struct RequestEncodingTests {
       (.cancel(MessageID("q")!), "CANCEL q"),
       (.scheduled(nil), "SCHEDULED"),
       (.ping(token: "7"), "PING 7"),
+      (.web(revoke: false), "WEB"), (.web(revoke: true), "WEB REVOKE"),
       (.join(RoomName("#ops")!), "JOIN #ops"),
     ]
     for (request, line) in lines {

@@ -18,8 +18,6 @@ extension Engine {
       let target = conversation.target(seenBy: user)
       return (name: target.description, target: target, conversation: conversation)
     }.sorted { $0.name < $1.name }
-    // A conservative test: any record not synced yet may be shown.
-    let kinds = listKinds(answering: .conversations, showsUnsynced: unsynced.count > 0)
     let markers = readMarkers[user] ?? [:]
     for entry in entries {
       let history = histories[entry.conversation]
@@ -30,9 +28,9 @@ extension Engine {
       let summary = ConversationSummary(
         target: entry.target, newest: history?.newest.map { (id: $0.id, time: $0.time) },
         read: marker?.id, unread: count.unread, mentions: count.mentions)
-      send(.conversation(summary), to: connection, kind: kinds.item)
+      send(.conversation(summary), to: connection)
     }
-    send(.ok(.conversations, fields: [String(entries.count)]), to: connection, kind: kinds.end)
+    send(.ok(.conversations, fields: [String(entries.count)]), to: connection)
   }
 
   /// Both parties of a direct conversation (one, when it is a user's own).

@@ -34,8 +34,7 @@ extension Engine {
       tellAway(other, to: user, connection: connection)
     }
     send(
-      .accepted(verb, id: message.id, time: message.time), to: connection,
-      kind: .outcome(verb))
+      .accepted(verb, id: message.id, time: message.time), to: connection)
     fanOut(
       message, in: ConversationKey(target: target, author: user), except: connection,
       notice: notice, tags: tags)
@@ -50,7 +49,7 @@ extension Engine {
       checkAccess(target, verb: .say, connection: connection, user: user)
     else { return }
     let now = clock.now
-    tell(ConversationKey(target: target, author: user), except: connection, kind: .neutral) {
+    tell(ConversationKey(target: target, author: user), except: connection) {
       .tagmsg(target: $0, user: user, time: now, tags: tags)
     }
     send(.ok(.say, fields: []), to: connection)
@@ -74,7 +73,7 @@ extension Engine {
           target: target, id: message.id, time: message.time, user: message.author,
           text: message.text, action: message.isAction, series: message.series)
     }
-    tell(conversation, except: except, kind: .revealing, delivered)
+    tell(conversation, except: except, delivered)
   }
 
   /// Sends an event to everyone in a conversation but `except`: the room's
@@ -82,18 +81,17 @@ extension Engine {
   /// made once by `event` for the target that party sees (`@bob` for
   /// alice, `@alice` for bob) and shared by its sessions.
   func tell(
-    _ conversation: ConversationKey, except: ConnectionID?, kind: LineKind,
-    _ event: (Target) -> BrokerEvent
+    _ conversation: ConversationKey, except: ConnectionID?, _ event: (Target) -> BrokerEvent
   ) {
     switch conversation {
     case .room(let name):
-      broadcast(Outgoing(event(.room(name))), in: name, except: except, kind: kind)
+      broadcast(Outgoing(event(.room(name))), in: name, except: except)
     case .direct(let first, let second):
       for party in first == second ? [first] : [first, second] {
-        guard let connections = connectionsByUser[party], let output else { continue }
+        guard let connections = connectionsByUser[party] else { continue }
         let line = Outgoing(event(conversation.target(seenBy: party)))
         for connection in connections where connection != except {
-          output.send(line, to: connection, kind: kind)
+          send(line, to: connection)
         }
       }
     }
@@ -114,27 +112,23 @@ extension Engine {
         to: connection)
       return
     }
-    let kinds = listKinds(
-      answering: .history(target, count: count, anchor: anchor),
-      showsUnsynced: showsUnsynced(range, of: conversation))
     for sequence in range {
       let message = messages[sequence]
       if message.isRedacted {
         send(
           .redactedHistory(
             target: target, id: message.id, time: message.time, user: message.author),
-          to: connection, kind: kinds.item)
+          to: connection)
         continue
       }
       send(
         .history(
           target: target, id: message.id, time: message.time, user: message.author,
           text: message.text, action: message.isAction, series: message.series),
-        to: connection, kind: kinds.item)
+        to: connection)
     }
     send(
-      .ok(.history, fields: [target.description, String(range.count)]), to: connection,
-      kind: kinds.end)
+      .ok(.history, fields: [target.description, String(range.count)]), to: connection)
   }
 
 }

@@ -39,12 +39,7 @@ extension Engine {
   /// Whether a ban of the room matches `user` (as `user!user@host`, any
   /// host: a login name is the same user on every connection).
   func isBanned(_ room: RoomName, user: String) -> Bool {
-    guard let bans = rooms[room]?.modes.bans, !bans.isEmpty else { return false }
-    let lowered = user.lowercased()
-    return bans.contains { ban in
-      ModeChange.mask(ban.mask, matches: "\(lowered)!\(lowered)@*")
-        || ModeChange.mask(ban.mask, matches: "\(lowered)!\(lowered)@localhost")
-    }
+    rooms[room]?.modes.bans(user) == true
   }
 
   /// The room's modes as `MODE <room>` shows them, `+` and its letters
@@ -82,19 +77,16 @@ extension Engine {
 
   // MARK: - What the modes hold writers and joiners to
 
-  /// For a request that writes to a room: a ban (`BANNED`), `+n` for who
-  /// is not a member (`NOTJOINED`), `+m` for who is neither an operator nor
-  /// voiced (`MODERATED`). Answers and returns false when the line may not
-  /// be written. Operators are held to none.
+  /// For a request that writes to a room its writer may read (a ban is
+  /// decided with the rest of who may read it, ``sight(of:for:)``): `+n`
+  /// for who is not a member (`NOTJOINED`), `+m` for who is neither an
+  /// operator nor voiced (`MODERATED`). Answers and returns false when the
+  /// line may not be written. Operators are held to none.
   func checkModeration(_ name: RoomName, verb: Verb, connection: ConnectionID, user: String)
     -> Bool
   {
     guard let modes = rooms[name]?.modes, !modes.isEmpty, !isOperator(name, user: user) else {
       return true
-    }
-    if isBanned(name, user: user) {
-      fail(verb, .banned, "you are banned from \(name) and may not write to it", to: connection)
-      return false
     }
     if modes.flags.contains(.noExternal) && !isMember(name, user: user) {
       fail(
@@ -226,6 +218,11 @@ extension Engine {
       records.append(.mode(name, change, user: user, at: clock.now))
       made.append(change)
     }
+    // A ban removes whom it matches, as a KICK does: no longer in the
+    // room, nor one of their rooms, nor invited (chatbroker(7), "Moderation").
+    let banned = made.contains { $0.letter == .ban && $0.adding }
+    let removed = banned ? bannedMembers(of: name, under: modes) : []
+    records += removed.compactMap { removalRecord(of: $0, from: name, by: user) }
     if !records.isEmpty {
       guard journal(records, verb: .mode, connection: connection) else { return }
       for record in records { apply(record) }
@@ -236,11 +233,14 @@ extension Engine {
       }
       broadcast(
         Outgoing(.modeChanged(room: name, user: user, changes: made)), in: name,
-        except: connection, kind: .revealing)
+        except: connection)
+      for member in removed where rooms[name]?.sessionsByUser[member] != nil {
+        removeSessions(of: member, from: name, by: user, reason: "banned")
+      }
     }
     send(
       .ok(.mode, fields: [name.description] + (made.isEmpty ? [] : ModeChange.summary(made))),
-      to: connection, kind: .outcome(.mode))
+      to: connection)
   }
 
   /// The records that change a room's access to `restriction` (nil:
@@ -266,15 +266,57 @@ extension Engine {
   {
     guard let before = rooms[name]?.modes else { return nil }
     _ = rooms[name]?.modes.apply(change, user: user, at: time)
+    noteGuard(of: name)
     return before
+  }
+
+  /// Who a room's bans, as `modes` has them, now keep out of it: its
+  /// members and the users invited to it, but its operators.
+  private func bannedMembers(of name: RoomName, under modes: RoomModes) -> [String] {
+    guard let room = rooms[name] else { return [] }
+    let candidates = Set(room.sessionsByUser.keys).union(holdersByRoom[name] ?? [])
+      .union(room.access?.invited ?? [])
+    return candidates.filter { candidate in
+      candidate != Self.superuser && !modes.operators.contains(candidate)
+        && !isPrivateRoomOperator(name, user: candidate) && modes.bans(candidate)
+    }.sorted()
+  }
+
+  /// The record of an operator removing `member` from a room (a `leave`
+  /// with `by`): it is no longer one of their rooms, and they are no
+  /// longer invited. Nil when it is neither.
+  func removalRecord(of member: String, from name: RoomName, by user: String) -> JournalRecord? {
+    let invited = rooms[name]?.access?.invited.contains(member) == true
+    guard invited || isHolder(member, of: name) else { return nil }
+    return .leave(user: member, room: name, at: clock.now, by: user)
+  }
+
+  /// The member's sessions get a `KICK` line and leave the room, then
+  /// the room's other sessions get it. Theirs directly: a ban has already
+  /// made the room one they may not read (``broadcast``).
+  private func removeSessions(
+    of member: String, from name: RoomName, by user: String, reason: String?
+  ) {
+    let line = Outgoing(.kicked(room: name, user: member, by: user, reason: reason))
+    for other in (connectionsByUser[member] ?? []).sorted()
+    where sessions[other]?.rooms.contains(name) == true {
+      send(line, to: other)
+      sessions[other]?.rooms.remove(name)
+      if rooms[name]?.sessionsByUser[member] == 1 { noteSeen(name, by: member) }
+      leave(name, connection: other, user: member, announced: false)
+    }
+    broadcast(line, in: name)
   }
 
   // MARK: - KICK
 
   /// `KICK <room> <user> [<reason>]` by an operator: the room's sessions,
   /// the removed user's too, get a `KICK` line; the removed user's
-  /// sessions leave the room and it stops being one of their rooms
-  /// (a `leave` record). They may join again unless a ban stops them.
+  /// sessions leave the room, it stops being one of their rooms and they
+  /// are no longer invited to it (a `leave` record with `by`), so no
+  /// reconnect brings them back. They may join a public room again
+  /// unless a ban stops them, a private one only when invited again or
+  /// by its group.
   func kick(
     _ kicked: String, from name: RoomName, reason: String?, connection: ConnectionID,
     user: String
@@ -294,20 +336,13 @@ extension Engine {
       fail(.kick, .notMember, "\(kicked) is not in \(name)", to: connection)
       return
     }
-    let record: JournalRecord? =
-      isHolder(kicked, of: name) ? .leave(user: kicked, room: name, at: clock.now) : nil
+    let record = removalRecord(of: kicked, from: name, by: user)
     if let record {
       guard journal([record], verb: .kick, connection: connection) else { return }
     }
     log.info("kicked", ["room": name.description, "user": kicked, "by": user])
-    broadcast(Outgoing(.kicked(room: name, user: kicked, by: user, reason: reason)), in: name)
-    for other in (connectionsByUser[kicked] ?? []).sorted()
-    where sessions[other]?.rooms.contains(name) == true {
-      sessions[other]?.rooms.remove(name)
-      if rooms[name]?.sessionsByUser[kicked] == 1 { noteSeen(name, by: kicked) }
-      leave(name, connection: other, user: kicked, announced: false)
-    }
+    removeSessions(of: kicked, from: name, by: user, reason: reason)
     if let record { apply(record) }
-    send(.ok(.kick, fields: [name.description, kicked]), to: connection, kind: .outcome(.kick))
+    send(.ok(.kick, fields: [name.description, kicked]), to: connection)
   }
 }

@@ -16,9 +16,11 @@ extension Engine {
   /// through the members of `user`'s own rooms, so a `WHO *` costs what
   /// `NAMES` of those rooms costs, not a look at every user online and
   /// all of their rooms.
+  /// A room of theirs they may no longer read (a group they left) shows
+  /// nobody.
   public func onlineUsers(sharingRoomsWith user: String) -> [String] {
     var users: Set<String> = connectionsByUser[user] != nil ? [user] : []
-    for room in (roomsByUser[user] ?? [:]).keys {
+    for room in (roomsByUser[user] ?? [:]).keys where mayRead(room, user: user) {
       for other in holdersByRoom[room] ?? [] where connectionsByUser[other] != nil {
         users.insert(other)
       }
@@ -34,6 +36,10 @@ extension Engine {
   /// Marks a connected user away with `text`, or back with nil or an
   /// empty text; forgotten when their last session closes.
   public func setAway(_ user: String, text: String?) {
+    inStep(.other) { changeAway(of: user, to: text) }
+  }
+
+  private func changeAway(of user: String, to text: String?) {
     guard isOnline(user) else { return }
     let changed = text.flatMap { $0.isEmpty ? nil : $0 }
     let before = awayTexts[user]
@@ -47,7 +53,7 @@ extension Engine {
   /// their away state changed (IRC's away-notify): one line each, however
   /// many rooms they share, encoded once per wire format.
   func announceAway(of user: String) {
-    guard let own = connectionsByUser[user], let output else { return }
+    guard let own = connectionsByUser[user] else { return }
     var sharing: Set<ConnectionID> = []
     for connection in own {
       for room in sessions[connection]?.rooms ?? [] {
@@ -56,7 +62,7 @@ extension Engine {
     }
     let line = Outgoing(.awayChanged(user: user, text: awayTexts[user]))
     for connection in sharing.subtracting(own).sorted() {
-      output.send(line, to: connection, kind: .neutral)
+      send(line, to: connection)
     }
   }
 

@@ -82,20 +82,19 @@ extension Engine {
     // The invited user's IRC clients are told, as IRC servers do.
     let told = Outgoing(.invited(room: name, user: invited, by: user))
     for other in (connectionsByUser[invited] ?? []).sorted() where other != connection {
-      send(told, to: other, kind: .revealing)
+      send(told, to: other)
     }
     send(
-      .ok(.invite, fields: [name.description, invited]), to: connection, kind: .outcome(.invite))
+      .ok(.invite, fields: [name.description, invited]), to: connection)
   }
 
   /// `ACCESS <room>`: `OK ACCESS <room> <access>`, `public` for a room
   /// the user may not read as for one that does not exist.
   func showAccess(_ name: RoomName, connection: ConnectionID, user: String) {
     let restriction = mayRead(name, user: user) ? rooms[name]?.access?.restriction : nil
-    let kinds = listKinds(answering: .access(name), showsUnsynced: unsynced.topics[name] != nil)
     send(
       .ok(.access, fields: [name.description, RoomRestriction.word(restriction)]),
-      to: connection, kind: kinds.end)
+      to: connection)
   }
 
   /// `ACCESS <room> public|invite|group=<group>`: a room's operator
@@ -140,7 +139,7 @@ extension Engine {
         revokeLostRooms(of: other)
       }
     }
-    send(.ok(.access, fields: [name.description, word]), to: connection, kind: .outcome(.access))
+    send(.ok(.access, fields: [name.description, word]), to: connection)
   }
 
   /// Sets a room's access as a record says; returns what it was. The
@@ -169,8 +168,8 @@ extension Engine {
     return before
   }
 
-  /// The one place a room's access is set, so that ``privateRooms`` says
-  /// which rooms have one.
+  /// The one place a room's access is set, so that ``privateRooms`` and
+  /// ``guardedRooms`` say which rooms have one.
   func setAccess(_ access: RoomAccess?, of name: RoomName) {
     rooms[name]?.access = access
     if access != nil && rooms[name] != nil {
@@ -178,6 +177,7 @@ extension Engine {
     } else {
       privateRooms.remove(name)
     }
+    noteGuard(of: name)
   }
 
   // MARK: - Group membership, looked up again
@@ -200,17 +200,30 @@ extension Engine {
   /// The user's groups are looked up again: every private room they may
   /// no longer read is taken from them at once.
   func refreshGroups(of user: String) {
-    groupsByUser[user] = groups.groups(of: user)
+    lookUpGroups(of: user)
+    usersLosingGroups.remove(user)
     revokeLostRooms(of: user)
   }
 
-  /// Removes the user from each private room of theirs, or that a session
+  /// The end of a request: whoever a read found out of a group
+  /// (``lookUpGroups(of:)``) loses the private rooms it gave them, as at
+  /// their next JOIN. Not in the middle of the read, so that no reply is
+  /// cut by the lines and records this makes.
+  /// A step of its own: its lines show its own records, not the request's.
+  func settleLostAccess() {
+    guard !usersLosingGroups.isEmpty else { return }
+    inStep(.other) {
+      while let user = usersLosingGroups.popFirst() { revokeLostRooms(of: user) }
+    }
+  }
+
+  /// Removes the user from each guarded room of theirs, or that a session
   /// of theirs is in, that they may no longer read: their sessions get a
   /// `PART` for it and leave it (the others see the `PART`), and it
   /// stops being one of their rooms (a `leave` record).
   func revokeLostRooms(of user: String) {
     let connections = connectionsByUser[user] ?? []
-    let lost = privateRooms.filter { name in
+    let lost = guardedRooms.filter { name in
       let held =
         roomsByUser[user]?[name] != nil
         || connections.contains { sessions[$0]?.rooms.contains(name) == true }
@@ -232,7 +245,7 @@ extension Engine {
     guard isHolder(user, of: name) else { return }
     let record = JournalRecord.leave(user: user, room: name, at: clock.now)
     do {
-      try journal.append([record])
+      try append([record])
       apply(record)
     } catch {
       // Not durable: it stays theirs in memory, and mayRead still keeps

@@ -21,8 +21,7 @@ extension Engine {
       to: sequence, in: conversation, target: target, connection: connection, user: user)
     guard let marker else { return }
     send(
-      .ok(.markRead, fields: [target.description, marker.id.description]), to: connection,
-      kind: .outcome(.markRead))
+      .ok(.markRead, fields: [target.description, marker.id.description]), to: connection)
   }
 
   /// The IRC gateway's `MARKREAD <target> timestamp=<time>` (chatbroker(7),
@@ -42,16 +41,14 @@ extension Engine {
       guard marker != nil else { return }
     }
     send(
-      .readMarker(target: target, id: marker?.id, time: marker?.delivered), to: connection,
-      kind: .outcome(.markRead))
+      .readMarker(target: target, id: marker?.id, time: marker?.delivered), to: connection)
   }
 
   /// The IRC gateway's `MARKREAD <target>`: where the marker stands.
   func showReadMarker(_ target: Target, connection: ConnectionID, user: String) {
     let marker = visibleMarker(ConversationKey(target: target, author: user), user: user)
     send(
-      .readMarker(target: target, id: marker?.id, time: marker?.delivered), to: connection,
-      kind: unsynced.count > 0 ? .outcome(.markRead) : .neutral)
+      .readMarker(target: target, id: marker?.id, time: marker?.delivered), to: connection)
   }
 
   /// The user's marker in a conversation; none in a room they may not
@@ -79,7 +76,7 @@ extension Engine {
     apply(record)
     let event = Outgoing(.readMarker(target: shown, id: message.id, time: message.time))
     for other in connectionsByUser[user] ?? [] where other != connection {
-      send(event, to: other, kind: .revealing)
+      send(event, to: other)
     }
     return readMarkers[user]?[conversation]
   }

@@ -3,8 +3,9 @@ import LineProtocol
 /// Taking a message back (chatbroker(7), `REDACT`): its author, within
 /// ``Limits/redactionMilliseconds`` of sending it, replaces it in history
 /// by a marker with no text; every session showing the conversation is
-/// told, and the journal is compacted at once so that its file no longer
-/// holds the text.
+/// told, and the record makes the journal compact so that its file no
+/// longer holds the text (at once, or within `--purge-interval`,
+/// chatbroker(8)).
 extension Engine {
   func redact(_ target: Target, id: MessageID, connection: ConnectionID, user: String) {
     guard checkRecipient(target, verb: .redact, connection: connection) else { return }
@@ -44,12 +45,10 @@ extension Engine {
     let record = JournalRecord.redact(target, id: id, user: user, at: clock.now)
     guard journal([record], verb: .redact, connection: connection) else { return }
     apply(record)
-    journal.compactSoon()
     log.info("message taken back", ["id": id.description, "user": user])
     tellRedacted(id, in: conversation, by: user, except: connection)
     send(
-      .ok(.redact, fields: [target.description, id.description]), to: connection,
-      kind: .outcome(.redact))
+      .ok(.redact, fields: [target.description, id.description]), to: connection)
   }
 
   /// `REDACT <target> <id> <user>` to every session showing the
@@ -57,7 +56,7 @@ extension Engine {
   private func tellRedacted(
     _ id: MessageID, in conversation: ConversationKey, by user: String, except: ConnectionID
   ) {
-    tell(conversation, except: except, kind: .revealing) {
+    tell(conversation, except: except) {
       .redacted(target: $0, id: id, user: user)
     }
   }

@@ -31,9 +31,11 @@ extension Engine {
       scheduler.insert(pending)
       return .schedule(pending, replaced: replaced)
     case .cancel(let id, _):
+      let series = scheduler.series(id)
       guard let cancelled = scheduler.remove(id) else { return .nothing }
-      if case .room(let name) = cancelled.target { forgetIfUnused(name) }
-      return .cancel(cancelled)
+      var forgotten: Room?
+      if case .room(let name) = cancelled.target { forgotten = forgetIfUnused(name) }
+      return .cancel(cancelled, series: series, forgotten: forgotten)
     case .delivery(let id, let time):
       guard let pending = scheduler.remove(id) else { return .nothing }
       let message = StoredMessage(
@@ -52,12 +54,16 @@ extension Engine {
       }
       addHolder(user, of: room, since: time)
       return .member(user, room, newRoom: newRoom)
-    case .leave(let user, let room, _):
-      guard let since = roomsByUser[user]?[room] else { return .nothing }
-      let created = rooms[room]?.created
+    case .leave(let user, let room, _, let by):
+      // Removed by an operator: no longer invited either (a `leave`
+      // without `by`, as every one before 1.5, leaves the invitation).
+      let uninvited = by != nil && rooms[room]?.access?.invited.remove(user) != nil
+      guard let since = roomsByUser[user]?[room] else {
+        return uninvited ? .uninvite(room, user) : .nothing
+      }
       removeHolder(user, of: room)
-      forgetIfUnused(room)
-      return .leave(user, room, since: since, forgotten: rooms[room] == nil ? created : nil)
+      return .leave(
+        user, room, since: since, forgotten: forgetIfUnused(room), uninvited: uninvited)
     case .read(let user, let target, let id, let time):
       let conversation = ConversationKey(target: target, author: user)
       let before = readMarkers[user]?[conversation]
@@ -68,17 +74,13 @@ extension Engine {
       else { return .nothing }
       return .redact(conversation, sequence: sequence, before: before)
     case .topic(let name, let text, let user, let time):
-      guard let created = rooms[name]?.created else { return .nothing }
+      guard rooms[name] != nil else { return .nothing }
       let before = changeTopic(name, text: text, user: user, at: time)
-      forgetIfUnused(name)
-      return .topic(name, before: before, forgotten: rooms[name] == nil ? created : nil)
+      return .topic(name, before: before, forgotten: forgetIfUnused(name))
     case .access(let name, let restriction, let user, let time):
-      guard let created = rooms[name]?.created else { return .nothing }
-      let modes = rooms[name]?.modes ?? RoomModes()
+      guard let modes = rooms[name]?.modes else { return .nothing }
       let before = changeAccess(name, restriction, user: user, at: time)
-      forgetIfUnused(name)
-      return .access(
-        name, before: before, modes: modes, forgotten: rooms[name] == nil ? created : nil)
+      return .access(name, before: before, modes: modes, forgotten: forgetIfUnused(name))
     case .invite(let name, let user, _):
       guard rooms[name]?.access?.invited.insert(user).inserted == true else { return .nothing }
       return .invite(name, user)
@@ -87,6 +89,8 @@ extension Engine {
       return .modes(name, before: before)
     case .outbox, .remote, .streamPosition, .streamSequence, .streamLastID, .streamCreated:
       return applyFederated(record)
+    case .webToken, .webRevoke:
+      return applyWebDoor(record)
     }
   }
 
@@ -163,6 +167,8 @@ extension Engine {
       return kept
     }
     privateRooms.removeAll()
+    guardedRooms.removeAll()
+    webTokens = WebTokens()
     resetRoomBookkeeping()
     armedDue = nil
     unsynced.removeAll()
@@ -172,8 +178,26 @@ extension Engine {
   /// was down is delivered right away, in due order.
   public func finishReplay() {
     forgetUnusedRooms()
+    reportSparseRules()
     rearmTimer()
     queueWordIndexing()
+  }
+
+  /// A series the journal kept whose rule is too sparse to expand within
+  /// the budget (written before there was one): said in the log, and kept
+  /// as it is. Its due occurrence goes out; finding the one after it
+  /// costs more than a step may, so it is then paused (chatbroker(8),
+  /// LOGGING). Nothing is expanded here: a start-up costs no more for it.
+  private func reportSparseRules() {
+    for (id, series) in scheduler.allSeries.sorted(by: { $0.key < $1.key })
+    where !series.paused && series.rule.isTooSparse {
+      log.warning(
+        "series rule over budget",
+        [
+          "series": "\(id)", "user": scheduler[id]?.author ?? "",
+          "steps": "\(RecurrenceBudget.stepsPerRequest)", "rule": series.rule.description,
+        ])
+    }
   }
 
   /// What a compacted journal must hold to replay to the present state. The
@@ -186,6 +210,7 @@ extension Engine {
       histories: histories, pending: scheduler.all, series: scheduler.allSeries,
       roomsByUser: roomsByUser, readMarkers: readMarkers, federation: federation.durable,
       topics: rooms.compactMapValues(\.topic), accesses: rooms.compactMapValues(\.access),
-      modes: rooms.compactMapValues { $0.modes.isEmpty ? nil : $0.modes })
+      modes: rooms.compactMapValues { $0.modes.isEmpty ? nil : $0.modes },
+      webTokens: webTokensToKeep(at: clock.now))
   }
 }

@@ -10,6 +10,17 @@ extension Engine {
   /// Records applied since the last ``recordsSynced(_:)``.
   public var unsyncedRecordCount: Int { unsynced.count }
 
+  /// Serves one request so that a rollback of its records also undoes
+  /// the rooms it made sessions enter or leave
+  /// (``UnsyncedRecords/SessionMove``): whatever handler moved them, a
+  /// request answered `STORAGE` changed nobody's rooms.
+  func undoable(_ serve: () -> Void) {
+    guard unsynced.isTracking else { return serve() }
+    unsynced.beginRequest()
+    serve()
+    unsynced.endRequest()
+  }
+
   /// The oldest `count` unsynced records reached stable storage.
   public func recordsSynced(_ count: Int) {
     unsynced.confirm(count)
@@ -17,13 +28,21 @@ extension Engine {
 
   /// A sync failed and the journal was cut back: undoes the newest `count`
   /// records, newest first, so the state is what the journal now replays
-  /// to. A room whose creation is undone stays in memory while people are
-  /// in it, exactly like a room that was only ever joined: a restart forgets
-  /// both (see Engine+Rooms), so its record need not be written again.
-  /// Sessions stay, and ids already handed out are never reused.
+  /// to. Sessions stay, back in the rooms the requests of those records
+  /// took them out of and out of those they put them in; a room that is no
+  /// longer a user's loses the user's sessions (``leaveRoomsNoLongerHeld(_:)``),
+  /// and with them, when nothing else keeps it, a room whose creation is
+  /// undone. Ids already handed out are never reused.
   public func rollBack(_ count: Int) {
+    inStep(.other) { undo(count) }
+  }
+
+  private func undo(_ count: Int) {
+    var unheld: [(user: String, room: RoomName)] = []
     for _ in 0..<count {
-      guard let undo = unsynced.popLast() else { break }
+      guard let (undo, moves) = unsynced.popLast() else { break }
+      // After the request's first record: the rooms it names are back.
+      defer { undoMoves(moves) }
       switch undo {
       case .nothing:
         break
@@ -35,8 +54,9 @@ extension Engine {
       case .schedule(let message, let replaced):
         scheduler.remove(message.id)
         if let replaced { scheduler.insert(replaced) }
-      case .cancel(let message):
-        scheduler.insert(message)
+      case .cancel(let message, let series, let forgotten):
+        if let forgotten, case .room(let name) = message.target { restoreRoom(name, forgotten) }
+        scheduler.insert(message, series: series)
       case .delivery(let message, let evicted, let newHistory):
         let conversation = ConversationKey(target: message.target, author: message.author)
         undoHistory(conversation, evicted: evicted, newHistory: newHistory)
@@ -50,37 +70,38 @@ extension Engine {
         if let before { scheduler.insert(before, series: beforeSeries) }
       case .member(let user, let room, let newRoom):
         // The JOIN that made the room the user's is answered STORAGE: its
-        // sessions leave the room again, as if it had never been joined.
+        // The JOIN that made the room the user's is answered STORAGE: its
+        // session leaves the room again with its moves.
         removeHolder(user, of: room)
-        for connection in rooms[room]?.connections ?? []
-        where sessions[connection]?.user == user {
-          sessions[connection]?.rooms.remove(room)
-          leave(room, connection: connection, user: user)
-        }
+        unheld.append((user, room))
         if let newRoom { forgetIfUnused(newRoom) }
-      case .leave(let user, let room, let since, let forgotten):
-        if let forgotten, rooms[room] == nil { addRoom(room, created: forgotten) }
+      case .leave(let user, let room, let since, let forgotten, let uninvited):
+        if let forgotten { restoreRoom(room, forgotten) }
         addHolder(user, of: room, since: since)
+        if uninvited { rooms[room]?.access?.invited.insert(user) }
+      case .uninvite(let name, let user):
+        rooms[name]?.access?.invited.insert(user)
       case .read(let user, let conversation, let before):
         setMarker(before, of: user, in: conversation)
       case .redact(let conversation, let sequence, let before):
         histories[conversation]?.replace(at: sequence, with: before)
       case .topic(let name, let before, let forgotten):
-        if let forgotten, rooms[name] == nil {
-          addRoom(name, created: forgotten, topic: before)
-        } else {
-          rooms[name]?.topic = before
-        }
+        if let forgotten { restoreRoom(name, forgotten) }
+        rooms[name]?.topic = before
         forgetIfUnused(name)
       case .access(let name, let before, let modes, let forgotten):
-        if let forgotten, rooms[name] == nil { addRoom(name, created: forgotten) }
+        if let forgotten { restoreRoom(name, forgotten) }
         setAccess(before, of: name)
         rooms[name]?.modes = modes
+        noteGuard(of: name)
         forgetIfUnused(name)
       case .invite(let name, let user):
         rooms[name]?.access?.invited.remove(user)
       case .modes(let name, let before):
         rooms[name]?.modes = before
+        noteGuard(of: name)
+      case .webToken, .webRevoke:
+        undoWebDoor(undo)
       case .federated(let undo, let message, let newRoom):
         if let (conversation, evicted, newHistory) = message {
           undoHistory(conversation, evicted: evicted, newHistory: newHistory)
@@ -89,7 +110,41 @@ extension Engine {
         undoFederated(undo)
       }
     }
+    leaveRoomsNoLongerHeld(unheld)
     rearmTimer()
+  }
+
+  /// After a rollback took rooms from users (`member` records undone): a
+  /// session of theirs still in one whose JOIN came after the record and
+  /// wrote nothing, as the room was the user's by it, leaves too, unless
+  /// an older record makes the room the user's again (a PART undone with
+  /// it). Kept there, it would keep in memory a room a restart does not
+  /// have, whose creation may be undone as well.
+  private func leaveRoomsNoLongerHeld(_ unheld: [(user: String, room: RoomName)]) {
+    for (user, room) in unheld where !isHolder(user, of: room) {
+      for connection in (rooms[room]?.connections ?? []).sorted()
+      where sessions[connection]?.user == user {
+        sessions[connection]?.rooms.remove(room)
+        leave(room, connection: connection, user: user)
+      }
+    }
+  }
+
+  /// The rooms one request made sessions enter or leave, back as they
+  /// were, newest first; a session gone since, or back in the room by a
+  /// request of its own, stays as it is. Nobody is told here: what
+  /// becomes of the lines that showed the moves (a KICK's, a PART's) is
+  /// the shell's to settle with the records' other lines.
+  private func undoMoves(_ moves: [UnsyncedRecords.SessionMove]) {
+    for move in moves.reversed() {
+      guard let session = sessions[move.connection] else { continue }
+      if move.entered, session.rooms.contains(move.room) {
+        sessions[move.connection]?.rooms.remove(move.room)
+        leave(move.room, connection: move.connection, user: move.user, announced: false)
+      } else if !move.entered, !session.rooms.contains(move.room), rooms[move.room] != nil {
+        enter(move.room, connection: move.connection, user: move.user)
+      }
+    }
   }
 
   private func undoHistory(
@@ -102,52 +157,15 @@ extension Engine {
     }
   }
 
-  /// A query whose reply showed state that a failed sync then rolled back
-  /// (its lines were ``LineKind/answer(_:)`` and ``LineKind/revealing``):
-  /// answers it again from the state as it now is.
-  public func answerAgain(_ request: Request, for connection: ConnectionID) {
-    guard let user = sessions[connection]?.user else { return }
-    switch request {
-    case .history(let target, let count, let anchor):
-      history(target, count: count, anchor: anchor, connection: connection, user: user)
-    case .search(let target, let count, let before, let words):
-      search(target, count: count, before: before, words: words, connection: connection, user: user)
-    case .scheduled(let target):
-      listScheduled(target, connection: connection, user: user)
-    case .upcoming(let id, let count):
-      listUpcoming(id, count: count, connection: connection, user: user)
-    case .rooms(let after):
-      listRooms(after: after, connection: connection, user: user)
-    case .conversations:
-      listConversations(connection: connection, user: user)
-    case .topic(let room):
-      showTopic(room, connection: connection, user: user)
-    case .access(let room):
-      showAccess(room, connection: connection, user: user)
-    default:
-      break
-    }
+  /// A request whose reply waited for records that a failed sync then
+  /// rolled back, and that wrote nothing itself (its final line was
+  /// ``LineKind/answer(_:)``): answers it again from the state as it now
+  /// is, as if it had just arrived. False when the connection is no
+  /// session any more (its client went): nothing was answered.
+  @discardableResult
+  public func answerAgain(_ request: Request, for connection: ConnectionID) -> Bool {
+    guard sessions[connection] != nil else { return false }
+    receive(request, from: connection)
+    return true
   }
-
-  /// The kinds of a list's items and of its final reply: neutral unless
-  /// the list shows what an unsynced record changed.
-  func listKinds(answering request: Request, showsUnsynced: Bool) -> (
-    item: LineKind, end: LineKind
-  ) {
-    showsUnsynced ? (.revealing, .answer(request)) : (.neutral, .neutral)
-  }
-
-  /// Whether `range` of a conversation's history holds a message whose
-  /// record is not synced yet (those are its newest).
-  func showsUnsynced(_ range: Range<Int>, of conversation: ConversationKey) -> Bool {
-    guard let unsyncedCount = unsynced.messages[conversation], !range.isEmpty else { return false }
-    let firstUnsynced = (histories[conversation]?.endSequence ?? 0) - unsyncedCount
-    return range.upperBound > firstUnsynced
-  }
-
-  /// Whether `ROOMS` would show a room whose creation is not synced yet.
-  var roomsShowUnsynced: Bool { unsynced.rooms > 0 || !unsynced.topics.isEmpty }
-
-  /// Whether `SCHEDULED` would show a change not synced yet.
-  func scheduledShowsUnsynced(for user: String) -> Bool { unsynced.pending[user] != nil }
 }

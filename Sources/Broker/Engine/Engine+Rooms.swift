@@ -30,30 +30,23 @@ extension Engine {
       return failNoAccess(.join, name, connection: connection)
     }
     guard admitModes(name, key: key, connection: connection, user: user) else { return }
-    let becomesHolder = !isHolder(user, of: name)
     guard
       ensureRoom(
         name, verb: .join, connection: connection, user: user, restriction: restriction)
     else { return }
     if sessions[connection]?.rooms.contains(name) == false {
-      sessions[connection]?.rooms.insert(name)
-      let firstSession = rooms[name]?.sessionsByUser[user] == nil
-      if firstSession {
+      if rooms[name]?.sessionsByUser[user] == nil {
         broadcast(Outgoing(.joined(room: name, user: user)), in: name)
-        notePresenceChange(name)
         // Whoever is away says so as they join (IRCv3 away-notify).
         if let away = awayTexts[user] {
           broadcast(Outgoing(.awayChanged(user: user, text: away)), in: name)
         }
       }
-      rooms[name]?.connections.insert(connection)
-      rooms[name]?.sessionsByUser[user, default: 0] += 1
+      enter(name, connection: connection, user: user)
     }
     let members = rooms[name]?.sessionsByUser.count ?? 0
     sendTopic(of: name, to: connection)
-    send(
-      .ok(.join, fields: [name.description, String(members)]), to: connection,
-      kind: becomesHolder ? .outcome(.join) : .neutral)
+    send(.ok(.join, fields: [name.description, String(members)]), to: connection)
   }
 
   /// `PART`: the session leaves; when none of the user's sessions is left
@@ -85,6 +78,16 @@ extension Engine {
     send(.ok(.part, fields: [name.description]), to: connection)
   }
 
+  /// Puts a session in a room, for a JOIN or for a rollback of what took
+  /// it out (the caller tells the others, if anyone).
+  func enter(_ name: RoomName, connection: ConnectionID, user: String) {
+    guard sessions[connection]?.rooms.insert(name).inserted == true else { return }
+    if rooms[name]?.sessionsByUser[user] == nil { notePresenceChange(name) }
+    rooms[name]?.connections.insert(connection)
+    rooms[name]?.sessionsByUser[user, default: 0] += 1
+    unsynced.noteMove(connection, name, user, entered: true)
+  }
+
   /// Takes a connection out of a room; `PART` to the others when it was the
   /// user's last session there. A room left empty, without history and
   /// without pending lines is forgotten.
@@ -94,6 +97,7 @@ extension Engine {
     announced: Bool = true
   ) {
     guard rooms[name]?.connections.remove(connection) != nil else { return }
+    unsynced.noteMove(connection, name, user, entered: false)
     let remaining = (rooms[name]?.sessionsByUser[user] ?? 1) - 1
     rooms[name]?.sessionsByUser[user] = remaining > 0 ? remaining : nil
     if remaining == 0 && announced {
@@ -185,8 +189,8 @@ extension Engine {
 
   // MARK: - Which rooms are kept
 
-  func addRoom(_ name: RoomName, created: Timestamp, topic: RoomTopic? = nil) {
-    rooms[name] = Room(created: created, topic: topic)
+  func addRoom(_ name: RoomName, created: Timestamp) {
+    rooms[name] = Room(created: created)
     sortedRoomNames = nil
   }
 
@@ -200,12 +204,31 @@ extension Engine {
       && rooms[name]?.topic == nil && rooms[name]?.access == nil
   }
 
-  func forgetIfUnused(_ name: RoomName) {
-    guard isUnused(name) else { return }
-    rooms[name] = nil
+  /// Returns the room forgotten, modes and all, for a rollback to put
+  /// back (``restoreRoom(_:_:)``).
+  @discardableResult
+  func forgetIfUnused(_ name: RoomName) -> Room? {
+    guard isUnused(name), let room = rooms.removeValue(forKey: name) else { return nil }
     privateRooms.remove(name)
+    guardedRooms.remove(name)
     sortedRoomNames = nil
     log.debug("room forgotten", ["room": name.description])
+    return room
+  }
+
+  /// Puts back a room a record forgot, as it was: a rollback's. A room of
+  /// that name made since, by records undone already, may still hold the
+  /// sessions the rollback has yet to take out (Engine+Rollback): they
+  /// stay in the room put back.
+  func restoreRoom(_ name: RoomName, _ room: Room) {
+    var restored = room
+    if let present = rooms[name] {
+      restored.connections = present.connections
+      restored.sessionsByUser = present.sessionsByUser
+    }
+    rooms[name] = restored
+    if room.access != nil { privateRooms.insert(name) } else { privateRooms.remove(name) }
+    sortedRoomNames = nil
   }
 
   /// After a replay: the rooms that were only ever joined are gone too.
@@ -222,21 +245,33 @@ extension Engine {
   // MARK: - Listing
 
   /// Sends one event to every connection in a room, except one; each wire
-  /// format encodes it once.
+  /// format encodes it once. In a room private to a group, only to the
+  /// sessions of users who may still read it (``mayRead(_:user:)``, their
+  /// membership no older than ``groupFactsMaximumAge``): who has left the
+  /// group is taken out of the room when the request is done
+  /// (``settleLostAccess()``), and reads nothing of it meanwhile.
   func broadcast(
-    _ line: Outgoing, in name: RoomName, except excluded: ConnectionID? = nil,
-    kind: LineKind = .neutral
+    _ line: Outgoing, in name: RoomName, except excluded: ConnectionID? = nil
   ) {
-    guard let connections = rooms[name]?.connections, let output else { return }
-    for connection in connections where connection != excluded {
-      output.send(line, to: connection, kind: kind)
+    guard let room = rooms[name] else { return }
+    guard room.access?.restriction.groupName != nil else {
+      for connection in room.connections where connection != excluded {
+        send(line, to: connection)
+      }
+      return
+    }
+    for connection in room.connections where connection != excluded {
+      guard let user = sessions[connection]?.user, sight(of: name, room, for: user) == .readable
+      else { continue }
+      send(line, to: connection)
     }
   }
 
   /// `ROOMS [AFTER <room>]`: one page of rooms by name, after `after` if
   /// given; `MORE` on the final line says that more follow the last one.
-  /// Rooms the user may not read are left out, as if they did not exist
-  /// (chatbroker(7), "Private rooms"), and `MORE` only counts the rest.
+  /// Rooms the user may not read (private, secret, banned) are left out,
+  /// as if they did not exist (chatbroker(7), "Private rooms"), and
+  /// `MORE` only counts the rest.
   func listRooms(after: RoomName?, connection: ConnectionID, user: String) {
     let names = sortedRoomNames ?? rooms.keys.sorted()
     sortedRoomNames = names
@@ -249,35 +284,25 @@ extension Engine {
         if names[middle] <= after { start = middle + 1 } else { end = middle }
       }
     }
-    let kinds = listKinds(answering: .rooms(after: after), showsUnsynced: roomsShowUnsynced)
     var sent = 0
     var index = start
     while index < names.endIndex && sent < Self.roomsPerReply {
       let name = names[index]
       index += 1
-      guard isListed(name, to: user) else { continue }
+      guard mayRead(name, user: user) else { continue }
       let room = rooms[name]
       send(
         .room(
           name, members: room?.sessionsByUser.count ?? 0, shared: isShared(name),
           topic: room?.topic?.text, isPrivate: room?.access != nil),
-        to: connection,
-        kind: kinds.item)
+        to: connection)
       sent += 1
     }
-    let more = names[index...].contains { isListed($0, to: user) }
+    let more = names[index...].contains { mayRead($0, user: user) }
     let count = String(sent)
     send(
       more ? .ok(.rooms, fields: [count, "MORE"]) : .ok(.rooms, fields: [count]),
-      to: connection, kind: kinds.end)
-  }
-
-  /// Whether `ROOMS` lists the room to `user`: one they may read, and
-  /// since 1.5 a secret one (`+s`) only to its members and operators.
-  func isListed(_ name: RoomName, to user: String) -> Bool {
-    guard mayRead(name, user: user) else { return false }
-    guard rooms[name]?.modes.flags.contains(.secret) == true else { return true }
-    return isMember(name, user: user) || isOperator(name, user: user)
+      to: connection)
   }
 
   /// `WHO <room>`: the room's members here, then, in a shared room, its

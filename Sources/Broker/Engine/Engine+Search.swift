@@ -103,21 +103,18 @@ extension Engine {
     }
     let limit = min(max(count, 1), Request.maximumSearchResults)
     let found = searchPage(words, in: conversations, before: bound, limit: limit)
-    let request = Request.search(target, count: count, before: before, words: text)
-    let kinds = listKinds(
-      answering: request,
-      showsUnsynced: found.results.contains { showsUnsynced($0.1..<$0.1 + 1, of: $0.0) })
     for (conversation, sequence) in found.results {
       guard let message = histories[conversation]?[sequence] else { continue }
       send(
         .history(
           target: conversation.target(seenBy: user), id: message.id, time: message.time,
-          user: message.author, text: message.text, action: message.isAction),
-        to: connection, kind: kinds.item)
+          user: message.author, text: message.text, action: message.isAction,
+          series: message.series),
+        to: connection)
     }
     var fields = [target?.description ?? "*", String(found.results.count)]
     if let more = found.more { fields += ["MORE", more.description] }
-    send(.ok(.search, fields: fields), to: connection, kind: kinds.end)
+    send(.ok(.search, fields: fields), to: connection)
   }
 
   /// The conversations `user` may search: the one `target` names, or with

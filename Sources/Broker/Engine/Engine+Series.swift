@@ -12,8 +12,8 @@ extension Engine {
     do throws(RequestError) {
       rule = try Recurrence.parse(
         word, defaultZone: clock.timeZone, defaultZoneName: clock.timeZoneName, now: now,
-        verb: .sayEvery)
-      due = try firstOccurrence(of: rule, now: now, verb: .sayEvery)
+        verb: .sayEvery, budget: expansion)
+      due = try firstOccurrence(of: rule, word: word, now: now, verb: .sayEvery)
     } catch {
       send(error.event, to: connection)
       return
@@ -31,7 +31,7 @@ extension Engine {
     else { return }
     send(
       .ok(.sayEvery, fields: [pending.id.description, due.description, rule.description]),
-      to: connection, kind: .outcome(.sayEvery))
+      to: connection)
     rearmTimer()
   }
 
@@ -57,8 +57,8 @@ extension Engine {
         }
         let rule = try Recurrence.parse(
           when, defaultZone: clock.timeZone, defaultZoneName: clock.timeZoneName, now: now,
-          verb: .reschedule)
-        due = try firstOccurrence(of: rule, now: now, verb: .reschedule)
+          verb: .reschedule, budget: expansion)
+        due = try firstOccurrence(of: rule, word: when, now: now, verb: .reschedule)
         newRule = rule
       } else if when.lowercased() == "skip" {
         // Skip the next occurrence (chatbroker(7), RESCHEDULE): due at the
@@ -68,7 +68,13 @@ extension Engine {
             verb: Verb.reschedule.rawValue, code: .badTime,
             text: "\(id) is a single message, not a series: CANCEL it instead of skipping it")
         }
-        guard let after = series.occurrence(after: pending.due, reference: pending.due) else {
+        guard
+          let after = try expanding(
+            series.rule, .reschedule,
+            { budget throws(RecurrenceBudget.Exceeded) in
+              try series.occurrence(after: pending.due, reference: pending.due, budget: budget)
+            })
+        else {
           throw RequestError(
             verb: Verb.reschedule.rawValue, code: .past,
             text: "series \(id) has no occurrence after its next one; CANCEL it instead")
@@ -80,6 +86,19 @@ extension Engine {
         due = now
       } else {
         due = try resolve(when, verb: .reschedule)
+      }
+      // Moved earlier, a series' next occurrence is left out at its own
+      // time (see applySeriesOrChange), which a full list cannot take.
+      if newRule == nil, let series = scheduler.series(id), !series.paused, due < pending.due,
+        series.skipped.count >= Series.maximumSkipped
+      {
+        logLimit("skipped occurrences", user: user)
+        throw RequestError(
+          verb: Verb.reschedule.rawValue, code: .limit,
+          text:
+            "series \(id) already leaves out \(series.skipped.count) coming occurrences, the "
+            + "most allowed, and moving its next one earlier leaves out one more; wait until "
+            + "some have passed")
       }
     } catch {
       send(error.event, to: connection)
@@ -121,7 +140,14 @@ extension Engine {
         fail(.reschedule, .badTime, "series \(pending.id) is not paused", to: connection)
         return
       }
-      guard let due = series.occurrence(after: now, reference: pending.due) else {
+      let due: Timestamp?
+      do throws(RecurrenceBudget.Exceeded) {
+        due = try series.occurrence(after: now, reference: pending.due, budget: expansion)
+      } catch {
+        send(overBudget(series.rule, .reschedule).event, to: connection)
+        return
+      }
+      guard let due else {
         fail(
           .reschedule, .past, "series \(pending.id) has no occurrence after now; CANCEL it",
           to: connection)
@@ -154,7 +180,9 @@ extension Engine {
   func changeable(_ id: MessageID, verb: Verb, connection: ConnectionID, user: String)
     -> PendingMessage?
   {
-    guard deliverDue() else {
+    // The message itself first: what else is due may wait for the next
+    // turn when the step's budget runs out (see deliverDue).
+    guard deliverDue(first: id) else {
       fail(
         verb, .storage,
         "the journal could not be written; nothing was changed, try again later", to: connection)
@@ -205,12 +233,12 @@ extension Engine {
     user: String
   ) {
     let lines = ids.compactMap { scheduler[$0] }.map { Outgoing(scheduledLine($0, seenBy: user)) }
-    for line in lines { send(line, to: connection, kind: .revealing) }
+    for line in lines { send(line, to: connection) }
     if let answered = scheduler[id] {
-      send(.accepted(verb, id: id, time: answered.due), to: connection, kind: .outcome(verb))
+      send(.accepted(verb, id: id, time: answered.due), to: connection)
     }
     for other in (connectionsByUser[user] ?? []).sorted() where other != connection {
-      for line in lines { send(line, to: other, kind: .revealing) }
+      for line in lines { send(line, to: other) }
     }
   }
 
@@ -224,9 +252,28 @@ extension Engine {
       rule: series.map { $0.rule.description + ($0.paused ? ",paused" : "") }, text: pending.text)
   }
 
+  /// `LIMIT`: the rule costs more than a request may spend expanding it
+  /// (chatbroker(7), "Series"), `word` as the request gave it.
+  func overBudget(_ rule: Recurrence, _ verb: Verb, word: String? = nil) -> RequestError {
+    Recurrence.overBudget(verb, rule: word ?? rule.description, budget: expansion)
+  }
+
+  /// Runs `body` with the step's budget; `LIMIT` for `rule` when it runs out.
+  func expanding<Value>(
+    _ rule: Recurrence, _ verb: Verb,
+    _ body: (RecurrenceBudget) throws(RecurrenceBudget.Exceeded) -> Value
+  ) throws(RequestError) -> Value {
+    do throws(RecurrenceBudget.Exceeded) {
+      return try body(expansion)
+    } catch {
+      throw overBudget(rule, verb)
+    }
+  }
+
   /// The first occurrence of a new rule; `PAST` when its `until:` leaves
-  /// none, `TOOFAR` beyond the horizon (which only the first must meet).
-  private func firstOccurrence(of rule: Recurrence, now: Timestamp, verb: Verb)
+  /// none, `TOOFAR` beyond the horizon (which only the first must meet),
+  /// `LIMIT` when finding it costs more than the budget.
+  private func firstOccurrence(of rule: Recurrence, word: String, now: Timestamp, verb: Verb)
     throws(RequestError) -> Timestamp
   {
     // An interval longer than the horizon has no first occurrence within
@@ -239,7 +286,13 @@ extension Engine {
           + "\(limits.horizonMilliseconds / 86_400_000) days: its first occurrence is too far ahead"
       )
     }
-    guard let due = rule.first(after: now) else {
+    let first: Timestamp?
+    do throws(RecurrenceBudget.Exceeded) {
+      first = try rule.first(after: now, budget: expansion)
+    } catch {
+      throw overBudget(rule, verb, word: word)
+    }
+    guard let due = first else {
       throw RequestError(
         verb: verb.rawValue, code: .past,
         text: "\(rule) has no occurrence after now (\(now)); pick a later until: date")
@@ -296,6 +349,15 @@ extension Engine {
       var pending = before
       var series = beforeSeries
       if let rule, series != nil { series = Series(rule: rule) }
+      // A series' next occurrence moved earlier (a <when>, or now) is the
+      // occurrence it was: it does not come again at its own time
+      // (chatbroker(7), RESCHEDULE), so it is left out like a SKIP's.
+      if rule == nil, let kept = series, !kept.paused, due < before.due,
+        kept.skipped.count < Series.maximumSkipped, !kept.skipped.contains(before.due)
+      {
+        series?.skipped.append(before.due)
+        series?.skipped.sort()
+      }
       pending.due = due
       series?.forgetSkipped(before: due)
       scheduler.insert(pending, series: series)

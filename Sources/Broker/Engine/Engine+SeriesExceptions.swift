@@ -83,8 +83,17 @@ extension Engine {
         to: connection)
       return nil
     }
-    guard occurrence == pending.due else { return (pending, occurrence, pending.due) }
-    guard let after = series.occurrence(after: occurrence, reference: pending.due) else {
+    // The last occurrence of a series that ends by until: (or UNTIL, or
+    // an rrule's COUNT) cannot be left out, whether it is the next or a
+    // later one: nothing would come after it (chatbroker(7), SKIP).
+    let after: Timestamp?
+    do throws(RecurrenceBudget.Exceeded) {
+      after = try series.occurrence(after: occurrence, reference: pending.due, budget: expansion)
+    } catch {
+      send(overBudget(series.rule, verb).event, to: connection)
+      return nil
+    }
+    guard let after else {
       fail(
         verb, .past,
         "\(occurrence) is the last occurrence of series \(id); "
@@ -92,36 +101,42 @@ extension Engine {
         to: connection)
       return nil
     }
-    return (pending, occurrence, after)
+    return (pending, occurrence, occurrence == pending.due ? after : pending.due)
   }
 
   /// Whether `occurrence` is one the series will deliver: at or after its
   /// next due instant, given by its rule, not skipped, and within a
-  /// `count:` end (walked, at most ``maximumOccurrenceWalk`` steps).
+  /// `count:` end (walked within the step's budget, ``expansion``).
   /// `BADTIME` names the next ones otherwise.
   private func checkOccurrence(
     _ occurrence: Timestamp, word: String, of pending: PendingMessage, _ series: Series,
     verb: Verb
   ) throws(RequestError) {
-    var isOne =
-      occurrence == pending.due
-      || (occurrence > pending.due && !series.skipped.contains(occurrence)
-        && series.rule.next(after: occurrence + -1, reference: pending.due) == occurrence)
-    if isOne, let count = series.rule.count, occurrence != pending.due {
-      var walked = series
-      var due = pending.due
-      var steps = 0
-      while due < occurrence, walked.done < count, steps < Self.maximumOccurrenceWalk,
-        let next = walked.next(afterDelivery: due, due: due)
-      {
-        due = next
-        walked.done += 1
-        steps += 1
+    let isOne = try expanding(series.rule, verb) { budget throws(RecurrenceBudget.Exceeded) in
+      var isOne = occurrence == pending.due
+      if occurrence > pending.due && !series.skipped.contains(occurrence) {
+        isOne =
+          try series.rule.next(after: occurrence + -1, reference: pending.due, budget: budget)
+          == occurrence
       }
-      isOne = due == occurrence
+      if isOne, let count = series.rule.count, occurrence != pending.due {
+        // Walked within the budget, which is what bounds the walk.
+        var walked = series
+        var due = pending.due
+        while due < occurrence, walked.done < count,
+          let next = try walked.next(afterDelivery: due, due: due, budget: budget)
+        {
+          due = next
+          walked.done += 1
+        }
+        isOne = due == occurrence
+      }
+      return isOne
     }
     guard !isOne else { return }
-    let coming = upcoming(of: pending, series, count: 3).map(\.description)
+    // The next ones as far as the budget left goes.
+    let coming = ((try? upcoming(of: pending, series, count: 3)) ?? [pending.due])
+      .map(\.description)
     throw RequestError(
       verb: verb.rawValue, code: .badTime,
       text:
@@ -130,15 +145,17 @@ extension Engine {
         + "lists them)")
   }
 
-  /// How far `checkOccurrence` follows a `count:` series.
-  static var maximumOccurrenceWalk: Int { 10_000 }
-
-  /// The next `count` due instants of a series, from its current one.
-  func upcoming(of pending: PendingMessage, _ series: Series, count: Int) -> [Timestamp] {
+  /// The next `count` due instants of a series, from its current one,
+  /// found within the step's budget.
+  func upcoming(of pending: PendingMessage, _ series: Series, count: Int)
+    throws(RecurrenceBudget.Exceeded) -> [Timestamp]
+  {
     var due = pending.due
     var walked = series
     var found = [due]
-    while found.count < count, let next = walked.next(afterDelivery: due, due: due) {
+    while found.count < count,
+      let next = try walked.next(afterDelivery: due, due: due, budget: expansion)
+    {
       found.append(next)
       due = next
       walked.done += 1

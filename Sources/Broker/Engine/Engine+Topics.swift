@@ -9,12 +9,10 @@ extension Engine {
   /// A room the user may not read has no topic, as one that does not
   /// exist (chatbroker(7), "Private rooms").
   func showTopic(_ name: RoomName, connection: ConnectionID, user: String) {
-    let unsyncedTopic = unsynced.topics[name] != nil
-    let kinds = listKinds(answering: .topic(name), showsUnsynced: unsyncedTopic)
     if mayRead(name, user: user), let topic = rooms[name]?.topic {
-      send(topicEvent(name, topic), to: connection, kind: kinds.item)
+      send(topicEvent(name, topic), to: connection)
     }
-    send(.ok(.topic, fields: [name.description]), to: connection, kind: kinds.end)
+    send(.ok(.topic, fields: [name.description]), to: connection)
   }
 
   /// `TOPIC <room> <text>`: one of the user's rooms gets a new topic (or
@@ -42,15 +40,14 @@ extension Engine {
     guard journal([record], verb: .topic, connection: connection) else { return }
     apply(record)
     let topic = rooms[name]?.topic ?? RoomTopic(text: "", user: user, time: clock.now)
-    broadcast(Outgoing(topicEvent(name, topic)), in: name, kind: .revealing)
-    send(.ok(.topic, fields: [name.description]), to: connection, kind: .outcome(.topic))
+    broadcast(Outgoing(topicEvent(name, topic)), in: name)
+    send(.ok(.topic, fields: [name.description]), to: connection)
   }
 
   /// On `JOIN`: the topic, for the session that joined.
   func sendTopic(of name: RoomName, to connection: ConnectionID) {
     guard let topic = rooms[name]?.topic else { return }
-    let kind: LineKind = unsynced.topics[name] != nil ? .revealing : .neutral
-    send(topicEvent(name, topic), to: connection, kind: kind)
+    send(topicEvent(name, topic), to: connection)
   }
 
   /// Sets or clears a room's topic as a record says; returns what it was.

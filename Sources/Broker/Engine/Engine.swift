@@ -14,19 +14,30 @@ public final class Engine {
   let users: UserDirectory
   /// Unix group membership, for rooms private to a group (Engine+Privacy).
   let groups: GroupDirectory
-  let journal: JournalSink
+  /// Private: every record goes through ``append(_:)``, which counts it
+  /// for the labels of the lines after it.
+  private let journal: JournalSink
   let log: Logger
-  /// Set once, before the first event. Strong on purpose: the shell and the
-  /// engine live and die together, and a weak reference would send every
-  /// retain of the shell down the runtime's slow path (measured: half the
-  /// fan-out time).
-  public var output: EngineOutput?
+  /// Set once, before the first event (``attach(_:)``). Strong on purpose:
+  /// the shell and the engine live and die together, and a weak reference
+  /// would send every retain of the shell down the runtime's slow path
+  /// (measured: half the fan-out time). Private: lines leave only through
+  /// ``send(_:to:)``, which labels each one (Engine+Lines), so no feature
+  /// can show an unsynced record by labelling a line itself.
+  private var output: EngineOutput?
+  /// What the engine is doing, and the records written so far: what the
+  /// label of each line it sends is decided from (Engine+Lines).
+  var step = Step()
+  var recordsWritten = 0
 
   struct Session {
     let user: String
     var rooms: Set<RoomName> = []
     /// What an IRC `QUIT` said, shown when the session closes.
     var quitReason: String?
+    /// The hash of the token a browser showed to open it (Engine+WebDoor):
+    /// `WEB REVOKE` ends it.
+    var webToken: String?
   }
 
   struct Room {
@@ -87,14 +98,30 @@ public final class Engine {
   /// the read marker says it, or nothing does.
   var seenUntilByUser: [String: [RoomName: (id: MessageID, time: Timestamp)]] = [:]
   /// Each connected user's Unix groups, as the ``GroupDirectory`` said
-  /// when a private room first needed them or at their latest JOIN that
-  /// needed them (Engine+Privacy); forgotten with their last session.
-  var groupsByUser: [String: Set<String>] = [:]
+  /// and when it said it (Engine+Visibility): asked again at each new
+  /// session, and before a read once ``groupFactsMaximumAge`` old;
+  /// forgotten with their last session.
+  var groupsByUser: [String: GroupFacts] = [:]
+  /// Users whose groups, asked again, lost one: the private rooms they may
+  /// no longer read are taken from them once the request or timer step
+  /// that found it out is done (``settleLostAccess()``).
+  var usersLosingGroups: Set<String> = []
   /// The rooms whose access is restricted (``Room/access`` set), kept by
   /// ``setAccess(_:of:)``: a JOIN asks whether the user holds any, which
   /// a look at each of their rooms made cost as many as they have
   /// (measured: 20,000 JOINs of one user took minutes).
   var privateRooms: Set<RoomName> = []
+  /// The rooms some user may not read (private, with a key, secret or with
+  /// a ban), kept by ``noteGuard(of:)``: what IRC's `LUSERS` leaves out of
+  /// its count for a user is looked for among these alone.
+  var guardedRooms: Set<RoomName> = []
+  /// What expanding recurrence rules the step being handled (a request,
+  /// a timer step) may still do; a new one for each (chatbroker(7),
+  /// "Series": what a rule may cost).
+  var expansion = RecurrenceBudget()
+  /// The steps of expansion the last request took, which the shell
+  /// charges to its sender's turn.
+  public var expansionSteps: Int { expansion.spent }
   /// Candidates `SEARCH` examined since the shell last took the count
   /// (``takeSearchWork()``), which it charges to the sender's turn.
   var searchWork = 0
@@ -105,6 +132,11 @@ public final class Engine {
   /// The histories whose words are not all indexed, in the order they
   /// are to be (Engine+WordIndex).
   var historiesToIndex = FIFOQueue<ConversationKey>()
+  /// The browser door's tokens, hashed (Engine+WebDoor). Journaled.
+  var webTokens = WebTokens()
+  /// The port of the browser door, for the links `WEB` answers; nil when
+  /// the broker has none (chatbroker(8), `--web-listen`).
+  public var webDoorPort: UInt16?
 
   public init(
     limits: Limits = Limits(), clock: WallClock, users: UserDirectory, journal: JournalSink,
@@ -116,6 +148,16 @@ public final class Engine {
     self.groups = groups
     self.journal = journal
     self.log = log
+  }
+
+  /// Where the engine's lines, closes and timer go from now on.
+  public func attach(_ output: EngineOutput) {
+    self.output = output
+  }
+
+  /// Whether `sink` is this engine's journal.
+  public func appends(to sink: JournalSink) -> Bool {
+    journal === sink
   }
 
   // MARK: - Counts for status lines
@@ -130,6 +172,10 @@ public final class Engine {
   /// user has too many sessions (then the connection is closed).
   @discardableResult
   public func connect(_ connection: ConnectionID, user: String) -> Bool {
+    inStep(.stateless) { greet(connection, user: user) }
+  }
+
+  func greet(_ connection: ConnectionID, user: String, webToken: String? = nil) -> Bool {
     let existing = connectionsByUser[user]?.count ?? 0
     guard existing < limits.sessionsPerUser else {
       logLimit("sessions", user: user, [("conn", "\(connection)")])
@@ -138,11 +184,14 @@ public final class Engine {
           verb: "-", code: .limit,
           text: "\(user) already has \(existing) sessions, the most allowed; close one first"),
         to: connection)
-      output?.close(connection)
+      close(connection)
       return false
     }
-    sessions[connection] = Session(user: user)
+    sessions[connection] = Session(user: user, webToken: webToken)
     connectionsByUser[user, default: []].insert(connection)
+    // A new session asks NSS again at its first need (chatbroker(8),
+    // "SECURITY CONSIDERATIONS"): however long another session stays.
+    groupsByUser[user]?.askedAt = nil
     send(
       .hello(
         version: chatbrokerVersion, user: user,
@@ -154,7 +203,12 @@ public final class Engine {
   /// One request from a connection, already decoded by its wire format's
   /// codec: the engine never sees bytes.
   public func receive(_ request: Request, from connection: ConnectionID) {
+    inStep(.request(request, from: connection)) { serve(request, from: connection) }
+  }
+
+  private func serve(_ request: Request, from connection: ConnectionID) {
     guard let session = sessions[connection] else { return }
+    expansion = RecurrenceBudget()
     // Whatever codec built it: a text the journal would refuse on replay
     // is refused here, never acknowledged (chatbroker(7), "Requests").
     if let text = request.text, let problem = MessageText.problem(text, verb: request.verb.rawValue)
@@ -162,14 +216,17 @@ public final class Engine {
       send(problem.event, to: connection)
       return
     }
-    handle(request, from: connection, user: session.user)
+    undoable {
+      handle(request, from: connection, user: session.user)
+      settleLostAccess()
+    }
   }
 
   /// A request the connection's codec could not read: its error is
   /// answered in order with the connection's other replies.
   public func refuse(_ error: RequestError, from connection: ConnectionID) {
     guard sessions[connection] != nil else { return }
-    send(error.event, to: connection)
+    inStep(.stateless) { send(error.event, to: connection) }
   }
 
   /// The connection is gone (or its client finished): it leaves its rooms.
@@ -178,6 +235,10 @@ public final class Engine {
   /// instead of a PART per room; while another session stays, the rooms
   /// it leaves are PARTs, as the user is still connected.
   public func disconnect(_ connection: ConnectionID) {
+    inStep(.other) { forget(connection) }
+  }
+
+  private func forget(_ connection: ConnectionID) {
     guard let session = sessions.removeValue(forKey: connection) else { return }
     let user = session.user
     let quitting = connectionsByUser[user]?.count == 1
@@ -192,9 +253,7 @@ public final class Engine {
       leave(room, connection: connection, user: user, announced: !quitting)
     }
     for (member, shared) in quitSeenBy.sorted(by: { $0.key < $1.key }) {
-      output?.send(
-        Outgoing(.quit(user: user, reason: session.quitReason, rooms: shared)), to: member,
-        kind: .neutral)
+      send(.quit(user: user, reason: session.quitReason, rooms: shared), to: member)
     }
     connectionsByUser[session.user]?.remove(connection)
     if connectionsByUser[session.user]?.isEmpty == true {
@@ -209,7 +268,7 @@ public final class Engine {
     let bye = Outgoing(.bye(reason))
     for connection in sessions.keys.sorted() {
       send(bye, to: connection)
-      output?.close(connection)
+      close(connection)
     }
     sessions.removeAll()
     connectionsByUser.removeAll()
@@ -279,6 +338,12 @@ public final class Engine {
     case .rooms(let after): listRooms(after: after, connection: connection, user: user)
     case .who(let room): who(room, connection: connection, user: user)
     case .topic(let room): showTopic(room, connection: connection, user: user)
+    case .web(let revoke):
+      if revoke {
+        revokeWebTokens(connection: connection, user: user)
+      } else {
+        mintWebToken(connection: connection, user: user)
+      }
     case .away(let text):
       setAway(user, text: text)
       send(.ok(.away, fields: awayTexts[user] == nil ? ["BACK"] : []), to: connection)
@@ -292,7 +357,7 @@ public final class Engine {
       send(.ok(.quit, fields: []), to: connection)
       send(.bye("bye \(user)"), to: connection)
       disconnect(connection)
-      output?.close(connection)
+      close(connection)
     }
   }
 
@@ -311,13 +376,37 @@ public final class Engine {
 
   // MARK: - Helpers shared by the handlers
 
-  func send(_ event: BrokerEvent, to connection: ConnectionID, kind: LineKind = .neutral) {
-    output?.send(Outgoing(event), to: connection, kind: kind)
+  /// Sends an event to one connection, labelled by ``label(_:to:)``.
+  func send(_ event: BrokerEvent, to connection: ConnectionID) {
+    send(Outgoing(event), to: connection)
   }
 
-  /// Sends one event to several connections, encoded once per wire format.
-  func send(_ outgoing: Outgoing, to connection: ConnectionID, kind: LineKind = .neutral) {
-    output?.send(outgoing, to: connection, kind: kind)
+  /// Sends an event that may go to several connections, encoded once per
+  /// wire format: the only way a line leaves the engine, so each is
+  /// labelled by the one rule of ``label(_:to:)``.
+  @inline(__always)
+  func send(_ outgoing: Outgoing, to connection: ConnectionID) {
+    guard let output else { return }
+    output.send(outgoing, to: connection, kind: label(outgoing.event, to: connection))
+  }
+
+  /// The engine has forgotten the connection: the shell flushes it, then
+  /// closes it.
+  func close(_ connection: ConnectionID) {
+    output?.close(connection)
+  }
+
+  /// The one timer for all schedules: fire at `due`, or never.
+  func armTimer(at due: Timestamp?) {
+    output?.armTimer(at: due)
+  }
+
+  /// Appends records to the journal as one write, and counts them for the
+  /// labels of the lines sent after them (``label(_:to:)``): every record
+  /// the engine writes goes through here.
+  func append(_ records: [JournalRecord]) throws(StorageError) {
+    try journal.append(records)
+    recordsWritten += records.count
   }
 
   func fail(_ verb: Verb, _ code: ErrorCode, _ text: String, to connection: ConnectionID) {
@@ -328,7 +417,7 @@ public final class Engine {
   /// returns false, and the caller changes nothing.
   func journal(_ records: [JournalRecord], verb: Verb, connection: ConnectionID) -> Bool {
     do {
-      try journal.append(records)
+      try append(records)
       return true
     } catch {
       log.error("journal write failed", ["reason": error.reason, "verb": verb.rawValue])

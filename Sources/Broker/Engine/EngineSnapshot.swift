@@ -19,11 +19,13 @@ public struct EngineSnapshot: Sendable {
   let accesses: [RoomName: RoomAccess]
   /// Since 1.5: each room's modes and operators, where it has any.
   let modes: [RoomName: RoomModes]
+  /// Since 1.6: the browser door's tokens not expired yet, oldest first.
+  let webTokens: [WebTokenGrant]
 
   /// Calls `body` with every record of a journal that replays to this state:
   /// the header, rooms, their access and invites, their topics, each user's rooms, each conversation's history
   /// oldest first, the pending messages and series, and the read markers
-  /// (after the messages they point into).
+  /// (after the messages they point into), and the browser door's tokens.
   public func forEachRecord(_ body: (JournalRecord) throws -> Void) rethrows {
     try body(.header(nextID: nextID))
     for (name, created) in rooms.sorted(by: { $0.key < $1.key }) {
@@ -37,17 +39,18 @@ public struct EngineSnapshot: Sendable {
         try body(.invite(name, user: user, at: access.since))
       }
     }
-    for (name, modes) in modes.sorted(by: { $0.key < $1.key }) {
-      for (change, user, time) in modes.changes {
-        try body(.mode(name, change, user: user, at: time))
-      }
-    }
     // Who made a room private became its operator then: a creator no
-    // longer one is taken back after.
+    // longer one is taken back at once, before the modes, whose records
+    // must be the last to say who changed them (RoomModes.changedBy).
     for (name, access) in accesses.sorted(by: { $0.key < $1.key })
     where modes[name]?.operators.contains(access.creator) != true {
       let change = ModeChange(adding: false, letter: .op, argument: access.creator)
       try body(.mode(name, change, user: access.creator, at: access.since))
+    }
+    for (name, modes) in modes.sorted(by: { $0.key < $1.key }) {
+      for (change, user, time) in modes.changes {
+        try body(.mode(name, change, user: user, at: time))
+      }
     }
     for (name, topic) in topics.sorted(by: { $0.key < $1.key }) {
       try body(.topic(name, text: topic.text, user: topic.user, at: topic.time))
@@ -79,5 +82,6 @@ public struct EngineSnapshot: Sendable {
         try body(.read(user: user, target: target, id: marker.id, at: marker.time))
       }
     }
+    for grant in webTokens { try body(.webToken(grant)) }
   }
 }

@@ -153,7 +153,7 @@ struct History: Sendable {
     let removed = self[newest]
     if newest < idsAscendFrom { sequenceByID[removed.id] = nil }
     idsAscendFrom = min(idsAscendFrom, newest)
-    index.removeNewest(removed)
+    index.removeNewest(removed, at: newest)
     if newest < wordsIndexedBelow {
       words.removeNewest(removed)
       wordsIndexedBelow = newest
@@ -213,9 +213,9 @@ struct History: Sendable {
   func unread(for user: String, after marker: Int?, direct: Bool) -> UnreadCount {
     let range = max(firstSequence, (marker ?? firstSequence - 1) + 1)..<endSequence
     guard !range.isEmpty else { return UnreadCount() }
-    let unread = range.count - index.written(by: user, in: range)
+    let counted = index.unread(for: user, in: range)
     return UnreadCount(
-      unread: unread, mentions: direct ? unread : index.mentioning(user, in: range))
+      unread: counted.unread, mentions: direct ? counted.unread : counted.mentions)
   }
 
   /// The newest kept message, for `CONVERSATIONS`.
@@ -234,12 +234,17 @@ struct History: Sendable {
     return sequenceByID.isEmpty ? nil : sequenceByID[id]
   }
 
-  /// Replaces a kept message in place, as `REDACT` does (its author and
-  /// place stay, so the index of authors needs no change; its mentions stay
-  /// counted until it leaves, as for a message read). Its words change at
-  /// once: a message taken back is never found again.
+  /// Replaces a kept message in place, as `REDACT` does, or a rollback
+  /// of it (its author and place stay, so the index of authors needs no
+  /// change). A message taken back is no longer unread nor a mention, and
+  /// its words change at once: it is never found again.
   mutating func replace(at sequence: Int, with message: StoredMessage) {
     let place = slot(sequence - firstSequence)
+    if message.isRedacted && !ring[place].isRedacted {
+      index.noteTakenBack(ring[place], at: sequence)
+    } else if !message.isRedacted && ring[place].isRedacted {
+      index.noteRestored(message, at: sequence)
+    }
     if sequence < wordsIndexedBelow { words.replace(ring[place], with: message, at: sequence) }
     textBytes += message.text.utf8.count - ring[place].text.utf8.count
     ring[place] = message

@@ -64,49 +64,59 @@ public protocol EngineOutput: AnyObject {
 }
 
 extension EngineOutput {
-  /// Queues an event that shows nothing unsynced (``LineKind/neutral``).
+  /// Queues a line that shows no journal record (``LineKind/stateless``):
+  /// the shell's own lines, such as the `BYE` of a reader too far behind.
   public func send(_ event: BrokerEvent, to connection: ConnectionID) {
-    send(Outgoing(event), to: connection, kind: .neutral)
+    send(Outgoing(event), to: connection, kind: .stateless)
   }
 }
 
 /// What a line shows of the journal's records, so that the shell knows
 /// without reading the line whether it must wait for a sync, and what
 /// becomes of it when that sync fails and its records are rolled back
-/// (chatbroker(7), "Order and durability"). Each connection's lines still
-/// leave in the order they were sent.
+/// (chatbroker(7), "Order and durability"). The engine decides it in one
+/// place for every line it sends (``Engine/label(_:to:)``): nobody labels a
+/// line by hand. Each connection's lines still leave in the order they
+/// were sent.
 public enum LineKind: Equatable, Sendable {
-  /// Shows nothing that a record not yet synced changed: the greeting,
-  /// `PING`, `HELP`, errors, `WHO`, `JOIN` and `PART` events, the reply to
-  /// a request that wrote nothing. Never waits for a sync of its own, and
-  /// leaves unchanged whatever a sync does.
-  case neutral
-  /// Shows what the records written so far changed (a `MSG`, an item of a
-  /// list that shows unsynced state): waits until they are durable; dropped
+  /// Shows nothing of any record: the greeting, `BYE`, `PING`, `HELP`,
+  /// a line the codec could not read. Never waits for a sync of its own,
+  /// and leaves unchanged whatever a sync does.
+  case stateless
+  /// Shows the state as the records written so far left it, through a
+  /// change that no rollback undoes (a session joined or left, someone
+  /// went away): waits until those records are durable; left as it is
   /// when they are rolled back.
+  case lasting
+  /// Shows what the records of its own step changed (a `MSG`, an event
+  /// of a change), or an item of a list: waits until they are durable;
+  /// dropped when they are rolled back.
   case revealing
-  /// The final reply of a request that wrote records: waits until they are
-  /// durable; becomes `ERR <verb> STORAGE` when they are rolled back.
+  /// The final reply of a request that wrote records: waits until they
+  /// are durable; becomes `ERR <verb> STORAGE` when they are rolled back.
   case outcome(Verb)
-  /// The final reply of a query whose list showed unsynced state: waits
-  /// with its items; when that state is rolled back the items are dropped
-  /// and the query is answered again from what remains
+  /// The final reply of a request that wrote nothing and may be answered
+  /// again (a query, an error, a JOIN of a room already yours): waits
+  /// with its items; when what it saw is rolled back the items are
+  /// dropped and the request is answered again from what remains
   /// (``Engine/answerAgain(_:for:)``).
   case answer(Request)
+
+  /// Whether it waits for the records written before it.
+  @inline(__always)
+  public var waitsForSync: Bool {
+    if case .stateless = self { false } else { true }
+  }
 }
 
 /// The journal as the engine sees it: records are appended one request at a
 /// time, so a failure can be answered `STORAGE` before any state changes.
 public protocol JournalSink: AnyObject {
   /// Appends records as one write: all of them or, on failure, none.
+  /// A record that takes a text out of the state (`REDACT`'s) also
+  /// obliges the sink to make its file lose the text (chatbroker(8),
+  /// `--purge-interval`): the engine asks for nothing more.
   func append(_ records: [JournalRecord]) throws(StorageError)
-  /// A text was taken back (`REDACT`): compact at the end of this pass,
-  /// so that the journal file no longer holds it.
-  func compactSoon()
-}
-
-extension JournalSink {
-  public func compactSoon() {}
 }
 
 /// The journal could not be written: the request is refused, nothing changed.
@@ -124,10 +134,12 @@ public protocol UserDirectory: AnyObject {
 }
 
 /// Which Unix groups a user is in, for rooms private to a group
-/// (chatbroker(7), "Private rooms"). Asked once per session, when a
-/// request first needs it, and at each JOIN that concerns a private room;
-/// never once per room listed, so a slow directory (LDAP) costs one
-/// lookup, not one per room. Injected, so engine tests use a fake one.
+/// (chatbroker(7), "Private rooms"). Asked when a request of a new session
+/// first needs it, before a read once the answer is older than
+/// ``Engine/groupFactsMaximumAge``, and at each JOIN that concerns a
+/// private room; never once per room listed, so a slow directory (LDAP)
+/// costs one lookup, not one per room. Injected, so engine tests use a
+/// fake one.
 public protocol GroupDirectory: AnyObject {
   /// The names of the groups `user` is in, primary and supplementary, as
   /// NSS says now; empty for a user the system does not know.

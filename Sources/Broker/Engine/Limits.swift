@@ -32,6 +32,12 @@ public struct Limits: Sendable, Equatable {
   /// (chatbroker(7), `SEARCH`): bounds the work of one request however
   /// common its words (a fixed bound, not an option; tests lower it).
   public var searchCandidates = 2000
+  /// Since 1.6: how long a token of the browser door works after `WEB`
+  /// made it (chatbroker(7), `WEB`), and how many a user may hold: the
+  /// oldest goes when a new one would pass it (fixed, not options; tests
+  /// lower them).
+  public var webTokenMilliseconds: Int64 = 7 * 86_400_000
+  public var webTokensPerUser = 16
 
   /// The largest `lineBytes` an administrator may set: a text in the
   /// journal longer than this cannot have come from a request, so replay

@@ -21,6 +21,17 @@ struct RoomModes: Equatable {
   /// The most masks a room's ban list holds (ISUPPORT `MAXLIST`).
   static let maximumBans = 64
 
+  /// Whether a ban matches `user` (as `user!user@host`, any host: a
+  /// login name is the same user on every connection).
+  func bans(_ user: String) -> Bool {
+    guard !bans.isEmpty else { return false }
+    let lowered = user.lowercased()
+    return bans.contains { ban in
+      ModeChange.mask(ban.mask, matches: "\(lowered)!\(lowered)@*")
+        || ModeChange.mask(ban.mask, matches: "\(lowered)!\(lowered)@localhost")
+    }
+  }
+
   var isEmpty: Bool {
     flags.isEmpty && key == nil && limit == nil && operators.isEmpty && voiced.isEmpty
       && bans.isEmpty

@@ -26,13 +26,26 @@ public struct Series: Equatable, Sendable {
     self.skipped = skipped
   }
 
-  /// The rule's first occurrence after `instant` that is not skipped.
-  func occurrence(after instant: Timestamp, reference: Timestamp) -> Timestamp? {
-    var candidate = rule.next(after: instant, reference: reference)
+  /// The rule's first occurrence after `instant` that is not skipped,
+  /// found within `budget` (chatbroker(7), "Series").
+  func occurrence(after instant: Timestamp, reference: Timestamp, budget: RecurrenceBudget)
+    throws(RecurrenceBudget.Exceeded) -> Timestamp?
+  {
+    var candidate = try rule.next(after: instant, reference: reference, budget: budget)
     while let found = candidate, skipped.contains(found) {
-      candidate = rule.next(after: found, reference: reference)
+      candidate = try rule.next(after: found, reference: reference, budget: budget)
     }
     return candidate
+  }
+
+  /// The series after its occurrence due at `due` went out, paused there
+  /// (``SeriesNext/paused``).
+  func pausedAfterDelivery(due: Timestamp) -> Series {
+    var paused = self
+    paused.done += 1
+    paused.forgetSkipped(before: due)
+    paused.paused = true
+    return paused
   }
 
   /// `skipped` without the instants before `due`, which can no longer come.
@@ -45,8 +58,18 @@ public struct Series: Equatable, Sendable {
   /// was down, the clock jumped) skips the occurrences it missed: one
   /// catch-up delivery, then on with the rule, as systemd's
   /// `Persistent=true` timers do.
-  func next(afterDelivery now: Timestamp, due: Timestamp) -> Timestamp? {
+  func next(afterDelivery now: Timestamp, due: Timestamp, budget: RecurrenceBudget)
+    throws(RecurrenceBudget.Exceeded) -> Timestamp?
+  {
     if let count = rule.count, done + 1 >= count { return nil }
-    return occurrence(after: max(now, due), reference: due)
+    return try occurrence(after: max(now, due), reference: due, budget: budget)
   }
+}
+
+/// What comes after a series' occurrence that falls due now: its next due
+/// instant (nil after its last), or a pause, when a whole budget cannot
+/// pay for finding it (chatbroker(8), "slow step").
+enum SeriesNext {
+  case due(Timestamp?)
+  case paused
 }

@@ -4,8 +4,8 @@ import LineProtocol
 /// committer confirmed (its durable count decides what is durable; this
 /// follows it), oldest first, each with what undoing it takes. With them a
 /// failed sync is rolled back in memory, record by record, instead of
-/// replaying the whole journal while everyone waits; and the engine knows
-/// which replies would show state that is not durable yet.
+/// replaying the whole journal while everyone waits. (Which lines wait for
+/// them is decided elsewhere, for every line alike: Engine+Lines.)
 struct UnsyncedRecords {
   /// How to take one record's change back out of the state.
   enum Undo {
@@ -13,7 +13,9 @@ struct UnsyncedRecords {
     case room(RoomName)
     case message(ConversationKey, evicted: DroppedMessages, newHistory: Bool, newRoom: RoomName?)
     case schedule(PendingMessage, replaced: PendingMessage?)
-    case cancel(PendingMessage)
+    /// A pending message or series (`series`: its rule and count) was
+    /// cancelled; `forgotten` is its room when that left it unused.
+    case cancel(PendingMessage, series: Series?, forgotten: Engine.Room?)
     case delivery(PendingMessage, evicted: DroppedMessages, newHistory: Bool)
     /// A series started, fired or ended, or a pending message was
     /// rescheduled or edited: what it was before (nil when it is new) and,
@@ -24,23 +26,26 @@ struct UnsyncedRecords {
     /// A room became the user's; perhaps the room was created with it.
     case member(String, RoomName, newRoom: RoomName?)
     /// A room stopped being the user's (theirs since `since`); `forgotten`
-    /// is the creation time of the room when that left it unused.
-    case leave(String, RoomName, since: Timestamp, forgotten: Timestamp?)
+    /// is the room, modes and all, when that left it unused; `uninvited`:
+    /// an operator's removal took their invitation too.
+    case leave(String, RoomName, since: Timestamp, forgotten: Engine.Room?, uninvited: Bool)
     /// A read marker moved; `before` is where it was.
     case read(String, ConversationKey, before: ReadMarker?)
     /// A room's topic changed; `before` is what it was, and `forgotten`
-    /// the room's creation time when clearing it left the room unused.
-    case topic(RoomName, before: RoomTopic?, forgotten: Timestamp?)
+    /// the room when clearing it left the room unused.
+    case topic(RoomName, before: RoomTopic?, forgotten: Engine.Room?)
     /// A room's access changed (Engine+Privacy); `before` is what it was,
-    /// and `forgotten` the room's creation time when making it public
-    /// left it unused.
+    /// and `forgotten` the room when making it public left it unused.
     /// `modes`: the room's modes before (who made it private became an
     /// operator).
-    case access(RoomName, before: RoomAccess?, modes: RoomModes, forgotten: Timestamp?)
+    case access(RoomName, before: RoomAccess?, modes: RoomModes, forgotten: Engine.Room?)
     /// A room's modes changed (a `mode` record); `before` is what they were.
     case modes(RoomName, before: RoomModes)
     /// A user was invited to a private room they were not invited to.
     case invite(RoomName, String)
+    /// An operator's removal took a user's invitation to a room that was
+    /// not theirs (a ban of someone invited who never joined).
+    case uninvite(RoomName, String)
     /// A message was taken back; `before` is what it was.
     case redact(ConversationKey, sequence: Int, before: StoredMessage)
     /// A shared room's outbox or stream position changed (`before`), and
@@ -48,22 +53,65 @@ struct UnsyncedRecords {
     case federated(
       FederationUndo, message: (ConversationKey, evicted: DroppedMessages, newHistory: Bool)?,
       newRoom: RoomName?)
+    /// A token of the browser door was made (its hash), and these of its
+    /// user's went with it (expired, or the oldest over the limit).
+    case webToken(String, removed: [WebTokenGrant])
+    /// A user's tokens were revoked.
+    case webRevoke([WebTokenGrant])
+  }
+
+  /// A session entered (or left) a room while a request that wrote
+  /// records was served: not journaled, but undone with the request's
+  /// records, so that a request answered `STORAGE` changed nobody's rooms
+  /// (a KICK's, a PART's, a JOIN's own session).
+  struct SessionMove {
+    let connection: ConnectionID
+    let room: RoomName
+    let user: String
+    let entered: Bool
   }
 
   /// Off for an engine alone (tests, compaction's scratch copy) and with
   /// `--no-sync`: then no record ever waits for a sync.
   var isTracking = false
   private var undos = FIFOQueue<Undo>()
-  /// Unsynced messages per conversation; they are always its newest.
+  /// Records confirmed since tracking began: with `undos.count`, the
+  /// number of the next record.
+  private var confirmedCount = 0
+  /// The moves of the requests that wrote records, by the number of each
+  /// request's first record: undone after all of its records, once the
+  /// rooms they name are back.
+  private var movesByRecord: [Int: [SessionMove]] = [:]
+  /// The request being served: the number of its first record, and its
+  /// moves so far.
+  private var request: (firstRecord: Int, moves: [SessionMove])?
+  /// Unsynced messages per conversation; they are always its newest. Only
+  /// the IRC gateway's `CHATHISTORY TARGETS`, which reads the engine
+  /// outside a request, still needs it (Engine+Activity).
   private(set) var messages: [ConversationKey: Int] = [:]
-  /// Unsynced changes to each author's pending messages.
-  private(set) var pending: [String: Int] = [:]
-  /// Unsynced room creations.
-  private(set) var rooms = 0
-  /// Unsynced topic and access changes per room: both show in `ROOMS`.
-  private(set) var topics: [RoomName: Int] = [:]
 
   var count: Int { undos.count }
+
+  /// A request is served from here to ``endRequest()``.
+  mutating func beginRequest() {
+    request = (confirmedCount + count, [])
+  }
+
+  /// A session entered or left a room; kept when the request being
+  /// served writes records.
+  mutating func noteMove(
+    _ connection: ConnectionID, _ room: RoomName, _ user: String, entered: Bool
+  ) {
+    request?.moves.append(
+      SessionMove(connection: connection, room: room, user: user, entered: entered))
+  }
+
+  mutating func endRequest() {
+    if let request, !request.moves.isEmpty, confirmedCount + count > request.firstRecord {
+      movesByRecord[request.firstRecord] = request.moves
+    }
+    request = nil
+  }
 
   mutating func push(_ undo: Undo) {
     undos.append(undo)
@@ -91,57 +139,44 @@ struct UnsyncedRecords {
     }
     if let run { tally(run.conversation, -run.count) }
     undos.removeFirst(end)
+    confirmedCount += end
+    if !movesByRecord.isEmpty { movesByRecord = movesByRecord.filter { $0.key >= confirmedCount } }
   }
 
-  mutating func popLast() -> Undo? {
+  /// The newest record's undo, and the moves of its request when it was
+  /// the request's first record.
+  mutating func popLast() -> (undo: Undo, moves: [SessionMove])? {
     guard let undo = undos.popLast() else { return nil }
     tally(undo, -1)
-    return undo
+    let moves =
+      movesByRecord.isEmpty ? nil : movesByRecord.removeValue(forKey: confirmedCount + count)
+    return (undo, moves ?? [])
   }
 
   mutating func removeAll() {
     undos.removeAll()
+    movesByRecord.removeAll()
     messages.removeAll()
-    pending.removeAll()
-    rooms = 0
-    topics.removeAll()
   }
 
+  /// Counts the messages an undo takes back out of a history.
   private mutating func tally(_ undo: Undo, _ delta: Int) {
     switch undo {
-    case .nothing, .leave, .read, .redact, .invite, .modes:
-      break
-    case .access(let name, _, _, _):
-      Self.tally(name, delta, in: &topics)
-    case .room:
-      rooms += delta
-    case .topic(let name, _, _):
-      Self.tally(name, delta, in: &topics)
-    case .member(_, _, let newRoom):
-      if newRoom != nil { rooms += delta }
-    case .message(let conversation, _, _, let newRoom):
+    case .message(let conversation, _, _, _):
       tally(conversation, delta)
-      if newRoom != nil { rooms += delta }
-    case .schedule(let message, _), .cancel(let message):
-      tally(author: message.author, delta)
     case .delivery(let message, _, _):
-      tally(author: message.author, delta)
       tally(ConversationKey(target: message.target, author: message.author), delta)
-    case .pendingChange(_, let author, _, _, let delivered, _):
-      tally(author: author, delta)
-      if let (conversation, _, _) = delivered { tally(conversation, delta) }
-    case .federated(_, let message, let newRoom):
-      if let (conversation, _, _) = message { tally(conversation, delta) }
-      if newRoom != nil { rooms += delta }
+    case .pendingChange(_, _, _, _, let delivered?, _):
+      tally(delivered.0, delta)
+    case .federated(_, let message?, _):
+      tally(message.0, delta)
+    default:
+      break
     }
   }
 
   private mutating func tally(_ conversation: ConversationKey, _ delta: Int) {
     Self.tally(conversation, delta, in: &messages)
-  }
-
-  private mutating func tally(author: String, _ delta: Int) {
-    Self.tally(author, delta, in: &pending)
   }
 
   /// Adds `delta` to `key`'s count, which goes when it reaches 0: one

@@ -36,6 +36,14 @@ extension Engine {
   /// own.
   public var streamSequences: StreamSequences { federation.sequences }
 
+  /// When the stream read was created, as the journal last noted it; nil
+  /// before the link first looked.
+  public var streamCreated: Timestamp? { federation.streamCreated }
+
+  /// The line `id` waits in the outbox: the stream has not brought it
+  /// back.
+  public func outboxHolds(_ id: MessageID) -> Bool { !outbox(in: id...id).isEmpty }
+
   /// The outbox, oldest first: lines said here that have not come back
   /// from the stream yet. The shell publishes only those the journal
   /// committer counts durable (Server+Federation).
@@ -107,7 +115,7 @@ extension Engine {
     if let newRoom { applyNewRoom(newRoom) }
     apply(record)
     federation.senders[id] = connection
-    send(.accepted(.say, id: id, time: line.time), to: connection, kind: .outcome(.say))
+    send(.accepted(.say, id: id, time: line.time), to: connection)
   }
 
   /// The link found `lastID`, the highest id this node has in the stream
@@ -132,7 +140,7 @@ extension Engine {
     guard behind || !federation.knowsOwnIDs else { return }
     let record = JournalRecord.streamLastID(node: node, id: lastID)
     do {
-      try journal.append([record])
+      try append([record])
     } catch {
       log.error("journal write failed", ["reason": error.reason])
     }
@@ -168,7 +176,7 @@ extension Engine {
     let record = JournalRecord.streamCreated(
       created, offset: FederatedID.offset(forStreamCreated: created))
     do {
-      try journal.append([record])
+      try append([record])
     } catch {
       log.error("journal write failed", ["reason": error.reason])
       return false
@@ -193,7 +201,11 @@ extension Engine {
   /// host, and its record is written again with its next due instant and
   /// count (or cancelled after its last), since its occurrence enters no
   /// history here until the stream brings it. Nil for any other line.
-  func sharedDelivery(_ pending: PendingMessage, at now: Timestamp) -> [JournalRecord]? {
+  /// `next` is what comes after a series' occurrence (nil for a single
+  /// line).
+  func sharedDelivery(_ pending: PendingMessage, at now: Timestamp, next: SeriesNext?)
+    -> [JournalRecord]?
+  {
     guard isShared(pending.target), let node = federation.settings?.node,
       let id = takeFreshID()
     else { return nil }
@@ -201,7 +213,10 @@ extension Engine {
     let line = OutboxLine(
       id: id, node: node, target: pending.target, author: pending.author, time: now,
       text: pending.text, series: series == nil ? pending.replacing : pending.id)
-    guard var series, let next = series.next(afterDelivery: now, due: pending.due) else {
+    if let series, case .paused = next {
+      return [.series(pending, series.pausedAfterDelivery(due: pending.due)), .outbox(line)]
+    }
+    guard var series, case .due(let due) = next, let next = due else {
       return [.cancel(pending.id, at: now), .outbox(line)]
     }
     var advanced = pending
@@ -220,6 +235,10 @@ extension Engine {
   /// written: the link must then read again from ``streamSequence``.
   @discardableResult
   public func receive(_ line: StreamLine) -> Bool {
+    inStep(.other) { apply(line) }
+  }
+
+  private func apply(_ line: StreamLine) -> Bool {
     guard let settings = federation.settings,
       line.position.sequence > federation.sequences[line.position.reader ?? .rooms]
     else {
@@ -262,7 +281,7 @@ extension Engine {
       records.append(.streamSequence(position.sequence, reader: position.reader))
     }
     do {
-      try journal.append(records)
+      try append(records)
     } catch {
       log.error(
         "journal write failed", ["reason": error.reason, "stream_seq": "\(position.sequence)"])

@@ -43,6 +43,19 @@ public enum FederationSubjects {
     }
   }
 
+  /// The reader of `node` whose consumer reads back what `node` publishes
+  /// to `target` (``subject(for:node:)``): the rooms' for a room; for a
+  /// direct message, the one filtered on the pairs where `node` comes
+  /// where it does in this one.
+  public static func reader(for target: Target, node: String) -> StreamReader? {
+    switch target {
+    case .room: return .rooms
+    case .user(let name):
+      guard let at = name.lastIndex(of: "@") else { return nil }
+      return String(name[name.index(after: at)...]) < node ? .dmSecond : .dmFirst
+    }
+  }
+
   /// The subjects `node` publishes under, as filters: rooms (and direct
   /// messages before 1.4), and direct messages.
   public static func ownSubjects(node: String) -> [String] {

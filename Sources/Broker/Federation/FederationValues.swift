@@ -73,10 +73,16 @@ public struct OutboxLine: Equatable, Sendable {
   public var series: MessageID?
   /// Journaled (`"standing"` in the `outbox` record), never published.
   public var standing: OutboxStanding
+  /// Since 1.5: the secret its de-duplication id in the stream is computed
+  /// from, drawn when the line is made (``DeduplicationKey``). Journaled
+  /// (`"dedup_key"`), never published; nil in what the stream gets and in
+  /// a record written before 1.5, and the link draws one for such a line.
+  public var dedupKey: DeduplicationKey?
 
   public init(
     id: MessageID, node: String, target: Target, author: String, time: Timestamp, text: String,
-    series: MessageID? = nil, standing: OutboxStanding = .waiting
+    series: MessageID? = nil, standing: OutboxStanding = .waiting,
+    dedupKey: DeduplicationKey? = .random()
   ) {
     self.id = id
     self.node = node
@@ -86,12 +92,15 @@ public struct OutboxLine: Equatable, Sendable {
     self.text = text
     self.series = series
     self.standing = standing
+    self.dedupKey = dedupKey
   }
 
-  /// The line as the stream gets it: its standing is this host's affair.
+  /// The line as the stream gets it: its standing is this host's affair,
+  /// and its de-duplication key this host's secret.
   public var asPublished: OutboxLine {
     var line = self
     line.standing = .waiting
+    line.dedupKey = nil
     return line
   }
 }

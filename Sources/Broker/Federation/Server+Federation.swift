@@ -37,6 +37,13 @@ final class FederationBridge {
   /// The newest outbox id in ``waiting`` or offered.
   var notedUpTo: MessageID?
   var readUpTo: StreamSequences
+  /// How far each reader has read and applied the stream, the messages it
+  /// ignored included: past a duplicate's sequence, its reader has shown
+  /// whether the message the stream kept was the line (``checkDuplicates()``).
+  var readThrough: StreamSequences
+  /// Lines the stream acknowledged as duplicates, by id, until their
+  /// reader has read past the message the stream kept for them.
+  var duplicates: [MessageID: AcknowledgedDuplicate] = [:]
   var epoch = 0
   var state = "connecting"
   /// The state with its details as last logged: each change is logged once.
@@ -47,7 +54,18 @@ final class FederationBridge {
   init(link: FederationLink, readUpTo: StreamSequences) {
     self.link = link
     self.readUpTo = readUpTo
+    self.readThrough = readUpTo
   }
+}
+
+/// A line of this node the stream acknowledged as a duplicate: it holds a
+/// message with the line's `Nats-Msg-Id` at `sequence`, which the reader
+/// of the line's subject reads back if it is the line.
+struct AcknowledgedDuplicate {
+  var line: OutboxLine
+  var sequence: UInt64
+  var reader: StreamReader
+  var streamCreated: Timestamp
 }
 
 extension Server {
@@ -90,19 +108,73 @@ extension Server {
     engine.streamRefusal != nil ? federation.map { _ in "refused" } : federation?.state
   }
 
-  /// From the link's threads: lines read from the stream, in order, since
-  /// the restart that started `epoch`.
+  /// From the link's threads: lines `reader` read from the stream, in
+  /// order, since the restart that started `epoch`, up to the message at
+  /// `last` (one it ignored, perhaps).
   /// They enter through the poll's mailbox, and are applied in its next
   /// pass.
-  public func deliver(_ lines: [StreamLine], epoch: Int) {
+  public func deliver(_ lines: [StreamLine], reader: StreamReader, through last: UInt64, epoch: Int)
+  {
     poll.post { [unowned self] in
       guard let federation, epoch == federation.epoch else { return }
       for line in lines {
         let reader = line.position.reader ?? .rooms
         guard line.position.sequence > federation.readUpTo[reader] else { continue }
         federation.readUpTo[reader] = line.position.sequence
-        guard engine.receive(line) else { break }
+        guard engine.receive(line) else { return }
       }
+      federation.readThrough.advance(reader, to: last)
+      checkDuplicates()
+    }
+  }
+
+  /// From the link's threads: the stream acknowledged `line` as a
+  /// duplicate of its message at `sequence`, in the stream created at
+  /// `streamCreated`. That message is the line itself, sent before (an
+  /// acknowledgement lost, a restart), unless another node published the
+  /// line's `Nats-Msg-Id` first: the line's reader tells
+  /// (``checkDuplicates()``).
+  public func duplicateAcknowledged(
+    _ line: OutboxLine, sequence: UInt64, streamCreated: Timestamp
+  ) {
+    poll.post { [unowned self] in
+      guard let federation, let node = engine.federationSettings?.node,
+        let reader = FederationSubjects.reader(for: line.target, node: node),
+        engine.outboxHolds(line.id)
+      else { return }
+      federation.duplicates[line.id] = AcknowledgedDuplicate(
+        line: line, sequence: sequence, reader: reader, streamCreated: streamCreated)
+      checkDuplicates()
+    }
+  }
+
+  /// The lines acknowledged as duplicates whose reader has read past the
+  /// message the stream kept for them. A line the stream brought back has
+  /// left the outbox: the message was the line. A line still waiting was
+  /// not: the stream took another node's message for it (chatbroker(8),
+  /// "FEDERATION"), and it is published again under a new key, which the
+  /// stream takes for no other message. A duplicate of a stream since
+  /// replaced is dropped: the whole outbox goes to the new one.
+  func checkDuplicates() {
+    guard let federation, !federation.duplicates.isEmpty else { return }
+    let created = engine.streamCreated
+    let settled = federation.duplicates.filter { _, duplicate in
+      duplicate.streamCreated != created
+        || federation.readThrough[duplicate.reader] >= duplicate.sequence
+    }
+    for (id, duplicate) in settled.sorted(by: { $0.key < $1.key }) {
+      federation.duplicates[id] = nil
+      guard duplicate.streamCreated == created, engine.outboxHolds(id) else { continue }
+      log.log(
+        .warning,
+        "the stream took another node's message for this node's line: publishing it again",
+        fields: [
+          ("node", engine.federationSettings?.node ?? ""), ("id", id.description),
+          ("to", duplicate.line.target.description), ("stream_seq", "\(duplicate.sequence)"),
+        ])
+      var again = duplicate.line
+      again.dedupKey = .random()
+      federation.link.republish([again])
     }
   }
 
@@ -178,6 +250,7 @@ extension Server {
     let applied = engine.streamSequences
     if StreamReader.allCases.contains(where: { applied[$0] < federation.readUpTo[$0] }) {
       federation.readUpTo = applied
+      federation.readThrough = applied
       federation.epoch += 1
       federation.link.restart(after: applied, epoch: federation.epoch)
     }
@@ -205,5 +278,7 @@ extension Server {
     guard let federation else { return }
     federation.waiting.removeAll()
     federation.notedUpTo = federation.offeredUpTo
+    // Lines read back may have been undone, and wait in the outbox again.
+    federation.readThrough = engine.streamSequences
   }
 }

@@ -241,7 +241,7 @@ extension IRCSession {
 extension WireAction {
   /// The bytes of a reply, for building longer answers out of several.
   var bytes: [UInt8] {
-    if case .reply(let bytes) = self { return bytes }
+    if case .reply(let bytes, _) = self { return bytes }
     return []
   }
 }

@@ -133,7 +133,8 @@ extension IRCSession {
   }
 
   /// 251 to 255 and 265, 266: every client is a visible user of the one
-  /// server.
+  /// server; 254 counts the rooms this user may see, not the secret and
+  /// private ones of others (chatbroker(7), "IRC").
   func lusers(_ counts: Counts) -> [Action] {
     let users = String(counts.connections)
     let most = String(max(counts.mostUsers, counts.connections))
@@ -141,7 +142,7 @@ extension IRCSession {
       numeric(.luserClient, ["There are \(users) users and 0 invisible on 1 servers"]),
       numeric(.luserOp, ["0", "operator(s) online: there are no IRC operators"]),
       numeric(.luserUnknown, [String(counts.unregistered), "unknown connection(s)"]),
-      numeric(.luserChannels, [String(counts.rooms), "channels formed"]),
+      numeric(.luserChannels, [String(counts.rooms()), "channels formed"]),
       numeric(.luserMe, ["I have \(users) clients and 0 servers"]),
       numeric(.localUsers, [users, most, "Current local users \(users), max \(most)"]),
       numeric(.globalUsers, [users, most, "Current global users \(users), max \(most)"]),

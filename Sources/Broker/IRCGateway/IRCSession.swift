@@ -23,7 +23,9 @@ final class IRCSession: WireCodec {
     var unregistered = 0
     /// The most registered clients there have been at once (265, 266).
     var mostUsers = 0
-    var rooms = 0
+    /// How many rooms this session's user may see (LUSERS, 254): asked
+    /// only when shown, since it looks at the rooms some may not read.
+    var rooms: () -> Int = { 0 }
     /// When a room the user may read was created, whether it is private
     /// and secret (`MODE`, 329; NAMES, 353); nil for any other.
     var roomMode: (RoomName) -> (created: Timestamp, isPrivate: Bool, isSecret: Bool)? = { _ in
@@ -360,7 +362,11 @@ final class IRCSession: WireCodec {
       guard let token = parameters.first, !token.isEmpty else {
         return [numeric(.noOrigin, ["No origin specified"])]
       }
-      return [reply(source: serverName, "PONG", [serverName, token])]
+      // The one reply that shows no state: it never waits for a sync, so
+      // a client's lag check measures the broker, not the disk.
+      return [
+        .reply(reply(source: serverName, "PONG", [serverName, token]).bytes, stateless: true)
+      ]
     case "PONG": return []
     case "QUIT":
       guard registered else { return [.close] }

@@ -123,7 +123,7 @@ extension IRCSession {
     var labeled: [[Action]] = steps.map { step in
       step.compactMap { action in
         switch action {
-        case .reply(let bytes):
+        case .reply(let bytes, _):
           if let last { last.labelTrailing += bytes } else { response.gather(bytes) }
           return nil
         case .request(let request, let context):

@@ -32,6 +32,11 @@ public final class FileJournal {
   public private(set) var writtenCount: UInt64 = 0
   /// Records whose bytes are in the file (up to ``size``).
   public private(set) var flushedCount: UInt64 = 0
+  /// Whether the file, as ``load(repair:now:_:)`` found it, holds a record
+  /// that took a text out of the state (``JournalRecord/takesTextOut``):
+  /// no compaction ran after it, so the text itself may still be in the
+  /// file (see ``PurgeSchedule``).
+  public private(set) var holdsTakenBackText = false
   /// Set while the server syncs: appends are gathered until ``flush()``.
   /// Without syncing (`--no-sync`) each append is written at once, so that
   /// a failed write is refused before anything changes.
@@ -131,6 +136,7 @@ public final class FileJournal {
       case .success(let record):
         apply(record)
         report.records += 1
+        if record.takesTextOut { holdsTakenBackText = true }
         if repair { kept.append(contentsOf: contents[bytes]) }
       case .failure(let error):
         guard repair else {

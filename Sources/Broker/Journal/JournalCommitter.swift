@@ -88,13 +88,15 @@ public final class JournalCommitter: JournalSink, @unchecked Sendable {
   /// Why gathered records could not be written, until they are refused.
   private var writeFailure: String?
   private var compacting = false
-  /// A `REDACT` asked for a compaction (``compactSoon()``).
-  private var compactionRequested = false
-  /// When the last compaction a `REDACT` asked for started: one a minute at
-  /// most, so that a user taking back line after line cannot keep the disk
-  /// rewriting the whole journal (chatbroker(8), `redact`).
-  private var lastRequestedCompaction: DispatchTime?
-  static let requestedCompactionInterval: UInt64 = 60_000_000_000
+  /// The records the running compaction's snapshot holds.
+  private var compactionCovers: UInt64 = 0
+  /// Texts taken out of the state that the file must lose, and when the
+  /// compaction for them may start (chatbroker(8), `--purge-interval`).
+  private var purge: PurgeSchedule
+  /// Whether a deadline in the loop waits for ``purge`` to fall due.
+  private var purgeDeadlineArmed = false
+  /// `--purge-interval`'s default, in seconds (chatbroker(8)).
+  public static let defaultPurgeInterval = 60
   /// Set when a failed sync cuts the journal back during a compaction,
   /// whose copy may then hold records that are no longer in the journal.
   private var compactionSpoiled = false
@@ -111,15 +113,18 @@ public final class JournalCommitter: JournalSink, @unchecked Sendable {
 
   /// Takes over `journal`, syncing unless `syncs` is false (`--no-sync`)
   /// with `synchronize` (`fdatasync`; tests put a failing disk in its
-  /// place). Idle until the server starts it; the journal is loaded
+  /// place), compacting for texts taken back at most once per
+  /// `purgeInterval` seconds (`--purge-interval`). Idle until the server
+  /// starts it; the journal is loaded
   /// (``FileJournal/load(repair:now:_:)``) in between.
   public init(
-    journal: FileJournal, syncs: Bool = true,
+    journal: FileJournal, syncs: Bool = true, purgeInterval: Int = defaultPurgeInterval,
     synchronize: @escaping @Sendable (Int32) -> Int32 = { fdatasync($0) },
     log: Logger = Logger(sink: nil)
   ) {
     self.journal = journal
     self.syncs = syncs
+    purge = PurgeSchedule(interval: UInt64(max(0, purgeInterval)) * 1_000_000_000)
     self.log = log
     groupCommit = GroupCommit(synchronize: synchronize)
   }
@@ -133,6 +138,9 @@ public final class JournalCommitter: JournalSink, @unchecked Sendable {
     self.loop = loop
     syncedCount = journal.writtenCount
     syncedSize = journal.size
+    // A text taken back before the last stop may still be in the file:
+    // the start-up's compactIfDue() pays it at once.
+    if journal.holdsTakenBackText { purge.noteFound(writtenCount: journal.writtenCount) }
     let post: Post = { [weak loop] block in loop?.post(block) }
     journal.attach(post: post, gathering: syncs, syncing: syncs)
     if syncs {
@@ -153,15 +161,12 @@ public final class JournalCommitter: JournalSink, @unchecked Sendable {
   /// The engine's records, one request at a time: gathered for the end of
   /// the pass (one `pwrite(2)` for all), or with `--no-sync` written at
   /// once, so that a failed write is refused before anything changes.
+  /// A record that takes a text out of the state (`REDACT`'s) makes the
+  /// file owe a compaction (``PurgeSchedule``): at the end of this pass,
+  /// or when `--purge-interval` allows.
   public func append(_ records: [JournalRecord]) throws(StorageError) {
     try journal.append(records)
-  }
-
-  /// After a `REDACT`: the next pass's end compacts, whatever the size, so
-  /// the taken-back text leaves the journal file (chatbroker(8)); a
-  /// compaction already running is followed by another.
-  public func compactSoon() {
-    compactionRequested = true
+    purge.noteAppended(records, writtenCount: journal.writtenCount)
   }
 
   /// Records appended so far: a line showing the newest of them may leave
@@ -271,6 +276,7 @@ public final class JournalCommitter: JournalSink, @unchecked Sendable {
     writeFailure = nil
     do throws(SystemError) {
       try journal.discardUnsynced(downTo: syncedSize, count: syncedCount)
+      purge.journalCutBack(to: journal.writtenCount)
       if engine.unsyncedRecordCount == Int(unsyncedCount) {
         engine.rollBack(Int(unsyncedCount))
       } else {
@@ -320,24 +326,26 @@ public final class JournalCommitter: JournalSink, @unchecked Sendable {
 
   // MARK: - Compaction
 
-  /// Starts a background compaction when the journal has doubled; see
-  /// ``Compactor``. The engine keeps serving meanwhile. Also called once
-  /// at start-up, for a journal found over the floor.
+  /// Starts a background compaction when the journal has doubled, or
+  /// when a text taken out of the state must leave the file and
+  /// `--purge-interval` allows (``PurgeSchedule``); see ``Compactor``. The
+  /// engine keeps serving meanwhile. Also called once at start-up, for a
+  /// journal found over the floor or holding a text taken back.
   func compactIfDue() {
-    let requestAllowed =
-      compactionRequested
-      && lastRequestedCompaction.map {
-        DispatchTime.now().uptimeNanoseconds - $0.uptimeNanoseconds
-          >= Self.requestedCompactionInterval
-      } ?? true
-    guard journal.shouldCompact || requestAllowed, !compacting, failure == nil else { return }
+    // Read the clock only when a debt is owed: this runs at every pass's end.
+    let purgeWait =
+      purge.isOwed ? purge.nanosecondsUntilDue(now: DispatchTime.now().uptimeNanoseconds) : nil
+    guard journal.shouldCompact || purgeWait == 0, !compacting, failure == nil else {
+      if let purgeWait, purgeWait > 0, !compacting, failure == nil { armPurgeDeadline(purgeWait) }
+      return
+    }
     // Every record applied is in the file: the snapshot is what the file's
     // first `length` bytes replay to.
     guard journal.flushedCount == journal.writtenCount else { return }
     compacting = true
     let started = DispatchTime.now()
-    if compactionRequested { lastRequestedCompaction = started }
-    compactionRequested = false
+    purge.compactionStarted(now: started.uptimeNanoseconds)
+    compactionCovers = journal.writtenCount
     let length = journal.size
     let temporary = journal.path + ".compacting"
     let snapshot = engine.snapshot()
@@ -420,6 +428,9 @@ public final class JournalCommitter: JournalSink, @unchecked Sendable {
     }
     // The compacted file was synced, and it holds everything appended.
     markSynced(count: journal.writtenCount, size: journal.size)
+    // The texts taken out before the snapshot are gone from the file;
+    // one taken out later is still in the records copied after it.
+    purge.compactionFinished(covering: compactionCovers)
     syncedSize = journal.size
     let now = DispatchTime.now().uptimeNanoseconds
     log.info(
@@ -429,6 +440,19 @@ public final class JournalCommitter: JournalSink, @unchecked Sendable {
         "ms": String(format: "%.1f", Double(now - started.uptimeNanoseconds) / 1e6),
         "pause_ms": String(format: "%.1f", Double(now - pauseStarted.uptimeNanoseconds) / 1e6),
       ])
+  }
+
+  /// A compaction for texts taken out is owed but `--purge-interval`
+  /// holds it back: a deadline wakes the loop when it falls due, so it
+  /// runs on a broker that nothing else wakes too (the end of that pass
+  /// starts it).
+  private func armPurgeDeadline(_ nanoseconds: UInt64) {
+    guard !purgeDeadlineArmed else { return }
+    purgeDeadlineArmed = true
+    let milliseconds = Int((nanoseconds + 999_999) / 1_000_000)
+    loop?.after(milliseconds: milliseconds) { [weak self] in
+      self?.purgeDeadlineArmed = false
+    }
   }
 
   // MARK: - Shutdown

@@ -36,8 +36,10 @@ public enum JournalRecord: Equatable, Sendable {
   /// rooms").
   case member(user: String, room: RoomName, at: Timestamp)
   /// Since 1.2: a room stopped being one of `user`'s rooms (a PART left
-  /// none of their sessions in it).
-  case leave(user: String, room: RoomName, at: Timestamp)
+  /// none of their sessions in it). Since 1.5, with `by`: an operator
+  /// removed them (a KICK, or a ban that matches them), and they are no
+  /// longer invited to it either (chatbroker(7), "Moderation").
+  case leave(user: String, room: RoomName, at: Timestamp, by: String? = nil)
   /// Since 1.2: `user`'s read position in `target` (as `user` sees it:
   /// `@bob` for alice's conversation with bob) moved to message `id`.
   case read(user: String, target: Target, id: MessageID, at: Timestamp)
@@ -70,6 +72,11 @@ public enum JournalRecord: Equatable, Sendable {
   /// Since 1.4: `user` took back message `id` of `target` (as `user` wrote
   /// it) with `REDACT`. A compacted journal keeps no trace of the text.
   case redact(Target, id: MessageID, user: String, at: Timestamp)
+  /// Since 1.6: `WEB` gave `grant.user` a token of the browser door, kept
+  /// as its hash (chatbroker(7), `WEB`).
+  case webToken(WebTokenGrant)
+  /// Since 1.6: `WEB REVOKE` ended all of `user`'s tokens.
+  case webRevoke(user: String, at: Timestamp)
   /// The highest id this host's own node has in the stream, found at
   /// start: ids are handed out above it.
   case streamLastID(node: String, id: MessageID)
@@ -189,11 +196,17 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("at", time)
       json.field("occurrence", occurrence)
       json.field("due", due)
-    case .member(let user, let room, let time), .leave(let user, let room, let time):
-      if case .member = self { json.field("type", "member") } else { json.field("type", "leave") }
+    case .member(let user, let room, let time):
+      json.field("type", "member")
       json.field("user", user)
       json.field("room", room.description)
       json.field("time", time)
+    case .leave(let user, let room, let time, let by):
+      json.field("type", "leave")
+      json.field("user", user)
+      json.field("room", room.description)
+      json.field("time", time)
+      if let by { json.field("by", by) }
     case .redact(let target, let id, let user, let time):
       json.field("type", "redact")
       json.field("id", id)
@@ -240,6 +253,7 @@ public enum JournalRecord: Equatable, Sendable {
       if let series = line.series { json.field("series", series) }
       json.field("text", line.text)
       if line.standing != .waiting { json.field("standing", line.standing.rawValue) }
+      if let key = line.dedupKey { json.field("dedup_key", key.hex) }
     case .remote(let message, let target, let position):
       json.field("type", "remote")
       json.field("id", message.id)
@@ -270,6 +284,16 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("type", "stream")
       json.field("created", created)
       json.field("offset", Int64(offset))
+    case .webToken(let grant):
+      json.field("type", "web_token")
+      json.field("user", grant.user)
+      json.field("hash", grant.hash)
+      json.field("created", grant.created)
+      json.field("expires", grant.expires)
+    case .webRevoke(let user, let time):
+      json.field("type", "web_revoke")
+      json.field("user", user)
+      json.field("at", time)
     }
   }
 
@@ -329,6 +353,10 @@ private struct RecordFields {
   var mode: JSONText?
   var modeValue: JSONText?
   var reader: JSONText?
+  var dedupKey: JSONText?
+  var by: JSONText?
+  var hash: JSONText?
+  var expires: JSONText?
 
   mutating func set(_ key: UnsafeBufferPointer<UInt8>, _ value: JSONScalar) {
     switch value {
@@ -385,6 +413,14 @@ private struct RecordFields {
         modeValue = string
       } else if key.equals("reader") {
         reader = string
+      } else if key.equals("dedup_key") {
+        dedupKey = string
+      } else if key.equals("by") {
+        by = string
+      } else if key.equals("hash") {
+        hash = string
+      } else if key.equals("expires") {
+        expires = string
       }
     case .integer(let number):
       if key.equals("version") {
@@ -463,7 +499,9 @@ private struct RecordFields {
     case .member:
       return .member(user: try userName(), room: try roomName(), at: try time(time, "time"))
     case .leave:
-      return .leave(user: try userName(), room: try roomName(), at: try time(time, "time"))
+      return .leave(
+        user: try userName(), room: try roomName(), at: try time(time, "time"),
+        by: try remover())
     case .read:
       guard let parsed = readTarget?.withUTF8(Target.init(utf8:)) else { throw invalid("target") }
       return .read(
@@ -475,7 +513,7 @@ private struct RecordFields {
           id: try messageID(id, "id"), node: try nodeName(), target: try target(),
           author: try author(),
           time: try time(at, "at"), text: try checkedText(), series: try seriesID(),
-          standing: try outboxStanding()))
+          standing: try outboxStanding(), dedupKey: try deduplicationKey()))
     case .remote:
       let message = StoredMessage(
         id: try messageID(id, "id"), time: try time(at, "at"), author: try author(),
@@ -511,6 +549,14 @@ private struct RecordFields {
     case .mode:
       return .mode(
         try roomName(), try modeChange(), user: try userName(), at: try time(time, "time"))
+    case .webToken:
+      guard let hash = hash?.string, WebToken.isWellFormed(hash) else { throw invalid("hash") }
+      return .webToken(
+        WebTokenGrant(
+          hash: hash, user: try userName(), created: try time(created, "created"),
+          expires: try time(expires, "expires")))
+    case .webRevoke:
+      return .webRevoke(user: try userName(), at: try time(at, "at"))
     default:
       throw JournalFormatError(
         reason: "unknown record type \(type.map { "\"\($0.string)\"" } ?? "(none)")")
@@ -549,6 +595,14 @@ private struct RecordFields {
   private func userName() throws(JournalFormatError) -> String {
     guard let user, user.withUTF8(UserName.isValid(utf8:)) else { throw invalid("user") }
     return user.string
+  }
+
+  /// A `leave` record's `by`, the operator who removed the user (since
+  /// 1.5), when there is one: a login name.
+  private func remover() throws(JournalFormatError) -> String? {
+    guard let by else { return nil }
+    guard by.withUTF8(UserName.isValid(utf8:)) else { throw invalid("by") }
+    return by.string
   }
 
   /// An `access` record's word, as `ACCESS` takes it: `public`, `invite`
@@ -619,6 +673,14 @@ private struct RecordFields {
     return parsed
   }
 
+  /// An outbox line's de-duplication key; nil in a record written before
+  /// 1.5, and in a line as published.
+  private func deduplicationKey() throws(JournalFormatError) -> DeduplicationKey? {
+    guard let dedupKey else { return nil }
+    guard let key = DeduplicationKey(hex: dedupKey.string) else { throw invalid("dedup_key") }
+    return key
+  }
+
   private func nodeName() throws(JournalFormatError) -> String {
     guard let node = node?.string, FederationSettings.isValidNode(node) else {
       throw invalid("node")
@@ -653,7 +715,10 @@ private struct RecordFields {
   private func recurrence() throws(JournalFormatError) -> Recurrence? {
     guard let rule = rule?.string else { return nil }
     do {
-      return try Recurrence.parse(rule, defaultZone: TimeZone(identifier: "UTC")!, verb: .sayEvery)
+      // Read, never expanded: a start-up expands no rule (chatbroker(8),
+      // "JOURNAL FORMAT").
+      return try Recurrence.parse(
+        rule, defaultZone: TimeZone(identifier: "UTC")!, verb: .sayEvery, budget: nil)
     } catch {
       throw JournalFormatError(reason: "field \"rule\" cannot be read: \(error.text)")
     }

@@ -2,6 +2,7 @@
 enum RecordType: CaseIterable {
   case journal, room, message, schedule, cancel, delivery, series, occurrence, reschedule, edit
   case member, leave, read, outbox, remote, stream, topic, redact, access, invite, skip, mode
+  case webToken, webRevoke
 
   /// How the journal spells it.
   var name: StaticString {
@@ -28,6 +29,8 @@ enum RecordType: CaseIterable {
     case .invite: "invite"
     case .skip: "skip"
     case .mode: "mode"
+    case .webToken: "web_token"
+    case .webRevoke: "web_revoke"
     }
   }
 

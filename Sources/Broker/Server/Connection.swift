@@ -10,6 +10,9 @@ final class Connection {
   /// What its client speaks: how its input becomes requests and events
   /// become its bytes.
   let codec: any WireCodec
+  /// The codec again when its wire frames its own input (the browser
+  /// door): the bytes read go to it, not to ``framer``.
+  let selfFraming: (any SelfFramingCodec)?
   /// What the replies the engine sends now answer: set by the server while
   /// the engine handles one of this connection's requests
   /// (``Server/answer(for:_:_:)``), nil otherwise.
@@ -20,7 +23,7 @@ final class Connection {
   private(set) var interest = ReadinessPoll.Interest()
 
   /// Released bytes, ready to be written.
-  var output = OutputBuffer()
+  var output: OutputBuffer
   /// Lines waiting for the journal, or behind lines that do.
   var held: [HeldLine] = []
   var heldBytes = 0
@@ -93,18 +96,34 @@ final class Connection {
   /// Nanoseconds of work this connection may still do in its turns
   /// (``Server/nanosecondsPerTurn``); below zero, it owes the others time.
   var timeCredit: Int64 = 0
+  /// Its client has yet to show who it is before it is a session of the
+  /// engine (the browser door's token, Server+WebDoor).
+  var awaitingAdmission = false
+  /// A TCP connection (the loopback doors), closed gracefully: its sending
+  /// side shut, then its input read and thrown away until the client's end
+  /// (``Server/linger(_:)``). Closing a TCP socket with input unread makes
+  /// the kernel reset the connection and throw away what it had not sent
+  /// yet: the last lines (`OK QUIT`, `BYE`, a close frame) of a client
+  /// that went on sending.
+  let closesGracefully: Bool
+  /// Lingering so (``closesGracefully``): its input is only drained.
+  var lingering = false
 
   /// Registers `fd` with `poll`, watched for nothing yet; fails when the
   /// kernel has no room for another registration.
   init(
-    id: ConnectionID, fd: Int32, user: String, codec: any WireCodec, poll: ReadinessPoll
+    id: ConnectionID, fd: Int32, user: String, codec: any WireCodec, poll: ReadinessPoll,
+    closesGracefully: Bool = false
   ) throws(SystemError) {
     try poll.register(fd, token: id.pollToken)
     self.codec = codec
+    selfFraming = codec as? any SelfFramingCodec
+    output = OutputBuffer(framed: selfFraming != nil)
     self.id = id
     self.fd = fd
     self.user = user
     self.poll = poll
+    self.closesGracefully = closesGracefully
     framer = LineFramer(maximumLineBytes: codec.maximumLineBytes)
   }
 
@@ -120,6 +139,11 @@ final class Connection {
   func resumeReading() {
     guard !closing else { return }
     change(interest.union(.readable))
+  }
+
+  /// Its input is watched again, only to be drained (``lingering``).
+  func drainInput() {
+    change([.readable])
   }
 
   func waitForWritable() {

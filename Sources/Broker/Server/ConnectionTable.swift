@@ -55,6 +55,9 @@ struct ConnectionTable {
     return connection
   }
 
+  /// Every open connection, in no order.
+  var all: [Connection] { slots.compactMap { $0 } }
+
   /// Removes and returns the connection with `id`, freeing its slot.
   @discardableResult
   mutating func removeValue(forKey id: ConnectionID) -> Connection? {

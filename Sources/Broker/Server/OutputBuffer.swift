@@ -14,8 +14,19 @@ struct OutputBuffer: ~Copyable {
   /// Whether the bytes written so far end with a whole line, so that a
   /// line put after a discard (`BYE`) never continues a cut one.
   private(set) var sentEndsLine = true
+  /// On a wire whose lines are frames (the browser door's WebSocket), not
+  /// LF-ended lines: where each appended frame (or run of frames) ends,
+  /// counted in bytes ever appended, for those not yet all written; nil
+  /// on the other wires, which find a line's end by its LF.
+  private var frameEnds: FIFOQueue<Int>?
+  private var appendedTotal = 0
+  private var consumedTotal = 0
 
-  init() {}
+  /// `framed`: each ``append(_:)`` is whole frames, and a discard keeps
+  /// the rest of a frame partly written, as it keeps the rest of a line.
+  init(framed: Bool = false) {
+    if framed { frameEnds = FIFOQueue() }
+  }
 
   deinit { free(storage) }
 
@@ -28,6 +39,10 @@ struct OutputBuffer: ~Copyable {
       reserve(source.count)
       memcpy(storage! + end, base, source.count)
       end += source.count
+      if frameEnds != nil {
+        appendedTotal += source.count
+        frameEnds!.append(appendedTotal)
+      }
     }
   }
 
@@ -38,12 +53,24 @@ struct OutputBuffer: ~Copyable {
     capacity = 0
     start = 0
     end = 0
+    if frameEnds != nil {
+      frameEnds!.removeAll()
+      appendedTotal = consumedTotal
+    }
   }
 
-  /// Drops everything not yet written except the rest of a line already
-  /// partly written, so that the client still reads whole lines only.
+  /// Drops everything not yet written except the rest of a line (or
+  /// frame) already partly written, so that the client still reads whole
+  /// lines (frames) only.
   mutating func discardUnsent() {
     guard !sentEndsLine, let storage else { return discardAll() }
+    if let frameEnd = frameEnds?.first {
+      let rest = Array(
+        UnsafeRawBufferPointer(start: storage + start, count: frameEnd - consumedTotal))
+      discardAll()
+      append(rest)
+      return
+    }
     let unsent = UnsafeRawBufferPointer(start: storage + start, count: count)
     let rest = Array(unsent.prefix { $0 != UInt8(ascii: "\n") }) + [UInt8(ascii: "\n")]
     discardAll()
@@ -53,7 +80,16 @@ struct OutputBuffer: ~Copyable {
   /// Drops `written` bytes from the front.
   mutating func consume(_ written: Int) {
     guard written > 0 else { return }
-    sentEndsLine = storage!.load(fromByteOffset: start + written - 1, as: UInt8.self) == 10
+    if frameEnds != nil {
+      consumedTotal += written
+      var lastEnd: Int?
+      while let first = frameEnds!.first, first <= consumedTotal {
+        lastEnd = frameEnds!.removeFirst()
+      }
+      sentEndsLine = lastEnd == consumedTotal
+    } else {
+      sentEndsLine = storage!.load(fromByteOffset: start + written - 1, as: UInt8.self) == 10
+    }
     start += written
     if start == end {
       start = 0

@@ -143,6 +143,10 @@ extension Server {
       return
     }
     let user = users.name(of: uid)
+    if wire == .web, let reason = webDoorRefusal(uid: uid, user: user) {
+      refuseAtWebDoor(fd, user: user, reason: reason)
+      return
+    }
     let id = connections.makeID(nextConnection)
     nextConnection += 1
     // `--verbose`: the peer's uid, which "connection opened" names only as
@@ -153,7 +157,8 @@ extension Server {
     let connection: Connection
     do {
       connection = try Connection(
-        id: id, fd: fd, user: user, codec: codec(for: wire, user: user), poll: poll)
+        id: id, fd: fd, user: user, codec: codec(for: wire, user: user, id: id), poll: poll,
+        closesGracefully: wire.credentials == .tcpSocketOwner)
     } catch {
       connections.abandon(id)
       logConnection(.error, "connection refused", user: user, [("reason", error.description)])
@@ -162,7 +167,10 @@ extension Server {
     }
     connections[id] = connection
     logConnection(.info, "connection opened", user: user, [("conn", "\(id)"), ("user", user)])
-    if engine.connect(id, user: user) {
+    if !connection.codec.greetsAtConnect {
+      awaitAdmission(connection)
+      connection.resumeReading()
+    } else if engine.connect(id, user: user) {
       connection.resumeReading()
     }
     onStatusChange?()

@@ -55,14 +55,13 @@ extension Server: EngineOutput {
   /// a sync and it shows nothing unsynced, else held.
   @inline(__always)
   func enqueue(_ line: QueuedLine, to connection: Connection, kind: LineKind) {
-    // A neutral line shows no record: it waits only behind earlier lines.
-    let neutral = kind.isNeutral
-    let required = neutral ? 0 : committer.writtenCount
+    // A stateless line shows no record: it waits only behind earlier lines.
+    let required = kind.waitsForSync ? committer.writtenCount : 0
     if connection.held.isEmpty && required <= committer.durableCount {
       // Only the request being served may leave lines for its later
       // steps: those are served before anything else it sent. Lines
       // released or settled after a sync are followed by others at once.
-      write(line, to: connection, mayDefer: neutral && serving == connection.id, limited: true)
+      write(line, to: connection, mayDefer: serving == connection.id, limited: true)
     } else {
       let bytes = line.heldBytes
       guard fits(bytes, connection) else { return }
@@ -112,6 +111,9 @@ extension Server: EngineOutput {
 
   public func close(_ id: ConnectionID) {
     guard let connection = connections[id], !connection.closing else { return }
+    // The wire's last words (a WebSocket close frame), after all else.
+    let farewell = connection.codec.farewell()
+    if !farewell.isEmpty { enqueue(.bytes(farewell), to: connection, kind: .stateless) }
     connection.startClosing()
     connection.pauseReading()
     markDirty(connection)
@@ -232,11 +234,11 @@ extension Server: EngineOutput {
   /// After a failed sync, once the engine rolled the unsynced records back:
   /// every held line of those records is settled by its kind, in order, so
   /// each request still gets exactly one final reply and it matches the
-  /// state. Neutral lines leave as they were; lines showing rolled-back
-  /// records are dropped; the final reply of a request that wrote them
-  /// becomes `ERR <VERB> STORAGE`; a query whose list showed them is
-  /// answered again. Each keeps the request it answers, so an IRC client
-  /// reads the error or the new answer as a reply to its own command.
+  /// state. Stateless and lasting lines leave as they were; revealing lines
+  /// are dropped; the final reply of a request that wrote records becomes
+  /// `ERR <VERB> STORAGE`; a request that wrote nothing is answered again.
+  /// Each keeps the request it answers, so an IRC client reads the error
+  /// or the new answer as a reply to its own command.
   func settleHeld(because text: String) {
     let settling = holding.sorted()
     holding.removeAll()
@@ -247,21 +249,38 @@ extension Server: EngineOutput {
       connection.heldBytes = 0
       for line in held {
         switch line.kind {
-        case .neutral:
-          enqueue(line.line, to: connection, kind: .neutral)
+        case .stateless, .lasting:
+          enqueue(line.line, to: connection, kind: .stateless)
         case .revealing:
           continue
         case .outcome(let verb):
-          let refusal = Outgoing(.error(verb: verb.rawValue, code: .storage, text: text))
-          let queued = connection.codec.queued(refusal, answering: line.line.context)
-          enqueue(queued, to: connection, kind: .neutral)
+          refuse(verb, because: text, answering: line.line.context, on: connection)
         case .answer(let request):
-          answer(for: connection, line.line.context) { engine.answerAgain(request, for: id) }
+          var answered = false
+          answer(for: connection, line.line.context) {
+            answered = engine.answerAgain(request, for: id)
+          }
+          // A connection whose client has gone (it half-closed, or sent
+          // QUIT) is no session of the engine's any more: it cannot be
+          // answered again, and gets the refusal, so that each of its
+          // requests still has one reply, in order.
+          if !answered {
+            refuse(request.verb, because: text, answering: line.line.context, on: connection)
+          }
         }
       }
       markDirty(connection)
       continueSteps(of: connection)
     }
+  }
+
+  /// `ERR <verb> STORAGE` for a held reply whose records, or what it saw,
+  /// a failed sync rolled back.
+  private func refuse(
+    _ verb: Verb, because text: String, answering context: ReplyContext?, on connection: Connection
+  ) {
+    let refusal = Outgoing(.error(verb: verb.rawValue, code: .storage, text: text))
+    enqueue(connection.codec.queued(refusal, answering: context), to: connection, kind: .stateless)
   }
 
   /// Replies just written may call for steps of their own (an IRC LIST's
@@ -302,7 +321,11 @@ extension Server: EngineOutput {
     }
     connection.stopWaitingForWritable()
     if connection.closing && connection.held.isEmpty {
-      finish(connection)
+      if connection.closesGracefully && !connection.inputEnded {
+        linger(connection)
+      } else {
+        finish(connection)
+      }
     } else {
       outputDrained(connection)
     }
@@ -339,6 +362,38 @@ extension Server: EngineOutput {
     }
   }
 
+  /// How long a TCP connection whose output is all sent waits for its
+  /// client's end, draining its input, before it is closed anyway.
+  static let lingerMilliseconds = 2000
+
+  /// A TCP connection is done and its output all handed to the kernel:
+  /// its sending side is shut (the client reads the rest, then the end),
+  /// and its input read and thrown away until the client's end or
+  /// ``lingerMilliseconds``, so that closing it never resets it (see
+  /// ``Connection/closesGracefully``).
+  func linger(_ connection: Connection) {
+    guard !connection.lingering else { return }
+    connection.lingering = true
+    Glibc.shutdown(connection.fd, Int32(SHUT_WR))
+    connection.drainInput()
+    let id = connection.id
+    poll.after(milliseconds: Self.lingerMilliseconds) { [unowned self] in
+      if let connection = connections[id] { finish(connection) }
+    }
+  }
+
+  /// A lingering connection's input: read and thrown away, a few reads a
+  /// turn; at its end (or an error) it is closed.
+  func drain(_ connection: Connection) {
+    for _ in 0..<4 {
+      let count = Glibc.read(connection.fd, readBuffer.baseAddress, readBuffer.count)
+      if count > 0 { continue }
+      if count < 0 && (errno == EAGAIN || errno == EINTR) { return }
+      finish(connection)
+      return
+    }
+  }
+
   /// The peer is gone: forget it at once.
   func drop(_ connection: Connection, reason: String) {
     guard connections[connection.id] != nil else { return }
@@ -354,6 +409,7 @@ extension Server: EngineOutput {
   func finish(_ connection: Connection) {
     guard connections.removeValue(forKey: connection.id) != nil else { return }
     holding.remove(connection.id)
+    endAdmission(connection)
     connection.closeDescriptor()
     // A descriptor is free: a listener paused at the limit may go on.
     resumeAccepting()
@@ -367,13 +423,5 @@ extension QueuedLine {
   /// The request an event answers, if any.
   var context: ReplyContext? {
     if case .event(_, let answering) = self { answering } else { nil }
-  }
-}
-
-extension LineKind {
-  /// Shows nothing unsynced (``LineKind/neutral``).
-  @inline(__always)
-  var isNeutral: Bool {
-    if case .neutral = self { true } else { false }
   }
 }

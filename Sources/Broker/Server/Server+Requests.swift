@@ -19,18 +19,28 @@ extension Server {
   func perform(_ action: WireAction, for connection: Connection) {
     guard !connection.closing else { return }
     switch action {
-    case .reply(let bytes):
-      enqueue(.bytes(bytes), to: connection, kind: .neutral)
+    case .reply(let bytes, let stateless):
+      // A codec's own reply may read the engine (NAMES, LUSERS): it waits
+      // for the records written before it, like any line, unless the
+      // codec says it shows no state at all (a PONG).
+      enqueue(.bytes(bytes), to: connection, kind: stateless ? .stateless : .lasting)
     case .request(let request, let context):
       logRequest(request.verb.rawValue, from: connection)
+      let started = steps.begin()
       answer(for: connection, context) { engine.receive(request, from: connection.id) }
+      steps.end(
+        started, .request, what: request.verb.rawValue,
+        fields: [(key: "conn", value: "\(connection.id)"), (key: "user", value: connection.user)])
       extraTurnCost += engine.takeSearchWork() / Self.searchCandidatesPerRequest
+      extraTurnCost += engine.expansionSteps / Self.expansionStepsPerRequest
     case .refused(let error):
       logRequest(error.verb, from: connection, refused: error.code)
       engine.refuse(error, from: connection.id)
     case .close:
       engine.disconnect(connection.id)
       close(connection.id)
+    case .admit(let token):
+      admit(connection, webToken: token)
     }
   }
 
@@ -58,10 +68,16 @@ extension Server {
 
 extension Server {
   /// A new connection's codec, by what its listener's clients speak.
-  func codec(for wire: WireFormat, user: String) -> any WireCodec {
+  func codec(for wire: WireFormat, user: String, id: ConnectionID) -> any WireCodec {
     switch wire {
     case .line:
       return LineWire(maximumLineBytes: options.limits.lineBytes)
+    case .web:
+      return WebWire(maximumLineBytes: options.limits.lineBytes) { [unowned self] reason in
+        logConnection(
+          .warning, "web request refused", user: user,
+          [("conn", "\(id)"), ("user", user), ("reason", reason)])
+      }
     case .irc, .ircOverTCP:
       return IRCSession(
         user: user, serverName: options.serverName, timeZone: engine.timeZone,
@@ -72,7 +88,8 @@ extension Server {
           ircUnregistered.mostUsers = max(ircUnregistered.mostUsers, users)
           return IRCSession.Counts(
             connections: users, unregistered: ircUnregistered.count,
-            mostUsers: ircUnregistered.mostUsers, rooms: engine.roomCount,
+            mostUsers: ircUnregistered.mostUsers,
+            rooms: { [engine] in engine.visibleRoomCount(for: user) },
             roomMode: { [engine] in engine.roomMode($0, seenBy: user) },
             prefixes: { [engine] in engine.membershipPrefixes(of: $0, in: $1) },
             isOnline: engine.isOnline,

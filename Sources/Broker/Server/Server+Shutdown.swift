@@ -23,6 +23,10 @@ extension Server {
       }
       accepting.listeners.removeAll()
       engine.shutdown()
+      // Browsers' connections that are no session yet (Server+WebDoor).
+      for connection in connections.all where connection.awaitingAdmission {
+        close(connection.id)
+      }
       let now = DispatchTime.now()
       let giveUp = now + deadline
       draining = (giveUp, completion)

@@ -41,6 +41,10 @@ extension Server {
   /// examined (at most 2,000, chatbroker(7) SEARCH), so that a flood of
   /// costly searches is served a few a turn.
   static let searchCandidatesPerRequest = 100
+  /// And a request that expands a recurrence rule, one request per this
+  /// many of libical's steps it took (at most 1,500, chatbroker(7) "Series":
+  /// what a rule may cost), about what a cheap request costs.
+  static let expansionStepsPerRequest = 100
 
   /// One ready registration of a ``ReadinessPoll`` pass. A listener
   /// accepts. A connection: output first, which may let its requests go
@@ -67,6 +71,7 @@ extension Server {
   /// Reading is paused whenever requests wait in the framer, so the input
   /// buffered per connection stays at one read.
   func readable(_ connection: Connection) {
+    if connection.lingering { return drain(connection) }
     guard !connection.closing, !connection.inputEnded, !connection.mayHaveRequests,
       !connection.outputBlocked
     else {
@@ -84,7 +89,12 @@ extension Server {
     }
     guard case .processed(let count) = received else { return }
     if count > 0 {
-      connection.framer.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))
+      let bytes = UnsafeRawBufferPointer(rebasing: readBuffer[0..<count])
+      if let codec = connection.selfFraming {
+        codec.take(bytes)
+      } else {
+        connection.framer.append(bytes)
+      }
       connection.mayHaveRequests = true
     } else {
       connection.inputEnded = true

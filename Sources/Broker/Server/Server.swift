@@ -88,6 +88,9 @@ public final class Server: @unchecked Sendable {
   public var onStatusChange: (() -> Void)?
   /// Shared rooms' link to the stream (Server+Federation), nil without.
   var federation: FederationBridge?
+  /// How many connections of each user wait to show a token at the
+  /// browser door (Server+WebDoor).
+  var awaitingAdmission: [String: Int] = [:]
 
   /// Bytes queued for all connections since the last flush
   /// (``flushAbove`` triggers one in the middle of a turn).
@@ -111,30 +114,38 @@ public final class Server: @unchecked Sendable {
   /// The connection whose requests are being handled: its own replies are
   /// bounded by back-pressure, so the output limit is not applied to them.
   var serving: ConnectionID?
+  /// How long each request and timer step held the serving thread, and
+  /// the longest so far (chatbroker(8), LOGGING).
+  public let steps: StepWatch
 
   /// Serves `engine`, whose journal sink must be `committer` (the
   /// journal loaded already), on `queue`; nothing runs before the first
   /// pass of the poll but what the caller does on the queue.
   public init(
     queue: DispatchQueue, engine: Engine, committer: JournalCommitter, users: SystemUsers,
-    options: Options, log: Logger
+    options: Options, log: Logger, steps: StepWatch? = nil
   ) throws(SystemError) {
-    precondition(engine.journal === committer, "the engine appends through the committer")
+    precondition(engine.appends(to: committer), "the engine appends through the committer")
     self.queue = queue
     self.engine = engine
     self.users = users
     self.options = options
     self.log = log
     self.committer = committer
+    self.steps = steps ?? StepWatch(log: log)
     poll = try ReadinessPoll(queue: queue)
     accepting.reserveDescriptor = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
     committer.start(engine: engine, loop: poll)
     releasedUpTo = committer.durableCount
-    engine.output = self
+    engine.attach(self)
     committer.delegate = self
     poll.start(
       ReadinessPoll.Handlers(
-        timerFired: { [unowned self] in self.engine.timerFired() },
+        timerFired: { [unowned self] in
+          let started = self.steps.begin()
+          self.engine.timerFired()
+          self.steps.end(started, .timer)
+        },
         ready: { [unowned self] event in ready(event) },
         endOfPass: { [unowned self] in endOfPass() }))
   }

@@ -5,9 +5,9 @@ import LineProtocol
 /// replies that need nothing from it); the engine's events come back as
 /// ``Outgoing`` values and leave as this codec's bytes. The server holds
 /// one per connection and never asks which wire format it is: the line
-/// protocol (``LineWire``) and IRC (``IRCSession``) are its two
-/// implementations, and where the peer's identity comes from is the
-/// listener's (``WireFormat/credentials``).
+/// protocol (``LineWire``), IRC (``IRCSession``) and the browser door
+/// (``WebWire``) are its implementations, and where the peer's identity
+/// comes from is the listener's (``WireFormat/credentials``).
 protocol WireCodec: AnyObject {
   /// The longest input line the framer keeps; longer ones are refused.
   var maximumLineBytes: Int { get }
@@ -44,12 +44,40 @@ protocol WireCodec: AnyObject {
   /// answered it, or when its held replies were released): the codec may
   /// queue the steps they call for (an IRC LIST's next page).
   func answered(_ context: ReplyContext)
+
+  /// Whether its client is a session of the engine, greeted, as soon as
+  /// it connects (the line protocol, IRC), or only once it has shown who
+  /// it is (``WireAction/admit(webToken:)``: the browser door).
+  var greetsAtConnect: Bool { get }
+
+  /// The last bytes of a connection the server closes, queued after all
+  /// else (a WebSocket close frame); none on a wire without them.
+  func farewell() -> [UInt8]
+}
+
+extension WireCodec {
+  var greetsAtConnect: Bool { true }
+  func farewell() -> [UInt8] { [] }
+}
+
+/// A codec whose wire has framing of its own (the browser door: an HTTP
+/// request head, then WebSocket frames): the bytes read go to it rather
+/// than to the connection's line framer, and it hands what they hold to
+/// the server one step at a time (``WireCodec/nextStep(_:)``), each step
+/// one request of the connection's turn. Its output is whole frames, each
+/// line's bytes one or more of them.
+protocol SelfFramingCodec: WireCodec {
+  /// Bytes read from the connection, kept until its steps read them.
+  func take(_ bytes: UnsafeRawBufferPointer)
 }
 
 /// What a wire codec asks of the server for one input line.
 enum WireAction {
-  /// Bytes for this connection that need nothing from the engine.
-  case reply([UInt8])
+  /// Bytes for this connection made by the codec itself. They wait for
+  /// the records written before them, since a codec may read the engine
+  /// to make them (IRC's NAMES, LUSERS), unless `stateless`: they show no
+  /// state at all (IRC's PONG, CAP), and leave at once.
+  case reply([UInt8], stateless: Bool = false)
   /// A request for the engine. Its replies are encoded with `answering`,
   /// also when they are held for a sync and released (or settled) later.
   case request(Request, answering: ReplyContext?)
@@ -58,6 +86,10 @@ enum WireAction {
   case refused(RequestError)
   /// Flush what was sent, then close.
   case close
+  /// The client showed this token of the browser door (chatbroker(7),
+  /// "The web door"): the engine greets it as a session of the
+  /// connection's user if the token is theirs, else refuses and closes it.
+  case admit(webToken: String)
 }
 
 /// What a wire format needs to read the engine's replies to one request

@@ -11,11 +11,14 @@ public enum WireFormat: Sendable {
   case irc
   /// IRC on the loopback TCP listener.
   case ircOverTCP
+  /// The browser door: HTTP and chatbroker(7) over WebSocket, on a
+  /// loopback TCP listener (chatbroker(8), `--web-listen`).
+  case web
 
   /// How the peer's Unix user is learned: always from the kernel, never
   /// from anything the client says.
   var credentials: CredentialSource {
-    self == .ircOverTCP ? .tcpSocketOwner : .peerCredentials
+    self == .ircOverTCP || self == .web ? .tcpSocketOwner : .peerCredentials
   }
 
   /// As the debug log names it (chatbroker(8), "LOGGING").
@@ -24,6 +27,7 @@ public enum WireFormat: Sendable {
     case .line: "line"
     case .irc: "irc"
     case .ircOverTCP: "irc-tcp"
+    case .web: "web"
     }
   }
 }

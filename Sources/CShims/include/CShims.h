@@ -58,6 +58,12 @@ int chat_spawn(pid_t *pid, const char *path, char *const argv[], char *const env
 /// SO_PEERCRED names that user; see connect_as.c. Returns the descriptor
 /// (close-on-exec), or -1 with errno set.
 int chat_connect_as(const char *path, uid_t uid, gid_t gid);
+/// A TCP connection to 127.0.0.1 (`family` AF_INET) or ::1 (AF_INET6) on
+/// `port`, its socket made by the user `uid` and group `gid` (the caller
+/// must be root), so that the kernel names that user as its owner
+/// (sock_diag); see connect_as.c. Returns the descriptor (close-on-exec),
+/// or -1 with errno set.
+int chat_connect_loopback_as(int family, unsigned short port, uid_t uid, gid_t gid);
 /// wcwidth(3): the terminal columns a character takes (-1: unprintable).
 int chat_wcwidth(unsigned int character);
 

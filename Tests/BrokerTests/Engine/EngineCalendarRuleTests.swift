@@ -158,9 +158,17 @@ struct EngineSeriesManagementTests {
     harness.engine.timerFired()
     #expect(
       harness.output.take(reader) == ["MSG #a 3 2026-11-30T17:00:00.000Z alice SERIES 2 :daily"])
+    // What went out now was tomorrow's 09:00 (chatbroker(7), RESCHEDULE:
+    // "for a series, its next occurrence, after which the rule goes on"):
+    // it does not come a second time.
     #expect(
-      harness.send(alice, "SCHEDULED").first?.hasPrefix("SCHED 2 #a 2026-12-01T08:00:00.000Z")
-        == true, "then tomorrow at 09:00")
+      harness.send(alice, "SCHEDULED").first?.hasPrefix("SCHED 2 #a 2026-12-02T08:00:00.000Z")
+        == true, "then the day after tomorrow at 09:00")
+    #expect(
+      harness.send(alice, "SCHEDULED 2 NEXT 1").first?.hasPrefix(
+        "SCHED 2 #a 2026-12-02T08:00:00.000Z") == true)
+    harness.advance(to: "2026-12-01T08:00:00.000Z")
+    #expect(harness.output.take(reader) == [], "nothing at tomorrow's 09:00")
     let restarted = harness.restarted()
     #expect(restarted.send(restarted.connect("bob"), "HISTORY #a").count == 3, "each once")
   }

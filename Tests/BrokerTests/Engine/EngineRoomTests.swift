@@ -11,7 +11,7 @@ struct EngineRoomTests {
     harness.engine.connect(ConnectionID(7), user: "alice")
     #expect(
       harness.output.take(ConnectionID(7)) == [
-        "HELLO 1.5.0 alice :welcome alice, type HELP for commands"
+        "HELLO 1.6.0 alice :welcome alice, type HELP for commands"
       ])
   }
 

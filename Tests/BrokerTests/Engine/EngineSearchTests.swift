@@ -270,4 +270,18 @@ struct EngineSearchTests {
     let later = okID(restarted.send(bob, "SAY #ops :deploy again"))
     #expect(ids(restarted.send(bob, "SEARCH * deploy")) == [later, said])
   }
+
+  @Test("SEARCH writes a series' occurrence with SERIES <id>, as HISTORY does")
+  func searchShowsSeries() {
+    let chat = EngineHarness()
+    let alice = chat.connect("alice")
+    chat.send(alice, "JOIN #a")
+    chat.send(alice, "SAYEVERY #a daily@18:00 :the standup starts")
+    chat.advance(to: "2026-12-01T17:00:00.000Z")
+    _ = chat.output.take(alice)
+    let history = chat.send(alice, "HISTORY #a")
+    #expect(history.first?.contains(" SERIES 1 :the standup starts") == true, "\(history)")
+    #expect(chat.send(alice, "SEARCH #a standup").first == history.first)
+    #expect(chat.send(alice, "SEARCH * standup").first == history.first)
+  }
 }

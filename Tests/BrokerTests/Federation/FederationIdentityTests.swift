@@ -60,6 +60,47 @@ struct FederationIdentityTests {
   }
 
   @Test(
+    "h3's credentials publish, under h3's own subject, lines with the de-duplication ids h2 will give its next lines: h2's acknowledged lines still reach h1, h3 and h2's other session (real time)"
+  )
+  func forgedDeduplicationIDsRealTime() throws {
+    let cluster = try NatsCluster()
+    try cluster.start()
+    let hosts = try (1...3).map { try Hosts.broker($0, cluster) }
+    try Hosts.diagnosed(cluster, hosts) {
+      let clients = try Hosts.clientsOnceCaughtUp(hosts)
+      // Only root's other session on h2 is in #ops, to get the lines as
+      // MSG; the others read HISTORY, which no MSG line interrupts.
+      let otherSession = try hosts[1].connect()
+      _ = try otherSession.request("JOIN #ops")
+      // All h3's permissions allow (chatbroker(8), "A worked example"):
+      // its own subject, payloads naming h2 (ignored by every host), and
+      // `Nats-Msg-Id`s a hostile host could predict, stored by the stream.
+      let h3 = try cluster.client(2, as: "h3")
+      for id in 1...40 {
+        let acknowledged = try h3.request(
+          "chat.room.ops.h3",
+          ##"{"type":"outbox","id":"\##(id)","node":"h2","to":"#ops","from":"root","at":"2026-11-30T17:00:00.000Z","text":"forged \##(id)"}"##,
+          headers: [("Nats-Msg-Id", "h2:\(id)")], timeout: 5)
+        #expect(acknowledged.contains(#""seq":"#), "\(acknowledged)")
+      }
+      let said = ["one", "two", "three"]
+      for text in said {
+        #expect(try clients[1].request("SAY #ops :\(text)").last?.hasPrefix("OK SAY ") == true)
+      }
+      // A line takes well under a second to reach every host.
+      for client in [clients[0], clients[2]] {
+        try Hosts.waitForHistory(client, count: said.count, timeout: 10)
+        let shown = try Hosts.history(client)
+        #expect(shown.map(\.text) == said, "\(shown)")
+        #expect(shown.allSatisfy { $0.author == "root@h2" }, "\(shown)")
+      }
+      for text in said {
+        #expect(try otherSession.expect("MSG #ops ", timeout: 10).hasSuffix(" root :\(text)"))
+      }
+    }
+  }
+
+  @Test(
     "h2 restarted on an empty state directory under the same --node: its new lines reach h1, none is taken for an old one (real time)"
   )
   func emptyStateDirectoryRealTime() throws {

@@ -22,7 +22,9 @@ final class RawNats {
     self.inbox = inbox
     socket = try LoopbackSocket.connect(port: port)
     _ = try line(timeout: 5)  // INFO
-    let connect = #"{"user":"\#(user)","pass":"\#(password)","verbose":false,"pedantic":false}"#
+    // With headers: JetStream publishes may carry `Nats-Msg-Id`.
+    let connect =
+      #"{"user":"\#(user)","pass":"\#(password)","verbose":false,"pedantic":false,"headers":true}"#
     try send("CONNECT \(connect)\r\nPING\r\n")
     let answer = try line(timeout: 5)
     guard answer == "PONG" else { throw TestFailure("nats-server refused \(user): \(answer)") }
@@ -75,7 +77,7 @@ final class RawNats {
         let answer = try line(timeout: 5)
         if answer == "PONG" { break }
         if answer.hasPrefix("-ERR") { errors.append(answer) }
-        if answer.hasPrefix("MSG ") {
+        if answer.hasPrefix("MSG ") || answer.hasPrefix("HMSG ") {
           let words = answer.split(separator: " ")
           _ = try bytes(Int(words.last!)! + 2, timeout: 5)
           if let sid, words[2] == "\(sid)" { answered = true }
@@ -85,13 +87,25 @@ final class RawNats {
     return (errors, answered)
   }
 
-  /// A request and its reply's payload (a JetStream API answer is JSON).
-  func request(_ subject: String, _ payload: String = "", timeout: Double = 10) throws -> String {
+  /// A request and its reply's payload (a JetStream API answer is JSON),
+  /// sent with `headers` when there are any (a JetStream publish with
+  /// `Nats-Msg-Id`, answered by the stream's PubAck).
+  func request(
+    _ subject: String, _ payload: String = "", headers: [(String, String)] = [],
+    timeout: Double = 10
+  ) throws -> String {
     let inbox = "\(inbox).raw\(UInt32.random(in: 0...UInt32.max))"
     let sid = nextSID
     nextSID += 1
-    try send(
-      "SUB \(inbox) \(sid)\r\nPUB \(subject) \(inbox) \(payload.utf8.count)\r\n\(payload)\r\n")
+    let publish: String
+    if headers.isEmpty {
+      publish = "PUB \(subject) \(inbox) \(payload.utf8.count)\r\n\(payload)\r\n"
+    } else {
+      let block = "NATS/1.0\r\n" + headers.map { "\($0.0): \($0.1)\r\n" }.joined() + "\r\n"
+      let sizes = "\(block.utf8.count) \(block.utf8.count + payload.utf8.count)"
+      publish = "HPUB \(subject) \(inbox) \(sizes)\r\n\(block)\(payload)\r\n"
+    }
+    try send("SUB \(inbox) \(sid)\r\n" + publish)
     // A late answer to an abandoned request must not pass for this one.
     defer { try? send("UNSUB \(sid)\r\n") }
     while true {
@@ -101,11 +115,11 @@ final class RawNats {
       // message published with `Nats-Msg-Id`) `HMSG subject sid [reply]
       // header-size total-size`: the payload follows the headers.
       let words = header.split(separator: " ")
-      let headers: Int
+      let headerBytes: Int
       if header.hasPrefix("MSG ") {
-        headers = 0
+        headerBytes = 0
       } else if header.hasPrefix("HMSG ") {
-        headers = Int(words[words.count - 2])!
+        headerBytes = Int(words[words.count - 2])!
       } else {
         continue
       }
@@ -114,9 +128,9 @@ final class RawNats {
       guard words[2] == "\(sid)" else { continue }
       // A status without payload (`NATS/1.0 408 Request Timeout`) is
       // answered as its status line.
-      let payload = body.dropLast(2).dropFirst(headers)
-      if payload.isEmpty && headers > 0 {
-        return String(decoding: body.prefix(headers), as: UTF8.self)
+      let payload = body.dropLast(2).dropFirst(headerBytes)
+      if payload.isEmpty && headerBytes > 0 {
+        return String(decoding: body.prefix(headerBytes), as: UTF8.self)
           .trimmingCharacters(in: .whitespacesAndNewlines)
       }
       return String(decoding: payload, as: UTF8.self)

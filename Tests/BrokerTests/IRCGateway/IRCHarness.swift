@@ -14,9 +14,10 @@ final class IRCHarness {
   /// What the replies being sent answer, per connection (the server's
   /// `Connection.answering`).
   private var answering: [ConnectionID: ReplyContext] = [:]
-  /// Whether lines that show nothing unsynced may be deferred, as the
-  /// server lets a codec defer them (a CHATHISTORY's pages).
-  var defersNeutralLines = false
+  /// Whether lines may be deferred, as the server lets a codec defer the
+  /// lines it writes at once, with nothing they wait for (a CHATHISTORY's
+  /// pages); this harness never holds a line for a sync.
+  var defersLines = false
 
   init(_ engine: EngineHarness = EngineHarness(), backlog: Int = 50) {
     self.engine = engine
@@ -41,10 +42,8 @@ final class IRCHarness {
       setAway: { [engine = engine.engine] in engine.setAway(user, text: $0) },
       directory: directory)
     sessions[id] = session
-    engine.output.encoders[id] = { [unowned self] outgoing, kind in
-      let neutral = if case .neutral = kind { true } else { false }
-      return session.encode(
-        outgoing, answering: answering[id], mayDefer: neutral && defersNeutralLines)
+    engine.output.encoders[id] = { [unowned self] outgoing, _ in
+      session.encode(outgoing, answering: answering[id], mayDefer: defersLines)
     }
     engine.engine.connect(id, user: user)
     return id
@@ -69,7 +68,7 @@ final class IRCHarness {
   /// The engine's state as the server tells a session of it.
   func counts(for user: String) -> IRCSession.Counts {
     IRCSession.Counts(
-      connections: 1, rooms: 0,
+      connections: 1, rooms: { [engine = engine.engine] in engine.visibleRoomCount(for: user) },
       roomMode: { [engine = engine.engine] in engine.roomMode($0, seenBy: user) },
       prefixes: { [engine = engine.engine] in engine.membershipPrefixes(of: $0, in: $1) },
       isOnline: engine.engine.isOnline,
@@ -100,7 +99,7 @@ final class IRCHarness {
   func perform(_ actions: [WireAction], for id: ConnectionID) {
     for action in actions {
       switch action {
-      case .reply(let bytes): engine.output.encoded[id, default: []] += bytes
+      case .reply(let bytes, _): engine.output.encoded[id, default: []] += bytes
       case .request(let request, let context):
         answering[id] = context
         engine.engine.receive(request, from: id)
@@ -108,6 +107,7 @@ final class IRCHarness {
         if let context { sessions[id]!.answered(context) }
       case .refused(let error): engine.engine.refuse(error, from: id)
       case .close: engine.engine.disconnect(id)
+      case .admit: preconditionFailure("an IRC session asked for the browser door's admission")
       }
     }
   }

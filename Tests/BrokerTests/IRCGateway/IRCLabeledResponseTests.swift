@@ -152,7 +152,7 @@ struct IRCLabeledResponseTests {
   @Test("a long CHATHISTORY answered page by page leaves as one answer after its last page")
   func pages() {
     let irc = IRCHarness()
-    irc.defersNeutralLines = true
+    irc.defersLines = true
     let bob = irc.engine.connect("bob")
     irc.engine.send(bob, "JOIN #lab")
     for number in 1...120 { irc.engine.send(bob, "SAY #lab m\(number)") }

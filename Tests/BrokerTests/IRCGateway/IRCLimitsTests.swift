@@ -195,12 +195,14 @@ struct IRCLimitsTests {
     let alice = irc.connect("alice", caps: ["draft/chathistory", "batch"])
     let session = irc.session(alice)
     // As the server encodes a list that shows only synced messages.
-    irc.defersNeutralLines = true
+    irc.defersLines = true
     irc.perform(session.receive("CHATHISTORY LATEST #a * 1000") { IRCSession.Counts() }, for: alice)
     #expect(irc.take(alice).count == 1, "the batch start; its lines wait for steps")
     var pages: [[String]] = []
     while let step = session.nextStep() {
-      for case .reply(let bytes) in step { irc.engine.output.encoded[alice, default: []] += bytes }
+      for case .reply(let bytes, _) in step {
+        irc.engine.output.encoded[alice, default: []] += bytes
+      }
       pages.append(irc.take(alice))
     }
     #expect(pages.map(\.count) == [50, 50, 50, 50, 51], "the last page ends the batch")

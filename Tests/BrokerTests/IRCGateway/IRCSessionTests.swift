@@ -197,7 +197,7 @@ struct IRCSessionTests {
     let irc = IRCHarness()
     let alice = irc.connect("alice")
     let lines = irc.session(alice).refuse(.badUTF8).map { action -> String in
-      guard case .reply(let bytes) = action else { return "" }
+      guard case .reply(let bytes, _) = action else { return "" }
       return String(decoding: bytes, as: UTF8.self)
     }
     #expect(lines.count == 2)

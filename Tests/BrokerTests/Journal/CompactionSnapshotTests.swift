@@ -9,6 +9,37 @@ import Testing
 /// what it writes must be what replaying the journal so far would write.
 @Suite("Compaction from the live state")
 struct CompactionSnapshotTests {
+  /// A compacted journal, replayed, compacts to itself: a private room
+  /// whose creator is no longer its operator keeps who changed its modes
+  /// last (the `mode` records' user and time), not the creator when the
+  /// room was made private.
+  @Test("a compacted journal compacts to itself again, who changed a room's modes last included")
+  func compactionIsIdempotent() {
+    let chat = EngineHarness()
+    let alice = chat.connect("alice")
+    let bob = chat.connect("bob")
+    chat.send(alice, "JOIN #p invite")
+    chat.send(alice, "INVITE #p bob")
+    chat.send(bob, "JOIN #p")
+    chat.send(alice, "MODE #p +o bob")
+    chat.advance(to: "2026-11-30T18:00:00.000Z")
+    #expect(chat.send(bob, "MODE #p -o alice").last == "OK MODE #p -o alice")
+    #expect(chat.send(bob, "MODE #p +t") == ["OK MODE #p +t"])
+
+    let live = records(chat.engine.snapshot())
+    #expect(live.contains { $0.contains("\"mode\":\"+t\",\"user\":\"bob\"") })
+    let restarted = EngineHarness().engine
+    chat.engine.snapshot().forEachRecord { restarted.replay($0) }
+    restarted.finishReplay()
+    #expect(records(restarted.snapshot()) == live)
+  }
+
+  private func records(_ snapshot: EngineSnapshot) -> [String] {
+    var lines: [String] = []
+    snapshot.forEachRecord { lines.append(String(decoding: $0.jsonLine, as: UTF8.self)) }
+    return lines
+  }
+
   @Test("the live state writes the same records as a replay of its journal")
   func liveStateMatchesReplay() throws {
     var limits = Limits()

@@ -61,4 +61,19 @@ struct CompactionTests {
     try broker.start(["--no-sync", "--compact-min-size", "0"])
     #expect(try broker.connect().request("PING") == ["OK PING"])
   }
+
+  @Test("--purge-interval takes seconds from 0 to 86400, and refuses anything else")
+  func purgeIntervalOption() throws {
+    let broker = try BrokerProcess()
+    for wrong in ["-1", "86401", "1m", ""] {
+      let refused = try broker.runToExit([
+        "--socket", broker.socketPath, "--state-dir", broker.stateDirectory,
+        "--purge-interval", wrong,
+      ])
+      #expect(refused.status == 64, "\(wrong): \(refused.errors)")
+      #expect(refused.errors.contains("--purge-interval needs a number of seconds from 0 to 86400"))
+    }
+    try broker.start(["--no-sync", "--purge-interval", "0"])
+    #expect(try broker.connect().request("PING") == ["OK PING"])
+  }
 }

@@ -57,6 +57,8 @@ struct JournalRecordTests {
     .edit(MessageID(value: 5), text: "stand-up \"now\"", at: time),
     .member(user: "alice", room: RoomName("#ops")!, at: time),
     .leave(user: "alice", room: RoomName("#ops")!, at: later),
+    // Removed by an operator (KICK, or a ban): since 1.5.
+    .leave(user: "carol", room: RoomName("#plan")!, at: later, by: "alice"),
     .read(user: "alice", target: .user("bob"), id: MessageID(value: 2), at: later),
     // Rooms shared across hosts (chatbroker(8), "FEDERATION").
     .streamPosition(StreamPosition(sequence: 7, node: "h2", origin: MessageID(value: 9))),

@@ -95,6 +95,25 @@ struct ProtocolFuzzRuleTests {
       ProtocolModel.replyVerb(for: Array("access #a".utf8), maximumLineBytes: 4096) == "ACCESS")
   }
 
+  @Test("the web door's lines are known to the checker: OK WEB and its refusals")
+  func webLines() {
+    let token = String(repeating: "0f", count: 32)
+    for line in [
+      "OK WEB \(token) 2026-12-07T18:00:00.000Z http://localhost:8080/#k=\(token)",
+      "OK WEB REVOKED 2", "ERR WEB NOACCESS :WEB is served on the Unix socket only",
+    ] {
+      #expect(LineShape.problem(Array(line.utf8)) == nil, "\(line)")
+    }
+    for line in [
+      "OK WEB", "OK WEB \(token) tomorrow http://localhost:8080/#k=\(token)",
+      "OK WEB abc 2026-12-07T18:00:00.000Z http://localhost:8080/#k=abc", "OK WEB REVOKED",
+      "OK WEB REVOKED many",
+    ] {
+      #expect(LineShape.problem(Array(line.utf8)) != nil, "\(line)")
+    }
+    #expect(ProtocolModel.replyVerb(for: Array("web revoke".utf8), maximumLineBytes: 4096) == "WEB")
+  }
+
   @Test("the generator sends JOIN with an access, INVITE and ACCESS")
   func privateRoomRequests() {
     var generator = RequestGenerator(

@@ -17,6 +17,10 @@ struct ProtocolFuzzTests {
     configuration.seconds = environment["CHATFUZZ_SECONDS"].flatMap(Double.init) ?? 20
     configuration.seed = environment["CHATFUZZ_SEED"].flatMap(UInt64.init) ?? 2026
     configuration.connections = 16
+    // The broker's bound is 10 ms a step in a release build; the suite's
+    // is a debug build, several times slower at HISTORY's and SAYEVERY's
+    // limits. A rule libical walks for seconds is caught either way.
+    configuration.stepLimit = 0.100
     configuration.behaviours = [
       "chatter", "flooder", "non-reading", "trickling", "half-closing", "vanishing",
     ]
@@ -81,6 +85,35 @@ struct ProtocolFuzzTests {
     #expect(report.findings("crash").isEmpty && report.findings("log").isEmpty, summary)
     #expect(report.findings("contract").isEmpty, summary)
     #expect(report.findings("identity").isEmpty, summary)
+    #expect(
+      report.findings("freeze").isEmpty && report.findings("liveness").isEmpty
+        && report.findings("restart").isEmpty, summary)
+    let p99 = try #require(report.latency(percentile: 0.99), "the PING probe got no answer")
+    #expect(p99 < configuration.latencyLimit, summary)
+  }
+
+  /// The same through the web door (chatbroker(7), "The web door"): the
+  /// two users' line-protocol clients are pages, each with a token of its
+  /// user, one line per WebSocket frame; their lines are checked as every
+  /// line-protocol client's. `CHATFUZZ_WEB_SECONDS` changes its length.
+  @Test(
+    "pages through the web door neither crash, freeze nor deceive the broker (real time)",
+    UnixUsers.required, .timeLimit(.minutes(5)))
+  func fuzzWebRealTime() throws {
+    try UnixUsers.ensure()
+    let environment = ProcessInfo.processInfo.environment
+    var configuration = Self.configuration
+    configuration.seconds = environment["CHATFUZZ_WEB_SECONDS"].flatMap(Double.init) ?? 15
+    configuration.brokerBinary = BuiltProducts.path("chatbroker")
+    configuration.webShare = 100
+    configuration.users = ["cbtest1", "cbtest2"]
+    let report = try Fuzzer.run(configuration)
+    let summary = Comment(rawValue: report.summary)
+
+    #expect(report.webConnectionsOpened > 10, "hardly any page: \(report.summary)")
+    #expect(report.requestsSent > 1000, "the fuzzer hardly ran: \(report.summary)")
+    #expect(report.findings("crash").isEmpty && report.findings("log").isEmpty, summary)
+    #expect(report.findings("contract").isEmpty, summary)
     #expect(
       report.findings("freeze").isEmpty && report.findings("liveness").isEmpty
         && report.findings("restart").isEmpty, summary)

@@ -166,6 +166,121 @@ struct PrivateRoomTests {
     #expect(broker.journal.contains(##""type":"leave","user":"cbtest2","room":"#ops""##))
   }
 
+  /// An IRC session of `user` registered with the history capabilities,
+  /// and a function that sends a command and returns its lines up to the
+  /// PONG of a PING sent after it.
+  func ircSession(_ broker: BrokerProcess, as user: String) throws -> (
+    client: LineClient, exchange: (String) throws -> [String]
+  ) {
+    let irc = LineClient(fd: try connectUnixSocket(broker.ircSocketPath, as: user))
+    try irc.send("CAP LS 302\r\nNICK x\r\nUSER x 0 * :x\r\nCAP REQ :draft/chathistory batch\r\n")
+    try irc.send("CAP END\r\n")
+    _ = try irc.expect(":\(Host.name) 422 \(user) ")
+    var serial = 0
+    func exchange(_ command: String) throws -> [String] {
+      serial += 1
+      try irc.send("\(command)\r\nPING :end\(serial)\r\n")
+      var lines: [String] = []
+      while let line = try irc.readLine(), !line.hasSuffix(" :end\(serial)\r") {
+        lines.append(line)
+      }
+      return lines
+    }
+    return (irc, exchange)
+  }
+
+  @Test(
+    "cbtest2 taken out of the group while a session of theirs stays open: a new session, line or IRC, reads nothing of the room, and the open one leaves it",
+    UnixUsers.required)
+  func removedFromGroupWhileConnected() throws {
+    let (broker, creator, member) = try privateRooms()
+    defer { try? UnixUsers.ensureGroup() }
+    try UnixUsers.removeFromGroup("cbtest2")
+    #expect(
+      try creator.request("SAY #ops :said after the removal").last?.hasPrefix("OK SAY") == true)
+    let again = try broker.connect(as: "cbtest2")
+    #expect(try again.request("ROOMS") == ["OK ROOMS 0"])
+    #expect(try again.request("HISTORY #ops") == ["OK HISTORY #ops 0"])
+    #expect(try again.request("SEARCH * removal") == ["OK SEARCH * 0"])
+    #expect(try again.request("SEARCH * hunter2") == ["OK SEARCH * 0"])
+    #expect(try again.request("WHO #ops") == ["OK WHO #ops 0"])
+    let (irc, exchange) = try ircSession(broker, as: "cbtest2")
+    defer { withExtendedLifetime(irc) {} }
+    let latest = try exchange("CHATHISTORY LATEST #ops * 10")
+    #expect(latest.count == 2 && latest.allSatisfy { $0.contains(" BATCH ") }, "\(latest)")
+    #expect(try member.expect("PART #ops cbtest2") == "PART #ops cbtest2")
+  }
+
+  @Test(
+    "cbtest3 kicked from an invite-only room is not let back in by chatsh reconnecting after a restart (real time)",
+    UnixUsers.required)
+  func kickSurvivesReconnectRealTime() throws {
+    let (broker, creator, _) = try privateRooms()
+    #expect(try creator.request("INVITE #plan cbtest3").last == "OK INVITE #plan cbtest3")
+    let command = AsUser.command(
+      "cbtest3", [BuiltProducts.path("chatsh"), "--socket", broker.socketPath, "tail", "#plan"],
+      environment: ["NO_COLOR": "1"])
+    let tail = try Running(command[0], Array(command.dropFirst()))
+    try broker.waitForMember("cbtest3", in: "#plan")
+    #expect(try creator.request("KICK #plan cbtest3 :out").last == "OK KICK #plan cbtest3")
+    try broker.restart()
+    try waitUntil(timeout: 20, "chatsh tail to reconnect or give up") {
+      tail.err.current.contains("reconnected") || !tail.process.isRunning
+    }
+    // The restart closed cbtest1's session: nobody is in the room.
+    let root = try broker.connect()
+    #expect(try root.request("WHO #plan") == ["OK WHO #plan 0"], "\(tail.err.current)")
+    #expect(tail.err.current.contains("#plan is not open to you"), "\(tail.err.current)")
+    let kicked = try broker.connect(as: "cbtest3")
+    #expect(try kicked.request("JOIN #plan") == ["ERR JOIN NOACCESS :#plan is not open to you"])
+  }
+
+  @Test(
+    "a secret room and a room one is kicked and banned from show nothing on either door: SEARCH, WHO, NAMES, TOPIC, HISTORY, CHATHISTORY, and LUSERS counts only the rooms one may see",
+    UnixUsers.required)
+  func secretAndBanned() throws {
+    try UnixUsers.ensure()
+    let broker = try BrokerProcess().start([])
+    let op = try broker.connect(as: "cbtest1")
+    #expect(try op.request("JOIN #sec") == ["OK JOIN #sec 1"])
+    #expect(try op.request("MODE #sec +s") == ["OK MODE #sec +s"])
+    _ = try op.request("TOPIC #sec :the walnut plan")
+    _ = try op.request("SAY #sec :the walnut is in the shed")
+    _ = try op.request("JOIN #plan invite")
+    _ = try op.request("SAY #plan :the walnut is in the cellar")
+    _ = try op.request("JOIN #pub")
+    _ = try op.request("INVITE #plan cbtest3")
+    let outsider = try broker.connect(as: "cbtest3")
+    #expect(try outsider.request("JOIN #plan").last == "OK JOIN #plan 2")
+    _ = try op.expect("JOIN #plan cbtest3")
+    #expect(try op.request("KICK #plan cbtest3").last == "OK KICK #plan cbtest3")
+    #expect(try op.request("MODE #plan +b cbtest3") == ["OK MODE #plan +b cbtest3!*@*"])
+    _ = try outsider.expect("KICK #plan cbtest3 cbtest1")
+
+    #expect(try outsider.request("SEARCH * walnut") == ["OK SEARCH * 0"])
+    for room in ["#sec", "#plan"] {
+      #expect(try outsider.request("WHO \(room)") == ["OK WHO \(room) 0"])
+      #expect(try outsider.request("TOPIC \(room)") == ["OK TOPIC \(room)"])
+      #expect(try outsider.request("HISTORY \(room)") == ["OK HISTORY \(room) 0"])
+    }
+    #expect(try outsider.request("ROOMS") == ["ROOM #pub 1", "OK ROOMS 1"])
+
+    let (irc, exchange) = try ircSession(broker, as: "cbtest3")
+    defer { withExtendedLifetime(irc) {} }
+    let (opIRC, opExchange) = try ircSession(broker, as: "cbtest1")
+    defer { withExtendedLifetime(opIRC) {} }
+    #expect(try exchange("LUSERS").contains { $0.contains(" 254 cbtest3 1 :") })
+    #expect(try opExchange("LUSERS").contains { $0.contains(" 254 cbtest1 3 :") })
+    for room in ["#sec", "#plan"] {
+      let seen =
+        try exchange("NAMES \(room)") + exchange("WHO \(room)") + exchange("TOPIC \(room)")
+        + exchange("LIST") + exchange("CHATHISTORY LATEST \(room) * 10")
+      #expect(
+        !seen.contains { $0.contains("walnut") || $0.contains("cbtest1") || $0.contains(" 332 ") },
+        "\(seen)")
+    }
+  }
+
   @Test(
     "the daemon's group directory asks NSS: primary and supplementary groups, and a removal at once",
     UnixUsers.required)

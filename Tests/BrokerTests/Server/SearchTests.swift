@@ -42,6 +42,22 @@ struct SearchTests {
     #expect(replayed.count == 2 && replayed.first?.contains(toBob) == true, "\(replayed)")
   }
 
+  @Test("SEARCH writes a series' occurrence with SERIES <id>, the line HISTORY writes for it")
+  func seriesOccurrence() throws {
+    let broker = try BrokerProcess().start([])
+    let author = try broker.connect()
+    let id = try #require(author.request("SAYEVERY #team daily@09:00/UTC :standup in room 2").last)
+      .words[2]
+    #expect(try author.request("RESCHEDULE \(id) now").last?.hasPrefix("OK RESCHEDULE") == true)
+    try waitUntil(timeout: 10, "the occurrence in #team's history") {
+      try author.dataLines("HISTORY #team").count == 1
+    }
+    let history = try author.dataLines("HISTORY #team")
+    #expect(history.first?.words.dropFirst(5).elementsEqual(["SERIES", id]) == true, "\(history)")
+    #expect(try author.dataLines("SEARCH #team standup") == history)
+    #expect(try author.dataLines("SEARCH * standup") == history)
+  }
+
   @Test(
     "a broker with 50,000 worded messages in its journal serves at once and searches once its index is built"
   )

@@ -105,7 +105,13 @@ struct SystemdTests {
       }
     }
     _ = try client.expect("HELLO ")
-    #expect(notifications.contains("STATUS=0 connections, 1 room, 0 pending messages"))
+    // With the longest step so far (chatbroker(8), LOGGING): a replayed
+    // record's, at this point.
+    #expect(
+      notifications.contains {
+        $0.hasPrefix("STATUS=0 connections, 1 room, 0 pending messages, longest step ")
+          && $0.hasSuffix(" ms (replay)")
+      }, "\(notifications)")
     let log = run.log
     let replayed = try #require(log.range(of: "msg=\"journal replayed\""))
     #expect(log[replayed.upperBound...].contains("records=\(records + 2) "))
@@ -117,7 +123,7 @@ struct SystemdTests {
     _ = try client.request("SAYAT #load +1h later")
     // STATUS= follows the counts, at most once a second.
     let status = try notify.receive(timeout: 5) {
-      $0 == "STATUS=1 connection, 1 room, 1 pending message"
+      $0.hasPrefix("STATUS=1 connection, 1 room, 1 pending message, longest step ")
     }
     #expect(!status.isEmpty)
   }
@@ -333,9 +339,10 @@ struct SystemdTests {
     ).write(toFile: units + "/chatbroker.service", atomically: true, encoding: .utf8)
     try FileManager.default.copyItem(
       atPath: Repository.path("systemd/chatbroker.socket"), toPath: units + "/chatbroker.socket")
-    try FileManager.default.copyItem(
-      atPath: Repository.path("systemd/chatbroker-irc.socket"),
-      toPath: units + "/chatbroker-irc.socket")
+    for socket in ["chatbroker-irc.socket", "chatbroker-web.socket"] {
+      try FileManager.default.copyItem(
+        atPath: Repository.path("systemd/" + socket), toPath: units + "/" + socket)
+    }
     try "[Socket]\nSocketGroup=chat\nSocketMode=0660\n".write(
       toFile: units + "/chatbroker.socket.d/group.conf", atomically: true, encoding: .utf8)
 
@@ -344,7 +351,7 @@ struct SystemdTests {
       Self.analyze!,
       [
         "verify", "--man=no", units + "/chatbroker.socket", units + "/chatbroker-irc.socket",
-        units + "/chatbroker.service",
+        units + "/chatbroker-web.socket", units + "/chatbroker.service",
       ])
     #expect(result.status == 0)
     #expect(result.output == "", "systemd-analyze verify said: \(result.output)")
@@ -365,7 +372,8 @@ struct SystemdTests {
     #expect(service.contains("\nExecStart=\(prefix)/bin/chatbroker\n"))
     var expected = [
       "bin/chatbroker", "bin/chatsh", "lib/systemd/system/chatbroker.socket",
-      "lib/systemd/system/chatbroker-irc.socket", "lib/systemd/system/chatbroker.service",
+      "lib/systemd/system/chatbroker-irc.socket", "lib/systemd/system/chatbroker-web.socket",
+      "lib/systemd/system/chatbroker.service",
     ]
     for page in try FileManager.default.contentsOfDirectory(atPath: Repository.path("man")) {
       guard let section = page.split(separator: ".").last, "178".contains(section) else { continue }
@@ -394,6 +402,7 @@ struct SystemdTests {
         [
           "verify", "--man=no", prefix + "/lib/systemd/system/chatbroker.socket",
           prefix + "/lib/systemd/system/chatbroker-irc.socket",
+          prefix + "/lib/systemd/system/chatbroker-web.socket",
           prefix + "/lib/systemd/system/chatbroker.service",
         ])
       #expect(verify.status == 0 && verify.output == "", "\(verify.output)")

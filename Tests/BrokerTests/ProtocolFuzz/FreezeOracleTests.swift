@@ -1,0 +1,75 @@
+import Testing
+
+@testable import ProtocolFuzz
+
+/// The fuzzer's freeze oracle reads the steps the broker logs
+/// (chatbroker(8), LOGGING), and its rule generator draws every grammar
+/// chatbroker(7) ("Series") has for a rule.
+@Suite("Freeze oracle and rule generator")
+struct FreezeOracleTests {
+  @Test("the longest step is the largest of the slow, longest and stopped lines")
+  func longestStep() throws {
+    let log = """
+      level=info msg="journal replayed" path=/x records=3 ms=1.0
+      level=info msg="longest step" kind=request verb=SEARCH conn=3 user=alice ms=1.2 bound_ms=10.0
+      level=warning msg="slow step" kind=request verb=SAYEVERY conn=7 user=alice ms=1681.9 bound_ms=10.0
+      level=warning msg="slow step" kind=timer ms=12.5 bound_ms=10.0 suppressed=4
+      level=info msg=stopped syncs=9 longest_step_ms=1700.1 longest_step="request SAYEVERY"
+      """
+    let step = try #require(FreezeOracle.longestStep(in: log))
+    #expect(step.milliseconds == 1700.1)
+    #expect(step.kind == "request")
+    #expect(step.verb == "SAYEVERY")
+    let quiet = "level=info msg=\"longest step\" kind=timer ms=2.0 bound_ms=10.0\n"
+    #expect(FreezeOracle.longestStep(in: quiet)?.kind == "timer")
+    #expect(FreezeOracle.longestStep(in: "level=info msg=\"journal replayed\" ms=9999.0") == nil)
+  }
+
+  @Test("key=value pairs, quoted values with spaces and escaped quotes")
+  func keyValues() {
+    let fields = FreezeOracle.keyValues(
+      #"level=warning msg="slow step" text="a \"b\" c" ms=3.5 empty="""#)
+    #expect(fields["level"] == "warning")
+    #expect(fields["msg"] == "slow step")
+    #expect(fields["text"] == #"a "b" c"#)
+    #expect(fields["ms"] == "3.5")
+    #expect(fields["empty"] == "")
+  }
+
+  @Test("the rules drawn have every RFC 5545 part, the short forms and calendar expressions")
+  func everyGrammar() {
+    var random = ProtocolFuzz.SplitMix64(seed: 7)
+    let rules = (0..<5000).map { _ in RuleGenerator.rule(using: &random) }
+    let parts = [
+      "FREQ=MINUTELY", "FREQ=HOURLY", "FREQ=DAILY", "FREQ=WEEKLY", "FREQ=MONTHLY", "FREQ=YEARLY",
+      "INTERVAL=", "BYSECOND=", "BYMINUTE=", "BYHOUR=", "BYDAY=", "BYMONTHDAY=-", "BYYEARDAY=",
+      "BYWEEKNO=", "BYMONTH=", "BYSETPOS=", "WKST=", "COUNT=", "UNTIL=", "DTSTART=", "EXDATE=",
+      "daily@", "weekdays@", "monthly:", "-fri@", "yearly:", "every:", "w:", ",until:", ",count:",
+      ",from:", "/Europe/Berlin", "Mon..Fri", "*-*-*", "~01", "*:00/15",
+    ]
+    for part in parts {
+      #expect(rules.contains { $0.contains(part) }, "no rule has \(part)")
+    }
+    #expect(rules.contains { $0.contains("BYDAY=2") || $0.contains("BYDAY=-1") }, "ordinals")
+    var oneWord = ProtocolFuzz.SplitMix64(seed: 8)
+    #expect(
+      (0..<2000).allSatisfy { _ in
+        !RuleGenerator.rule(using: &oneWord, oneWord: true).contains(" ")
+      }, "IRC's sched|bot every reads one word")
+  }
+
+  @Test("the lines of each verb are kept for naming a slow request, newest first")
+  func linesByVerb() {
+    let lines = LinesByVerb()
+    for index in 0..<1000 {
+      lines.remember(Array("SAYEVERY #a daily@09:00 \(index)".utf8))
+      lines.remember(Array("PING \(index)".utf8))
+    }
+    lines.remember(Array("sayevery #a rrule:FREQ=HOURLY x".utf8))
+    let kept = lines.lines(of: "SAYEVERY")
+    #expect(kept.first == Array("sayevery #a rrule:FREQ=HOURLY x".utf8))
+    #expect(kept.count >= LinesByVerb.perVerb)
+    #expect(kept.count < 2 * LinesByVerb.perVerb)
+    #expect(lines.lines(of: "NOSUCH").isEmpty)
+  }
+}
