@@ -1,4 +1,3 @@
-import CNettle
 import LineProtocol
 
 /// A token of the browser door (chatbroker(7), `WEB`): 256 random bits,
@@ -13,32 +12,19 @@ public enum WebToken {
   /// A new token from the system's random source (getrandom(2)).
   public static func random() -> String {
     var generator = SystemRandomNumberGenerator()
-    return (0..<4).map { _ in hex(generator.next() as UInt64) }.joined()
+    return (0..<4).map { _ in LowerHex.string(generator.next() as UInt64) }.joined()
   }
 
   /// Whether `text` can be a token: 64 lower-case hexadecimal digits.
   public static func isWellFormed(_ text: some StringProtocol) -> Bool {
-    text.utf8.count == digits && text.utf8.allSatisfy(\.isLowerHexDigit)
+    LowerHex.isDigits(text, count: digits)
   }
 
   /// What the journal keeps of `token`, minted for `user`: the SHA-256 of
   /// `<user>:<token>` (a token has no colon, so no other user and token
   /// give the same bytes), as 64 lower-case hexadecimal digits.
   public static func hash(_ token: String, user: String) -> String {
-    var context = sha256_ctx()
-    nettle_sha256_init(&context)
-    let input = Array((user + ":" + token).utf8)
-    input.withUnsafeBufferPointer { nettle_sha256_update(&context, $0.count, $0.baseAddress) }
-    var digest = [UInt8](repeating: 0, count: 32)
-    digest.withUnsafeMutableBufferPointer {
-      nettle_sha256_digest(&context, $0.count, $0.baseAddress)
-    }
-    return digest.map { hex($0) }.joined()
-  }
-
-  private static func hex<Number: FixedWidthInteger>(_ value: Number) -> String {
-    let digits = String(value, radix: 16)
-    return String(repeating: "0", count: Number.bitWidth / 4 - digits.count) + digits
+    LowerHex.string(Digest.sha256(Array((user + ":" + token).utf8)))
   }
 }
 
@@ -122,12 +108,5 @@ struct WebTokens {
       return (left.created, left.hash) < (right.created, right.hash)
     }
     hashesByUser[grant.user] = hashes
-  }
-}
-
-extension UInt8 {
-  fileprivate var isLowerHexDigit: Bool {
-    (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self)
-      || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self)
   }
 }

@@ -10,7 +10,8 @@ import LineProtocol
 /// acknowledging it. So the id is unpredictable by construction: 128 random
 /// bits drawn when the line is said and journaled with it (`dedup_key`, so
 /// that a line published again after a restart is still stored once),
-/// never published, and mixed with SipHash into an id per stream; the ids
+/// never published, and the key of an HMAC-SHA256 that makes an id per
+/// stream; the ids
 /// other hosts read in one stream tell nothing of the ids the same lines
 /// get in a stream created anew, into which they are published again.
 public struct DeduplicationKey: Hashable, Sendable {
@@ -30,11 +31,11 @@ public struct DeduplicationKey: Hashable, Sendable {
   }
 
   /// As the journal writes it: 32 lower-case hexadecimal digits.
-  public var hex: String { Self.hex(high) + Self.hex(low) }
+  public var hex: String { LowerHex.string(high) + LowerHex.string(low) }
 
   /// `hex` read back; nil unless it is 32 hexadecimal digits.
   public init?(hex: some StringProtocol) {
-    guard hex.utf8.count == 32, hex.utf8.allSatisfy(\.isLowerHexDigit),
+    guard LowerHex.isDigits(hex, count: 32),
       let high = UInt64(hex.prefix(16), radix: 16), let low = UInt64(hex.suffix(16), radix: 16)
     else { return nil }
     self.init(high: high, low: low)
@@ -42,28 +43,17 @@ public struct DeduplicationKey: Hashable, Sendable {
 
   /// The `Nats-Msg-Id` of line `id` of `node` in the stream created at
   /// `streamCreated`: `<node>:<id>:` and 32 hexadecimal digits of the
-  /// SipHash of the stream's creation time and the id under this key.
+  /// HMAC-SHA256, under this key, of the stream's creation time and the
+  /// id (each eight bytes, big-endian), its first sixteen bytes.
   public func messageID(node: String, id: MessageID, streamCreated: Timestamp) -> String {
-    var input: [UInt8] = []
-    input.reserveCapacity(16)
-    for value in [UInt64(bitPattern: streamCreated.milliseconds), id.value] {
-      for shift in stride(from: 0, to: 64, by: 8) {
-        input.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
-      }
-    }
-    let (first, second) = SipHash.hash128(input, k0: high, k1: low)
-    return "\(node):\(id):\(Self.hex(first))\(Self.hex(second))"
+    let key = [high, low].flatMap(Self.bigEndianBytes)
+    let input = [UInt64(bitPattern: streamCreated.milliseconds), id.value].flatMap(
+      Self.bigEndianBytes)
+    let secret = LowerHex.string(Digest.hmacSHA256(key: key, input, count: 16))
+    return "\(node):\(id):\(secret)"
   }
 
-  private static func hex(_ value: UInt64) -> String {
-    let digits = String(value, radix: 16)
-    return String(repeating: "0", count: 16 - digits.count) + digits
-  }
-}
-
-extension UInt8 {
-  fileprivate var isLowerHexDigit: Bool {
-    (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self)
-      || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self)
+  private static func bigEndianBytes(_ value: UInt64) -> [UInt8] {
+    stride(from: 56, through: 0, by: -8).map { UInt8(truncatingIfNeeded: value >> UInt64($0)) }
   }
 }

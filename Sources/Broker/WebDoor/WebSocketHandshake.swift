@@ -2,7 +2,7 @@ import CNettle
 
 /// The opening handshake of RFC 6455 (4.2): what the door checks of an
 /// upgrade request, and the `Sec-WebSocket-Accept` it answers, from
-/// Nettle's SHA-1 and base64.
+/// Nettle's SHA-1 (``Digest``) and base64.
 enum WebSocketHandshake {
   /// The subprotocol the page asks for and the door answers: the line
   /// protocol, one line per text frame (chatbroker(7), "The web door").
@@ -14,14 +14,7 @@ enum WebSocketHandshake {
   /// The `Sec-WebSocket-Accept` for `key`: base64 of the SHA-1 of the
   /// key and the constant.
   static func accept(key: String) -> String {
-    var context = sha1_ctx()
-    nettle_sha1_init(&context)
-    let input = Array((key + guid).utf8)
-    input.withUnsafeBufferPointer { nettle_sha1_update(&context, $0.count, $0.baseAddress) }
-    var digest = [UInt8](repeating: 0, count: 20)
-    digest.withUnsafeMutableBufferPointer {
-      nettle_sha1_digest(&context, $0.count, $0.baseAddress)
-    }
+    let digest = Digest.sha1(Array((key + guid).utf8))
     var encoded = [CChar](repeating: 0, count: 28)
     encoded.withUnsafeMutableBufferPointer { output in
       digest.withUnsafeBufferPointer {

@@ -5,39 +5,56 @@ import Testing
 @testable import Broker
 
 /// A line's de-duplication id in the stream is one no other node can
-/// predict (chatbroker(8), "FEDERATION"): computed with SipHash from a
-/// random key journaled with the line and never published.
+/// predict (chatbroker(8), "FEDERATION"): an HMAC-SHA256 under a random
+/// key journaled with the line and never published.
 @Suite("Federation: de-duplication ids no other node can predict")
 struct DeduplicationKeyTests {
   let created = Timestamp(rfc3339: "2026-11-30T16:00:00.000Z")!
 
-  /// SipHash-2-4's 128-bit outputs for the key 00 01 ... 0f and the
-  /// message 00 01 ... of each length, from the reference implementation's
-  /// test vectors: the empty message, a partial word, a whole one, one and
-  /// a partial, two.
-  static let vectors: [(length: Int, hash: String)] = [
-    (0, "a3817f04ba25a8e66df67214c7550293"),
-    (1, "da87c1d86b99af44347659119b22fc45"),
-    (7, "a1f1ebbed8dbc153c0b84aa61ff08239"),
-    (8, "3b62a9ba6258f5610f83e264f31497b4"),
-    (15, "5493e99933b0a8117e08ec0f97cfc3d9"),
-    (16, "6ee2a4ca67b054bbfd3315bf85230577"),
+  /// HMAC-SHA256 test cases 1, 2 and 5 (truncated to 128 bits) of
+  /// RFC 4231: the key, the message and the HMAC, in hexadecimal.
+  static let vectors: [(key: String, message: String, hmac: String)] = [
+    (
+      String(repeating: "0b", count: 20), "4869205468657265",
+      "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
+    ),
+    (
+      "4a656665", "7768617420646f2079612077616e7420666f72206e6f7468696e673f",
+      "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+    ),
+    (
+      String(repeating: "0c", count: 20), "546573742057697468205472756e636174696f6e",
+      "a3b6167473100ee06e0c796c2955552b"
+    ),
   ]
 
-  @Test("SipHash-2-4 with 128-bit output is the reference's", arguments: vectors)
-  func sipHashMatchesTheReference(_ vector: (length: Int, hash: String)) {
-    // The reference's key bytes 00 ... 0f, read little-endian.
-    let (first, second) = SipHash.hash128(
-      (0..<vector.length).map { UInt8($0) }, k0: 0x0706_0504_0302_0100, k1: 0x0f0e_0d0c_0b0a_0908)
-    // Its output bytes, each half little-endian.
-    var hex = ""
-    for word in [first, second] {
-      for shift in stride(from: 0, to: 64, by: 8) {
-        let byte = UInt8(truncatingIfNeeded: word >> UInt64(shift))
-        hex += (byte < 16 ? "0" : "") + String(byte, radix: 16)
-      }
+  @Test("HMAC-SHA256, whole and truncated, is RFC 4231's", arguments: vectors)
+  func hmacMatchesTheRFC(_ vector: (key: String, message: String, hmac: String)) {
+    let hmac = Digest.hmacSHA256(
+      key: bytes(vector.key), bytes(vector.message), count: vector.hmac.count / 2)
+    #expect(LowerHex.string(hmac) == vector.hmac)
+  }
+
+  /// The bytes hexadecimal `digits` write.
+  func bytes(_ digits: String) -> [UInt8] {
+    let characters = Array(digits)
+    return stride(from: 0, to: characters.count, by: 2).map {
+      UInt8(String(characters[$0...$0 + 1]), radix: 16)!
     }
-    #expect(hex == vector.hash)
+  }
+
+  @Test(
+    "the id's secret part is the truncated HMAC of the stream's creation time and the line's id")
+  func messageIDIsTheHMAC() {
+    let key = DeduplicationKey(high: 0x0001_0203_0405_0607, low: 0x0809_0a0b_0c0d_0e0f)
+    // Key 00 01 ... 0f; message: 1 ms after the epoch, then id 5, each
+    // eight bytes big-endian.
+    let message = bytes("0000000000000001" + "0000000000000005")
+    let expected = LowerHex.string(
+      Digest.hmacSHA256(key: Array(0...15), message, count: 16))
+    #expect(
+      key.messageID(node: "h1", id: MessageID(value: 5), streamCreated: Timestamp(milliseconds: 1))
+        == "h1:5:" + expected)
   }
 
   @Test("a key is written as 32 hexadecimal digits and read back; anything else is refused")
