@@ -7,7 +7,9 @@ import Posix
 /// Deliveries per second with the sender keeping a window of messages in
 /// flight (``FanoutLoad``), from the limit server (Sources/limitserver, the
 /// machine's ceiling), chatbroker durable and `--no-sync`, and with
-/// `--compare-redis` Redis pub/sub, in turn in the same minutes; then
+/// `--compare-redis` Redis pub/sub, in turn in the same minutes, with the
+/// broker's serving thread's processor time per SAY (``ServingThreadCPU``);
+/// then
 /// SAY-to-MSG latency at a steady 1,000 messages/s into 100 receivers and
 /// memory per idle connection.
 enum FanoutBenchmark {
@@ -121,22 +123,35 @@ enum FanoutBenchmark {
         ratios.append((top, bottom))
       }
     }
+    // The serving thread's processor time per SAY, with its N deliveries
+    // (and a share of the receivers' JOINs, a small part), for each
+    // chatbroker column.
+    let brokers = servers.filter { $0 == .durable || $0 == .noSync }
     let header =
       ["deliveries/s", "messages"] + servers.map(\.column)
       + ratios.map { "\($0.0.column) / \($0.1.name == "redis" ? "Redis" : $0.1.column)" }
-      + ["load"]
+      + brokers.map { "\($0.column) µs/SAY" } + ["load"]
     print("| " + header.joined(separator: " | ") + " |")
     print(String(repeating: "| --- ", count: header.count) + "|")
     for receivers in receiverCounts {
       let messages = fixedMessages ?? max(2000, min(200_000, 4_000_000 / receivers))
       var figures: [Server: [Double]] = [:]
+      var cpuPerSay: [Server: [Double]] = [:]
       let loadBefore = loadAverage()
       for _ in 0..<rounds {
         for server in servers {
           let running = try server.start()
           let load = FanoutLoad(
             wire: server.wire, receivers: receivers, messages: messages, window: window)
+          let serving =
+            brokers.contains(server)
+            ? ServingThreadCPU(pid: running.process.processIdentifier) : nil
+          let before = serving?.seconds ?? 0
           figures[server, default: []].append(try load.run(on: running.socketPath))
+          if let serving {
+            cpuPerSay[server, default: []].append(
+              (serving.seconds - before) / Double(messages) * 1e6)
+          }
           running.stop()
         }
       }
@@ -144,6 +159,7 @@ enum FanoutBenchmark {
       let cells =
         ["N = \(receivers)", "\(messages)"] + servers.map { "\(Int(median[$0]!))" }
         + ratios.map { format(median[$0.0]! / median[$0.1]!, 2) }
+        + brokers.map { cpuPerSay[$0].map { format(percentile($0.sorted(), 0.5), 2) } ?? "?" }
         + ["\(loadBefore) – \(loadAverage())"]
       print("| " + cells.joined(separator: " | ") + " |")
     }
