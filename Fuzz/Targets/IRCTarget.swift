@@ -102,6 +102,8 @@ final class IRCWorld {
 
   let world = FuzzWorld()
   let output = Output()
+  lazy var gateway = IRCGateway(
+    serverName: "host.test", timeZone: world.clock.timeZone, backlog: 5)
 
   init() {
     world.engine.attach(output)
@@ -110,9 +112,8 @@ final class IRCWorld {
   /// Connects `user` over IRC, unregistered.
   func connectIRC(_ user: String) -> ConnectionID {
     let id = world.connect(user)
-    output.sessions[id] = IRCSession(
-      user: user, serverName: "host.test", timeZone: world.clock.timeZone, backlog: 5,
-      userExists: { $0 == "alice" || $0 == "bob" })
+    output.sessions[id] = gateway.session(
+      user: user, reader: EngineReader(engine: world.engine, user: user))
     return id
   }
 

@@ -8,7 +8,7 @@ extension IRCSession {
 
   // MARK: - Commands after registration
 
-  func command(_ message: IRCMessage, counts: () -> Counts) -> [Action] {
+  func command(_ message: IRCMessage) -> [Action] {
     let parameters = message.parameters
     func need(_ count: Int) -> [Action]? {
       parameters.count < count
@@ -19,7 +19,7 @@ extension IRCSession {
       if let missing = need(1) { return missing }
       let whox = parameters.count > 1 ? WhoX(parameters[1]) : nil
       guard parameters[0].hasPrefix("#") || parameters[0].hasPrefix("&") else {
-        return whoNick(parameters[0], whox: whox, counts: counts())
+        return whoNick(parameters[0], whox: whox)
       }
       guard let room = room(parameters[0]) else {
         return [numeric(.endOfWho, [parameters[0], "End of /WHO list"])]
@@ -29,16 +29,16 @@ extension IRCSession {
       return [.request(.who(room), answering: context)]
     case "WHOIS":
       if let missing = need(1) { return missing }
-      return whois(parameters.last!, counts: counts())
+      return whois(parameters.last!)
     case "WHOWAS": return whowas(parameters)
     case "USERHOST":
       if let missing = need(1) { return missing }
-      return userhost(parameters, counts: counts())
+      return userhost(parameters)
     case "ISON":
       if let missing = need(1) { return missing }
-      return ison(parameters, counts: counts())
+      return ison(parameters)
     case "AWAY": return away(parameters)
-    case "LUSERS": return lusers(counts())
+    case "LUSERS": return lusers()
     case "MOTD": return motd()
     case "TIME": return time()
     case "VERSION": return version()
@@ -56,7 +56,7 @@ extension IRCSession {
       if let missing = need(1) { return missing }
       guard let room = room(parameters[0]) else { return [noSuchChannel(parameters[0])] }
       guard parameters.count > 1 else {
-        guard counts().roomMode(room) != nil else {
+        guard reader.roomMode(room) != nil else {
           return [numeric(.noSuchChannel, [parameters[0], "No such channel"])]
         }
         return [.request(.topic(room), answering: IRCReplyContext(.topic))]
@@ -84,7 +84,7 @@ extension IRCSession {
       return markRead(parameters)
     case "CHATHISTORY":
       if parameters.first?.uppercased() == "TARGETS" && capabilities.contains(.chathistory) {
-        return chathistoryTargets(parameters, counts: counts)
+        return chathistoryTargets(parameters)
       }
       return chathistory(parameters)
     default:
@@ -99,7 +99,7 @@ extension IRCSession {
   func join(_ name: String, key: String? = nil) -> [Action] {
     guard let room = room(name) else { return [noSuchChannel(name)] }
     // A room the user no longer has (a KICK took it) is joined again.
-    if let earlier = joins[room], !earlier.refused, counts().roomsOf(user).contains(room) {
+    if let earlier = joins[room], !earlier.refused, reader.rooms.contains(room) {
       return []
     }
     if let key, RoomRestriction(key) == nil {
@@ -132,7 +132,7 @@ extension IRCSession {
     }
     actions.append(.request(.who(room), answering: IRCReplyContext(.names, join: joining)))
     if !capabilities.contains(.chathistory) && backlog > 0 {
-      let seen = counts().seenUntil(user, room)
+      let seen = reader.seenUntil(in: room)
       actions.append(
         .request(
           .history(.room(room), count: backlog, anchor: seen.map { .latestAfter($0) }),
@@ -225,7 +225,7 @@ extension IRCSession {
     var actions: [Action] = [.request(request, answering: said)]
     // 301 tells who writes to an away user, never for a NOTICE.
     if command == "PRIVMSG", case .user(let name) = brokerTarget,
-      let awayText = counts().away(name)
+      let awayText = reader.awayText(of: name)
     {
       actions.append(numeric(.away, [name, awayText]))
     }

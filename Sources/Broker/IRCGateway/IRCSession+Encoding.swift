@@ -211,6 +211,12 @@ extension IRCSession {
 
   func ok(_ verb: Verb, _ fields: [String], answering context: IRCReplyContext?) -> [UInt8] {
     switch verb {
+    case .away:
+      // `OK AWAY BACK` when back, `OK AWAY` when away (chatbroker(7), AWAY).
+      if fields.first == "BACK" {
+        return numeric(.unAway, ["You are no longer marked as being away"]).bytes
+      }
+      return numeric(.nowAway, ["You have been marked as being away"]).bytes
     case .join:
       return IRCMessage(source: mask, "JOIN", [fields.first ?? ""]).encoded()
         + topicLines(fields.first ?? "", context)
@@ -233,7 +239,7 @@ extension IRCSession {
       context?.memberPrefixes = []
       if case .names = context?.purpose {
         // `@` for a secret room, `=` for any other (RFC 2812, 353).
-        let secret = self.room(room).flatMap { counts().roomMode($0)?.isSecret } == true
+        let secret = self.room(room).flatMap { reader.roomMode($0)?.isSecret } == true
         let symbol = secret ? "@" : "="
         var bytes: [UInt8] = []
         var line: [String] = []
@@ -254,10 +260,9 @@ extension IRCSession {
           + numeric(.endOfNames, [context?.namesEnd ?? room, "End of /NAMES list"]).bytes
       }
       let whox = context?.whox
-      let away = counts().away
       return listed.enumerated().flatMap { index, member in
         whoLine(
-          room: room, member: member, away: away(member) != nil,
+          room: room, member: member, away: reader.awayText(of: member) != nil,
           prefix: index < prefixes.count ? prefixes[index] : "", whox: whox
         ).bytes
       }

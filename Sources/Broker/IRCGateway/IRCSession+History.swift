@@ -75,7 +75,7 @@ extension IRCSession {
   /// `CHATHISTORY TARGETS <timestamp=time> <timestamp=time> <limit>`: the
   /// conversations with a message between the two times, each with its
   /// newest one's time, in a `draft/chathistory-targets` batch.
-  func chathistoryTargets(_ parameters: [String], counts: () -> Counts) -> [Action] {
+  func chathistoryTargets(_ parameters: [String]) -> [Action] {
     func fail(_ code: String, _ text: String) -> [Action] {
       [reply(source: serverName, "FAIL", ["CHATHISTORY", code] + parameters.prefix(2) + [text])]
     }
@@ -92,7 +92,8 @@ extension IRCSession {
     guard let limit = Self.historyLimit(parameters[3]) else {
       return fail("INVALID_PARAMS", "The limit must be a number from 1 to 1000")
     }
-    let active = counts().activeConversations(user, times.min()!, times.max()!, limit)
+    let active = reader.activeConversations(
+      after: times.min()!, before: times.max()!, limit: limit)
     let batch = "h\(nextBatch)"
     nextBatch += 1
     let tags = capabilities.contains(.batch) ? [IRCTag("batch", batch)] : []

@@ -11,7 +11,7 @@ extension IRCSession {
   /// `@` or `+`, or none; with IRCv3 `multi-prefix`, all of them, highest
   /// first. NAMES and WHO show members through here.
   func membershipPrefix(of user: String, in room: RoomName) -> String {
-    let prefixes = counts().prefixes(user, room)
+    let prefixes = reader.membershipPrefixes(of: user, in: room)
     return capabilities.contains(.multiPrefix) ? prefixes : String(prefixes.prefix(1))
   }
 
@@ -93,7 +93,7 @@ extension IRCSession {
     guard let roomWord = fields.first else { return [] }
     switch context?.purpose {
     case .modes?:
-      let created = room(roomWord).flatMap { counts().roomMode($0)?.created.milliseconds } ?? 0
+      let created = room(roomWord).flatMap { reader.roomMode($0)?.created.milliseconds } ?? 0
       return numeric(.channelModeIs, [roomWord] + fields.dropFirst(), trailing: false).bytes
         + numeric(.creationTime, [roomWord, String(created / 1000)], trailing: false).bytes
     case .banList?:

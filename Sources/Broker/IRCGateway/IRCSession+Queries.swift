@@ -17,25 +17,25 @@ extension IRCSession {
   /// such a user exists, else in lower case when that one does, else
   /// this client's own when it differs only in case, else as typed.
   func login(_ nickname: String) -> String {
-    if nickname == nick || userExists(nickname) { return nickname }
+    if nickname == nick || reader.userExists(nickname) { return nickname }
     if nickname.lowercased() == nick.lowercased() { return nick }
     let lower = nickname.lowercased()
-    return userExists(lower) ? lower : nickname
+    return reader.userExists(lower) ? lower : nickname
   }
 
   /// `USERHOST <nick>...` (302): up to five connected users, each
   /// `nick=+user@host`, `-` for one who is away.
-  func userhost(_ parameters: [String], counts: Counts) -> [Action] {
-    let found = parameters.prefix(5).map(login).filter(counts.isOnline).map { name in
-      "\(name)=\(counts.away(name) == nil ? "+" : "-")\(name)@\(serverName)"
+  func userhost(_ parameters: [String]) -> [Action] {
+    let found = parameters.prefix(5).map(login).filter(reader.isOnline).map { name in
+      "\(name)=\(reader.awayText(of: name) == nil ? "+" : "-")\(name)@\(serverName)"
     }
     return [numeric(.userhost, [found.joined(separator: " ")])]
   }
 
   /// `ISON <nick>...` (303): those of the nicks that are connected.
-  func ison(_ parameters: [String], counts: Counts) -> [Action] {
+  func ison(_ parameters: [String]) -> [Action] {
     let nicks = parameters.flatMap { $0.split(separator: " ").map(String.init) }
-    let online = nicks.map(login).filter(counts.isOnline)
+    let online = nicks.map(login).filter(reader.isOnline)
     return [numeric(.isOn, [online.joined(separator: " ")])]
   }
 
@@ -47,24 +47,21 @@ extension IRCSession {
     let text = IRCText.prefix(
       IRCText.replacingControls(in: plain, spacesToo: false, tabToo: true),
       maximumBytes: Self.maximumAwayBytes)
-    setAway(text.isEmpty ? nil : text)
-    if text.isEmpty {
-      return [numeric(.unAway, ["You are no longer marked as being away"])]
-    }
-    return [numeric(.nowAway, ["You have been marked as being away"])]
+    // The engine answers OK AWAY, which reads as 305 or 306 (``ok``).
+    return [.request(.away(text.isEmpty ? nil : text), answering: nil)]
   }
 
   /// `WHO <nick> [%fields]`: 352 (or WHOX's 354) for a connected user
   /// (`G` when away), then 315 naming the mask as sent.
-  func whoNick(_ mask: String, whox: WhoX? = nil, counts: Counts) -> [Action] {
+  func whoNick(_ mask: String, whox: WhoX? = nil) -> [Action] {
     if mask.contains("*") || mask.contains("?") {
-      return whoMask(mask, whox: whox, counts: counts)
+      return whoMask(mask, whox: whox)
     }
     let name = login(mask)
     var actions: [Action] = []
-    if counts.isOnline(name) || name == nick {
+    if reader.isOnline(name) || name == nick {
       actions.append(
-        whoLine(room: "*", member: name, away: counts.away(name) != nil, whox: whox))
+        whoLine(room: "*", member: name, away: reader.awayText(of: name) != nil, whox: whox))
     }
     actions.append(numeric(.endOfWho, [mask, "End of /WHO list"]))
     return actions
@@ -74,12 +71,12 @@ extension IRCSession {
   /// each connected user whose nick matches and who is this user or shares
   /// a room with them, since every user is invisible (`+i`) and modern IRC
   /// shows an invisible user to a mask only then; then 315.
-  func whoMask(_ mask: String, whox: WhoX?, counts: Counts) -> [Action] {
+  func whoMask(_ mask: String, whox: WhoX?) -> [Action] {
     let pattern = mask.lowercased()
     var actions: [Action] = []
-    for other in counts.onlineUsersSharingRooms() where ModeChange.mask(pattern, matches: other) {
+    for other in reader.onlineUsersSharingRooms where ModeChange.mask(pattern, matches: other) {
       actions.append(
-        whoLine(room: "*", member: other, away: counts.away(other) != nil, whox: whox))
+        whoLine(room: "*", member: other, away: reader.awayText(of: other) != nil, whox: whox))
     }
     actions.append(numeric(.endOfWho, [mask, "End of /WHO list"]))
     return actions
@@ -88,9 +85,9 @@ extension IRCSession {
   /// `WHOIS [server] <nick>`: 311 with the real name, 312, 301 when away,
   /// 317 (idle seconds and sign-on) for a user with an IRC session, 318;
   /// 401 and 318 for a nick that is no user.
-  func whois(_ asked: String, counts: Counts) -> [Action] {
+  func whois(_ asked: String) -> [Action] {
     let who = login(asked)
-    guard who == nick || (UserName.isValid(who) && userExists(who)) else {
+    guard who == nick || (UserName.isValid(who) && reader.userExists(who)) else {
       return [
         numeric(.noSuchNick, [asked, "No such nick"]),
         numeric(.endOfWhois, [asked, "End of /WHOIS list"]),
@@ -100,7 +97,7 @@ extension IRCSession {
       numeric(.whoisUser, [who, who, serverName, "*", realName(of: who)]),
       numeric(.whoisServer, [who, serverName, "chatbroker"]),
     ]
-    if let text = counts.away(who) { actions.append(numeric(.away, [who, text])) }
+    if let text = reader.awayText(of: who) { actions.append(numeric(.away, [who, text])) }
     if let idle = directory.idle(who) {
       actions.append(
         numeric(
@@ -119,7 +116,7 @@ extension IRCSession {
       return [numeric(.noNicknameGiven, ["No nickname given"])]
     }
     let who = login(asked)
-    if UserName.isValid(who) && userExists(who) {
+    if UserName.isValid(who) && reader.userExists(who) {
       return [
         numeric(.whowasUser, [who, who, serverName, "*", who]),
         numeric(.whoisServer, [who, serverName, "chatbroker"]),
@@ -135,14 +132,16 @@ extension IRCSession {
   /// 251 to 255 and 265, 266: every client is a visible user of the one
   /// server; 254 counts the rooms this user may see, not the secret and
   /// private ones of others (chatbroker(7), "IRC").
-  func lusers(_ counts: Counts) -> [Action] {
-    let users = String(counts.connections)
-    let most = String(max(counts.mostUsers, counts.connections))
+  func lusers() -> [Action] {
+    let registered = reader.connectionCount - gateway.unregistered
+    gateway.mostUsers = max(gateway.mostUsers, registered)
+    let users = String(registered)
+    let most = String(gateway.mostUsers)
     return [
       numeric(.luserClient, ["There are \(users) users and 0 invisible on 1 servers"]),
       numeric(.luserOp, ["0", "operator(s) online: there are no IRC operators"]),
-      numeric(.luserUnknown, [String(counts.unregistered), "unknown connection(s)"]),
-      numeric(.luserChannels, [String(counts.rooms()), "channels formed"]),
+      numeric(.luserUnknown, [String(gateway.unregistered), "unknown connection(s)"]),
+      numeric(.luserChannels, [String(reader.visibleRoomCount), "channels formed"]),
       numeric(.luserMe, ["I have \(users) clients and 0 servers"]),
       numeric(.localUsers, [users, most, "Current local users \(users), max \(most)"]),
       numeric(.globalUsers, [users, most, "Current global users \(users), max \(most)"]),
@@ -220,7 +219,7 @@ extension IRCSession {
       guard let room = room(parameters[1]) else { return [noSuchChannel(parameters[1])] }
       let invited = login(parameters[0])
       // A nick is a connected user (the line protocol invites any user).
-      guard UserName.isValid(invited), counts().isOnline(invited) else {
+      guard UserName.isValid(invited), reader.isOnline(invited) else {
         return [numeric(.noSuchNick, [parameters[0], "No such nick"])]
       }
       return [.request(.invite(room, user: invited), answering: nil)]

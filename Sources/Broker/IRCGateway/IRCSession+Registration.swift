@@ -6,7 +6,7 @@ import LineProtocol
 /// and the welcome burst once they are done.
 extension IRCSession {
 
-  func capability(_ parameters: [String], counts: () -> Counts) -> [Action] {
+  func capability(_ parameters: [String]) -> [Action] {
     let sub = parameters.first?.uppercased() ?? ""
     let target = registered ? nick : "*"
     switch sub {
@@ -44,7 +44,7 @@ extension IRCSession {
       return [reply(source: serverName, "CAP", [target, "ACK", request])]
     case "END":
       negotiating = false
-      return completeRegistration(counts: counts)
+      return completeRegistration()
     default:
       return [numeric(.invalidCapCommand, [sub, "Unknown CAP subcommand"])]
     }
@@ -79,11 +79,10 @@ extension IRCSession {
 
   /// 001 to 005, LUSERS and the MOTD once NICK, USER and (when CAP was
   /// used) CAP END have come.
-  func completeRegistration(counts: () -> Counts) -> [Action] {
+  func completeRegistration() -> [Action] {
     guard !registered, gotNick, gotUser, !negotiating else { return [] }
     registered = true
     directory.registered(user, realName: realName.isEmpty ? user : realName)
-    let counts = counts()
     var actions: [Action] = [
       numeric(.welcome, ["Welcome to chatbroker on \(serverName), \(nick)"]),
       numeric(.yourHost, ["Your host is \(serverName), running chatbroker \(chatbrokerVersion)"]),
@@ -92,11 +91,11 @@ extension IRCSession {
         .myInfo, [serverName, "chatbroker-\(chatbrokerVersion)", "i", "biklmnostv", "bklov"]),
     ]
     actions += isupportLines()
-    actions += lusers(counts)
+    actions += lusers()
     actions.append(numeric(.noMotd, ["MOTD File is missing"]))
     // Joined to the user's rooms, as a bouncer does: each a step of its
     // own, after the burst (chatbroker(7), "IRC").
-    pendingSteps += counts.roomsOf(user).map { .actions(join($0)) }
+    pendingSteps += reader.rooms.map { .actions(join($0)) }
     return actions
   }
 

@@ -13,42 +13,6 @@ final class IRCSession: WireCodec {
   /// What one line of input asks of the shell, in order.
   typealias Action = WireAction
 
-  /// What the shell tells the session of the engine's state: counts for
-  /// the welcome burst (LUSERS), a room's mode and creation time for `MODE`,
-  /// a user's active conversations for `CHATHISTORY TARGETS`.
-  struct Counts {
-    /// Registered clients, IRC and line protocol, and IRC clients that
-    /// have not registered yet.
-    var connections = 0
-    var unregistered = 0
-    /// The most registered clients there have been at once (265, 266).
-    var mostUsers = 0
-    /// How many rooms this session's user may see (LUSERS, 254): asked
-    /// only when shown, since it looks at the rooms some may not read.
-    var rooms: () -> Int = { 0 }
-    /// When a room the user may read was created, whether it is private
-    /// and secret (`MODE`, 329; NAMES, 353); nil for any other.
-    var roomMode: (RoomName) -> (created: Timestamp, isPrivate: Bool, isSecret: Bool)? = { _ in
-      nil
-    }
-    /// A user's membership prefixes in a room, highest first
-    /// (``Engine/membershipPrefixes(of:in:)``).
-    var prefixes: (String, RoomName) -> String = { _, _ in "" }
-    /// Whether a user has a session now, and their away text
-    /// (Engine+Presence).
-    var isOnline: (String) -> Bool = { _ in false }
-    /// The users online who share a room with this session's user, and
-    /// that user when online (`WHO <mask>`; Engine+Presence).
-    var onlineUsersSharingRooms: () -> [String] = { [] }
-    var away: (String) -> String? = { _ in nil }
-    /// A user's rooms, and up to when they have seen one (Engine+Presence).
-    var roomsOf: (String) -> [RoomName] = { _ in [] }
-    var seenUntil: (String, RoomName) -> HistoryPoint? = { _, _ in nil }
-    var activeConversations:
-      (_ user: String, _ after: Timestamp, _ before: Timestamp, _ limit: Int) ->
-        [ConversationActivity] = { _, _, _, _ in [] }
-  }
-
   /// The service nick for scheduling: `|` can be in an IRC nick but never
   /// in a login name, so no user can take it (chatbroker(7), "IRC").
   static let serviceNick = "sched|bot"
@@ -63,18 +27,15 @@ final class IRCSession: WireCodec {
   let backlog: Int
   var capabilities = CapabilitySet()
   var registered = false {
-    didSet { if registered && !oldValue { unregistered.count -= 1 } }
+    didSet { if registered && !oldValue { gateway.unregistered -= 1 } }
   }
-  /// The count of unregistered IRC clients this session is in until it
-  /// registers (LUSERS, 253).
-  let unregistered: Unregistered
-
-  /// A count shared by a server's IRC sessions, and the most clients
-  /// registered at once that LUSERS has seen (265, 266).
-  final class Unregistered {
-    var count = 0
-    var mostUsers = 0
-  }
+  /// What this server's IRC sessions share: the count of unregistered
+  /// clients this session is in until it registers (LUSERS, 253), and the
+  /// directory of real names and idle times.
+  let gateway: IRCGateway
+  /// What the session may read of the engine, as its user.
+  let reader: EngineReader
+  var directory: IRCDirectory { gateway.directory }
   var negotiating = false
   var gotNick = false
   var gotUser = false
@@ -106,41 +67,21 @@ final class IRCSession: WireCodec {
   /// with 407.
   static let maximumTargets = 20
 
-  /// Whether a login name exists, for WHOIS.
-  let userExists: (String) -> Bool
-  /// The engine's state as the welcome burst, MODE and CHATHISTORY
-  /// TARGETS show it, asked when a line needs it.
-  let counts: () -> Counts
-  /// Sets this user's away text in the engine (nil: back), for `AWAY`.
-  let setAway: (String?) -> Void
-  /// The real names and idle times of the server's IRC users, shared by
-  /// its sessions (WHOIS, WHO).
-  let directory: IRCDirectory
   /// The real name `USER` gave, kept in ``directory`` once registered.
   var realName = ""
 
-  init(
-    user: String, serverName: String, timeZone: TimeZone, backlog: Int,
-    userExists: @escaping (String) -> Bool = { _ in true },
-    unregistered: Unregistered = Unregistered(),
-    counts: @escaping () -> Counts = { Counts() },
-    setAway: @escaping (String?) -> Void = { _ in },
-    directory: IRCDirectory = IRCDirectory()
-  ) {
-    self.setAway = setAway
-    self.directory = directory
-    self.unregistered = unregistered
-    unregistered.count += 1
-    self.userExists = userExists
-    self.counts = counts
+  init(user: String, gateway: IRCGateway, reader: EngineReader) {
     self.user = user
-    self.serverName = serverName
-    self.timeZone = timeZone
-    self.backlog = backlog
+    self.gateway = gateway
+    self.reader = reader
+    serverName = gateway.serverName
+    timeZone = gateway.timeZone
+    backlog = gateway.backlog
+    gateway.unregistered += 1
   }
 
   deinit {
-    if !registered { unregistered.count -= 1 } else { directory.closed(user) }
+    if !registered { gateway.unregistered -= 1 } else { directory.closed(user) }
   }
 
   var nick: String { user }
@@ -156,7 +97,7 @@ final class IRCSession: WireCodec {
     // Every action is decided before the first is carried out: carrying
     // one out encodes replies, which reads this session's state.
     let actions =
-      if case .line(let line) = frame { receive(line, counts: counts) } else { refuse(frame) }
+      if case .line(let line) = frame { receive(line) } else { refuse(frame) }
     for action in actions { perform(action) }
   }
 
@@ -227,13 +168,13 @@ final class IRCSession: WireCodec {
   /// One line from the client, already framed and valid UTF-8: what its
   /// first step asks (a line naming several targets leaves the others to
   /// ``nextStep()``).
-  func receive(_ line: String, counts: () -> Counts) -> [Action] {
+  func receive(_ line: String) -> [Action] {
     if let tooLong = Self.overLimit(line) {
       return [numeric(.inputTooLong, [tooLong])]
     }
     guard let message = IRCMessage(parsing: line) else { return [] }
     let label = label(of: message)
-    var steps = handle(message, counts: counts)
+    var steps = handle(message)
     if let label { steps = labeled(steps, label: label) }
     guard !steps.isEmpty else { return [] }
     let first = steps.removeFirst()
@@ -261,7 +202,7 @@ final class IRCSession: WireCodec {
   }
 
   /// A message as steps (one per target where it names several).
-  func handle(_ message: IRCMessage, counts: () -> Counts) -> [[Action]] {
+  func handle(_ message: IRCMessage) -> [[Action]] {
     switch message.command {
     case "JOIN", "PART", "NAMES", "PRIVMSG", "NOTICE":
       guard registered else { return [[numeric(.notRegistered, ["You have not registered"])]] }
@@ -270,7 +211,7 @@ final class IRCSession: WireCodec {
       guard registered else { return [[numeric(.notRegistered, ["You have not registered"])]] }
       return kickSteps(message.parameters)
     default:
-      return [receive(message, counts: counts)]
+      return [receive(message)]
     }
   }
 
@@ -325,10 +266,10 @@ final class IRCSession: WireCodec {
   }
 
   /// A command that names at most one target: one step.
-  func receive(_ message: IRCMessage, counts: () -> Counts) -> [Action] {
+  func receive(_ message: IRCMessage) -> [Action] {
     let parameters = message.parameters
     switch message.command {
-    case "CAP": return capability(parameters, counts: counts)
+    case "CAP": return capability(parameters)
     case "NICK":
       guard let wanted = parameters.first, !wanted.isEmpty else {
         return [numeric(.noNicknameGiven, ["No nickname given"])]
@@ -345,7 +286,7 @@ final class IRCSession: WireCodec {
         ]
       }
       gotNick = true
-      return completeRegistration(counts: counts)
+      return completeRegistration()
     case "USER":
       if registered { return [numeric(.alreadyRegistered, ["You may not reregister"])] }
       // `USER <username> <mode> <unused> :<realname>`: the username is
@@ -356,7 +297,7 @@ final class IRCSession: WireCodec {
       }
       realName = Self.realNameText(parameters[3])
       gotUser = true
-      return completeRegistration(counts: counts)
+      return completeRegistration()
     case "PASS": return []
     case "PING":
       guard let token = parameters.first, !token.isEmpty else {
@@ -376,7 +317,7 @@ final class IRCSession: WireCodec {
       return [.request(.quit, answering: nil)]
     default:
       guard registered else { return [numeric(.notRegistered, ["You have not registered"])] }
-      return command(message, counts: counts)
+      return command(message)
     }
   }
 

@@ -79,26 +79,11 @@ extension Server {
           [("conn", "\(id)"), ("user", user), ("reason", reason)])
       }
     case .irc, .ircOverTCP:
-      return IRCSession(
-        user: user, serverName: options.serverName, timeZone: engine.timeZone,
-        backlog: options.ircBacklog, userExists: { [users] in users.userExists($0) },
-        unregistered: ircUnregistered,
-        counts: { [unowned self] in
-          let users = connections.count - ircUnregistered.count
-          ircUnregistered.mostUsers = max(ircUnregistered.mostUsers, users)
-          return IRCSession.Counts(
-            connections: users, unregistered: ircUnregistered.count,
-            mostUsers: ircUnregistered.mostUsers,
-            rooms: { [engine] in engine.visibleRoomCount(for: user) },
-            roomMode: { [engine] in engine.roomMode($0, seenBy: user) },
-            prefixes: { [engine] in engine.membershipPrefixes(of: $0, in: $1) },
-            isOnline: engine.isOnline,
-            onlineUsersSharingRooms: { [engine] in engine.onlineUsers(sharingRoomsWith: user) },
-            away: engine.awayText, roomsOf: engine.rooms(of:), seenUntil: engine.seenUntil,
-            activeConversations: activeConversationsCharged)
-        },
-        setAway: { [unowned self] text in engine.setAway(user, text: text) },
-        directory: ircDirectory)
+      return irc.session(
+        user: user,
+        reader: EngineReader(
+          engine: engine, user: user, connections: { [unowned self] in connections.count },
+          charge: { [unowned self] in extraTurnCost += $0 }))
     }
   }
 }

@@ -200,16 +200,6 @@ extension Server {
     scheduleTurn()
   }
 
-  /// The IRC gateway's `CHATHISTORY TARGETS` (chatbroker(7), "IRC"): it
-  /// looks at every conversation, so it costs its sender a share of its
-  /// turn in proportion, and a flood of it cannot hold the queue.
-  func activeConversationsCharged(
-    of user: String, after: Timestamp, before: Timestamp, limit: Int
-  ) -> [ConversationActivity] {
-    extraTurnCost += engine.histories.count / Self.conversationsPerRequest
-    return engine.activeConversations(of: user, after: after, before: before, limit: limit)
-  }
-
   /// A connection's replies drained below ``resumeReadingBelow``: its
   /// waiting requests get turns again.
   func outputDrained(_ connection: Connection) {

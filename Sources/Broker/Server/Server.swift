@@ -49,10 +49,9 @@ public final class Server: @unchecked Sendable {
   let log: Logger
 
   var connections = ConnectionTable()
-  /// How many IRC clients have not registered yet, for LUSERS.
-  let ircUnregistered = IRCSession.Unregistered()
-  /// The IRC users' real names and idle times (WHOIS, WHO).
-  let ircDirectory = IRCDirectory()
+  /// The IRC door: makes the IRC connections' codecs and holds what they
+  /// share.
+  let irc: IRCGateway
   /// Every connection's readiness, one pass at a time (``ReadinessPoll``).
   let poll: ReadinessPoll
   var nextConnection = 1
@@ -133,6 +132,8 @@ public final class Server: @unchecked Sendable {
     self.log = log
     self.committer = committer
     self.steps = steps ?? StepWatch(log: log)
+    irc = IRCGateway(
+      serverName: options.serverName, timeZone: engine.timeZone, backlog: options.ircBacklog)
     poll = try ReadinessPoll(queue: queue)
     accepting.reserveDescriptor = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
     committer.start(engine: engine, loop: poll)

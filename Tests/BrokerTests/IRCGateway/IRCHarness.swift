@@ -21,26 +21,22 @@ final class IRCHarness {
 
   init(_ engine: EngineHarness = EngineHarness(), backlog: Int = 50) {
     self.engine = engine
-    self.backlog = backlog
-    directory = IRCDirectory(now: { [clock = engine.clock] in
-      Int(clock.now.milliseconds / 1000)
-    })
+    gateway = IRCGateway(
+      serverName: "host.test", timeZone: engine.clock.timeZone, backlog: backlog,
+      directory: IRCDirectory(now: { [clock = engine.clock] in
+        Int(clock.now.milliseconds / 1000)
+      }))
   }
 
-  /// The sessions' shared real names and idle times, on the engine's clock.
-  let directory: IRCDirectory
-
-  let backlog: Int
+  /// The sessions' shared state, with real names and idle times on the
+  /// engine's clock.
+  let gateway: IRCGateway
 
   /// Connects `user` over IRC without registering.
   func open(_ user: String) -> ConnectionID {
     let id = ConnectionID(1000 + sessions.count)
-    let session = IRCSession(
-      user: user, serverName: "host.test", timeZone: engine.clock.timeZone, backlog: backlog,
-      userExists: { [users = engine.users] in users.userExists($0) },
-      counts: { [unowned self] in counts(for: user) },
-      setAway: { [engine = engine.engine] in engine.setAway(user, text: $0) },
-      directory: directory)
+    let session = gateway.session(
+      user: user, reader: EngineReader(engine: engine.engine, user: user))
     sessions[id] = session
     engine.output.encoders[id] = { [unowned self] outgoing, _ in
       session.encode(outgoing, answering: answering[id], mayDefer: defersLines)
@@ -65,26 +61,11 @@ final class IRCHarness {
 
   func session(_ id: ConnectionID) -> IRCSession { sessions[id]! }
 
-  /// The engine's state as the server tells a session of it.
-  func counts(for user: String) -> IRCSession.Counts {
-    IRCSession.Counts(
-      connections: 1, rooms: { [engine = engine.engine] in engine.visibleRoomCount(for: user) },
-      roomMode: { [engine = engine.engine] in engine.roomMode($0, seenBy: user) },
-      prefixes: { [engine = engine.engine] in engine.membershipPrefixes(of: $0, in: $1) },
-      isOnline: engine.engine.isOnline,
-      onlineUsersSharingRooms: { [engine = engine.engine] in
-        engine.onlineUsers(sharingRoomsWith: user)
-      },
-      away: engine.engine.awayText,
-      roomsOf: engine.engine.rooms(of:), seenUntil: engine.engine.seenUntil,
-      activeConversations: engine.engine.activeConversations)
-  }
-
   /// Feeds one line; returns every IRC line the connection has got since.
   @discardableResult
   func send(_ id: ConnectionID, _ line: String) -> [String] {
     let session = sessions[id]!
-    var actions = session.receive(line, counts: { counts(for: session.user) })
+    var actions = session.receive(line)
     // The other steps of a line with several targets, as the server's
     // turns serve them.
     while true {

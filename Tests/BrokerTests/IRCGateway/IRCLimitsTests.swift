@@ -35,7 +35,7 @@ struct IRCLimitsTests {
     let alice = irc.connect("alice")
     let rooms = (1...25).map { "#r\($0)" }
     let session = irc.session(alice)
-    let first = session.receive("JOIN " + rooms.joined(separator: ",")) { IRCSession.Counts() }
+    let first = session.receive("JOIN " + rooms.joined(separator: ","))
     #expect(first.filter { if case .request(.join, _) = $0 { true } else { false } }.count == 1)
     var steps = 0
     while session.nextStep() != nil { steps += 1 }
@@ -176,7 +176,7 @@ struct IRCLimitsTests {
     for index in 0..<2500 { irc.engine.send(carol, "JOIN #room\(index)") }
     let alice = irc.connect("alice")
     let session = irc.session(alice)
-    _ = session.receive("LIST") { IRCSession.Counts() }
+    _ = session.receive("LIST")
     #expect(!session.hasPendingSteps, "the next page is asked once the first is answered")
     let lines = irc.send(alice, "LIST")
     #expect(lines.filter { $0.contains(" 322 alice #room") }.count == 2500)
@@ -196,7 +196,7 @@ struct IRCLimitsTests {
     let session = irc.session(alice)
     // As the server encodes a list that shows only synced messages.
     irc.defersLines = true
-    irc.perform(session.receive("CHATHISTORY LATEST #a * 1000") { IRCSession.Counts() }, for: alice)
+    irc.perform(session.receive("CHATHISTORY LATEST #a * 1000"), for: alice)
     #expect(irc.take(alice).count == 1, "the batch start; its lines wait for steps")
     var pages: [[String]] = []
     while let step = session.nextStep() {
