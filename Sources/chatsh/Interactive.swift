@@ -39,6 +39,8 @@ func runInteractive(
     return .unavailable
   }
 
+  // Before initscr(3), so that ncurses leaves SIGINT and SIGTERM to us.
+  Interrupt.catchSignals()
   let store = StateStore(environment: environment)
   let model = ChatModel(me: me)
   let session = ChatSession(model: model, clock: LocalClock(zone: .current)) {
@@ -89,9 +91,12 @@ func runInteractive(
       dirty = false
     }
     var lost = false
+    // Standard input's events, the signal pipe's, standard output's.
+    var events: [Int16] = []
     if let current = connection {
       do {
-        _ = try current.wait(extra: [0], timeoutMilliseconds: 250)
+        (events, _) = try current.wait(
+          extra: [0, Interrupt.pipe.read], watched: [1], timeoutMilliseconds: 250)
       } catch {
         lost = true
       }
@@ -102,8 +107,22 @@ func runInteractive(
       }
       if current.readClosed { lost = true }
     } else {
-      var terminal = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
-      _ = poll(&terminal, 1, 250)
+      var ready = [
+        pollfd(fd: 0, events: Int16(POLLIN), revents: 0),
+        pollfd(fd: Interrupt.pipe.read, events: Int16(POLLIN), revents: 0),
+        pollfd(fd: 1, events: 0, revents: 0),
+      ]
+      _ = poll(&ready, nfds_t(ready.count), 250)
+      events = ready.map(\.revents)
+    }
+    if events.count == 3, events.contains(where: { $0 != 0 }),
+      let signal = Interrupt.received(terminals: [events[0], events[2]])
+    {
+      // SIGHUP, SIGTERM, or the terminal gone: give the terminal back (if
+      // it is still there) and end, closing the connection (chatsh(1),
+      // "SIGNALS").
+      screen.end()
+      Interrupt.end(by: signal)
     }
     if lost {
       connection = nil
