@@ -33,6 +33,11 @@ public enum ConnectionError: Error, Equatable, CustomStringConvertible {
       if code == EACCES {
         text += "\n(the socket's owner, group and mode decide who may connect;"
         text += " ask the administrator to let you in)"
+      } else if path == DefaultPaths.systemSocket && getuid() != 0 {
+        // Only root binds there: a user's own broker binds elsewhere.
+        text += "\nthe system broker is not running: ask the administrator to start it"
+        text += "\n(or start your own with: chatbroker &, or use --socket PATH"
+        text += " or CHATBROKER_SOCKET to name another socket)"
       } else {
         text += "\nstart one with: chatbroker --socket \(shellQuoted(path)) &"
         text += "\n(or use --socket PATH or CHATBROKER_SOCKET to name another socket)"

@@ -16,9 +16,10 @@ let reconnectDelays = [1, 2, 3, 5, 10, 20, 30]
 /// When the connection is lost it reconnects with backoff (the status line
 /// says `reconnecting in 3s`); typed input and the open conversations stay.
 func runInteractive(
-  socketPath: String, trust: BrokerTrust, targets: [String], environment: [String: String],
+  socket: SocketPath, trust: BrokerTrust, targets: [String], environment: [String: String],
   localeNote: String?, color: Bool
 ) -> ExitCode {
+  let socketPath = socket.path
   var connection: BrokerConnection?
   let me: String
   do {
@@ -36,6 +37,7 @@ func runInteractive(
     connection = first
   } catch {
     complain(error.description)
+    if case .cannotConnect = error, let note = socket.searchNote { writeAll(2, note + "\n") }
     return .unavailable
   }
 

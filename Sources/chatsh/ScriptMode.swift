@@ -21,6 +21,8 @@ enum ScriptFailure: Error {
 /// The subcommands: connect, send, await every reply, print, exit.
 struct ScriptMode {
   let socketPath: String
+  /// Where chatsh looked for the socket, said when no broker answers.
+  let searchNote: String?
   let trust: BrokerTrust
   let color: Bool
   /// `say --wait`: seconds to wait for the broker (chatsh(1)).
@@ -29,8 +31,9 @@ struct ScriptMode {
   let replyTimeout = 30
   var out = StandardOutput()
 
-  init(socketPath: String, trust: BrokerTrust, color: Bool) {
-    self.socketPath = socketPath
+  init(socket: SocketPath, trust: BrokerTrust, color: Bool) {
+    self.socketPath = socket.path
+    self.searchNote = socket.searchNote
     self.trust = trust
     self.color = color
   }
@@ -146,6 +149,9 @@ struct ScriptMode {
       // Waiting would not help: not ours to reach, or not a broker's socket.
       case .untrusted, .cannotConnect(_, EACCES), .notASocket, .notLineProtocol:
         throw .untrusted(error.description)
+      case .cannotConnect:
+        // Nobody there: say where else chatsh looked.
+        throw .unavailable(error.description + (searchNote.map { "\n" + $0 } ?? ""))
       default: throw .unavailable(error.description)
       }
     } catch let error as ScriptFailure {

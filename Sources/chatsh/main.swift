@@ -32,7 +32,7 @@ do {
   exit(ExitCode.usage.rawValue)
 }
 
-let socketPath = SocketPath.resolve(option: invocation.socket, environment: environment)
+let socket = SocketPath.resolve(option: invocation.socket, environment: environment)
 let trust = BrokerTrust(options: invocation.trustUsers, environment: environment)
 
 // NO_COLOR applies to everything that colours (no-color.org); --color
@@ -52,7 +52,7 @@ case .interactive(let targets):
   }
   exit(
     runInteractive(
-      socketPath: socketPath, trust: trust, targets: targets, environment: environment,
+      socket: socket, trust: trust, targets: targets, environment: environment,
       localeNote: localeNote,
       color: invocation.color == .always || (invocation.color == .auto && !noColor)
     ).rawValue)
@@ -63,7 +63,7 @@ default:
   case .never: color = false
   case .auto: color = isatty(1) == 1 && !noColor
   }
-  var script = ScriptMode(socketPath: socketPath, trust: trust, color: color)
+  var script = ScriptMode(socket: socket, trust: trust, color: color)
   script.wait = invocation.wait
   exit(script.run(invocation.command).rawValue)
 }

@@ -2,6 +2,10 @@ import Foundation
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// The real chatsh against the real chatbroker.
 @Suite struct ScriptModeTests {
   @Test(
@@ -347,5 +351,23 @@ extension TailMentionsTests {
       String($0.split(separator: "\t").last ?? "")
     }
     #expect(texts == ["one", "while you were away", "after"])
+  }
+
+  @Test(
+    "a user's chatsh that finds no broker says where it looked and what it expects there",
+    UnixUsers.required,
+    .enabled(if: access("/run/chatbroker", F_OK) != 0, "this host has a system broker's directory"))
+  func noBrokerSaysWhereItLooked() throws {
+    try UnixUsers.ensure()
+    let user = UnixUsers.names[0]
+    let perUser = "/tmp/chatbroker-\(try AsUser.uid(user))/chatbroker.sock"
+    let said = try AsUser.run(
+      user, [BuiltProducts.path("chatsh"), "say", "--wait", "0", "#general", "x"])
+    #expect(said.status == 69)
+    #expect(
+      said.errors.contains(
+        "(chatsh looked for /run/chatbroker/chatbroker.sock, then \(perUser); neither is there,"
+          + " nor /run/chatbroker)"), "\(said.errors)")
+    #expect(said.errors.contains("start one with: chatbroker --socket \(perUser) &"))
   }
 }
