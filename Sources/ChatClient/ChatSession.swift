@@ -193,7 +193,11 @@ public final class ChatSession {
       error("join a room first (/join #general) or write to someone (/msg @name text)")
       return
     }
-    request(.say(target, text: text), .say(target: name, text: text))
+    // A line longer than a request holds goes as several messages, as
+    // `say` sends it, rather than being refused (chatsh(1)).
+    for piece in BuildOutput.messages(saying: text, to: target) {
+      request(.say(target, text: piece), .say(target: name, text: piece))
+    }
   }
 
   /// `HISTORY`'s anchor for what comes before the oldest message loaded.

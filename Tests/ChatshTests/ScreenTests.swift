@@ -134,6 +134,28 @@ import Testing
     #expect(try broker.chatsh("say", "#ops", "live again").status == 0)
     try terminal.waitFor { $0.contains("live again") }
   }
+
+  @Test("a typed line longer than a request holds is sent as several messages, as say sends it")
+  func overlongLineIsSplit() throws {
+    let terminal = try chatScreen(["#long"])
+    defer { terminal.close() }
+    try terminal.waitFor { $0.contains("#long") && $0.contains("[") }
+    let words = (1...1000).map { "w\($0)" }.joined(separator: " ")
+    #expect(words.utf8.count > 4096)
+    try terminal.type(words)
+    try terminal.waitFor { $0.contains("w1000") }
+    try terminal.press("Enter")
+    var texts: [String] = []
+    try waitUntil(timeout: 10, "the long line in #long's history") {
+      texts = try broker.chatsh("history", "#long").output.split(separator: "\n").map {
+        String($0.split(separator: "\t", omittingEmptySubsequences: false).last ?? "")
+      }
+      return texts.joined().hasSuffix("w1000")
+    }
+    #expect(texts.count == 2)
+    #expect(texts.joined() == words)
+    #expect(!terminal.screen().contains("discarded"), "\(terminal.screen())")
+  }
 }
 
 /// chatsh(1): scrolling back and completing, in tmux.
