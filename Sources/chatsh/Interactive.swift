@@ -17,7 +17,7 @@ let reconnectDelays = [1, 2, 3, 5, 10, 20, 30]
 /// says `reconnecting in 3s`); typed input and the open conversations stay.
 func runInteractive(
   socket: SocketPath, trust: BrokerTrust, targets: [String], environment: [String: String],
-  localeNote: String?, color: Bool
+  notes: [String], zone: LocalZone, color: Bool
 ) -> ExitCode {
   let socketPath = socket.path
   var connection: BrokerConnection?
@@ -45,7 +45,7 @@ func runInteractive(
   Interrupt.catchSignals()
   let store = StateStore(environment: environment)
   let model = ChatModel(me: me)
-  let session = ChatSession(model: model, clock: LocalClock(zone: .current)) {
+  let session = ChatSession(model: model, clock: LocalClock(zone: zone)) {
     Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded()))
   }
   let screen = Screen(color: color)
@@ -55,7 +55,7 @@ func runInteractive(
   session.bell = { screen.bell() }
   session.conversationsChanged = { store.save($0) }
   session.start(targets: targets, remembered: store.load())
-  if let localeNote { session.startupNote(localeNote) }
+  for note in notes { session.startupNote(note) }
   connection?.flushIfPossible()
 
   var attempts = 0

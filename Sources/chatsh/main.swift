@@ -35,6 +35,12 @@ do {
 let socket = SocketPath.resolve(option: invocation.socket, environment: environment)
 let trust = BrokerTrust(options: invocation.trustUsers, environment: environment)
 
+// A TZ that names no zone: said once, with the zone used instead, rather
+// than showing and reading times in another zone without a word
+// (chatsh(1), ENVIRONMENT).
+let zone = LocalZone.current
+let zoneNote = zone.problem.map { "\($0): times are in \(zone.name)" }
+
 // NO_COLOR applies to everything that colours (no-color.org); --color
 // overrides it either way (chatsh(1)).
 let noColor = !(environment["NO_COLOR"] ?? "").isEmpty
@@ -53,10 +59,11 @@ case .interactive(let targets):
   exit(
     runInteractive(
       socket: socket, trust: trust, targets: targets, environment: environment,
-      localeNote: localeNote,
+      notes: [localeNote, zoneNote].compactMap { $0 }, zone: zone,
       color: invocation.color == .always || (invocation.color == .auto && !noColor)
     ).rawValue)
 default:
+  if let zoneNote { complain(zoneNote) }
   let color: Bool
   switch invocation.color {
   case .always: color = true
