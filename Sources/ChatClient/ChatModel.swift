@@ -235,7 +235,7 @@ public final class ChatModel {
 
   /// A direct message to me, or one that mentions me (chatsh(1)).
   public func isForMe(_ message: ChatMessage) -> Bool {
-    message.user != me && (message.target.hasPrefix("@") || mentions(message.text, of: me))
+    message.user != me && (message.target.hasPrefix("@") || isMention(message, of: me))
   }
 
   /// My read marker moved (here or in another session): what is after

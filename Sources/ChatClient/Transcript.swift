@@ -131,7 +131,7 @@ public struct TranscriptRenderer {
           Segment(" · " + clock.relative(message.time, now: now), .dim),
         ]))
     }
-    let text = StyledText.highlighted(message.text, me: me, base: .plain)
+    let text = styledText(message, base: .plain)
     let pad = String(repeating: " ", count: Self.indent)
     for (index, line) in text.wrapped(width: width - Self.indent - 1 - seriesMarkWidth(message))
       .enumerated()
@@ -142,6 +142,14 @@ public struct TranscriptRenderer {
       rows.append(Row(left + (index == 0 ? seriesMark(message) : []) + StyledText.segments(line)))
     }
     return rows
+  }
+
+  /// A message's text as drawn: its rooms, users and links highlighted on
+  /// `base`, or, when it mentions me (``isMention(_:of:)``, the rule that
+  /// counts it), on the mention's own style, so the whole line stands out.
+  private func styledText(_ message: ChatMessage, base: Style) -> StyledText {
+    StyledText.highlighted(
+      message.text, me: me, base: isMention(message, of: me) ? .mention : base)
   }
 
   /// `↻ `, dim, before the first line of an occurrence of a series
@@ -162,7 +170,7 @@ public struct TranscriptRenderer {
   private func action(_ message: ChatMessage, stamp: String) -> [Row] {
     let isMine = message.user == me
     let color = isMine ? Style.ownName : Style.user(UserStyle.colorIndex(for: message.user))
-    let text = StyledText.highlighted(message.text, me: me, base: isMine ? .own : .plain)
+    let text = styledText(message, base: isMine ? .own : .plain)
     let name = sanitized(message.user)
     let lead = " \(stamp) * "
     let pad = String(repeating: " ", count: TextWidth.of(lead))
