@@ -231,7 +231,9 @@ extension ChatSession {
             ? "/skip ID [WHEN] (a series, see /scheduled)" : "\(name) ID (a series, see /scheduled)"
         )
       }
-      request(.reschedule(id, when: String(name.dropFirst())), .reschedule(arguments[0]))
+      request(
+        .reschedule(id, when: String(name.dropFirst())),
+        name == "/skip" ? .reschedule(arguments[0]) : .pause(arguments[0], name == "/pause"))
     case "/replace":
       let parts = rest.split(separator: " ", maxSplits: 3)
       guard parts.count == 4, let id = MessageID(parts[0]) else {

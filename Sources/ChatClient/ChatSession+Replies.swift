@@ -205,6 +205,15 @@ extension ChatSession {
         default: "rescheduled"
         }
       notice("\(verb) \(id): due \(clock.shortDateTime(item.due, now: time)): \(item.text)")
+    case .pause(let id, let pausing):
+      guard let item = data.last.flatMap({ ServerLine.event($0).scheduledMessage }) else { return }
+      model.pending.insert(id)
+      // A paused series has no due time to tell: its SCHED line keeps the
+      // one it had (chatbroker(7), RESCHEDULE).
+      notice(
+        pausing
+          ? "paused \(id): nothing is sent until /resume \(id)"
+          : "resumed \(id): next due \(clock.shortDateTime(item.due, now: time)): \(item.text)")
     case .replace(let id):
       // The last SCHED line is the message that takes the occurrence's place.
       guard let item = data.last.flatMap({ ServerLine.event($0).scheduledMessage }) else { return }
@@ -259,6 +268,8 @@ extension ChatSession {
         "could not \(request == .topic(room: room) ? "show" : "set") the topic of \(room): \(text)")
     case .reschedule(let id):
       error("could not reschedule \(id): \(text)")
+    case .pause(let id, let pausing):
+      error("could not \(pausing ? "pause" : "resume") \(id): \(text)")
     case .edit(let id):
       error("could not edit \(id): \(text)")
     case .skip(let id):
@@ -318,9 +329,12 @@ extension ChatSession {
     for item in items {
       rows.append(
         [
-          item.id, clock.shortDateTime(item.due, now: now),
+          item.id, item.isPaused ? "paused" : clock.shortDateTime(item.due, now: now),
           clock.shortDateTime(item.created, now: now), item.target,
-        ] + (repeats ? [item.rule.map { sanitized($0) } ?? "once"] : []) + [item.text])
+        ]
+          + (repeats
+            ? [item.rule.map { sanitized(String($0.dropLast(item.isPaused ? 7 : 0))) } ?? "once"]
+            : []) + [item.text])
     }
     let fixed = rows[0].count - 1
     var widths = [Int](repeating: 0, count: fixed)

@@ -39,6 +39,8 @@ enum PendingRequest: Equatable {
   case scheduled(shown: Bool)
   case cancel(String)
   case reschedule(String)
+  /// `RESCHEDULE <id> pause` (true) or `resume` (false): `/pause`, `/resume`.
+  case pause(String, Bool)
   case edit(String)
   /// `SKIP <id> <occurrence>` (since 1.4): `/skip ID WHEN`.
   case skip(String)
@@ -55,7 +57,7 @@ enum PendingRequest: Equatable {
   /// `SCHED` line is an event: a change made in another session.
   var takesScheduledLines: Bool {
     switch self {
-    case .scheduled, .reschedule, .edit, .skip, .replace: true
+    case .scheduled, .reschedule, .pause, .edit, .skip, .replace: true
     default: false
     }
   }

@@ -113,6 +113,33 @@ struct SeriesCommandTests {
     #expect(harness.session.model.pending == ["10"])
   }
 
+  @Test("/pause says paused, /resume when it is next due, and /scheduled shows a paused series")
+  func pauseAndResume() {
+    let harness = Self.joined()
+    harness.session.submit("/pause 7")
+    harness.feed(
+      "SCHED 7 #team 2026-12-04T14:00:00.000Z 2026-11-30T17:00:00.000Z"
+        + " daily@09:00/America/New_York,paused :stand-up",
+      "OK RESCHEDULE 7 2026-12-04T14:00:00.000Z")
+    #expect(Self.notices(harness).last == "paused 7: nothing is sent until /resume 7")
+    harness.session.submit("/scheduled")
+    harness.feed(
+      "SCHED 7 #team 2026-12-04T14:00:00.000Z 2026-11-30T17:00:00.000Z"
+        + " daily@09:00/America/New_York,paused :stand-up",
+      "OK SCHEDULED 1")
+    let row = Self.notices(harness).last?.split(separator: "\n").last ?? ""
+    #expect(row.hasPrefix("7   paused "), "\(row)")
+    #expect(row.contains("daily@09:00/America/New_York ") && !row.contains(",paused"), "\(row)")
+    harness.session.submit("/resume 7")
+    harness.feed(
+      "SCHED 7 #team 2026-12-01T14:00:00.000Z 2026-11-30T17:00:00.000Z"
+        + " daily@09:00/America/New_York :stand-up",
+      "OK RESCHEDULE 7 2026-12-01T14:00:00.000Z")
+    #expect(Self.notices(harness).last?.hasPrefix("resumed 7: next due ") == true)
+    #expect(Self.notices(harness).last?.hasSuffix(": stand-up") == true)
+    #expect(!Self.notices(harness).contains { $0.hasPrefix("rescheduled") })
+  }
+
   @Test("Tab after /cancel, /reschedule and /edit offers the pending ids")
   func completesIDs() {
     let harness = Self.joined()
