@@ -165,6 +165,8 @@ public final class ChatModel {
   public var pending: Set<String> = []
   public var knownRooms: Set<String> = []
   public var knownUsers: Set<String> = []
+  /// `/ids`: each message shows its id, for `/delete ID` and the like.
+  public var showIDs = false
 
   public init(me: String) {
     self.me = me

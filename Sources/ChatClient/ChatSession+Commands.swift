@@ -23,7 +23,11 @@ extension ChatSession {
     ("/msg", "/msg @user|#room text", "send to someone or somewhere else"),
     ("/me", "/me text", "say what you do: shown as “* you text”"),
     ("/away", "/away [text]", "say you are away (who writes to you is told); alone: back"),
-    ("/delete", "/delete [ID]", "take back your last message here (or message ID), within 24 h"),
+    (
+      "/delete", "/delete [ID]",
+      "take back your last message here, once you say y (or message ID), within 24 h"
+    ),
+    ("/ids", "/ids", "show message ids (for /delete ID), or hide them again"),
     ("/at", "/at WHEN text", "send later: 18:00 (your clock), +10m, 2026-12-24T18:00Z"),
     ("/later", "/later DURATION text", "send after 90s, 10m, 1h30m, 1d"),
     (
@@ -150,16 +154,22 @@ extension ChatSession {
       guard model.currentIndex != nil, let target = Target(model.current.name) else {
         return error("no conversation is open")
       }
-      let mine = model.current.entries.reversed().lazy.compactMap { entry -> String? in
-        if case .message(let message) = entry, message.user == self.model.me { return message.id }
+      let mine = model.current.entries.reversed().lazy.compactMap { entry -> ChatMessage? in
+        if case .message(let message) = entry, message.user == self.model.me { return message }
         return nil
       }
-      guard let word = arguments.first ?? mine.first, let id = MessageID(word) else {
+      let conversation = model.current.name
+      guard let word = arguments.first ?? mine.first?.id, let id = MessageID(word) else {
         return error(
           arguments.isEmpty ? "you have sent nothing here to take back" : "\(rest) is no message id"
         )
       }
-      request(.redact(target, id), .redact(target: model.current.name, id: id.description))
+      let takeBack = { self.request(.redact(target, id), .redact(target: conversation, id: word)) }
+      guard arguments.isEmpty, let last = mine.first else { return takeBack() }
+      // Alone, it names no message: ask, showing which (chatsh(1), /delete).
+      let short = last.text.count > 60 ? last.text.prefix(60) + "…" : Substring(last.text)
+      notice("take back your last message here, “\(short)”? y and Enter to take it back")
+      awaitingYes = takeBack
     case "/at", "/later":
       let parts = rest.split(separator: " ", maxSplits: 1)
       guard parts.count == 2 else {
@@ -291,6 +301,9 @@ extension ChatSession {
       case "-delete", "-clear": request(.setTopic(room, text: ""), .setTopic(room: name))
       default: request(.setTopic(room, text: String(rest)), .setTopic(room: name))
       }
+    case "/ids":
+      model.showIDs.toggle()
+      notice(model.showIDs ? "message ids shown (/ids hides them)" : "message ids hidden")
     case "/rooms", "/list":
       request(.rooms(after: nil), .rooms(shown: true))
     case "/help", "/h", "/?":

@@ -45,6 +45,9 @@ public final class ChatSession {
   /// The words of the last `/search` and where its next page starts, when
   /// older matches may follow: `/search` alone asks for them.
   var searchMore: (words: String, before: MessageID)?
+  /// What a yes to the question just asked does (`/delete` alone asks
+  /// first): the next line typed answers it, `y` or `yes` does it.
+  var awaitingYes: (() -> Void)?
 
   public static let historyCount = 50
   /// Matches one `/search` shows.
@@ -178,6 +181,12 @@ public final class ChatSession {
   /// A line typed and sent with Enter.
   public func submit(_ input: String) {
     let line = input.trimmingSpaces
+    if let yes = awaitingYes {
+      awaitingYes = nil
+      if ["y", "yes"].contains(line.lowercased()) { return yes() }
+      notice("nothing taken back")
+      return
+    }
     guard !line.isEmpty else { return }
     if line.hasPrefix("/") && !line.hasPrefix("//") {
       command(String(line))

@@ -34,6 +34,9 @@ public struct TranscriptRenderer {
   /// pass their own, so the host's users do not change what they expect.
   public var fullName: (String) -> String? = UserStyle.displayName(for:)
 
+  /// `/ids`: a dim `id N` row under each message.
+  public var showIDs = false
+
   /// Columns to the left of others' message text: ` (AB) `.
   public static let indent = 6
 
@@ -95,6 +98,14 @@ public struct TranscriptRenderer {
           rows += own(message, header: newRun, stamp: stamp)
         } else {
           rows += others(message, header: newRun, stamp: stamp)
+        }
+        if showIDs {
+          let label = "id " + sanitized(message.id)
+          rows.append(
+            message.user == me && !message.isAction
+              ? aligned(
+                [Segment(label, .dim)], width: TextWidth.of(label), right: max(width - 1, 1))
+              : Row([Segment(String(repeating: " ", count: Self.indent) + label, .dim)]))
         }
         if message.id == newLinePending, entry != entries.last {
           rows.append(separator("new"))

@@ -246,8 +246,9 @@ private func draw(screen: Screen, session: ChatSession, editor: LineEditor) {
     ]), at: 0, fill: .status)
 
   // Transcript, bottom-aligned, scrolled back by `scroll` rows.
-  let renderer = TranscriptRenderer(
+  var renderer = TranscriptRenderer(
     me: model.me, width: width, now: now, clock: session.clock)
+  renderer.showIDs = model.showIDs
   let rows = renderer.render(current.entries, newAfter: current.newLineAfter)
   let area = height - 2
   if current.scroll > 0 && current.appendedSinceDraw > 0 {
