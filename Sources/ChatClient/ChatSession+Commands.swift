@@ -34,7 +34,10 @@ extension ChatSession {
       "/every", "/every RULE text",
       "send again and again: weekdays@09:00, monthly:last-fri@17:00, every:15m (your clock)"
     ),
-    ("/scheduled", "/scheduled", "your messages and series waiting to be sent"),
+    (
+      "/scheduled", "/scheduled [ID]",
+      "your messages and series waiting to be sent, or the next times of one"
+    ),
     ("/reschedule", "/reschedule ID WHEN|RULE", "move one of them, or give a series a new rule"),
     ("/edit", "/edit ID text", "change the text of one of them"),
     (
@@ -258,6 +261,11 @@ extension ChatSession {
         return usage("/edit ID new text (see /scheduled)")
       }
       request(.edit(id, text: String(parts[1])), .edit(String(parts[0])))
+    case "/scheduled" where arguments.count == 1:
+      guard let id = MessageID(arguments[0]) else {
+        return usage("/scheduled [ID]: all your pending messages, or the next times of one")
+      }
+      request(.upcoming(id, count: Self.upcomingCount), .upcoming(arguments[0]))
     case "/scheduled":
       request(.scheduled(nil), .scheduled(shown: true))
     case "/cancel":
@@ -414,49 +422,43 @@ extension ChatSession {
     request(.reschedule(id, when: resolved), .reschedule(id.description))
   }
 
-  /// `/skip ID WHEN`: the occurrence is named on the user's clock, as
-  /// `/at` names a time (one word, or a day and a time), and sent in UTC.
+  /// `/skip ID WHEN`: the occurrence named on the user's clock, to the
+  /// minute or the second (``OccurrenceName``), found among the series'
+  /// next occurrences, then skipped.
   private func skip(_ id: MessageID, at words: [String]) {
+    let name: OccurrenceName
+    do {
+      name = try OccurrenceName(words, now: now(), clock: clock)
+    } catch {
+      return self.error(localTimes(error.text))
+    }
+    findOccurrence(id, name, then: .skip)
+  }
+
+  /// `/replace`: the occurrence named as for `/skip` (one word), its new
+  /// time read as `/at` reads one word, sent in UTC.
+  private func replace(_ id: MessageID, occurrence: String, at when: String, text: String) {
+    let name: OccurrenceName
     let due: Timestamp
     do {
-      if words.count == 2 {
-        guard
-          let found = try LocalDateWhen.resolve(
-            day: words[0], time: words[1], now: now(), clock: clock)
-        else {
-          return usage(
-            "/skip ID WHEN, where WHEN is one word or a day and a time (2026-12-24 09:00)")
-        }
-        due = found
-      } else {
-        due = try WhenParser.resolve(words[0], now: now(), timeZone: clock.timeZone, verb: .skip)
-      }
+      name = try OccurrenceName([occurrence], now: now(), clock: clock)
+      due = try WhenParser.resolve(when, now: now(), timeZone: clock.timeZone, verb: .replace)
     } catch let error as WhenError {
-      return self.error(error.text)
+      return self.error(localTimes(error.text))
     } catch let error as RequestError {
       return self.error(localTimes(error.text))
     } catch {
       return self.error("\(error)")
     }
-    request(.skip(id, occurrence: due.description), .skip(id.description))
+    findOccurrence(id, name, then: .replace(when: due, text: text))
   }
 
-  /// `/replace`: both times are read on the user's clock, as `/at` reads
-  /// one word, and sent in UTC.
-  private func replace(_ id: MessageID, occurrence: String, at when: String, text: String) {
-    var times: [Timestamp] = []
-    do throws(RequestError) {
-      for word in [occurrence, when] {
-        times.append(
-          try WhenParser.resolve(word, now: now(), timeZone: clock.timeZone, verb: .replace))
-      }
-    } catch {
-      return self.error(localTimes(error.text))
-    }
+  /// Asks for the next occurrences of `id` (`SCHEDULED id NEXT`); the
+  /// reply sends the request `use` makes of the one `name` names.
+  private func findOccurrence(_ id: MessageID, _ name: OccurrenceName, then use: OccurrenceUse) {
     request(
-      .replace(
-        id, occurrence: times[0].description, when: times[1].description, text: text),
-      .replace(id.description))
+      .upcoming(id, count: Request.maximumUpcoming),
+      .occurrence(id.description, name, then: use))
   }
 
   func usage(_ text: String) { error("usage: " + text) }

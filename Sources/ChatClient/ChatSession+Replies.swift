@@ -214,6 +214,30 @@ extension ChatSession {
         pausing
           ? "paused \(id): nothing is sent until /resume \(id)"
           : "resumed \(id): next due \(clock.shortDateTime(item.due, now: time)): \(item.text)")
+    case .occurrence(let id, let name, let use):
+      let times = data.compactMap { ServerLine.event($0).scheduledMessage?.due }
+      guard let found = name.match(times, clock: clock), let series = MessageID(id) else {
+        let next = times.prefix(3).map { clock.occurrenceTime($0, now: time) }
+        return error(
+          "\(id) has no occurrence at \(name.text)"
+            + (next.isEmpty ? "" : "; the next are at \(next.joined(separator: ", ")), …")
+            + " (/scheduled \(id) lists them)")
+      }
+      switch use {
+      case .skip:
+        self.request(.skip(series, occurrence: found.description), .skip(id))
+      case .replace(let when, let text):
+        self.request(
+          .replace(series, occurrence: found.description, when: when.description, text: text),
+          .replace(id))
+      }
+    case .upcoming(let id):
+      let items = data.compactMap { ServerLine.event($0).scheduledMessage }
+      guard let first = items.first else { return notice("\(id) has no time to come") }
+      let rule = first.rule.map { " (\(sanitized($0)))" } ?? ""
+      notice(
+        "next times of \(id)\(rule), \(first.target): \(first.text)\n"
+          + items.map { "  " + clock.occurrenceTime($0.due, now: time) }.joined(separator: "\n"))
     case .replace(let id):
       // The last SCHED line is the message that takes the occurrence's place.
       guard let item = data.last.flatMap({ ServerLine.event($0).scheduledMessage }) else { return }
@@ -272,8 +296,12 @@ extension ChatSession {
       error("could not \(pausing ? "pause" : "resume") \(id): \(text)")
     case .edit(let id):
       error("could not edit \(id): \(text)")
-    case .skip(let id):
+    case .skip(let id), .occurrence(let id, _, then: .skip):
       error("could not skip an occurrence of \(id): \(text)")
+    case .occurrence(let id, _, then: .replace):
+      error("could not replace an occurrence of \(id): \(text)")
+    case .upcoming(let id):
+      error("could not list the next times of \(id): \(text)")
     case .replace(let id):
       error("could not replace an occurrence of \(id): \(text)")
     case .sayEvery(let target, _):

@@ -50,6 +50,8 @@ public final class ChatSession {
   var awaitingYes: (() -> Void)?
 
   public static let historyCount = 50
+  /// How many next times `/scheduled ID` shows.
+  public static let upcomingCount = 10
   /// Matches one `/search` shows.
   public static let searchCount = 20
 
