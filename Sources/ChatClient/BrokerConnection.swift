@@ -33,6 +33,11 @@ public enum ConnectionError: Error, Equatable, CustomStringConvertible {
       if code == EACCES {
         text += "\n(the socket's owner, group and mode decide who may connect;"
         text += " ask the administrator to let you in)"
+      } else if path == DefaultPaths.systemSocket && getuid() != 0 {
+        // Only root binds there: a user's own broker binds elsewhere.
+        text += "\nthe system broker is not running: ask the administrator to start it"
+        text += "\n(or start your own with: chatbroker &, or use --socket PATH"
+        text += " or CHATBROKER_SOCKET to name another socket)"
       } else {
         text += "\nstart one with: chatbroker --socket \(shellQuoted(path)) &"
         text += "\n(or use --socket PATH or CHATBROKER_SOCKET to name another socket)"
@@ -226,12 +231,14 @@ public final class BrokerConnection {
     }
   }
 
-  /// One poll(2) round over the socket and `extra` descriptors (for
-  /// reading): reads what the socket has, writes what it can take. Returns
-  /// the `revents` of `extra` and whether anything happened at all.
-  public func wait(extra: [Int32], timeoutMilliseconds: Int32) throws(ConnectionError) -> (
-    [Int16], Bool
-  ) {
+  /// One poll(2) round over the socket, `extra` descriptors (for reading)
+  /// and `watched` ones (for their hang-up or error only: a terminal that
+  /// chatsh does not read, where typed input must not wake it): reads what
+  /// the socket has, writes what it can take. Returns the `revents` of
+  /// `extra` then `watched`, and whether anything happened at all.
+  public func wait(extra: [Int32], watched: [Int32] = [], timeoutMilliseconds: Int32)
+    throws(ConnectionError) -> ([Int16], Bool)
+  {
     var events = Int16(POLLIN)
     if pendingOutput > 0 && !writeShutDown { events |= Int16(POLLOUT) }
     // Once the broker has closed, poll would report POLLHUP at once forever:
@@ -239,6 +246,9 @@ public final class BrokerConnection {
     var fds = [pollfd(fd: readClosed ? -1 : fd, events: events, revents: 0)]
     for descriptor in extra {
       fds.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0))
+    }
+    for descriptor in watched {
+      fds.append(pollfd(fd: descriptor, events: 0, revents: 0))
     }
     let polled: IOResult<Int32>
     do {

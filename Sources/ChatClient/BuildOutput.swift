@@ -1,3 +1,5 @@
+import LineProtocol
+
 /// Cleans what a program wrote for a terminal (a build, a test run) into
 /// lines a chat can hold, as `chatsh say` sends them (chatsh(1), "say"):
 /// escape sequences (CSI, OSC, DCS and the other string sequences) go,
@@ -91,6 +93,14 @@ public enum BuildOutput {
       }
     }
     return String(result)
+  }
+
+  /// The messages that `SAY target text` becomes: one, or for a text
+  /// longer than a request line holds (chatbroker(7), "Transport and
+  /// framing"), several of the longest that fit, in order. The one rule
+  /// for `say` and the chat screen alike (chatsh(1)).
+  public static func messages(saying text: String, to target: Target) -> [String] {
+    split(text, maximumBytes: LineCodec.textCapacity(of: .say(target, text: "")))
   }
 
   /// `text` in pieces of at most `maximumBytes` bytes of UTF-8, cut between

@@ -165,6 +165,8 @@ public final class ChatModel {
   public var pending: Set<String> = []
   public var knownRooms: Set<String> = []
   public var knownUsers: Set<String> = []
+  /// `/ids`: each message shows its id, for `/delete ID` and the like.
+  public var showIDs = false
 
   public init(me: String) {
     self.me = me
@@ -235,7 +237,7 @@ public final class ChatModel {
 
   /// A direct message to me, or one that mentions me (chatsh(1)).
   public func isForMe(_ message: ChatMessage) -> Bool {
-    message.user != me && (message.target.hasPrefix("@") || mentions(message.text, of: me))
+    message.user != me && (message.target.hasPrefix("@") || isMention(message, of: me))
   }
 
   /// My read marker moved (here or in another session): what is after

@@ -23,14 +23,21 @@ extension ChatSession {
     ("/msg", "/msg @user|#room text", "send to someone or somewhere else"),
     ("/me", "/me text", "say what you do: shown as “* you text”"),
     ("/away", "/away [text]", "say you are away (who writes to you is told); alone: back"),
-    ("/delete", "/delete [ID]", "take back your last message here (or message ID), within 24 h"),
+    (
+      "/delete", "/delete [ID]",
+      "take back your last message here, once you say y (or message ID), within 24 h"
+    ),
+    ("/ids", "/ids", "show message ids (for /delete ID), or hide them again"),
     ("/at", "/at WHEN text", "send later: 18:00 (your clock), +10m, 2026-12-24T18:00Z"),
     ("/later", "/later DURATION text", "send after 90s, 10m, 1h30m, 1d"),
     (
       "/every", "/every RULE text",
       "send again and again: weekdays@09:00, monthly:last-fri@17:00, every:15m (your clock)"
     ),
-    ("/scheduled", "/scheduled", "your messages and series waiting to be sent"),
+    (
+      "/scheduled", "/scheduled [ID]",
+      "your messages and series waiting to be sent, or the next times of one"
+    ),
     ("/reschedule", "/reschedule ID WHEN|RULE", "move one of them, or give a series a new rule"),
     ("/edit", "/edit ID text", "change the text of one of them"),
     (
@@ -150,16 +157,22 @@ extension ChatSession {
       guard model.currentIndex != nil, let target = Target(model.current.name) else {
         return error("no conversation is open")
       }
-      let mine = model.current.entries.reversed().lazy.compactMap { entry -> String? in
-        if case .message(let message) = entry, message.user == self.model.me { return message.id }
+      let mine = model.current.entries.reversed().lazy.compactMap { entry -> ChatMessage? in
+        if case .message(let message) = entry, message.user == self.model.me { return message }
         return nil
       }
-      guard let word = arguments.first ?? mine.first, let id = MessageID(word) else {
+      let conversation = model.current.name
+      guard let word = arguments.first ?? mine.first?.id, let id = MessageID(word) else {
         return error(
           arguments.isEmpty ? "you have sent nothing here to take back" : "\(rest) is no message id"
         )
       }
-      request(.redact(target, id), .redact(target: model.current.name, id: id.description))
+      let takeBack = { self.request(.redact(target, id), .redact(target: conversation, id: word)) }
+      guard arguments.isEmpty, let last = mine.first else { return takeBack() }
+      // Alone, it names no message: ask, showing which (chatsh(1), /delete).
+      let short = last.text.count > 60 ? last.text.prefix(60) + "…" : Substring(last.text)
+      notice("take back your last message here, “\(short)”? y and Enter to take it back")
+      awaitingYes = takeBack
     case "/at", "/later":
       let parts = rest.split(separator: " ", maxSplits: 1)
       guard parts.count == 2 else {
@@ -231,7 +244,9 @@ extension ChatSession {
             ? "/skip ID [WHEN] (a series, see /scheduled)" : "\(name) ID (a series, see /scheduled)"
         )
       }
-      request(.reschedule(id, when: String(name.dropFirst())), .reschedule(arguments[0]))
+      request(
+        .reschedule(id, when: String(name.dropFirst())),
+        name == "/skip" ? .reschedule(arguments[0]) : .pause(arguments[0], name == "/pause"))
     case "/replace":
       let parts = rest.split(separator: " ", maxSplits: 3)
       guard parts.count == 4, let id = MessageID(parts[0]) else {
@@ -246,6 +261,11 @@ extension ChatSession {
         return usage("/edit ID new text (see /scheduled)")
       }
       request(.edit(id, text: String(parts[1])), .edit(String(parts[0])))
+    case "/scheduled" where arguments.count == 1:
+      guard let id = MessageID(arguments[0]) else {
+        return usage("/scheduled [ID]: all your pending messages, or the next times of one")
+      }
+      request(.upcoming(id, count: Self.upcomingCount), .upcoming(arguments[0]))
     case "/scheduled":
       request(.scheduled(nil), .scheduled(shown: true))
     case "/cancel":
@@ -289,6 +309,9 @@ extension ChatSession {
       case "-delete", "-clear": request(.setTopic(room, text: ""), .setTopic(room: name))
       default: request(.setTopic(room, text: String(rest)), .setTopic(room: name))
       }
+    case "/ids":
+      model.showIDs.toggle()
+      notice(model.showIDs ? "message ids shown (/ids hides them)" : "message ids hidden")
     case "/rooms", "/list":
       request(.rooms(after: nil), .rooms(shown: true))
     case "/help", "/h", "/?":
@@ -399,49 +422,43 @@ extension ChatSession {
     request(.reschedule(id, when: resolved), .reschedule(id.description))
   }
 
-  /// `/skip ID WHEN`: the occurrence is named on the user's clock, as
-  /// `/at` names a time (one word, or a day and a time), and sent in UTC.
+  /// `/skip ID WHEN`: the occurrence named on the user's clock, to the
+  /// minute or the second (``OccurrenceName``), found among the series'
+  /// next occurrences, then skipped.
   private func skip(_ id: MessageID, at words: [String]) {
+    let name: OccurrenceName
+    do {
+      name = try OccurrenceName(words, now: now(), clock: clock)
+    } catch {
+      return self.error(localTimes(error.text))
+    }
+    findOccurrence(id, name, then: .skip)
+  }
+
+  /// `/replace`: the occurrence named as for `/skip` (one word), its new
+  /// time read as `/at` reads one word, sent in UTC.
+  private func replace(_ id: MessageID, occurrence: String, at when: String, text: String) {
+    let name: OccurrenceName
     let due: Timestamp
     do {
-      if words.count == 2 {
-        guard
-          let found = try LocalDateWhen.resolve(
-            day: words[0], time: words[1], now: now(), clock: clock)
-        else {
-          return usage(
-            "/skip ID WHEN, where WHEN is one word or a day and a time (2026-12-24 09:00)")
-        }
-        due = found
-      } else {
-        due = try WhenParser.resolve(words[0], now: now(), timeZone: clock.timeZone, verb: .skip)
-      }
+      name = try OccurrenceName([occurrence], now: now(), clock: clock)
+      due = try WhenParser.resolve(when, now: now(), timeZone: clock.timeZone, verb: .replace)
     } catch let error as WhenError {
-      return self.error(error.text)
+      return self.error(localTimes(error.text))
     } catch let error as RequestError {
       return self.error(localTimes(error.text))
     } catch {
       return self.error("\(error)")
     }
-    request(.skip(id, occurrence: due.description), .skip(id.description))
+    findOccurrence(id, name, then: .replace(when: due, text: text))
   }
 
-  /// `/replace`: both times are read on the user's clock, as `/at` reads
-  /// one word, and sent in UTC.
-  private func replace(_ id: MessageID, occurrence: String, at when: String, text: String) {
-    var times: [Timestamp] = []
-    do throws(RequestError) {
-      for word in [occurrence, when] {
-        times.append(
-          try WhenParser.resolve(word, now: now(), timeZone: clock.timeZone, verb: .replace))
-      }
-    } catch {
-      return self.error(localTimes(error.text))
-    }
+  /// Asks for the next occurrences of `id` (`SCHEDULED id NEXT`); the
+  /// reply sends the request `use` makes of the one `name` names.
+  private func findOccurrence(_ id: MessageID, _ name: OccurrenceName, then use: OccurrenceUse) {
     request(
-      .replace(
-        id, occurrence: times[0].description, when: times[1].description, text: text),
-      .replace(id.description))
+      .upcoming(id, count: Request.maximumUpcoming),
+      .occurrence(id.description, name, then: use))
   }
 
   func usage(_ text: String) { error("usage: " + text) }

@@ -205,6 +205,39 @@ extension ChatSession {
         default: "rescheduled"
         }
       notice("\(verb) \(id): due \(clock.shortDateTime(item.due, now: time)): \(item.text)")
+    case .pause(let id, let pausing):
+      guard let item = data.last.flatMap({ ServerLine.event($0).scheduledMessage }) else { return }
+      model.pending.insert(id)
+      // A paused series has no due time to tell: its SCHED line keeps the
+      // one it had (chatbroker(7), RESCHEDULE).
+      notice(
+        pausing
+          ? "paused \(id): nothing is sent until /resume \(id)"
+          : "resumed \(id): next due \(clock.shortDateTime(item.due, now: time)): \(item.text)")
+    case .occurrence(let id, let name, let use):
+      let times = data.compactMap { ServerLine.event($0).scheduledMessage?.due }
+      guard let found = name.match(times, clock: clock), let series = MessageID(id) else {
+        let next = times.prefix(3).map { clock.occurrenceTime($0, now: time) }
+        return error(
+          "\(id) has no occurrence at \(name.text)"
+            + (next.isEmpty ? "" : "; the next are at \(next.joined(separator: ", ")), …")
+            + " (/scheduled \(id) lists them)")
+      }
+      switch use {
+      case .skip:
+        self.request(.skip(series, occurrence: found.description), .skip(id))
+      case .replace(let when, let text):
+        self.request(
+          .replace(series, occurrence: found.description, when: when.description, text: text),
+          .replace(id))
+      }
+    case .upcoming(let id):
+      let items = data.compactMap { ServerLine.event($0).scheduledMessage }
+      guard let first = items.first else { return notice("\(id) has no time to come") }
+      let rule = first.rule.map { " (\(sanitized($0)))" } ?? ""
+      notice(
+        "next times of \(id)\(rule), \(first.target): \(first.text)\n"
+          + items.map { "  " + clock.occurrenceTime($0.due, now: time) }.joined(separator: "\n"))
     case .replace(let id):
       // The last SCHED line is the message that takes the occurrence's place.
       guard let item = data.last.flatMap({ ServerLine.event($0).scheduledMessage }) else { return }
@@ -259,10 +292,16 @@ extension ChatSession {
         "could not \(request == .topic(room: room) ? "show" : "set") the topic of \(room): \(text)")
     case .reschedule(let id):
       error("could not reschedule \(id): \(text)")
+    case .pause(let id, let pausing):
+      error("could not \(pausing ? "pause" : "resume") \(id): \(text)")
     case .edit(let id):
       error("could not edit \(id): \(text)")
-    case .skip(let id):
+    case .skip(let id), .occurrence(let id, _, then: .skip):
       error("could not skip an occurrence of \(id): \(text)")
+    case .occurrence(let id, _, then: .replace):
+      error("could not replace an occurrence of \(id): \(text)")
+    case .upcoming(let id):
+      error("could not list the next times of \(id): \(text)")
     case .replace(let id):
       error("could not replace an occurrence of \(id): \(text)")
     case .sayEvery(let target, _):
@@ -318,9 +357,12 @@ extension ChatSession {
     for item in items {
       rows.append(
         [
-          item.id, clock.shortDateTime(item.due, now: now),
+          item.id, item.isPaused ? "paused" : clock.shortDateTime(item.due, now: now),
           clock.shortDateTime(item.created, now: now), item.target,
-        ] + (repeats ? [item.rule.map { sanitized($0) } ?? "once"] : []) + [item.text])
+        ]
+          + (repeats
+            ? [item.rule.map { sanitized(String($0.dropLast(item.isPaused ? 7 : 0))) } ?? "once"]
+            : []) + [item.text])
     }
     let fixed = rows[0].count - 1
     var widths = [Int](repeating: 0, count: fixed)

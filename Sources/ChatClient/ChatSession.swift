@@ -45,8 +45,13 @@ public final class ChatSession {
   /// The words of the last `/search` and where its next page starts, when
   /// older matches may follow: `/search` alone asks for them.
   var searchMore: (words: String, before: MessageID)?
+  /// What a yes to the question just asked does (`/delete` alone asks
+  /// first): the next line typed answers it, `y` or `yes` does it.
+  var awaitingYes: (() -> Void)?
 
   public static let historyCount = 50
+  /// How many next times `/scheduled ID` shows.
+  public static let upcomingCount = 10
   /// Matches one `/search` shows.
   public static let searchCount = 20
 
@@ -178,6 +183,12 @@ public final class ChatSession {
   /// A line typed and sent with Enter.
   public func submit(_ input: String) {
     let line = input.trimmingSpaces
+    if let yes = awaitingYes {
+      awaitingYes = nil
+      if ["y", "yes"].contains(line.lowercased()) { return yes() }
+      notice("nothing taken back")
+      return
+    }
     guard !line.isEmpty else { return }
     if line.hasPrefix("/") && !line.hasPrefix("//") {
       command(String(line))
@@ -193,7 +204,11 @@ public final class ChatSession {
       error("join a room first (/join #general) or write to someone (/msg @name text)")
       return
     }
-    request(.say(target, text: text), .say(target: name, text: text))
+    // A line longer than a request holds goes as several messages, as
+    // `say` sends it, rather than being refused (chatsh(1)).
+    for piece in BuildOutput.messages(saying: text, to: target) {
+      request(.say(target, text: piece), .say(target: name, text: piece))
+    }
   }
 
   /// `HISTORY`'s anchor for what comes before the oldest message loaded.

@@ -4,9 +4,10 @@ import LineProtocol
 /// object per item, so that grep, awk, cut and jq work on it.
 public enum OutputFormat {
   /// `TIME TARGET USER TEXT`, tab-separated; ANSI colour when `color`.
-  /// The text is ``escapedField(_:)``, so a TAB in it never starts a field.
+  /// The text is ``escapedField(_:)``, so a TAB in it never starts a field;
+  /// an action's is `* user text`, as the chat screen shows it.
   public static func plain(_ message: ChatMessage, color: Bool) -> String {
-    let text = escapedField(message.text)
+    let text = escapedField(message.isAction ? "* \(message.user) \(message.text)" : message.text)
     guard color else {
       return [message.timeText, message.target, message.user, text].joined(separator: "\t")
     }

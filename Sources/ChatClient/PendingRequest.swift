@@ -1,3 +1,5 @@
+import LineProtocol
+
 /// A request sent and awaiting its reply. Replies come in request order, so
 /// a queue pairs them up.
 enum PendingRequest: Equatable {
@@ -39,11 +41,18 @@ enum PendingRequest: Equatable {
   case scheduled(shown: Bool)
   case cancel(String)
   case reschedule(String)
+  /// `RESCHEDULE <id> pause` (true) or `resume` (false): `/pause`, `/resume`.
+  case pause(String, Bool)
   case edit(String)
   /// `SKIP <id> <occurrence>` (since 1.4): `/skip ID WHEN`.
   case skip(String)
   /// `REPLACE <id> <occurrence> <when> <text>` (since 1.4): `/replace`.
   case replace(String)
+  /// `SCHEDULED <id> NEXT <n>` asked to find the occurrence `/skip` or
+  /// `/replace` names (``OccurrenceName``), which is then sent.
+  case occurrence(String, OccurrenceName, then: OccurrenceUse)
+  /// `SCHEDULED <id> NEXT <n>` for `/scheduled ID`: shown.
+  case upcoming(String)
 
   /// The words of a `.search`; empty for any other request.
   var searchWords: String {
@@ -55,8 +64,15 @@ enum PendingRequest: Equatable {
   /// `SCHED` line is an event: a change made in another session.
   var takesScheduledLines: Bool {
     switch self {
-    case .scheduled, .reschedule, .edit, .skip, .replace: true
+    case .scheduled, .reschedule, .pause, .edit, .skip, .replace, .occurrence, .upcoming: true
     default: false
     }
   }
+}
+
+/// What an occurrence found by `SCHEDULED <id> NEXT` is for.
+public enum OccurrenceUse: Equatable, Sendable {
+  case skip
+  /// `/replace`: the new time and text of the occurrence.
+  case replace(when: Timestamp, text: String)
 }

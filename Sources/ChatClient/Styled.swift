@@ -53,6 +53,13 @@ public func mentions(_ text: String, of me: String) -> Bool {
   return StyledText.mentions(text, me: me)
 }
 
+/// Whether `message` mentions `me` (``mentions(_:of:)``) and is someone
+/// else's: the one rule that counts it as for me (`1!`) and highlights
+/// its whole text on the chat screen (chatsh(1), "The chat screen").
+public func isMention(_ message: ChatMessage, of me: String) -> Bool {
+  message.user != me && mentions(message.text, of: me)
+}
+
 /// Text cut into styled characters, for highlighting and wrapping together.
 struct StyledText {
   var characters: [(Character, Style)] = []

@@ -34,6 +34,9 @@ public struct TranscriptRenderer {
   /// pass their own, so the host's users do not change what they expect.
   public var fullName: (String) -> String? = UserStyle.displayName(for:)
 
+  /// `/ids`: a dim `id N` row under each message.
+  public var showIDs = false
+
   /// Columns to the left of others' message text: ` (AB) `.
   public static let indent = 6
 
@@ -96,6 +99,14 @@ public struct TranscriptRenderer {
         } else {
           rows += others(message, header: newRun, stamp: stamp)
         }
+        if showIDs {
+          let label = "id " + sanitized(message.id)
+          rows.append(
+            message.user == me && !message.isAction
+              ? aligned(
+                [Segment(label, .dim)], width: TextWidth.of(label), right: max(width - 1, 1))
+              : Row([Segment(String(repeating: " ", count: Self.indent) + label, .dim)]))
+        }
         if message.id == newLinePending, entry != entries.last {
           rows.append(separator("new"))
           newLinePending = nil
@@ -131,7 +142,7 @@ public struct TranscriptRenderer {
           Segment(" · " + clock.relative(message.time, now: now), .dim),
         ]))
     }
-    let text = StyledText.highlighted(message.text, me: me, base: .plain)
+    let text = styledText(message, base: .plain)
     let pad = String(repeating: " ", count: Self.indent)
     for (index, line) in text.wrapped(width: width - Self.indent - 1 - seriesMarkWidth(message))
       .enumerated()
@@ -142,6 +153,14 @@ public struct TranscriptRenderer {
       rows.append(Row(left + (index == 0 ? seriesMark(message) : []) + StyledText.segments(line)))
     }
     return rows
+  }
+
+  /// A message's text as drawn: its rooms, users and links highlighted on
+  /// `base`, or, when it mentions me (``isMention(_:of:)``, the rule that
+  /// counts it), on the mention's own style, so the whole line stands out.
+  private func styledText(_ message: ChatMessage, base: Style) -> StyledText {
+    StyledText.highlighted(
+      message.text, me: me, base: isMention(message, of: me) ? .mention : base)
   }
 
   /// `↻ `, dim, before the first line of an occurrence of a series
@@ -162,7 +181,7 @@ public struct TranscriptRenderer {
   private func action(_ message: ChatMessage, stamp: String) -> [Row] {
     let isMine = message.user == me
     let color = isMine ? Style.ownName : Style.user(UserStyle.colorIndex(for: message.user))
-    let text = StyledText.highlighted(message.text, me: me, base: isMine ? .own : .plain)
+    let text = styledText(message, base: isMine ? .own : .plain)
     let name = sanitized(message.user)
     let lead = " \(stamp) * "
     let pad = String(repeating: " ", count: TextWidth.of(lead))

@@ -16,9 +16,10 @@ let reconnectDelays = [1, 2, 3, 5, 10, 20, 30]
 /// When the connection is lost it reconnects with backoff (the status line
 /// says `reconnecting in 3s`); typed input and the open conversations stay.
 func runInteractive(
-  socketPath: String, trust: BrokerTrust, targets: [String], environment: [String: String],
-  localeNote: String?, color: Bool
+  socket: SocketPath, trust: BrokerTrust, targets: [String], environment: [String: String],
+  notes: [String], zone: LocalZone, color: Bool
 ) -> ExitCode {
+  let socketPath = socket.path
   var connection: BrokerConnection?
   let me: String
   do {
@@ -36,12 +37,15 @@ func runInteractive(
     connection = first
   } catch {
     complain(error.description)
+    if case .cannotConnect = error, let note = socket.searchNote { writeAll(2, note + "\n") }
     return .unavailable
   }
 
+  // Before initscr(3), so that ncurses leaves SIGINT and SIGTERM to us.
+  Interrupt.catchSignals()
   let store = StateStore(environment: environment)
   let model = ChatModel(me: me)
-  let session = ChatSession(model: model, clock: LocalClock(zone: .current)) {
+  let session = ChatSession(model: model, clock: LocalClock(zone: zone)) {
     Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded()))
   }
   let screen = Screen(color: color)
@@ -51,7 +55,7 @@ func runInteractive(
   session.bell = { screen.bell() }
   session.conversationsChanged = { store.save($0) }
   session.start(targets: targets, remembered: store.load())
-  if let localeNote { session.startupNote(localeNote) }
+  for note in notes { session.startupNote(note) }
   connection?.flushIfPossible()
 
   var attempts = 0
@@ -89,9 +93,12 @@ func runInteractive(
       dirty = false
     }
     var lost = false
+    // Standard input's events, the signal pipe's, standard output's.
+    var events: [Int16] = []
     if let current = connection {
       do {
-        _ = try current.wait(extra: [0], timeoutMilliseconds: 250)
+        (events, _) = try current.wait(
+          extra: [0, Interrupt.pipe.read], watched: [1], timeoutMilliseconds: 250)
       } catch {
         lost = true
       }
@@ -102,8 +109,22 @@ func runInteractive(
       }
       if current.readClosed { lost = true }
     } else {
-      var terminal = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
-      _ = poll(&terminal, 1, 250)
+      var ready = [
+        pollfd(fd: 0, events: Int16(POLLIN), revents: 0),
+        pollfd(fd: Interrupt.pipe.read, events: Int16(POLLIN), revents: 0),
+        pollfd(fd: 1, events: 0, revents: 0),
+      ]
+      _ = poll(&ready, nfds_t(ready.count), 250)
+      events = ready.map(\.revents)
+    }
+    if events.count == 3, events.contains(where: { $0 != 0 }),
+      let signal = Interrupt.received(terminals: [events[0], events[2]])
+    {
+      // SIGHUP, SIGTERM, or the terminal gone: give the terminal back (if
+      // it is still there) and end, closing the connection (chatsh(1),
+      // "SIGNALS").
+      screen.end()
+      Interrupt.end(by: signal)
     }
     if lost {
       connection = nil
@@ -225,8 +246,9 @@ private func draw(screen: Screen, session: ChatSession, editor: LineEditor) {
     ]), at: 0, fill: .status)
 
   // Transcript, bottom-aligned, scrolled back by `scroll` rows.
-  let renderer = TranscriptRenderer(
+  var renderer = TranscriptRenderer(
     me: model.me, width: width, now: now, clock: session.clock)
+  renderer.showIDs = model.showIDs
   let rows = renderer.render(current.entries, newAfter: current.newLineAfter)
   let area = height - 2
   if current.scroll > 0 && current.appendedSinceDraw > 0 {

@@ -54,7 +54,6 @@ extension ScriptMode {
     -> ExitCode
   {
     let target = try checked(target, Target.init)
-    let maximumText = LineCodec.textCapacity(of: .say(target, text: ""))
     var queue: [String] = []  // read, not sent yet
     var inFlight: [String] = []  // sent on this connection, not answered
     var replies: [SayReply] = []
@@ -67,7 +66,7 @@ extension ScriptMode {
     func enqueue(_ line: String) {
       let text = BuildOutput.clean(line)
       guard !text.isEmpty else { return }
-      queue += BuildOutput.split(text, maximumBytes: maximumText)
+      queue += BuildOutput.messages(saying: text, to: target)
     }
     for line in given ?? [] { enqueue(line) }
 

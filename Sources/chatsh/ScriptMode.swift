@@ -21,6 +21,8 @@ enum ScriptFailure: Error {
 /// The subcommands: connect, send, await every reply, print, exit.
 struct ScriptMode {
   let socketPath: String
+  /// Where chatsh looked for the socket, said when no broker answers.
+  let searchNote: String?
   let trust: BrokerTrust
   let color: Bool
   /// `say --wait`: seconds to wait for the broker (chatsh(1)).
@@ -29,8 +31,9 @@ struct ScriptMode {
   let replyTimeout = 30
   var out = StandardOutput()
 
-  init(socketPath: String, trust: BrokerTrust, color: Bool) {
-    self.socketPath = socketPath
+  init(socket: SocketPath, trust: BrokerTrust, color: Bool) {
+    self.socketPath = socket.path
+    self.searchNote = socket.searchNote
     self.trust = trust
     self.color = color
   }
@@ -51,7 +54,7 @@ struct ScriptMode {
       case .sayEvery(let target, let rule, let text):
         try sayEvery(target: target, rule: rule, text: text)
       case .history(let target, let count, let json):
-        try history(target: target, count: count, json: json)
+        return try history(target: target, count: count, json: json)
       case .search(let target, let count, let json, let words):
         return try search(target: target, count: count ?? 20, json: json, words: words)
       case .tail(let targets, let count, let json, let mentions):
@@ -146,6 +149,9 @@ struct ScriptMode {
       // Waiting would not help: not ours to reach, or not a broker's socket.
       case .untrusted, .cannotConnect(_, EACCES), .notASocket, .notLineProtocol:
         throw .untrusted(error.description)
+      case .cannotConnect:
+        // Nobody there: say where else chatsh looked.
+        throw .unavailable(error.description + (searchNote.map { "\n" + $0 } ?? ""))
       default: throw .unavailable(error.description)
       }
     } catch let error as ScriptFailure {
@@ -273,23 +279,45 @@ struct ScriptMode {
     }
   }
 
-  private mutating func history(target: String, count: Int?, json: Bool) throws(ScriptFailure) {
-    let request = Request.history(
-      try checked(target, Target.init), count: count ?? 50, anchor: nil)
-    var printed: [String] = []
-    try simple([request]) { line in
-      if let message = line.historyMessage {
-        printed.append(
-          json ? OutputFormat.json(message) : OutputFormat.plain(message, color: color))
-      }
+  /// `history`: the latest messages. None, for a room, asks `MODE room`
+  /// whether the room is there at all: `NOACCESS` is the one answer for a
+  /// room that does not exist and for one you may not read (chatbroker(7),
+  /// "Private rooms"), and exits 1, so that a script tells a typo from a
+  /// quiet room (chatsh(1), history).
+  private mutating func history(target: String, count: Int?, json: Bool) throws(ScriptFailure)
+    -> ExitCode
+  {
+    let named = try checked(target, Target.init)
+    let connection = try connect()
+    connection.send(.history(named, count: count ?? 50, anchor: nil))
+    var printed = 0
+    _ = try awaitReplies(connection, replies: 1) { line in
+      guard let message = line.historyMessage else { return }
+      out.line(json ? OutputFormat.json(message) : OutputFormat.plain(message, color: color))
+      printed += 1
     }
-    for line in printed { out.line(line) }
+    out.flush()
     // Nothing printed and nothing said would look like a failure to
     // connect, or a typo that went unnoticed (chatsh(1), history).
-    if printed.isEmpty && count != 0 {
-      let kind = target.hasPrefix("@") ? "user" : "room"
-      complain("no messages in \(target) (nobody has written there yet, or no such \(kind))")
+    guard printed == 0 && count != 0 else { return .success }
+    guard case .room(let room) = named else {
+      complain("no messages in \(target) (nobody has written there yet, or no such user)")
+      return .success
     }
+    connection.send(.mode(room))
+    connection.shutdownWriteWhenFlushed()
+    do {
+      _ = try awaitReplies(connection, replies: 1) { _ in }
+    } catch {
+      if case .refused(ErrorCode.noAccess.rawValue, _) = error {
+        complain("no such room \(target), or you may not read it")
+        return .failure
+      }
+      // A broker before MODE, or a shared room (no modes): it is there.
+      guard case .refused = error else { throw error }
+    }
+    complain("no messages in \(target) (nobody has written there yet)")
+    return .success
   }
 
   /// `search`: pages of `SEARCH` on one connection, each going on from

@@ -47,15 +47,19 @@ extension ScriptMode {
     _ = try? awaitReplies(connection, replies: rooms.count) { _ in }
   }
 
-  /// The next line from the broker, or the signal that came first.
+  /// The next line from the broker, or the signal (or terminal hang-up,
+  /// as SIGHUP) that came first.
   func nextLineOrSignal(_ connection: BrokerConnection) throws(ConnectionError) -> (
     ServerLine?, Int32?
   ) {
     while true {
       if let line = connection.bufferedLine() { return (line, nil) }
       if connection.readClosed { return (nil, nil) }
-      let (events, _) = try connection.wait(extra: [Interrupt.pipe.read], timeoutMilliseconds: -1)
-      if let revents = events.first, revents != 0, let signal = Interrupt.received() {
+      let (events, _) = try connection.wait(
+        extra: [Interrupt.pipe.read], watched: Interrupt.terminals, timeoutMilliseconds: -1)
+      if events.contains(where: { $0 != 0 }),
+        let signal = Interrupt.received(terminals: events.dropFirst())
+      {
         return (nil, signal)
       }
     }

@@ -32,8 +32,14 @@ do {
   exit(ExitCode.usage.rawValue)
 }
 
-let socketPath = SocketPath.resolve(option: invocation.socket, environment: environment)
+let socket = SocketPath.resolve(option: invocation.socket, environment: environment)
 let trust = BrokerTrust(options: invocation.trustUsers, environment: environment)
+
+// A TZ that names no zone: said once, with the zone used instead, rather
+// than showing and reading times in another zone without a word
+// (chatsh(1), ENVIRONMENT).
+let zone = LocalZone.current
+let zoneNote = zone.problem.map { "\($0): times are in \(zone.name)" }
 
 // NO_COLOR applies to everything that colours (no-color.org); --color
 // overrides it either way (chatsh(1)).
@@ -52,18 +58,19 @@ case .interactive(let targets):
   }
   exit(
     runInteractive(
-      socketPath: socketPath, trust: trust, targets: targets, environment: environment,
-      localeNote: localeNote,
+      socket: socket, trust: trust, targets: targets, environment: environment,
+      notes: [localeNote, zoneNote].compactMap { $0 }, zone: zone,
       color: invocation.color == .always || (invocation.color == .auto && !noColor)
     ).rawValue)
 default:
+  if let zoneNote { complain(zoneNote) }
   let color: Bool
   switch invocation.color {
   case .always: color = true
   case .never: color = false
   case .auto: color = isatty(1) == 1 && !noColor
   }
-  var script = ScriptMode(socketPath: socketPath, trust: trust, color: color)
+  var script = ScriptMode(socket: socket, trust: trust, color: color)
   script.wait = invocation.wait
   exit(script.run(invocation.command).rawValue)
 }

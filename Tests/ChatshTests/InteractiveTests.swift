@@ -156,4 +156,36 @@ import Testing
     #expect(coloured.contains("m@\(me)"))
     #expect(!coloured.contains("m please look") || coloured.contains("m@\(me)\u{1B}["))
   }
+
+  @Test(
+    "a message that mentions me, as @me or me: at its start, is highlighted whole; others are not",
+    UnixUsers.rootOnly("for a second user to mention us"))
+  func mentionLineIsHighlightedWhole() throws {
+    chmod(broker.directory, 0o755)
+    let me = NSUserName()
+    let terminal = try chatScreen("#ops")
+    defer { terminal.close() }
+    try terminal.waitFor { $0.contains("#ops") }
+    for text in ["\(me): did the deploy finish?", "@\(me) can you look", "just chatting"] {
+      let other = try runCommand(
+        ["/usr/bin/setpriv"] + [
+          "--reuid=65534", "--regid=65534", "--clear-groups", BuiltProducts.path("chatsh"),
+          "--socket", broker.socketPath, "say", "#ops", text,
+        ])
+      #expect(other.status == 0, "\(other.errors)")
+    }
+    try terminal.waitFor { $0.contains("just chatting") }
+    let screen = terminal.screen(escapes: true)
+    /// The escape sequence right before `text`, which is drawn unbroken.
+    func attributes(before text: String) -> Substring? {
+      guard let range = screen.range(of: text), screen[..<range.lowerBound].hasSuffix("m"),
+        let start = screen[..<range.lowerBound].range(of: "\u{1B}[", options: .backwards)
+      else { return nil }
+      return screen[start.lowerBound..<range.lowerBound]
+    }
+    let addressed = attributes(before: "\(me): did the deploy finish?")
+    #expect(addressed != nil, "\(screen)")
+    #expect(attributes(before: "@\(me) can you look") == addressed, "\(screen)")
+    #expect(attributes(before: "just chatting") != addressed, "\(screen)")
+  }
 }

@@ -82,25 +82,50 @@ import Testing
   )
   func socketResolution() {
     let none: (String) -> Bool = { _ in false }
-    #expect(SocketPath.resolve(option: "/o", environment: ["CHATBROKER_SOCKET": "/e"]) == "/o")
+    #expect(SocketPath.resolve(option: "/o", environment: ["CHATBROKER_SOCKET": "/e"]).path == "/o")
     #expect(
-      SocketPath.resolve(option: nil, environment: ["CHATBROKER_SOCKET": "/e"], exists: none)
+      SocketPath.resolve(option: nil, environment: ["CHATBROKER_SOCKET": "/e"], exists: none).path
         == "/e")
     #expect(
-      SocketPath.resolve(option: nil, environment: [:], exists: { _ in true })
+      SocketPath.resolve(option: nil, environment: [:], exists: { _ in true }).path
         == SocketPath.system)
     #expect(
       SocketPath.resolve(
-        option: nil, environment: ["XDG_RUNTIME_DIR": "/run/user/7"], uid: 7, exists: none)
+        option: nil, environment: ["XDG_RUNTIME_DIR": "/run/user/7"], uid: 7, exists: none
+      ).path
         == "/run/user/7/chatbroker/chatbroker.sock")
     #expect(
-      SocketPath.resolve(option: nil, environment: [:], uid: 42, exists: none)
+      SocketPath.resolve(option: nil, environment: [:], uid: 42, exists: none).path
         == "/tmp/chatbroker-42/chatbroker.sock")
     // Root's broker binds the system socket, so root is sent there even
     // before it exists (chatbroker(8), FILES).
     #expect(
       SocketPath.resolve(
-        option: nil, environment: ["XDG_RUNTIME_DIR": "/run/user/0"], uid: 0, exists: none)
+        option: nil, environment: ["XDG_RUNTIME_DIR": "/run/user/0"], uid: 0, exists: none
+      ).path
         == SocketPath.system)
+  }
+
+  @Test(
+    "a stopped system broker is awaited where it binds: its directory is kept, the socket is gone"
+  )
+  func stoppedSystemBrokerIsFound() {
+    let user: UInt32 = 1000
+    let perUser = "/tmp/chatbroker-1000/chatbroker.sock"
+    // /run/chatbroker stays while the system broker is stopped or restarting.
+    let stopped = SocketPath.resolve(
+      option: nil, environment: [:], uid: user, exists: { $0 == SocketPath.systemDirectory })
+    #expect(stopped.path == SocketPath.system)
+    #expect(
+      stopped.searchNote
+        == "(chatsh looked for \(SocketPath.system), then \(perUser); neither is there, but"
+        + " /run/chatbroker is: the system broker is stopped or restarting)")
+    // A broker of the user's own that is running is still the one used.
+    let own = SocketPath.resolve(
+      option: nil, environment: [:], uid: user,
+      exists: { $0 == SocketPath.systemDirectory || $0 == perUser })
+    #expect(own.path == perUser)
+    // A named socket is the only one tried: nothing to say of a search.
+    #expect(SocketPath.resolve(option: "/o", environment: [:]).searchNote == nil)
   }
 }

@@ -108,10 +108,14 @@ private func message(_ user: String, _ text: String, at time: Timestamp, id: Str
     ])
     let styles = Dictionary(
       rows[2].segments.map { ($0.text, $0.style) }, uniquingKeysWith: { first, _ in first })
-    #expect(styles["@alice"] == .mention)
+    // The whole message mentions me: "@alice" and the words after it are
+    // drawn as one mention.
+    #expect(styles["@alice see "] == .mention)
     #expect(styles["https://x.example/d"] == .link)
     #expect(styles["#ops"] == .room)
     #expect(styles["@carol"] == .room)
+    let plain = renderer.render([.message(message("bob", "see #ops", at: monday18))])
+    #expect(plain[2].segments.first { $0.text.contains("see") }?.style == .plain)
     #expect(StyledText.mentions("hey @Alice!", me: "alice"))
     #expect(!StyledText.mentions("mail alice@example.org", me: "alice"))
   }

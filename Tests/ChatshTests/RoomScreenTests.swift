@@ -93,9 +93,12 @@ struct RoomScreenTests {
     try terminal.enter("wrong room, sorry")
     let line = try bob.expect("MSG #ops ")
     try terminal.enter("/delete")
+    try terminal.waitFor("take back your last message here, “wrong room, sorry”?")
+    try terminal.enter("y")
     #expect(try bob.expect("REDACT ") == "REDACT #ops \(line.words[2]) root")
     try terminal.waitFor("you took a message back")
-    #expect(!terminal.screen().contains("wrong room, sorry"))
+    // Left only in the question that named it.
+    #expect(terminal.screen().components(separatedBy: "wrong room, sorry").count == 2)
     let said = try #require(bob.request("SAY #ops :a typo here").last)
     try terminal.waitFor("a typo here")
     #expect(
@@ -163,4 +166,53 @@ struct SeriesScreenTests {
       .map { $0.words[3] }
     #expect(!left.contains(next[1]) && left.count == 3, "\(left) still has \(next[1])")
   }
+
+  @Test(
+    "every:1m from mid-minute: /skip ID HH:MM, /replace ID HH:MM:SS, /scheduled ID lists times")
+  func occurrenceByClockTime() throws {
+    let broker = try BrokerProcess().start(environment: ["TZ": "UTC"])
+    let terminal = try Tmux([
+      "/usr/bin/env", "LANG=C.UTF-8", "TZ=:Europe/Berlin",
+      "XDG_STATE_HOME=" + broker.directory + "/xdg",
+      BuiltProducts.path("chatsh"), "--socket", broker.socketPath, "#ops",
+    ])
+    defer { terminal.close() }
+    try terminal.waitFor { $0.hasPrefix(" #ops") && $0.contains("[") }
+    try terminal.enter("/every every:1m tick")
+    try terminal.waitFor("series ")
+    let root = try broker.connect()
+    let series = try #require(root.dataLines("SCHEDULED").first?.words[1])
+    let next = try root.dataLines("SCHEDULED \(series) NEXT 4").map { $0.words[3] }
+    let times = try next.map { try #require(Timestamp(rfc3339: $0)) }
+    // On the Berlin clock, as people read the screen.
+    func local(_ time: Timestamp, _ format: String) -> String {
+      let formatter = DateFormatter()
+      formatter.timeZone = TimeZone(identifier: "Europe/Berlin")
+      formatter.dateFormat = format
+      return formatter.string(from: Date(timeIntervalSince1970: Double(time.milliseconds) / 1000))
+    }
+
+    try terminal.enter("/scheduled \(series)")
+    try terminal.waitFor("next times of \(series)")
+    let second = OccurrenceNameSecond.of(times[2])
+    #expect(
+      terminal.screen().contains(
+        local(times[2], "HH:mm") + (second == 0 ? "" : ":" + local(times[2], "ss"))),
+      "\(terminal.screen())")
+
+    // Two minutes on: named to the minute, found at its second.
+    try terminal.enter("/skip \(series) \(local(times[2], "HH:mm"))")
+    try terminal.waitFor("skipped one occurrence of \(series)")
+    try terminal.enter("/replace \(series) \(local(times[3], "HH:mm:ss")) +2h moved on")
+    try terminal.waitFor("replaced one occurrence of \(series)")
+    _ = try root.request("PING")
+    let left = try root.dataLines("SCHEDULED \(series) NEXT 4").filter { $0.hasPrefix("SCHED ") }
+      .map { $0.words[3] }
+    #expect(!left.contains(next[2]) && !left.contains(next[3]), "\(left) still has \(next[2...3])")
+  }
+}
+
+/// The second within the minute of an instant.
+private enum OccurrenceNameSecond {
+  static func of(_ time: Timestamp) -> Int { Int(time.milliseconds % 60_000 / 1000) }
 }

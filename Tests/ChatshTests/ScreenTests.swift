@@ -134,6 +134,62 @@ import Testing
     #expect(try broker.chatsh("say", "#ops", "live again").status == 0)
     try terminal.waitFor { $0.contains("live again") }
   }
+
+  @Test("/delete alone asks before it takes back my last line; /ids shows the ids /delete takes")
+  func deleteAsksAndIDsShow() throws {
+    let terminal = try chatScreen(["#undo"])
+    defer { terminal.close() }
+    try terminal.waitFor { $0.contains("#undo") && $0.contains("[") }
+    try terminal.enter("oops wrong room")
+    let probe = try broker.connect()
+    func history() throws -> [String] {
+      try probe.request("HISTORY #undo").filter { $0.hasPrefix("HIST ") }
+    }
+    try waitUntil(timeout: 10, "the line in #undo") { try history().count == 1 }
+    try terminal.enter("/delete")
+    try terminal.waitFor("take back your last message here, “oops wrong room”?")
+    try terminal.enter("n")
+    try terminal.waitFor("nothing taken back")
+    #expect(try history().first?.contains(" REDACTED ") == false)
+    try terminal.enter("/delete")
+    try terminal.enter("y")
+    try waitUntil(timeout: 10, "the line taken back") {
+      try history().first?.contains(" REDACTED ") == true
+    }
+    // With /ids each message shows the id that /delete ID takes.
+    try terminal.enter("another line")
+    try waitUntil(timeout: 10, "the second line in #undo") { try history().count == 2 }
+    let id = try history().last?.split(separator: " ")[2] ?? ""
+    #expect(!terminal.screen().contains("id \(id)"))
+    try terminal.enter("/ids")
+    try terminal.waitFor("id \(id)")
+    try terminal.enter("/delete \(id)")
+    try waitUntil(timeout: 10, "the second line taken back at once") {
+      try history().last?.contains(" REDACTED ") == true
+    }
+  }
+
+  @Test("a typed line longer than a request holds is sent as several messages, as say sends it")
+  func overlongLineIsSplit() throws {
+    let terminal = try chatScreen(["#long"])
+    defer { terminal.close() }
+    try terminal.waitFor { $0.contains("#long") && $0.contains("[") }
+    let words = (1...1000).map { "w\($0)" }.joined(separator: " ")
+    #expect(words.utf8.count > 4096)
+    try terminal.type(words)
+    try terminal.waitFor { $0.contains("w1000") }
+    try terminal.press("Enter")
+    var texts: [String] = []
+    try waitUntil(timeout: 10, "the long line in #long's history") {
+      texts = try broker.chatsh("history", "#long").output.split(separator: "\n").map {
+        String($0.split(separator: "\t", omittingEmptySubsequences: false).last ?? "")
+      }
+      return texts.joined().hasSuffix("w1000")
+    }
+    #expect(texts.count == 2)
+    #expect(texts.joined() == words)
+    #expect(!terminal.screen().contains("discarded"), "\(terminal.screen())")
+  }
 }
 
 /// chatsh(1): scrolling back and completing, in tmux.

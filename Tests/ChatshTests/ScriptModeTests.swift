@@ -2,6 +2,10 @@ import Foundation
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// The real chatsh against the real chatbroker.
 @Suite struct ScriptModeTests {
   @Test(
@@ -165,11 +169,13 @@ import Testing
     #expect(
       plain.errors.contains("\(notSocket) is a regular file, not a socket"), "\(plain.errors)")
     #expect(!plain.errors.contains("start one with"))
-    for target in ["#nosuchroom", "@nosuchuser"] {
-      let empty = try broker.chatsh("history", target)
-      #expect(empty.status == 0 && empty.output.isEmpty)
-      #expect(empty.errors.contains("no messages in \(target)"), "\(empty.errors)")
-    }
+    let empty = try broker.chatsh("history", "@nosuchuser")
+    #expect(empty.status == 0 && empty.output.isEmpty)
+    #expect(empty.errors.contains("no messages in @nosuchuser"), "\(empty.errors)")
+    // A room that is not there is an error (historyOfMissingRoomFails).
+    let missing = try broker.chatsh("history", "#nosuchroom")
+    #expect(missing.status == 1 && missing.output.isEmpty)
+    #expect(missing.errors.contains("no such room #nosuchroom"), "\(missing.errors)")
     // Said once: a broker's HELLO, then the answer to chatsh's PING, is read
     // as before, and the command's own reply comes after it.
     let rooms = try broker.chatsh("rooms")
@@ -347,5 +353,74 @@ extension TailMentionsTests {
       String($0.split(separator: "\t").last ?? "")
     }
     #expect(texts == ["one", "while you were away", "after"])
+  }
+
+  @Test(
+    "a user's chatsh that finds no broker says where it looked and what it expects there",
+    UnixUsers.required,
+    .enabled(if: access("/run/chatbroker", F_OK) != 0, "this host has a system broker's directory"))
+  func noBrokerSaysWhereItLooked() throws {
+    try UnixUsers.ensure()
+    let user = UnixUsers.names[0]
+    let perUser = "/tmp/chatbroker-\(try AsUser.uid(user))/chatbroker.sock"
+    let said = try AsUser.run(
+      user, [BuiltProducts.path("chatsh"), "say", "--wait", "0", "#general", "x"])
+    #expect(said.status == 69)
+    #expect(
+      said.errors.contains(
+        "(chatsh looked for /run/chatbroker/chatbroker.sock, then \(perUser); neither is there,"
+          + " nor /run/chatbroker)"), "\(said.errors)")
+    #expect(said.errors.contains("start one with: chatbroker --socket \(perUser) &"))
+  }
+
+  @Test(
+    "history of a room not there, or that you may not read, exits 1 with one message; a quiet one 0",
+    UnixUsers.required)
+  func historyOfMissingRoomFails() throws {
+    try UnixUsers.ensure()
+    let broker = try BrokerProcess().start()
+    let owner = try broker.connect(as: "cbtest2")
+    for line in [
+      "JOIN #secret", "ACCESS #secret invite", "SAY #secret :not for you", "JOIN #quiet",
+    ] {
+      #expect(try owner.request(line).last?.hasPrefix("OK ") == true, "\(line)")
+    }
+    func history(_ room: String) throws -> CommandResult {
+      try AsUser.run(
+        "cbtest1", [BuiltProducts.path("chatsh"), "--socket", broker.socketPath, "history", room])
+    }
+    let missing = try history("#nosuch")
+    #expect(missing.status == 1)
+    #expect(missing.errors == "chatsh: no such room #nosuch, or you may not read it\n")
+    let hidden = try history("#secret")
+    #expect(hidden.status == 1)
+    #expect(hidden.output.isEmpty)
+    #expect(hidden.errors == missing.errors.replacingOccurrences(of: "#nosuch", with: "#secret"))
+    let quiet = try history("#quiet")
+    #expect(quiet.status == 0)
+    #expect(quiet.errors == "chatsh: no messages in #quiet (nobody has written there yet)\n")
+  }
+
+  @Test("plain history shows an action as the screen does: * user text")
+  func historyShowsActions() throws {
+    let broker = try BrokerProcess().start()
+    let client = try broker.connect()
+    #expect(try client.request("ACTION #ops :waves").last?.hasPrefix("OK ACTION ") == true)
+    let history = try broker.chatsh("history", "#ops")
+    #expect(history.output.hasSuffix("\t#ops\t\(NSUserName())\t* \(NSUserName()) waves\n"))
+    let json = try broker.chatsh("history", "--json", "#ops")
+    #expect(json.output.contains("\"text\":\"waves\""))
+  }
+
+  @Test("a TZ that names no zone is said once on standard error, with the zone used")
+  func invalidZoneIsSaid() throws {
+    let broker = try BrokerProcess().start()
+    #expect(try broker.chatsh("say", "#ops", "hello").status == 0)
+    let history = try broker.chatsh("history", "#ops", environment: ["TZ": "Mars/Olympus"])
+    #expect(history.status == 0)
+    #expect(
+      history.errors.components(separatedBy: "TZ=Mars/Olympus is not a zone").count == 2,
+      "\(history.errors)")
+    #expect(history.errors.contains(": times are in "))
   }
 }

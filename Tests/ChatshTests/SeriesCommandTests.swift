@@ -113,6 +113,33 @@ struct SeriesCommandTests {
     #expect(harness.session.model.pending == ["10"])
   }
 
+  @Test("/pause says paused, /resume when it is next due, and /scheduled shows a paused series")
+  func pauseAndResume() {
+    let harness = Self.joined()
+    harness.session.submit("/pause 7")
+    harness.feed(
+      "SCHED 7 #team 2026-12-04T14:00:00.000Z 2026-11-30T17:00:00.000Z"
+        + " daily@09:00/America/New_York,paused :stand-up",
+      "OK RESCHEDULE 7 2026-12-04T14:00:00.000Z")
+    #expect(Self.notices(harness).last == "paused 7: nothing is sent until /resume 7")
+    harness.session.submit("/scheduled")
+    harness.feed(
+      "SCHED 7 #team 2026-12-04T14:00:00.000Z 2026-11-30T17:00:00.000Z"
+        + " daily@09:00/America/New_York,paused :stand-up",
+      "OK SCHEDULED 1")
+    let row = Self.notices(harness).last?.split(separator: "\n").last ?? ""
+    #expect(row.hasPrefix("7   paused "), "\(row)")
+    #expect(row.contains("daily@09:00/America/New_York ") && !row.contains(",paused"), "\(row)")
+    harness.session.submit("/resume 7")
+    harness.feed(
+      "SCHED 7 #team 2026-12-01T14:00:00.000Z 2026-11-30T17:00:00.000Z"
+        + " daily@09:00/America/New_York :stand-up",
+      "OK RESCHEDULE 7 2026-12-01T14:00:00.000Z")
+    #expect(Self.notices(harness).last?.hasPrefix("resumed 7: next due ") == true)
+    #expect(Self.notices(harness).last?.hasSuffix(": stand-up") == true)
+    #expect(!Self.notices(harness).contains { $0.hasPrefix("rescheduled") })
+  }
+
   @Test("Tab after /cancel, /reschedule and /edit offers the pending ids")
   func completesIDs() {
     let harness = Self.joined()
@@ -211,9 +238,18 @@ struct SeriesManagementCommandTests {
     harness.session.submit("/skip 7 2026-12-24 09:00")
     harness.session.submit("/skip 7 2026-12-01T09:00-05:00")
     harness.session.submit("/skip 7 someday 09:00")
-    #expect(
-      harness.sent == ["SKIP 7 2026-12-24T14:00:00.000Z", "SKIP 7 2026-12-01T14:00:00.000Z"])
     #expect(SeriesCommandTests.notices(harness).last?.hasPrefix("usage: /skip ID WHEN") == true)
+    // The occurrence is looked up among the next ones, then skipped.
+    #expect(harness.sent == ["SCHEDULED 7 NEXT 100", "SCHEDULED 7 NEXT 100"])
+    for due in ["2026-12-24T14:00:00.000Z", "2026-12-01T14:00:00.000Z"] {
+      harness.feed(
+        "SCHED 7 #team \(due) 2026-11-30T17:00:00.000Z daily@09:00/America/New_York :stand-up",
+        "OK SCHEDULED 1")
+    }
+    #expect(
+      harness.sent.suffix(2) == [
+        "SKIP 7 2026-12-24T14:00:00.000Z", "SKIP 7 2026-12-01T14:00:00.000Z",
+      ])
     #expect(
       harness.session.completions(for: "to", isFirst: false, line: "/skip 7 to").prefix(2)
         == ["today", "tomorrow"])
@@ -222,10 +258,52 @@ struct SeriesManagementCommandTests {
     harness.feed(
       "SCHED 7 #team 2026-12-02T14:00:00.000Z 2026-11-30T17:00:00.000Z "
         + "daily@09:00/America/New_York :stand-up",
+      "OK SKIP 7 2026-12-02T14:00:00.000Z",
+      "SCHED 7 #team 2026-12-02T14:00:00.000Z 2026-11-30T17:00:00.000Z "
+        + "daily@09:00/America/New_York :stand-up",
       "OK SKIP 7 2026-12-02T14:00:00.000Z")
     #expect(
       SeriesCommandTests.notices(harness).last?.hasPrefix("skipped one occurrence of 7: due ")
         == true, "\(SeriesCommandTests.notices(harness))")
+  }
+
+  @Test("an occurrence named to the minute or second is found among the next; none says which are")
+  func occurrenceByLocalTime() {
+    let harness = SeriesCommandTests.joined("UTC")
+    // every:1m started at 19:03:25.175: occurrences at hh:mm:25.175.
+    let next = (4...7).map { "2026-12-03T19:0\($0):25.175Z" }
+    func answer() {
+      for line in next.map({ "SCHED 7 #team \($0) 2026-12-03T19:03:25.175Z every:1m/UTC :tick" })
+        + ["OK SCHEDULED 4"]
+      {
+        harness.session.handle(ServerLine(parsing: line))
+      }
+    }
+    for words in ["19:06", "19:06:25", "2026-12-03 19:06", "2026-12-03 19:06:25"] {
+      harness.sent = []
+      harness.session.submit("/skip 7 \(words)")
+      answer()
+      #expect(harness.sent.last == "SKIP 7 2026-12-03T19:06:25.175Z", "\(words)")
+      harness.feed("OK SKIP 7")
+    }
+    harness.sent = []
+    harness.session.submit("/replace 7 19:07 +1h later")
+    answer()
+    #expect(harness.sent.last?.hasPrefix("REPLACE 7 2026-12-03T19:07:25.175Z ") == true)
+    harness.feed("OK REPLACE 9")
+    harness.session.submit("/skip 7 19:06:30")
+    answer()
+    #expect(
+      SeriesCommandTests.notices(harness).last
+        == "7 has no occurrence at 19:06:30; the next are at Thu 3 Dec 19:04:25,"
+        + " Thu 3 Dec 19:05:25, Thu 3 Dec 19:06:25, … (/scheduled 7 lists them)")
+    harness.sent = []
+    harness.session.submit("/scheduled 7")
+    #expect(harness.sent == ["SCHEDULED 7 NEXT 10"])
+    answer()
+    let shown = SeriesCommandTests.notices(harness).last ?? ""
+    #expect(shown.hasPrefix("next times of 7 (every:1m/UTC), #team: tick\n"), "\(shown)")
+    #expect(shown.hasSuffix("\n  Thu 3 Dec 19:07:25"), "\(shown)")
   }
 
   @Test("SERIES on MSG and HIST lines: kept on the message, \"series\" in --json")
@@ -267,11 +345,15 @@ struct SeriesManagementCommandTests {
     harness.session.submit("/replace 7 2026-12-01T09:00-05:00 08:30 stand-up, early")
     harness.session.submit("/replace 7 soon 08:30 x")
     harness.session.submit("/replace 7 08:30")
-    #expect(
-      harness.sent == [
-        "REPLACE 7 2026-12-01T14:00:00.000Z 2026-12-01T13:30:00.000Z :stand-up, early"
-      ])
     #expect(SeriesCommandTests.notices(harness).last?.hasPrefix("usage: /replace ID WHEN") == true)
+    #expect(harness.sent == ["SCHEDULED 7 NEXT 100"])
+    harness.feed(
+      "SCHED 7 #team 2026-12-01T14:00:00.000Z 2026-11-30T17:00:00.000Z "
+        + "daily@09:00/America/New_York :stand-up",
+      "OK SCHEDULED 1")
+    #expect(
+      harness.sent.last
+        == "REPLACE 7 2026-12-01T14:00:00.000Z 2026-12-01T13:30:00.000Z :stand-up, early")
     harness.feed(
       "SCHED 7 #team 2026-12-02T14:00:00.000Z 2026-11-30T17:00:00.000Z "
         + "daily@09:00/America/New_York :stand-up",
