@@ -231,6 +231,7 @@
         return;
       case "SCHED":
         if (pending[0]) pending[0].lines.push({ words, text });
+        scheduleChanged();
         return;
       case "MSG": return onMessage(parseMessage(words, text));
       case "TOPIC": return onTopic(words[1], words[2], words[3], text || "");
@@ -734,7 +735,7 @@
   let sentCount = 0;
 
   function setComposerEnabled(enabled) {
-    for (const id of ["text", "send"]) $(id).disabled = !enabled;
+    for (const id of ["text", "send", "later"]) $(id).disabled = !enabled;
   }
 
   /** Each line of the composer is one message (the protocol's texts have
@@ -882,6 +883,287 @@
     return input;
   }
 
+  // --------------------------------------------------------- scheduling
+
+  const pad = (number) => String(number).padStart(2, "0");
+
+  /** The value a datetime-local input shows for an instant, in the
+   *  browser's own time zone. */
+  function localInput(date) {
+    return date.getFullYear() + "-" + pad(date.getMonth() + 1) + "-" + pad(date.getDate()) + "T" + pad(date.getHours()) + ":" + pad(date.getMinutes());
+  }
+
+  const dayNames = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"];
+
+  /** Send later: a date and time in the user's time zone, once or again
+   *  and again (SAYAT, SAYEVERY). */
+  function sendLater() {
+    if (!current) return setStatus("open a conversation first", true);
+    const target = current;
+    let when, repeat, text;
+    openDialog({
+      title: "Send later to " + target,
+      build(body) {
+        const soon = new Date(Date.now() + 3600 * 1000);
+        soon.setMinutes(0, 0, 0);
+        when = field(body, "When (" + zone + ")", el("input"));
+        when.type = "datetime-local";
+        when.required = true;
+        when.value = localInput(soon);
+        repeat = field(body, "Repeat", el("select"));
+        for (const [value, label] of [["", "once"], ["daily", "every day"], ["weekdays", "every weekday (Monday to Friday)"], ["weekly", "every week on this day"], ["monthly", "every month on this day"]]) {
+          const option = el("option", null, label);
+          option.value = value;
+          repeat.append(option);
+        }
+        text = field(body, "Message", el("textarea"));
+        text.rows = 3;
+        text.required = true;
+        text.value = $("text").value;
+      },
+      okLabel: "Schedule",
+      async onOk() {
+        const date = new Date(when.value);
+        if (isNaN(date)) throw new Error("pick a date and a time");
+        const message = cleanText(text.value.replace(/\n+/g, " ")).trim();
+        if (!message) throw new Error("write the message");
+        let answer;
+        if (!repeat.value) {
+          answer = await request("SAYAT " + target + " " + date.toISOString() + " :" + message);
+        } else {
+          const time = pad(date.getHours()) + ":" + pad(date.getMinutes());
+          const from = when.value.slice(0, 10);
+          const head = { daily: "daily", weekdays: "weekdays", weekly: dayNames[date.getDay()], monthly: "monthly:" + date.getDate() }[repeat.value];
+          answer = await request("SAYEVERY " + target + " " + head + "@" + time + "/" + zone + ",from:" + from + " :" + message);
+        }
+        $("text").value = "";
+        resizeComposer();
+        setStatus("scheduled for " + longFormat.format(new Date(answer.words[3])));
+        if (scheduledOpen) renderScheduled();
+      },
+    });
+  }
+
+  const ordinals = { "1st": "first", "2nd": "second", "3rd": "third", "4th": "fourth", "5th": "fifth", last: "last" };
+  const fullDays = { mon: "Monday", tue: "Tuesday", wed: "Wednesday", thu: "Thursday", fri: "Friday", sat: "Saturday", sun: "Sunday" };
+  const months = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+
+  function daysInWords(list) {
+    const names = list.split(",").map((part) => part.split("-").map((day) => fullDays[day] || day).join(" to "));
+    return names.length > 1 ? names.slice(0, -1).join(", ") + " and " + names[names.length - 1] : names[0];
+  }
+
+  function amountInWords(amount) {
+    const units = { d: "day", h: "hour", m: "minute", s: "second" };
+    return [...amount.matchAll(/(\d+)([dhms])/g)].map(([, count, unit]) => count + " " + units[unit] + (count === "1" ? "" : "s")).join(" ");
+  }
+
+  /** A SAYEVERY rule as the broker shows it (chatbroker(7), "Series"),
+   *  in words; what it does not know it shows as it is. */
+  function ruleInWords(rule) {
+    let words = "";
+    let rest = rule;
+    const paused = rest.endsWith(",paused");
+    if (paused) rest = rest.slice(0, -7);
+    const parts = rest.split(",");
+    // The main part runs to the first "from:", "until:" or "count:";
+    // times of day are separated by commas too.
+    let main = parts.shift();
+    while (parts.length && !/^(from|until|count):/.test(parts[0])) main += "," + parts.shift();
+    let zonePart = "";
+    const slash = main.indexOf("/");
+    if (slash >= 0) {
+      zonePart = main.slice(slash + 1);
+      main = main.slice(0, slash);
+    }
+    const at = main.indexOf("@");
+    const times = at >= 0 ? main.slice(at + 1).split(",").join(" and ") : "";
+    const head = at >= 0 ? main.slice(0, at) : main;
+    let match;
+    if (head === "daily") words = "every day";
+    else if (head === "weekdays") words = "every weekday";
+    else if (head === "weekends") words = "every Saturday and Sunday";
+    else if ((match = /^monthly:(\d+)$/.exec(head))) words = "on day " + match[1] + " of every month";
+    else if ((match = /^monthly:(\w+)-(\w+)$/.exec(head))) words = "on the " + (ordinals[match[1]] || match[1]) + " " + (fullDays[match[2]] || match[2]) + " of every month";
+    else if ((match = /^yearly:(\d\d)-(\d\d)$/.exec(head))) words = "every year on " + Number(match[2]) + " " + months[Number(match[1]) - 1];
+    else if ((match = /^every:(\d+)w:(.+)$/.exec(head))) words = (match[1] === "1" ? "every week" : "every " + match[1] + " weeks") + " on " + daysInWords(match[2]);
+    else if ((match = /^every:((?:\d+[dhms])+)$/.exec(head))) words = "every " + amountInWords(match[1]);
+    else if (/^(mon|tue|wed|thu|fri|sat|sun)/.test(head)) words = "every " + daysInWords(head);
+    else if (head.startsWith("rrule:")) words = "by the calendar rule " + head.slice(6);
+    else words = head;
+    if (times) words += " at " + times;
+    if (zonePart) words += " (" + zonePart + ")";
+    for (const part of parts) {
+      const [key, value] = [part.slice(0, part.indexOf(":")), part.slice(part.indexOf(":") + 1)];
+      if (key === "from") words += ", from " + value;
+      else if (key === "until") words += ", until " + value;
+      else if (key === "count") words += ", " + value + " times in all";
+    }
+    if (paused) words += ", paused";
+    return words;
+  }
+
+  let scheduledOpen = null;
+
+  function scheduleChanged() {
+    if (scheduledOpen) {
+      clearTimeout(scheduleChanged.timer);
+      scheduleChanged.timer = setTimeout(renderScheduled, 200);
+    }
+  }
+
+  /** Your pending messages and series (SCHEDULED): text, due time, rule in
+   *  words, and what may be done to each. */
+  function showScheduled() {
+    scheduledOpen = openDialog({
+      title: "Scheduled messages",
+      build(body) {
+        body.append(el("ul", "sched-list"));
+        body.querySelector("ul").setAttribute("aria-label", "Scheduled messages");
+      },
+    });
+    scheduledOpen.classList.add("scheduled");
+    scheduledOpen.addEventListener("close", () => (scheduledOpen = null));
+    renderScheduled();
+  }
+
+  async function renderScheduled() {
+    const dialog = scheduledOpen;
+    if (!dialog) return;
+    const list = dialog.querySelector(".sched-list");
+    let answer;
+    try {
+      answer = await request("SCHEDULED");
+    } catch (error) {
+      list.replaceChildren(el("li", "error", error.message));
+      return;
+    }
+    const count = Number(answer.words[2]) || 0;
+    const lines = answer.lines.filter((line) => line.words[0] === "SCHED").slice(-count || answer.lines.length);
+    if (!count) {
+      list.replaceChildren(el("li", "hint", "Nothing is scheduled. Use the clock beside Send."));
+      return;
+    }
+    list.replaceChildren(...lines.map(({ words, text }) => scheduledItem({
+      id: words[1], target: words[2], due: words[3], created: words[4], rule: words[5] || null, text: text || "",
+    })));
+  }
+
+  function scheduledItem(entry) {
+    const item = el("li");
+    item.dataset.id = entry.id;
+    item.append(el("div", "sched-text", entry.text));
+    const meta = el("div", "sched-meta");
+    meta.append("to " + entry.target + " · " + (entry.rule ? "next " : "due "), timeElement(entry.due, longFormat));
+    if (entry.rule) {
+      meta.append(el("br"), el("span", "rule", ruleInWords(entry.rule)));
+    }
+    item.append(meta);
+    const row = el("div", "row");
+    const act = (line) => request(line).then(renderScheduled);
+    row.append(button("Edit", () => editText(entry)));
+    row.append(button("Reschedule", () => reschedule(entry)));
+    if (entry.rule) {
+      const paused = entry.rule.endsWith(",paused");
+      row.append(button(paused ? "Resume" : "Pause", () => act("RESCHEDULE " + entry.id + (paused ? " resume" : " pause")).catch(showError)));
+      row.append(button("Occurrences", () => occurrences(entry, item)));
+    }
+    row.append(button("Cancel", () => act("CANCEL " + entry.id).catch(showError), "small danger"));
+    item.append(row);
+    return item;
+  }
+
+  function editText(entry) {
+    let text;
+    openDialog({
+      title: "Edit the scheduled message",
+      build(body) {
+        text = field(body, "Message", el("textarea"));
+        text.rows = 3;
+        text.value = entry.text;
+      },
+      okLabel: "Save",
+      async onOk() {
+        await request("EDIT " + entry.id + " :" + cleanText(text.value.replace(/\n+/g, " ")).trim());
+        renderScheduled();
+      },
+    });
+  }
+
+  function reschedule(entry) {
+    let when;
+    openDialog({
+      title: entry.rule ? "Move the next occurrence" : "Reschedule",
+      build(body) {
+        when = field(body, "When (" + zone + ")", el("input"));
+        when.type = "datetime-local";
+        when.value = localInput(new Date(entry.due));
+        if (entry.rule) body.append(el("p", "hint", "Only the next occurrence moves; the rule goes on after it."));
+      },
+      okLabel: "Reschedule",
+      async onOk() {
+        const date = new Date(when.value);
+        if (isNaN(date)) throw new Error("pick a date and a time");
+        await request("RESCHEDULE " + entry.id + " " + date.toISOString());
+        renderScheduled();
+      },
+    });
+  }
+
+  /** The next occurrences of a series, each with Skip and Replace. */
+  async function occurrences(entry, item) {
+    let list = item.querySelector(".occurrences");
+    if (list) {
+      list.remove();
+      return;
+    }
+    list = el("ul", "occurrences");
+    list.setAttribute("aria-label", "Next occurrences");
+    item.append(list);
+    try {
+      const answer = await request("SCHEDULED " + entry.id + " NEXT 5");
+      list.replaceChildren(...answer.lines.filter((line) => line.words[0] === "SCHED").map(({ words, text }) => {
+        const row = el("li");
+        row.dataset.due = words[3];
+        const label = el("span");
+        label.append(timeElement(words[3], longFormat));
+        if (words[1] !== entry.id) label.append(" (replaced: " + (text || "") + ")");
+        row.append(label);
+        row.append(button("Skip", () => request("SKIP " + entry.id + " " + words[3]).then(renderScheduled).catch(showError)));
+        row.append(button("Replace", () => replaceOccurrence(entry, words[3])));
+        return row;
+      }));
+    } catch (error) {
+      list.replaceChildren(el("li", "error", error.message));
+    }
+  }
+
+  function replaceOccurrence(entry, due) {
+    let when, text;
+    openDialog({
+      title: "Replace one occurrence",
+      build(body) {
+        body.append(el("p", "hint", "Instead of the occurrence of " + longFormat.format(new Date(due)) + ":"));
+        when = field(body, "When (" + zone + ")", el("input"));
+        when.type = "datetime-local";
+        when.value = localInput(new Date(due));
+        text = field(body, "Message", el("textarea"));
+        text.rows = 3;
+        text.value = entry.text;
+      },
+      okLabel: "Replace",
+      async onOk() {
+        const date = new Date(when.value);
+        if (isNaN(date)) throw new Error("pick a date and a time");
+        // The occurrence's own instant when the minute did not change, so
+        // that only the text is replaced.
+        const instant = localInput(date) === localInput(new Date(due)) ? due : date.toISOString();
+        await request("REPLACE " + entry.id + " " + due + " " + instant + " :" + cleanText(text.value.replace(/\n+/g, " ")).trim());
+        renderScheduled();
+      },
+    });
+  }
+
   // -------------------------------------------------- search, topic, away
 
   function search(words, everywhere) {
@@ -1004,6 +1286,8 @@
     }
   });
   $("text").addEventListener("input", resizeComposer);
+  $("later").addEventListener("click", sendLater);
+  $("scheduled-open").addEventListener("click", showScheduled);
   $("topic-edit").addEventListener("click", editTopic);
   $("away").addEventListener("click", toggleAway);
   $("refresh-rooms").addEventListener("click", refreshRooms);
