@@ -147,6 +147,7 @@
 
   let socket = null;
   let greeted = false;
+  let attempts = 0;
   let stopped = false;
   /** Requests sent and not yet answered, in order: each gets exactly one
    *  OK or ERR, and the data lines before it belong to the first. */
@@ -199,7 +200,11 @@
       setStatus((event.reason || "the broker refused this link") + "", true);
       return;
     }
-    setStatus("disconnected; reload the page to connect again", true);
+    // Backoff with jitter: 0.5 s, 1 s, 2 s ... up to 30 s between tries.
+    const delay = Math.min(30000, 500 * 2 ** attempts) * (0.75 + Math.random() / 4);
+    attempts++;
+    setStatus("disconnected; connecting again in " + Math.ceil(delay / 1000) + " s…", true);
+    setTimeout(connect, delay);
   }
 
   function receive(line) {
@@ -208,6 +213,7 @@
     if (!greeted) {
       if (kind === "HELLO") {
         greeted = true;
+        attempts = 0;
         me = words[2];
         $("me").textContent = me;
         synchronize();
@@ -311,7 +317,8 @@
 
   // ------------------------------------------------------- synchronizing
 
-  /** After the greeting: your conversations, their rooms joined. */
+  /** After every greeting: your conversations, joined again, and for each
+   *  one already on the page every line after the last one it has. */
   async function synchronize() {
     setStatus("");
     try {
@@ -328,6 +335,7 @@
       const resumes = [];
       for (const conv of conversations.values()) {
         if (isRoom(conv.target) && conv.mine) resumes.push(request("JOIN " + conv.target).catch(showError));
+        if (conv.loaded) resumes.push(resume(conv));
       }
       await Promise.all(resumes);
       setComposerEnabled(true);
@@ -342,6 +350,36 @@
     } catch (error) {
       showError(error);
     }
+  }
+
+  async function resume(conv) {
+    let after = lastMessageId(conv);
+    conv.syncing = true;
+    conv.buffer = [];
+    const lines = [];
+    try {
+      if (!after) {
+        const answer = await request("HISTORY " + conv.target + " 100");
+        lines.push(...answer.lines);
+      } else {
+        for (;;) {
+          const answer = await request("HISTORY " + conv.target + " 1000 AFTER " + after);
+          lines.push(...answer.lines);
+          if (answer.lines.length < 1000) break;
+          after = answer.lines[answer.lines.length - 1].words[2];
+        }
+      }
+    } catch (error) {
+      if (error.code === "OFFLINE") {
+        conv.syncing = false;
+        return;
+      }
+      // The last message is no longer kept: the latest ones, each once.
+      const answer = await request("HISTORY " + conv.target + " 200").catch(() => ({ lines: [] }));
+      lines.push(...answer.lines);
+    }
+    finishSync(conv, lines);
+    if (conv.target === current) renderMessages();
   }
 
   /** Shows a conversation: its latest lines the first time, reaching back
