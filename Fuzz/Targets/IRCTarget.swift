@@ -49,11 +49,9 @@ public func fuzzIRC(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
 /// its API (actions grouped per target, say) is adapted here alone: a
 /// framed line (or a refused one) becomes its actions, in order; an engine
 /// event for the session becomes a reply of its bytes.
-func callSession(
-  _ session: IRCSession, _ call: SessionCall, counts: () -> IRCSession.Counts
-) -> [IRCSession.Action] {
+func callSession(_ session: IRCSession, _ call: SessionCall) -> [IRCSession.Action] {
   switch call {
-  case .frame(.line(let line)): return session.receive(line, counts: counts)
+  case .frame(.line(let line)): return session.receive(line)
   case .frame(let refused): return session.refuse(refused)
   case .event(let outgoing, let context):
     return [.reply(session.encode(outgoing, answering: context, mayDefer: false))]
@@ -90,7 +88,7 @@ final class IRCWorld {
         return
       }
       let actions = callSession(
-        session, .event(outgoing, answering[connection]), counts: { IRCSession.Counts() })
+        session, .event(outgoing, answering[connection]))
       for case .reply(let bytes) in actions {
         checkIRCBytes(bytes, "event \(outgoing.event) to \(connection)")
       }
@@ -139,15 +137,7 @@ final class IRCWorld {
       fatalError("framed line holds an LF")
     }
     let engine = world.engine
-    let user = session.user
-    let counts = {
-      IRCSession.Counts(
-        connections: 3, rooms: engine.roomCount,
-        roomMode: { engine.roomMode($0, seenBy: user) },
-        prefixes: { engine.membershipPrefixes(of: $0, in: $1) },
-        activeConversations: engine.activeConversations)
-    }
-    var actions = callSession(session, .frame(frame), counts: counts)
+    var actions = callSession(session, .frame(frame))
     // A line's other targets, one step each, as the server's turns serve them.
     while !actions.isEmpty {
       for action in actions {
@@ -165,7 +155,7 @@ final class IRCWorld {
           output.closed.insert(connection)
         }
       }
-      actions = callSession(session, .nextStep, counts: counts)
+      actions = callSession(session, .nextStep)
     }
     world.clock.now = world.clock.now + 1
   }

@@ -30,16 +30,17 @@ final class Browser {
 
   /// Chromium as `user`, in time zone `zone`, with a window of that size,
   /// in a system's light or `dark` colour scheme, with `notifications`
-  /// allowed or not yet asked for.
+  /// allowed or not yet asked for, resolving names by `hostRules`
+  /// (Chromium's `--host-resolver-rules`) when given.
   init(
     user: String, zone: String = "UTC", width: Int = 1100, height: Int = 760, dark: Bool = false,
-    notifications: Bool = false
+    notifications: Bool = false, hostRules: String = ""
   ) throws {
     driver = try LineClient(
       running: [
         "/usr/bin/python3", Repository.path("Tests/BrokerTests/Web/browser.py"), "--user", user,
         "--zone", zone, "--width", "\(width)", "--height", "\(height)", "--dark", dark ? "1" : "0",
-        "--notifications", notifications ? "1" : "0",
+        "--notifications", notifications ? "1" : "0", "--host-rules", hostRules,
       ], timeout: 60)
     let ready = try driver.readLine(timeout: 60)
     guard ready == "READY" else { throw TestFailure("the browser did not start: \(ready ?? "")") }

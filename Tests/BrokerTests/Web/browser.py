@@ -31,7 +31,7 @@ def free_port():
         return probe.getsockname()[1]
 
 
-def start(user, zone, width, height, dark, notifications):
+def start(user, zone, width, height, dark, notifications, host_rules):
     """chromedriver as `user`, in a clean environment with its own home."""
     home = tempfile.mkdtemp(prefix="cbweb-")
     account = pwd.getpwnam(user)
@@ -61,6 +61,10 @@ def start(user, zone, width, height, dark, notifications):
         "--no-first-run", "--disable-extensions", "--hide-scrollbars",
     ]:
         options.add_argument(argument)
+    if host_rules:
+        # Names resolved as the rules say, as after a DNS rebinding:
+        # "MAP evil.test 127.0.0.1" puts another site on the door's address.
+        options.add_argument(f"--host-resolver-rules={host_rules}")
     if notifications:
         # As if the user had allowed notifications for the page.
         options.add_experimental_option(
@@ -117,7 +121,8 @@ def main():
     driver, driver_process, home = start(
         arguments.get("--user", "nobody"), arguments.get("--zone", "UTC"),
         int(arguments.get("--width", "1100")), int(arguments.get("--height", "760")),
-        arguments.get("--dark", "0") == "1", arguments.get("--notifications", "0") == "1")
+        arguments.get("--dark", "0") == "1", arguments.get("--notifications", "0") == "1",
+        arguments.get("--host-rules", ""))
     print("READY", flush=True)
     try:
         for line in sys.stdin:
