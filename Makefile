@@ -92,10 +92,14 @@ install:
 	  $(INSTALL) -d -m 755 "$(DESTDIR)$(ZSHCOMPLETIONDIR)" && \
 	  $(INSTALL) -m 644 completions/_chatsh "$(DESTDIR)$(ZSHCOMPLETIONDIR)/_chatsh"; \
 	fi
-	@echo "installed under $(DESTDIR)$(PREFIX); to start the broker on the first connection"
-	@echo "(chatbroker.socket; chatbroker-irc.socket for IRC clients, see chatbroker(8)):"
-	@echo "  systemctl daemon-reload && systemctl enable --now chatbroker.socket chatbroker-irc.socket"
-	@echo "(chatbroker-web.socket, the browser door, is off until enabled: see THE WEB DOOR in chatbroker(8))"
+	@echo "installed under $(DESTDIR)$(PREFIX)"
+	@# A staged install (DESTDIR, for a package) enables nothing on this host.
+	@if [ -z "$(DESTDIR)" ]; then \
+	  echo "to start the broker on the first connection (chatbroker.socket;"; \
+	  echo "chatbroker-irc.socket for IRC clients, see chatbroker(8)):"; \
+	  echo "  systemctl daemon-reload && systemctl enable --now chatbroker.socket chatbroker-irc.socket"; \
+	  echo "(chatbroker-web.socket, the browser door, is off until enabled: see THE WEB DOOR in chatbroker(8))"; \
+	fi
 
 uninstall:
 	rm -f $(foreach name,$(BINARIES),"$(DESTDIR)$(BINDIR)/$(name)")

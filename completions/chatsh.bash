@@ -14,12 +14,14 @@ _chatsh() {
     cword=$COMP_CWORD
   }
 
-  local commands="say history tail scheduled cancel rooms who"
+  # The commands and options of chatsh --help (Usage.swift); a test
+  # compares them, so add one there and here together.
+  local commands="say history search tail scheduled cancel rooms who web"
   local command="" socket="" i
   for ((i = 1; i < cword; i++)); do
     case ${words[i]} in
       --socket | -s) socket=${words[i + 1]} ;;
-      say | history | tail | scheduled | cancel | rooms | who)
+      say | history | search | tail | scheduled | cancel | rooms | who | web)
         [[ -z $command ]] && command=${words[i]} ;;
     esac
   done
@@ -32,7 +34,17 @@ _chatsh() {
     --color | --colour)
       COMPREPLY=($(compgen -W "auto always never" -- "$cur"))
       return ;;
-    -n | --count | --at)
+    --trust-user)
+      COMPREPLY=($(compgen -u -- "$cur"))
+      return ;;
+    --room)
+      if [[ $cur == '@'* ]]; then
+        COMPREPLY=($(compgen -P @ -u -- "${cur#@}"))
+      else
+        COMPREPLY=($(compgen -W "$(_chatsh_rooms)" -- "$cur"))
+      fi
+      return ;;
+    -n | --count | --at | --wait)
       return ;;
     --every)
       COMPREPLY=($(compgen -W "daily@ weekdays@ weekends@" -- "$cur"))
@@ -41,12 +53,15 @@ _chatsh() {
   esac
 
   if [[ $cur == -* ]]; then
-    local options="--socket --color --help"
+    local options="--socket --trust-user --color --help"
     case $command in
       "") options+=" --version" ;;
-      say) options+=" --at --every" ;;
-      history | tail) options+=" -n --json" ;;
+      say) options+=" --wait --at --every" ;;
+      history) options+=" -n --json" ;;
+      search) options+=" -n --json --room" ;;
+      tail) options+=" -n --json --mentions" ;;
       scheduled | rooms | who) options+=" --json" ;;
+      web) options+=" --revoke" ;;
     esac
     COMPREPLY=($(compgen -W "$options" -- "$cur"))
     return

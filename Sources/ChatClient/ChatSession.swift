@@ -266,6 +266,8 @@ public final class ChatSession {
       let why = reason.map { ": \($0)" } ?? ""
       conversation.notice(
         "\(user == model.me ? "you were" : "\(user) was") removed by \(by)\(why)", time: now())
+    case .invited(let room, _, let by):
+      invited(to: room, by: by)
     case .topic(let room, _, _, _) where pending.first != .topic(room: room.description):
       topicArrived(event)
     case .away(let user, let text):

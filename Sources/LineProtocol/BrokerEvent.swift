@@ -48,9 +48,10 @@ public enum BrokerEvent: Equatable, Sendable {
   /// The IRC gateway's TAGMSG, delivered: IRC clients with message-tags
   /// get it; the line protocol shows nothing.
   case tagmsg(target: Target, user: String, time: Timestamp, tags: String)
-  /// Since 1.4: `user` was invited to the private `room` by `by`
-  /// (`INVITE`): IRC clients of the invited user get IRC's `INVITE`
-  /// line; the line protocol shows nothing (chatbroker(7), "Moderation").
+  /// Since 1.4: `user` was invited to `room` by `by` (`INVITE`), sent to
+  /// the invited user's sessions: IRC clients get IRC's `INVITE` line,
+  /// and since 1.7 line-protocol clients the `INVITE` event line
+  /// (chatbroker(7), "Moderation").
   case invited(room: RoomName, user: String, by: String)
   /// Since 1.5: `user` changed the room's modes (`MODE`; chatbroker(7),
   /// "Moderation"): to the room's other sessions.

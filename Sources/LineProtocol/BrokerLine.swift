@@ -261,6 +261,17 @@ public enum BrokerLine {
     }
   }
 
+  /// `INVITE <room> <user> <by>`: since 1.7, `by` invited `user` (you)
+  /// to `room`.
+  public static func invite(room: RoomName, user: String, by: String) -> [UInt8] {
+    build {
+      $0.word("INVITE")
+      $0.word(room.description)
+      $0.word(user)
+      $0.word(by)
+    }
+  }
+
   /// `MEMBER <room> <user> [:<away>]`: the away text since 1.4.
   public static func member(room: RoomName, user: String, away: String? = nil) -> [UInt8] {
     build {

@@ -29,7 +29,8 @@ public enum LineCodec {
         id: id, target: target.description, due: due, created: created, rule: rule, text: text)
     case .joined(let room, let user): BrokerLine.join(room: room, user: user)
     case .parted(let room, let user, _): BrokerLine.part(room: room, user: user)
-    case .tagmsg, .awayChanged, .invited: []
+    case .tagmsg, .awayChanged: []
+    case .invited(let room, let user, let by): BrokerLine.invite(room: room, user: user, by: by)
     case .ircMessage(let target, let id, let time, let user, let text, _, _):
       BrokerLine.message(
         target: target.description, id: id, time: time, user: user, text: text)
@@ -165,6 +166,9 @@ public enum LineCodec {
     case ("KICK", 3, let reason):
       guard let room = RoomName(rest[0]) else { return nil }
       return .kicked(room: room, user: rest[1], by: rest[2], reason: reason)
+    case ("INVITE", 3, nil):
+      guard let room = RoomName(rest[0]) else { return nil }
+      return .invited(room: room, user: rest[1], by: rest[2])
     case ("INFO", 0, let text?): return .info(text)
     case ("BYE", 0, let text?): return .bye(text)
     default: return nil

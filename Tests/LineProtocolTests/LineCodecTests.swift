@@ -103,6 +103,7 @@ private let examples: [(BrokerEvent, String)] = [
   (.member(room: ops, user: "carol"), "MEMBER #ops carol"),
   (.member(room: ops, user: "carol", away: "lunch"), "MEMBER #ops carol :lunch"),
   (.away(user: "bob", text: "on holiday"), "AWAY bob :on holiday"),
+  (.invited(room: ops, user: "carol", by: "alice"), "INVITE #ops carol alice"),
   (
     .info("see chatbroker(7) for the whole protocol"),
     "INFO :see chatbroker(7) for the whole protocol"

@@ -302,7 +302,9 @@ extension Engine {
     where sessions[other]?.rooms.contains(name) == true {
       send(line, to: other)
       sessions[other]?.rooms.remove(name)
-      if rooms[name]?.sessionsByUser[member] == 1 { noteSeen(name, by: member) }
+      if rooms[name]?.sessionsByUser[member] == 1 {
+        keepSeen(seenRecord(name, by: member).map { [$0] } ?? [])
+      }
       leave(name, connection: other, user: member, announced: false)
     }
     broadcast(line, in: name)

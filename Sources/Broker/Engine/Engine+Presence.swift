@@ -80,12 +80,41 @@ extension Engine {
     send(.away(user: recipient, text: text), to: connection)
   }
 
-  /// The user's last session leaves `room` (a PART, or the connection
-  /// closing; not a JOIN undone by a failed sync): they have seen it up
-  /// to its newest message.
-  func noteSeen(_ room: RoomName, by user: String) {
-    guard let newest = histories[.room(room)]?.newest else { return }
-    seenUntilByUser[user, default: [:]][room] = (newest.id, newest.time)
+  /// The user's last session leaves `room` (a PART, a KICK, the
+  /// connection closing or the broker stopping; not a JOIN undone by a
+  /// failed sync): they have seen it up to its newest message. Returns
+  /// the `seen` record that keeps this across a restart, nil when the
+  /// room has no message or the user's last record names the same one;
+  /// ``keepSeen(_:)`` writes and applies it.
+  func seenRecord(_ room: RoomName, by user: String) -> JournalRecord? {
+    guard let newest = histories[.room(room)]?.newest,
+      seenUntilByUser[user]?[room]?.id != newest.id
+    else { return nil }
+    return .seen(user: user, room: room, id: newest.id, at: newest.time)
+  }
+
+  /// Journals `seen` records and applies them. Records that cannot be
+  /// written are only logged, and change nothing (the state is what the
+  /// journal replays to): what they keep is a convenience, so no request
+  /// fails for them, and the read marker says what it can.
+  func keepSeen(_ records: [JournalRecord]) {
+    guard !records.isEmpty else { return }
+    do {
+      try append(records)
+    } catch {
+      log.error("journal write failed", ["reason": error.reason, "record": "seen"])
+      return
+    }
+    for record in records { apply(record) }
+  }
+
+  /// Sets (or, rolling back, restores) where the user's last session left
+  /// the room.
+  func setSeen(
+    _ seen: (id: MessageID, time: Timestamp)?, of user: String, in room: RoomName
+  ) {
+    seenUntilByUser[user, default: [:]][room] = seen
+    if seenUntilByUser[user]?.isEmpty == true { seenUntilByUser[user] = nil }
   }
 
   /// The user's rooms (chatbroker(7), "Your rooms and read markers"), by

@@ -64,6 +64,10 @@ extension Engine {
       removeHolder(user, of: room)
       return .leave(
         user, room, since: since, forgotten: forgetIfUnused(room), uninvited: uninvited)
+    case .seen(let user, let room, let id, let time):
+      let before = seenUntilByUser[user]?[room]
+      setSeen((id, time), of: user, in: room)
+      return .seen(user, room, before: before)
     case .read(let user, let target, let id, let time):
       let conversation = ConversationKey(target: target, author: user)
       let before = readMarkers[user]?[conversation]
@@ -211,6 +215,8 @@ extension Engine {
       roomsByUser: roomsByUser, readMarkers: readMarkers, federation: federation.durable,
       topics: rooms.compactMapValues(\.topic), accesses: rooms.compactMapValues(\.access),
       modes: rooms.compactMapValues { $0.modes.isEmpty ? nil : $0.modes },
-      webTokens: webTokensToKeep(at: clock.now))
+      webTokens: webTokensToKeep(at: clock.now),
+      seen: seenUntilByUser.mapValues { $0.filter { rooms[$0.key] != nil && !isUnused($0.key) } }
+        .filter { !$0.value.isEmpty })
   }
 }

@@ -83,6 +83,8 @@ extension Engine {
         rooms[name]?.access?.invited.insert(user)
       case .read(let user, let conversation, let before):
         setMarker(before, of: user, in: conversation)
+      case .seen(let user, let room, let before):
+        setSeen(before, of: user, in: room)
       case .redact(let conversation, let sequence, let before):
         histories[conversation]?.replace(at: sequence, with: before)
       case .topic(let name, let before, let forgotten):

@@ -70,7 +70,7 @@ extension Engine {
       guard journal([record], verb: .part, connection: connection) else { return }
     }
     if inRoom {
-      if lastSession { noteSeen(name, by: user) }
+      if lastSession { keepSeen(seenRecord(name, by: user).map { [$0] } ?? []) }
       sessions[connection]?.rooms.remove(name)
       leave(name, connection: connection, user: user, reason: reason)
     }

@@ -92,10 +92,10 @@ public final class Engine {
   /// When each writer was last told that a user is away (writer, away
   /// user): once an hour per conversation, not per line.
   var awayToldAt: [String: [String: Timestamp]] = [:]
-  /// When each user's last session left each room, the time of the
-  /// room's newest message then: what a client that comes back has not
-  /// seen is after it (Engine+Presence). Not journaled: after a restart
-  /// the read marker says it, or nothing does.
+  /// When each user's last session left each room, the room's newest
+  /// message then: what a client that comes back has not seen is after it
+  /// (Engine+Presence). Journaled as `seen` records, also for every
+  /// session when the broker stops, so a restart keeps it.
   var seenUntilByUser: [String: [RoomName: (id: MessageID, time: Timestamp)]] = [:]
   /// Each connected user's Unix groups, as the ``GroupDirectory`` said
   /// and when it said it (Engine+Visibility): asked again at each new
@@ -243,18 +243,23 @@ public final class Engine {
     let user = session.user
     let quitting = connectionsByUser[user]?.count == 1
     var quitSeenBy: [ConnectionID: [RoomName]] = [:]
+    var seen: [JournalRecord] = []
     for room in session.rooms.sorted() {
       if quitting, let members = rooms[room]?.connections {
         for member in members where member != connection {
           quitSeenBy[member, default: []].append(room)
         }
       }
-      if rooms[room]?.sessionsByUser[user] == 1 { noteSeen(room, by: user) }
+      if rooms[room]?.sessionsByUser[user] == 1, let record = seenRecord(room, by: user) {
+        seen.append(record)
+      }
       leave(room, connection: connection, user: user, announced: !quitting)
     }
     for (member, shared) in quitSeenBy.sorted(by: { $0.key < $1.key }) {
       send(.quit(user: user, reason: session.quitReason, rooms: shared), to: member)
     }
+    // Written after the QUITs and PARTs, which therefore wait for no sync.
+    keepSeen(seen)
     connectionsByUser[session.user]?.remove(connection)
     if connectionsByUser[session.user]?.isEmpty == true {
       connectionsByUser[session.user] = nil
@@ -265,6 +270,16 @@ public final class Engine {
 
   /// The broker is stopping: `BYE` to everyone, then close.
   public func shutdown(reason: String = "the broker is shutting down") {
+    // Every session saw its rooms up to now: the shutdown's last sync
+    // keeps that for the clients that come back.
+    var seen: [JournalRecord] = []
+    for (user, connections) in connectionsByUser.sorted(by: { $0.key < $1.key }) {
+      let joined = connections.reduce(into: Set<RoomName>()) {
+        $0.formUnion(sessions[$1]?.rooms ?? [])
+      }
+      seen += joined.sorted().compactMap { seenRecord($0, by: user) }
+    }
+    keepSeen(seen)
     let bye = Outgoing(.bye(reason))
     for connection in sessions.keys.sorted() {
       send(bye, to: connection)

@@ -21,11 +21,14 @@ public struct EngineSnapshot: Sendable {
   let modes: [RoomName: RoomModes]
   /// Since 1.6: the browser door's tokens not expired yet, oldest first.
   let webTokens: [WebTokenGrant]
+  /// Since 1.7: where each user's last session left each room (`seen`).
+  let seen: [String: [RoomName: (id: MessageID, time: Timestamp)]]
 
   /// Calls `body` with every record of a journal that replays to this state:
   /// the header, rooms, their access and invites, their topics, each user's rooms, each conversation's history
   /// oldest first, the pending messages and series, and the read markers
-  /// (after the messages they point into), and the browser door's tokens.
+  /// (after the messages they point into), where each user's last session
+  /// left each room, and the browser door's tokens.
   public func forEachRecord(_ body: (JournalRecord) throws -> Void) rethrows {
     try body(.header(nextID: nextID))
     for (name, created) in rooms.sorted(by: { $0.key < $1.key }) {
@@ -80,6 +83,11 @@ public struct EngineSnapshot: Sendable {
       for (target, marker) in targets.sorted(by: { $0.target.description < $1.target.description })
       {
         try body(.read(user: user, target: target, id: marker.id, at: marker.time))
+      }
+    }
+    for (user, rooms) in seen.sorted(by: { $0.key < $1.key }) {
+      for (room, message) in rooms.sorted(by: { $0.key < $1.key }) {
+        try body(.seen(user: user, room: room, id: message.id, at: message.time))
       }
     }
     for grant in webTokens { try body(.webToken(grant)) }

@@ -31,6 +31,9 @@ struct UnsyncedRecords {
     case leave(String, RoomName, since: Timestamp, forgotten: Engine.Room?, uninvited: Bool)
     /// A read marker moved; `before` is where it was.
     case read(String, ConversationKey, before: ReadMarker?)
+    /// Where a user's last session left a room moved; `before` is where
+    /// it was.
+    case seen(String, RoomName, before: (id: MessageID, time: Timestamp)?)
     /// A room's topic changed; `before` is what it was, and `forgotten`
     /// the room when clearing it left the room unused.
     case topic(RoomName, before: RoomTopic?, forgotten: Engine.Room?)

@@ -43,6 +43,11 @@ public enum JournalRecord: Equatable, Sendable {
   /// Since 1.2: `user`'s read position in `target` (as `user` sees it:
   /// `@bob` for alice's conversation with bob) moved to message `id`.
   case read(user: String, target: Target, id: MessageID, at: Timestamp)
+  /// Since 1.7: `user`'s last session left `room` (a `PART`, a `KICK`, the
+  /// connection closing, or the broker stopping) when its newest message
+  /// was `id`, said at `at`: what an IRC client that comes back has missed
+  /// comes after it (chatbroker(7), "IRC").
+  case seen(user: String, room: RoomName, id: MessageID, at: Timestamp)
   /// Since 1.3: a line said in a shared room, acknowledged and waiting in
   /// the outbox to be published (chatbroker(8), "FEDERATION").
   case outbox(OutboxLine)
@@ -237,6 +242,12 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("user", user)
       json.field("time", time)
       json.field("text", text)
+    case .seen(let user, let room, let id, let time):
+      json.field("type", "seen")
+      json.field("user", user)
+      json.field("room", room.description)
+      json.field("id", id)
+      json.field("at", time)
     case .read(let user, let target, let id, let time):
       json.field("type", "read")
       json.field("user", user)
@@ -502,6 +513,10 @@ private struct RecordFields {
       return .leave(
         user: try userName(), room: try roomName(), at: try time(time, "time"),
         by: try remover())
+    case .seen:
+      return .seen(
+        user: try userName(), room: try roomName(), id: try messageID(id, "id"),
+        at: try time(at, "at"))
     case .read:
       guard let parsed = readTarget?.withUTF8(Target.init(utf8:)) else { throw invalid("target") }
       return .read(

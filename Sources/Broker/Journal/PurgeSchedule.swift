@@ -82,7 +82,7 @@ extension JournalRecord {
     switch self {
     case .redact: true
     case .header, .room, .message, .schedule, .cancel, .delivery, .series, .occurrence,
-      .reschedule, .edit, .skip, .member, .leave, .read, .outbox, .remote, .streamPosition,
+      .reschedule, .edit, .skip, .member, .leave, .read, .seen, .outbox, .remote, .streamPosition,
       .topic, .access, .invite, .mode, .streamLastID, .streamCreated, .streamSequence, .webToken,
       .webRevoke:
       false

@@ -2,7 +2,7 @@
 enum RecordType: CaseIterable {
   case journal, room, message, schedule, cancel, delivery, series, occurrence, reschedule, edit
   case member, leave, read, outbox, remote, stream, topic, redact, access, invite, skip, mode
-  case webToken, webRevoke
+  case webToken, webRevoke, seen
 
   /// How the journal spells it.
   var name: StaticString {
@@ -31,6 +31,7 @@ enum RecordType: CaseIterable {
     case .mode: "mode"
     case .webToken: "web_token"
     case .webRevoke: "web_revoke"
+    case .seen: "seen"
     }
   }
 

@@ -27,7 +27,7 @@ enum PrivacyLines {
     let keyword = words[0]
     switch keyword {
     case "MSG", "HIST", "ROOM", "CONV", "MEMBER", "TOPIC", "JOIN", "PART", "KICK", "MODE", "BAN",
-      "REDACT", "MARKREAD":
+      "REDACT", "MARKREAD", "INVITE":
       guard names.isRoom(words[1]) else { return [] }
       return [Sighting(room: String(words[1]))]
     case "OK":

@@ -190,6 +190,7 @@ struct EngineModerationTests {
     #expect(
       chat.send(bob, "INVITE #ops carol") == ["ERR INVITE ALREADYIN :carol is in #ops already"])
     #expect(chat.send(bob, "INVITE #ops dave") == ["OK INVITE #ops dave"])
+    #expect(chat.output.take(dave) == ["INVITE #ops dave bob"])
     chat.send(alice, "MODE #ops +i")
     _ = chat.output.take(carol)
     _ = chat.output.take(bob)

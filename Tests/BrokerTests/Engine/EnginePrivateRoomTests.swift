@@ -98,7 +98,7 @@ struct EnginePrivateRoomTests {
     let (chat, alice, bob) = privateRooms()
     let carol = chat.connect("carol")
     #expect(chat.send(bob, "INVITE #ops carol") == ["OK INVITE #ops carol"])
-    #expect(chat.output.take(carol) == [], "the line protocol has no INVITE line")
+    #expect(chat.output.take(carol) == ["INVITE #ops carol bob"], "the invited user is told")
     #expect(chat.send(carol, "JOIN #ops").last == "OK JOIN #ops 3")
     // carol, invited, reads it but is no operator (chatbroker(7), "Moderation").
     #expect(
@@ -113,6 +113,7 @@ struct EnginePrivateRoomTests {
     #expect(
       chat.send(bob, "INVITE #plan carol") == ["ERR INVITE NOACCESS :#plan is not open to you"])
     #expect(chat.send(alice, "INVITE #plan carol") == ["OK INVITE #plan carol"])
+    #expect(chat.output.take(carol) == ["INVITE #plan carol alice"])
     #expect(
       chat.send(carol, "INVITE #plan bob") == ["ERR INVITE NOTJOINED :you have not joined #plan"])
     #expect(
@@ -296,6 +297,9 @@ struct EnginePrivateRoomTests {
     chat.engine.recordsSynced(chat.engine.unsyncedRecordCount)
     #expect(chat.send(alice, "INVITE #plan carol") == ["OK INVITE #plan carol"])
     #expect(chat.output.kinds["OK INVITE #plan carol"] == .outcome(.invite))
+    // Told of an invitation that shows a record: not once the sync failed.
+    #expect(chat.output.take(carol) == ["INVITE #plan carol alice"])
+    #expect(chat.output.kinds["INVITE #plan carol alice"] == .revealing)
     #expect(chat.send(alice, "ACCESS #plan public") == ["OK ACCESS #plan public"])
     chat.engine.rollBack(chat.engine.unsyncedRecordCount)
     #expect(chat.send(carol, "ROOMS") == ["OK ROOMS 0"])

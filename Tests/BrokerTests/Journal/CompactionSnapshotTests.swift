@@ -89,7 +89,7 @@ struct CompactionSnapshotTests {
     let live = try lines(of: directory.path("live"))
     let kinds = [
       "room", "member", "message", "schedule", "series", "read", "topic", "access", "invite",
-      "mode",
+      "mode", "seen",
     ]
     #expect(
       kinds.allSatisfy { kind in replayed.contains { $0.contains("\"type\":\"\(kind)\"") } },
