@@ -89,7 +89,7 @@ final class IRCWorld {
       }
       let actions = callSession(
         session, .event(outgoing, answering[connection]))
-      for case .reply(let bytes) in actions {
+      for case .reply(let bytes, _) in actions {
         checkIRCBytes(bytes, "event \(outgoing.event) to \(connection)")
       }
     }
@@ -143,7 +143,7 @@ final class IRCWorld {
       for action in actions {
         guard !output.closed.contains(connection) else { return }
         switch action {
-        case .reply(let bytes): checkIRCBytes(bytes, "reply to \(shown(frame))")
+        case .reply(let bytes, _): checkIRCBytes(bytes, "reply to \(shown(frame))")
         case .request(let request, let context):
           output.answering[connection] = context
           engine.receive(request, from: connection)
@@ -153,6 +153,9 @@ final class IRCWorld {
         case .close:
           engine.disconnect(connection)
           output.closed.insert(connection)
+        case .admit:
+          // Only the web door's codec admits by token.
+          fatalError("an IRC session admitted a web token")
         }
       }
       actions = callSession(session, .nextStep)

@@ -244,6 +244,7 @@
       case "JOIN": return notice(words[1], words[2] + " joined");
       case "PART": return notice(words[1], words[2] + " left");
       case "KICK": return onKick(words[1], words[2], words[3], text);
+      case "INVITE": return onInvite(words[1], words[3]);
       case "MODE": return notice(words[1], words[2] + " set mode " + words.slice(3).join(" "));
       case "AWAY": return notice("@" + words[1], words[1] + " is away: " + (text || ""));
       case "REDACT": return onRedact(words[1], words[2]);
@@ -513,6 +514,14 @@
       conv.mine = false;
       renderSidebar();
     }
+  }
+
+  /** INVITE room user by: you were invited (chatbroker(7)); the room is
+   *  listed under Rooms from now on, a click away. */
+  function onInvite(room, by) {
+    setStatus(by + " invited you to " + room + ": open it under Rooms to join", true);
+    notice(room, by + " invited you");
+    refreshRooms();
   }
 
   function onRedact(target, id) {
