@@ -45,8 +45,9 @@ TEST_FLAGS ?=
 BIN_PATH ?=
 
 INSTALL ?= install
-# make install strips the binaries (a tenth of their size); "make install
-# INSTALL_STRIP=" keeps their symbols, for a debugger.
+# make install strips the binaries (a quarter of their size: README,
+# "Install"); "make install INSTALL_STRIP=" keeps their symbols, for a
+# debugger.
 INSTALL_STRIP ?= -s
 BINARIES = chatbroker chatsh
 UNITS = chatbroker.socket chatbroker-irc.socket chatbroker-web.socket chatbroker.service
