@@ -22,7 +22,9 @@ public enum Request: Equatable, Sendable {
   case bans(RoomName)
   /// Since 1.5: `KICK <room> <user> [<reason>]`, by an operator.
   case kick(RoomName, user: String, reason: String?)
-  case part(RoomName)
+  /// `PART <room> [:<reason>]`; since 1.6 with a reason, which the
+  /// room's IRC clients see (IRC's `PART <room> :<reason>` is this).
+  case part(RoomName, reason: String? = nil)
   case say(Target, text: String)
   /// Since 1.4: `ACTION <target> <text>`, a SAY shown as an action.
   case action(Target, text: String)
@@ -38,12 +40,6 @@ public enum Request: Equatable, Sendable {
   /// clients with message-tags; nothing is kept, nothing reaches the line
   /// protocol.
   case tagmsg(Target, tags: String)
-  /// The IRC gateway's `PART <room> :<reason>`: a `PART` whose reason the
-  /// room's IRC clients see.
-  case partGiving(RoomName, reason: String)
-  /// The IRC gateway's `QUIT :<reason>`: a `QUIT` whose reason IRC
-  /// clients that share a room with the user see.
-  case quitGiving(reason: String)
   /// `when` is kept as typed: only the broker knows "now" and its time zone.
   case sayAt(Target, when: String, text: String)
   /// `rule` is kept as typed, like `when`: the broker's zone is its default.
@@ -92,7 +88,9 @@ public enum Request: Equatable, Sendable {
   case web(revoke: Bool)
   case ping(token: String?)
   case help
-  case quit
+  /// `QUIT [:<reason>]`; since 1.6 with a reason, which IRC clients that
+  /// share a room with the user see (IRC's `QUIT :<reason>` is this).
+  case quit(reason: String? = nil)
 
   /// The most due instants `SCHEDULED <id> NEXT <n>` lists.
   public static let maximumUpcoming = 100
@@ -108,7 +106,7 @@ public enum Request: Equatable, Sendable {
     case .kick: .kick
     case .invite: .invite
     case .access, .setAccess: .access
-    case .part, .partGiving: .part
+    case .part: .part
     case .say, .ircSay, .tagmsg: .say
     case .action: .action
     case .redact: .redact
@@ -131,7 +129,7 @@ public enum Request: Equatable, Sendable {
     case .web: .web
     case .ping: .ping
     case .help: .help
-    case .quit, .quitGiving: .quit
+    case .quit: .quit
     }
   }
 }

@@ -50,9 +50,14 @@ extension LineCodec {
     }
     bytes.append(contentsOf: request.verb.rawValue.utf8)
     switch request {
-    case .join(let room), .part(let room), .who(let room), .topic(let room),
+    case .join(let room), .part(let room, nil), .who(let room), .topic(let room),
       .access(let room), .mode(let room):
       word(room.description)
+    case .part(let room, let reason?):
+      word(room.description)
+      text(reason)
+    case .quit(let reason?):
+      text(reason)
     case .joinKeyed(let room, let key):
       word(room.description)
       word("key=" + key)
@@ -148,7 +153,7 @@ extension LineCodec {
       if let token { word(token) }
     case .web(let revoke):
       if revoke { word("REVOKE") }
-    case .markReadAt, .readMarker, .ircSay, .tagmsg, .partGiving, .quitGiving:
+    case .markReadAt, .readMarker, .ircSay, .tagmsg:
       preconditionFailure("\(request) is the IRC gateway's; it has no line")
     }
     bytes.append(UInt8(ascii: "\n"))
@@ -162,7 +167,7 @@ extension Request {
   /// request encoder of ``LineCodec`` does not write.
   public var hasLine: Bool {
     switch self {
-    case .markReadAt, .readMarker, .ircSay, .tagmsg, .partGiving, .quitGiving: false
+    case .markReadAt, .readMarker, .ircSay, .tagmsg: false
     case .history(_, _, let anchor):
       switch anchor {
       case nil, .before, .after: true

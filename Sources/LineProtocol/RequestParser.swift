@@ -92,8 +92,8 @@ public enum RequestParser {
       return .setAccess(room, try restriction(verb, word))
     case .part:
       let room = try roomName(verb, words.required(verb))
-      try words.end(verb)
-      return .part(room)
+      guard words.hasText else { return .part(room) }
+      return .part(room, reason: try text(verb, words))
     case .say:
       let target = try target(verb, words.required(verb))
       return .say(target, text: try text(verb, words))
@@ -227,8 +227,8 @@ public enum RequestParser {
       try words.end(verb)
       return .help
     case .quit:
-      try words.end(verb)
-      return .quit
+      guard words.hasText else { return .quit() }
+      return .quit(reason: try text(verb, words))
     }
   }
 

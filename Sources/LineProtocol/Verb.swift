@@ -161,7 +161,9 @@ public enum VerbTable {
       .join, 1...2, "JOIN <room> [group=<group>|invite|key=<key>]",
       "join a room (created if needed, private to a Unix group or to the invited if asked; "
         + "with its key if it has one) and receive its messages"),
-    row(.part, 1...1, "PART <room>", "leave a room"),
+    row(
+      .part, 1...1, text: true, optionalText: true, "PART <room> [<text>]",
+      "leave a room (IRC clients in it see the text)"),
     row(.say, 1...1, text: true, "SAY <target> <text>", "send text to a #room or to @user"),
     row(
       .action, 1...1, text: true, "ACTION <target> <text>",
@@ -244,7 +246,9 @@ public enum VerbTable {
         + "(Unix socket only); WEB REVOKE ends all your links"),
     row(.ping, 0...1, stateless: true, "PING [<token>]", "check that the broker answers"),
     row(.help, 0...0, stateless: true, "HELP", "show this list"),
-    row(.quit, 0...0, stateless: true, "QUIT", "close the connection"),
+    row(
+      .quit, 0...0, text: true, optionalText: true, stateless: true, "QUIT [<text>]",
+      "close the connection (IRC clients in your rooms see the text)"),
   ]
 
   /// The row of `verb`: the table lists the verbs in `allCases` order (a

@@ -79,6 +79,10 @@ public enum LineShape {
     case "KICK":
       return fields(4, text: text != nil) ?? check(words[1], isRoom) ?? check(words[2], isUser)
         ?? check(words[3], isUser)
+    // Since 1.6: INVITE <room> <user> <by>, to the invited user.
+    case "INVITE":
+      return fields(4, text: false) ?? check(words[1], isRoom) ?? check(words[2], isUser)
+        ?? check(words[3], isUser)
     case "SCHED":
       // A series' line has its rule as a sixth word (chatbroker(7), SCHEDULED).
       return (words.count == 6 ? fields(6, text: true) : fields(5, text: true))

@@ -66,12 +66,24 @@ public enum ProtocolModel {
     ).map { String(decoding: $0, as: UTF8.self) }
   }
 
-  /// Whether `line` is a `QUIT` that ends the session (no other words).
-  static func isPlainQuit(_ line: [UInt8]) -> Bool {
+  /// Whether `line` is a `QUIT` that ends the session: alone, or with a
+  /// reason (chatbroker(7), QUIT, since 1.6) that the broker takes: valid
+  /// UTF-8, not blank, with no control character but TAB (C0, DEL, C1).
+  static func isQuit(_ line: [UInt8]) -> Bool {
     var content = line[...]
     if content.last == UInt8(ascii: "\r") { content = content.dropLast() }
-    let words = content.split(separator: UInt8(ascii: " "))
-    return words.count == 1 && String(decoding: words[0], as: UTF8.self).asciiUppercased == "QUIT"
+    let verb = content.prefix { $0 != UInt8(ascii: " ") }
+    guard String(decoding: verb, as: UTF8.self).asciiUppercased == "QUIT" else { return false }
+    var reason = content.dropFirst(verb.count)
+    guard reason.contains(where: { $0 != UInt8(ascii: " ") }) else { return true }
+    reason = reason.dropFirst()
+    if reason.first == UInt8(ascii: ":") { reason = reason.dropFirst() }
+    guard let text = String(validating: reason, as: UTF8.self),
+      text.unicodeScalars.contains(where: { $0 != " " && $0 != "\t" })
+    else { return false }
+    return !text.unicodeScalars.contains {
+      ($0.value < 0x20 && $0 != "\t") || (0x7F...0x9F).contains($0.value)
+    }
   }
 }
 

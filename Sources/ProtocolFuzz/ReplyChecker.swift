@@ -84,7 +84,7 @@ public struct ReplyChecker {
     else { return }
     if quitSent { return }
     waiting.append((verb, line))
-    if verb == "QUIT", ProtocolModel.isPlainQuit(line) { quitSent = true }
+    if verb == "QUIT", ProtocolModel.isQuit(line) { quitSent = true }
   }
 
   /// Checks one line from the broker (without its LF).
@@ -167,7 +167,7 @@ public struct ReplyChecker {
       }
       dataKeyword = keyword
       dataLines += 1
-    case "MSG", "JOIN", "PART", "MARKREAD", "TOPIC", "REDACT", "AWAY", "MODE", "KICK":
+    case "MSG", "JOIN", "PART", "MARKREAD", "TOPIC", "REDACT", "AWAY", "MODE", "KICK", "INVITE":
       if dataKeyword == "SCHED" {
         // The SCHED lines so far were another session's change, which
         // comes between replies as events do (see above), not a reply.

@@ -125,7 +125,9 @@ public struct RequestGenerator {
     case "KICK":
       let user = String(target().drop { $0 == "@" || $0 == "#" })
       return random.chance(50) ? "\(verb) \(room()) \(user)" : "\(verb) \(room()) \(user) \(text())"
-    case "PART", "WHO": return "\(verb) \(room())"
+    case "WHO": return "\(verb) \(room())"
+    // A reason since 1.6, which IRC clients see (chatbroker(7), PART).
+    case "PART": return random.chance(50) ? "\(verb) \(room())" : "\(verb) \(room()) \(text())"
     case "INVITE": return "\(verb) \(room()) \(String(target().drop { $0 == "@" || $0 == "#" }))"
     case "ACCESS": return random.chance(40) ? "\(verb) \(room())" : "\(verb) \(room()) \(access())"
     case "SAY", "ACTION": return "\(verb) \(target()) \(text())"
@@ -163,7 +165,12 @@ public struct RequestGenerator {
     case "REPLACE": return "\(verb) \(id()) \(occurrence()) \(when()) \(text())"
     case "MARKREAD": return "\(verb) \(target()) \(id())"
     case "PING": return random.chance(50) ? verb : "\(verb) \(word())"
-    case "QUIT": return random.chance(10) ? verb : "\(verb) now"
+    // Rarely a QUIT, with or without a reason (chatbroker(7), QUIT): it
+    // ends the connection; mostly one refused for its reason's control
+    // character, which ends nothing.
+    case "QUIT":
+      if random.chance(5) { return verb }
+      return random.chance(5) ? "\(verb) :bye \(word())" : "\(verb) :ring\u{7}"
     default: return verb
     }
   }

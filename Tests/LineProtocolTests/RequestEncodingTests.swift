@@ -53,7 +53,8 @@ private let requests: [Request] =
       MessageID("q")!, occurrence: "2026-12-24T09:00:00.000Z", when: "2026-12-23T09:00Z",
       text: ":early: this week"),
     .rooms(after: longestRoom), .ping(token: nil), .ping(token: "x:y"), .ping(token: "ünï"),
-    .help, .quit, .web(revoke: false), .web(revoke: true),
+    .help, .quit(), .quit(reason: "gone home"), .part(RoomName("#a")!, reason: "lunch: back at 2"),
+    .web(revoke: false), .web(revoke: true),
     .joinKeyed(longestRoom, key: String(repeating: "k", count: 32)),
     .mode(longestRoom), .bans(RoomName("#ops")!),
     .setMode(

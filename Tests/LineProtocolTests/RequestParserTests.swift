@@ -60,6 +60,8 @@ let goodLines: [GoodLine] = [
   GoodLine("access #plan group=ops", .setAccess(room("#plan"), .group("ops"))),
   GoodLine("PART #ops", .part(room("#ops"))),
   GoodLine("part  #OPS", .part(room("#ops"))),
+  GoodLine("PART #ops :lunch, back at 2", .part(room("#ops"), reason: "lunch, back at 2")),
+  GoodLine("PART #ops now", .part(room("#ops"), reason: "now")),
   GoodLine("WHO #ops", .who(room("#ops"))),
   GoodLine("who #Ops ", .who(room("#ops"))),
   // SAY: the text is the rest of the line after one space; one leading ':' goes.
@@ -120,8 +122,10 @@ let goodLines: [GoodLine] = [
   GoodLine("PING  x:y ", .ping(token: "x:y")),
   GoodLine("HELP", .help),
   GoodLine("help", .help),
-  GoodLine("QUIT", .quit),
-  GoodLine("Quit", .quit),
+  GoodLine("QUIT", .quit()),
+  GoodLine("Quit", .quit()),
+  GoodLine("QUIT :gone home", .quit(reason: "gone home")),
+  GoodLine("QUIT now", .quit(reason: "now")),
 ]
 
 @Test(arguments: goodLines)
@@ -170,7 +174,6 @@ private let syntaxLines: [BadLine] = [
   BadLine("ACCESS #ops private", "ACCESS", .badName),
   BadLine("INVITE #ops", "INVITE", .syntax),
   BadLine("INVITE #ops b@d", "INVITE", .badName),
-  BadLine("PART #ops now", "PART", .syntax),
   BadLine("HISTORY #ops 10 20", "HISTORY", .syntax),
   BadLine("HISTORY #ops BEFORE a b", "HISTORY", .syntax),
   BadLine("HISTORY #ops 10 BEFORE a AFTER b", "HISTORY", .syntax),
@@ -189,7 +192,6 @@ private let syntaxLines: [BadLine] = [
   // Found by chatfuzz: a TAB would split the echoed word for awk.
   BadLine("PING a\tb", "PING", .badChar),
   BadLine("HELP SAY", "HELP", .syntax),
-  BadLine("QUIT now", "QUIT", .syntax),
   // HISTORY <n> is a whole number from 1.
   BadLine("HISTORY #ops 0", "HISTORY", .syntax),
   BadLine("HISTORY #ops 000", "HISTORY", .syntax),

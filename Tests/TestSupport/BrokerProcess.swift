@@ -60,7 +60,7 @@ public final class BrokerProcess: @unchecked Sendable {
       guard let probe = try? LineClient(path: self.socketPath) else { return false }
       // Leave with QUIT and read to the end, so the probe's session is gone
       // before the test starts (it would count against --sessions-per-user).
-      _ = try probe.request(.quit)
+      _ = try probe.request(.quit())
       _ = try probe.readToEnd()
       return true
     }

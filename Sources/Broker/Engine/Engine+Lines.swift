@@ -97,7 +97,7 @@ extension Request {
   /// that change only journaled state, are answered again.
   var mayBeAnsweredAgain: Bool {
     switch self {
-    case .part, .partGiving, .away, .tagmsg, .quit, .quitGiving: false
+    case .part, .away, .tagmsg, .quit: false
     default: true
     }
   }

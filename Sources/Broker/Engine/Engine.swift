@@ -313,7 +313,8 @@ public final class Engine {
     case .access(let room): showAccess(room, connection: connection, user: user)
     case .setAccess(let room, let restriction):
       setAccess(room, restriction, connection: connection, user: user)
-    case .part(let room): part(room, connection: connection, user: user)
+    case .part(let room, let reason):
+      part(room, reason: reason, connection: connection, user: user)
     case .say(let target, let text): say(target, text: text, connection: connection, user: user)
     case .action(let target, let text):
       say(target, text: text, action: true, connection: connection, user: user)
@@ -322,8 +323,6 @@ public final class Engine {
       say(target, text: text, notice: notice, tags: tags, connection: connection, user: user)
     case .tagmsg(let target, let tags):
       tagmsg(target, tags: tags, connection: connection, user: user)
-    case .partGiving(let room, let reason):
-      part(room, reason: reason, connection: connection, user: user)
     case .sayAt(let target, let when, let text):
       sayAt(target, when: when, text: text, connection: connection, user: user)
     case .history(let target, let count, let anchor):
@@ -367,8 +366,8 @@ public final class Engine {
     case .ping(let token):
       send(.ok(.ping, fields: token.map { [$0] } ?? []), to: connection)
     case .help: help(connection: connection)
-    case .quit, .quitGiving:
-      if case .quitGiving(let reason) = request { sessions[connection]?.quitReason = reason }
+    case .quit(let reason):
+      sessions[connection]?.quitReason = reason
       send(.ok(.quit, fields: []), to: connection)
       send(.bye("bye \(user)"), to: connection)
       disconnect(connection)

@@ -149,7 +149,7 @@ extension IRCSession {
     let shown = Self.reasonText(reason)
     return [
       .request(
-        .partGiving(room, reason: shown), answering: IRCReplyContext(.part(reason: shown)))
+        .part(room, reason: shown), answering: IRCReplyContext(.part(reason: shown)))
     ]
   }
 

@@ -312,9 +312,9 @@ final class IRCSession: WireCodec {
     case "QUIT":
       guard registered else { return [.close] }
       if let reason = parameters.first, !reason.isEmpty {
-        return [.request(.quitGiving(reason: Self.reasonText(reason)), answering: nil)]
+        return [.request(.quit(reason: Self.reasonText(reason)), answering: nil)]
       }
-      return [.request(.quit, answering: nil)]
+      return [.request(.quit(), answering: nil)]
     default:
       guard registered else { return [numeric(.notRegistered, ["You have not registered"])] }
       return command(message)
