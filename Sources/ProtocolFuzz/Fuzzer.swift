@@ -347,14 +347,7 @@ public enum Fuzzer {
       tcpPort: nil)
     var finding = Finding(
       category: "crash", summary: "\(crash.cause), the request not found", detail: crash.detail)
-    do {
-      try owned.start()
-    } catch {
-      shared.findings.record(
-        Finding(
-          category: "restart", summary: "the broker does not start again on its journal",
-          detail: "after \(crash.cause): \(error)"))
-    }
+    owned.startAgain(after: crash.cause, recordingIn: shared.findings)
     let known = shared.findings.all.first {
       $0.category == "crash" && $0.summary.hasPrefix("\(crash.cause) on ")
     }
@@ -480,22 +473,8 @@ public enum Fuzzer {
       logs.append((try? String(contentsOfFile: path, encoding: .utf8)) ?? "")
     }
     if let owned {
-      let status = owned.stop()
-      if status != 0 {
-        shared.findings.record(
-          Finding(
-            category: "liveness", summary: "the broker does not stop cleanly on SIGTERM",
-            detail: status.map { "exit status \($0)" } ?? "still running after 5 s"))
-      }
-      do {
-        try owned.start()
-        _ = owned.stop()
-      } catch {
-        shared.findings.record(
-          Finding(
-            category: "restart", summary: "the broker does not start again on its journal",
-            detail: "\(error)"))
-      }
+      owned.stopCleanly(recordingIn: shared.findings)
+      if owned.startAgain(after: "the run", recordingIn: shared.findings) { _ = owned.stop() }
       // The logs of the runs that crashed were reported with the crash.
       let crashed = crashedLogs.withLock { $0 }
       logs += owned.logPaths.filter { !crashed.contains($0) }.map {

@@ -168,20 +168,8 @@ final class DirtyReadOracle: @unchecked Sendable {
   /// message found there is a dirty read. Leaves the broker running.
   func checkDurability(_ owned: OwnedBroker, switchPath: String) {
     FailingSyncs.turnOff(switchPath)
-    let status = owned.stop()
-    if status != 0 {
-      shared.findings.record(
-        Finding(
-          category: "liveness", summary: "the broker does not stop cleanly on SIGTERM",
-          detail: status.map { "exit status \($0)" } ?? "still running after 5 s"))
-    }
-    do {
-      try owned.start()
-    } catch {
-      shared.findings.record(
-        Finding(
-          category: "restart", summary: "the broker does not start again on its journal",
-          detail: "after the dirty-read run: \(error)"))
+    owned.stopCleanly(recordingIn: shared.findings)
+    guard owned.startAgain(after: "the dirty-read run", recordingIn: shared.findings) else {
       return
     }
     let messages = ledger.acknowledgedMessages

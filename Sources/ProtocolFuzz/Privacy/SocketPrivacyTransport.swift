@@ -161,14 +161,7 @@ final class SocketPrivacyTransport: PrivacyTransport {
     sleepSeconds(0.3)
     if restart, let owned {
       _ = owned.stop()
-      do {
-        try owned.start()
-      } catch {
-        shared.findings.record(
-          Finding(
-            category: "restart", summary: "the broker does not start again on its journal",
-            detail: "after the privacy oracle's restart: \(error)"))
-      }
+      owned.startAgain(after: "the privacy oracle's restart", recordingIn: shared.findings)
     }
     shared.generation.add(1, ordering: .sequentiallyConsistent)
     generation = shared.generation.load(ordering: .relaxed)

@@ -7,8 +7,9 @@ import Testing
 /// request for both wire formats, not one per door.
 @Suite("IRC: reasons of line-protocol clients' PART and QUIT")
 struct IRCReasonsFromLineClientsTests {
-  @Test("PART #room :text over the line protocol is a PART with that reason on IRC")
-  func partReason() {
+  /// carol on the line protocol and bob on IRC in #ops, their lines so
+  /// far taken.
+  static func room() -> (IRCHarness, ConnectionID, ConnectionID) {
     let irc = IRCHarness()
     let carol = irc.engine.connect("carol")
     irc.engine.send(carol, "JOIN #ops")
@@ -16,18 +17,19 @@ struct IRCReasonsFromLineClientsTests {
     irc.send(bob, "JOIN #ops")
     _ = irc.take(bob)
     _ = irc.engine.output.take(carol)
+    return (irc, carol, bob)
+  }
+
+  @Test("PART #room :text over the line protocol is a PART with that reason on IRC")
+  func partReason() {
+    let (irc, carol, bob) = Self.room()
     #expect(irc.engine.send(carol, "PART #ops :off to lunch") == ["OK PART #ops"])
     #expect(irc.take(bob) == [":carol!carol@host.test PART #ops :off to lunch"])
   }
 
   @Test("QUIT :text over the line protocol is a QUIT with that reason on IRC")
   func quitReason() {
-    let irc = IRCHarness()
-    let carol = irc.engine.connect("carol")
-    irc.engine.send(carol, "JOIN #ops")
-    let bob = irc.connect("bob")
-    irc.send(bob, "JOIN #ops")
-    _ = irc.take(bob)
+    let (irc, carol, bob) = Self.room()
     irc.engine.send(carol, "QUIT :the train is here")
     #expect(irc.take(bob) == [":carol!carol@host.test QUIT :Quit: the train is here"])
   }
