@@ -193,7 +193,7 @@ extension ChatSession {
       guard words.count >= 3, let due = Timestamp(rfc3339: words[1]) else { return }
       model.pending.insert(words[0])
       (model.find(target) ?? model.current).notice(
-        "series \(words[0]): \(words[2]), first \(clock.shortDateTime(due, now: time)) "
+        "series \(words[0]): \(RuleWording.display(sanitized(words[2]), width: 40)), first \(clock.shortDateTime(due, now: time)) "
           + "(/scheduled lists, /cancel \(words[0]) ends it)", time: time)
     case .reschedule(let id), .edit(let id), .skip(let id):
       guard let item = data.last.flatMap({ ServerLine.event($0).scheduledMessage }) else { return }
@@ -361,7 +361,12 @@ extension ChatSession {
           clock.shortDateTime(item.created, now: now), item.target,
         ]
           + (repeats
-            ? [item.rule.map { sanitized(String($0.dropLast(item.isPaused ? 7 : 0))) } ?? "once"]
+            ? [
+              item.rule.map {
+                RuleWording.display(
+                  sanitized(String($0.dropLast(item.isPaused ? 7 : 0))), width: 24)
+              } ?? "once"
+            ]
             : []) + [item.text])
     }
     let fixed = rows[0].count - 1

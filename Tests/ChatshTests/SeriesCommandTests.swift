@@ -68,8 +68,32 @@ struct SeriesCommandTests {
     harness.feed("OK SAYEVERY 7 2026-12-01T14:00:00.000Z weekdays@09:00/America/New_York")
     #expect(harness.session.model.pending == ["7"])
     #expect(
-      Self.notices(harness).last?.hasPrefix("series 7: weekdays@09:00/America/New_York, first")
+      Self.notices(harness).last?.hasPrefix("series 7: weekdays at 09:00 (America/New_York), first")
         == true)
+  }
+
+  @Test("A calendar expression's rule is said in words; a rule with none is cut with …")
+  func ruleInWords() {
+    let harness = Self.joined()
+    harness.session.submit("/every Mon..Fri *-*-* 09:00 stand-up")
+    harness.feed(
+      "OK SAYEVERY 8 2026-12-01T14:00:00.000Z rrule:FREQ=DAILY;BYSECOND=0;BYMINUTE=0;BYHOUR=9;"
+        + "BYDAY=MO,TU,WE,TH,FR;DTSTART=20261130T000000/America/New_York")
+    #expect(
+      Self.notices(harness).last?.hasPrefix("series 8: weekdays at 09:00 (America/New_York), first")
+        == true, "\(Self.notices(harness).last ?? "")")
+    harness.session.submit("/scheduled")
+    harness.feed(
+      "SCHED 8 #team 2026-12-01T14:00:00.000Z 2026-11-30T17:00:00.000Z "
+        + "rrule:FREQ=DAILY;BYSECOND=0;BYMINUTE=0;BYHOUR=9;BYDAY=MO,TU,WE,TH,FR;"
+        + "DTSTART=20261130T000000/America/New_York :stand-up",
+      "SCHED 9 #team 2026-12-01T14:00:00.000Z 2026-11-30T17:00:00.000Z "
+        + "rrule:FREQ=MONTHLY;BYDAY=TU;BYSETPOS=2;BYHOUR=9;COUNT=12 :retro",
+      "OK SCHEDULED 2")
+    let table = Self.notices(harness).last ?? ""
+    #expect(table.contains("weekdays at 09:00 (America/New_York)"), "\(table)")
+    #expect(table.contains("rrule:FREQ=MONTHLY;BYDA… "), "\(table)")
+    #expect(!table.contains("BYSECOND") && !table.contains("BYSETPOS"), "\(table)")
   }
 
   @Test("/reschedule resolves a <when> here and a rule in full; /edit sends the text")
@@ -108,7 +132,7 @@ struct SeriesCommandTests {
       "SCHED 10 #team 2026-12-02T14:00:00.000Z 2026-11-30T17:00:00.000Z daily@09:00/UTC :x",
       "OK SCHEDULED 1")
     let table = Self.notices(harness).last ?? ""
-    #expect(table.contains("REPEATS") && table.contains("daily@09:00/UTC"), "\(table)")
+    #expect(table.contains("REPEATS") && table.contains("daily at 09:00 (UTC)"), "\(table)")
     #expect(!table.contains("moved"), "the event is not part of the reply")
     #expect(harness.session.model.pending == ["10"])
   }
@@ -129,7 +153,8 @@ struct SeriesCommandTests {
       "OK SCHEDULED 1")
     let row = Self.notices(harness).last?.split(separator: "\n").last ?? ""
     #expect(row.hasPrefix("7   paused "), "\(row)")
-    #expect(row.contains("daily@09:00/America/New_York ") && !row.contains(",paused"), "\(row)")
+    #expect(
+      row.contains("daily at 09:00 (America/New_York) ") && !row.contains(",paused"), "\(row)")
     harness.session.submit("/resume 7")
     harness.feed(
       "SCHED 7 #team 2026-12-01T14:00:00.000Z 2026-11-30T17:00:00.000Z"
