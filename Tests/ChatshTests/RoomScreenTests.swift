@@ -143,7 +143,7 @@ struct SeriesScreenTests {
     defer { terminal.close() }
     try terminal.waitFor { $0.hasPrefix(" #ops") && $0.contains("[") }
     try terminal.enter("/every daily@09:00 stand-up")
-    try terminal.waitFor("daily@09:00/Europe/Berlin")
+    try terminal.waitFor("daily at 09:00 (Europe/Berlin)")
     let root = try broker.connect()
     let series = try #require(root.dataLines("SCHEDULED").first?.words[1])
     let next = try root.dataLines("SCHEDULED \(series) NEXT 2").map { $0.words[3] }
