@@ -143,15 +143,7 @@ public final class WebDoorClient: @unchecked Sendable {
   }
 
   public func send(_ bytes: [UInt8]) throws {
-    var offset = 0
-    while offset < bytes.count {
-      let written = bytes[offset...].withUnsafeBytes {
-        Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-      }
-      if written < 0 && errno == EINTR { continue }
-      guard written > 0 else { throw TestFailure("send: \(String(cString: strerror(errno)))") }
-      offset += written
-    }
+    try sendAll(fd, bytes)
   }
 
   /// The next frame from the broker; nil once the stream ended.
