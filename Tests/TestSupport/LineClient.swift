@@ -76,22 +76,14 @@ public final class LineClient: @unchecked Sendable {
         buffer.removeSubrange(...newline)
         return line
       }
-      let remaining = deadline.timeIntervalSinceNow
-      guard remaining > 0 else { throw TestFailure("no line within the time limit") }
-      var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-      let ready = poll(&poller, 1, Int32(max(1, remaining * 1000)))
-      if ready < 0 && errno == EINTR { continue }
-      guard ready > 0 else { continue }
-      var chunk = [UInt8](repeating: 0, count: 65536)
-      let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-      if count < 0 && errno == EINTR { continue }
-      if count <= 0 {
+      guard let bytes = try readSome(fd, before: deadline, failure: "no line within the time limit")
+      else {
         if buffer.isEmpty { return nil }
         let rest = String(decoding: buffer, as: UTF8.self)
         buffer.removeAll()
         throw TestFailure("stream ended inside a line: \(rest)")
       }
-      buffer.append(contentsOf: chunk[0..<count])
+      buffer.append(contentsOf: bytes)
     }
   }
 

@@ -224,20 +224,10 @@ public final class WebDoorClient: @unchecked Sendable {
   /// Reads once; false at the end of the stream (or a reset); throws when
   /// nothing came in time.
   private func fill(before deadline: Date) throws -> Bool {
-    while true {
-      let remaining = deadline.timeIntervalSinceNow
-      guard remaining > 0 else { throw TestFailure("nothing from the broker in time") }
-      var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-      let ready = poll(&poller, 1, Int32(max(1, remaining * 1000)))
-      if ready < 0 && errno == EINTR { continue }
-      guard ready > 0 else { continue }
-      var chunk = [UInt8](repeating: 0, count: 65536)
-      let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-      if count < 0 && errno == EINTR { continue }
-      guard count > 0 else { return false }
-      inbox.append(contentsOf: chunk[0..<count])
-      return true
-    }
+    guard let bytes = try readSome(fd, before: deadline, failure: "nothing from the broker in time")
+    else { return false }
+    inbox.append(contentsOf: bytes)
+    return true
   }
 
   private func search(_ needle: [UInt8]) -> Int? {
