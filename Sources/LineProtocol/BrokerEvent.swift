@@ -50,7 +50,7 @@ public enum BrokerEvent: Equatable, Sendable {
   case tagmsg(target: Target, user: String, time: Timestamp, tags: String)
   /// Since 1.4: `user` was invited to `room` by `by` (`INVITE`), sent to
   /// the invited user's sessions: IRC clients get IRC's `INVITE` line,
-  /// and since 1.7 line-protocol clients the `INVITE` event line
+  /// and since 1.6 line-protocol clients the `INVITE` event line
   /// (chatbroker(7), "Moderation").
   case invited(room: RoomName, user: String, by: String)
   /// Since 1.5: `user` changed the room's modes (`MODE`; chatbroker(7),

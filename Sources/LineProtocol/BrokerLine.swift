@@ -261,7 +261,7 @@ public enum BrokerLine {
     }
   }
 
-  /// `INVITE <room> <user> <by>`: since 1.7, `by` invited `user` (you)
+  /// `INVITE <room> <user> <by>`: since 1.6, `by` invited `user` (you)
   /// to `room`.
   public static func invite(room: RoomName, user: String, by: String) -> [UInt8] {
     build {

@@ -58,7 +58,7 @@ struct RoomScreenTests {
     #expect(try outsider.request("ROOMS") == ["ROOM #lobby 1", "OK ROOMS 1"])
     try terminal.enter("/invite cbtest1")
     try terminal.waitFor("cbtest1 may now read and join #plan")
-    #expect(try outsider.expect("INVITE ").hasPrefix("INVITE #plan cbtest1 "), "told (since 1.7)")
+    #expect(try outsider.expect("INVITE ").hasPrefix("INVITE #plan cbtest1 "), "told (since 1.6)")
     #expect(try outsider.request("JOIN #plan") == ["OK JOIN #plan 2"])
   }
 

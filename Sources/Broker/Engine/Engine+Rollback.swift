@@ -70,7 +70,6 @@ extension Engine {
         if let before { scheduler.insert(before, series: beforeSeries) }
       case .member(let user, let room, let newRoom):
         // The JOIN that made the room the user's is answered STORAGE: its
-        // The JOIN that made the room the user's is answered STORAGE: its
         // session leaves the room again with its moves.
         removeHolder(user, of: room)
         unheld.append((user, room))

@@ -21,7 +21,7 @@ public struct EngineSnapshot: Sendable {
   let modes: [RoomName: RoomModes]
   /// Since 1.6: the browser door's tokens not expired yet, oldest first.
   let webTokens: [WebTokenGrant]
-  /// Since 1.7: where each user's last session left each room (`seen`).
+  /// Since 1.6: where each user's last session left each room (`seen`).
   let seen: [String: [RoomName: (id: MessageID, time: Timestamp)]]
 
   /// Calls `body` with every record of a journal that replays to this state:

@@ -26,6 +26,13 @@ final class IRCReplyContext: ReplyContext {
     case chathistory(batch: String)
     /// `LIST`: pages of ROOMS.
     case list
+    /// The user's rooms a session is joined to when it registers, asked
+    /// as `CONVERSATIONS` so that the answer, like any other, shows only
+    /// rooms that are durably the user's (chatbroker(7), "Order and
+    /// durability"): read from the engine's state directly, a room whose
+    /// creation was still being synced was joined again, and so made
+    /// anew, when the sync failed.
+    case rejoin
     /// `TOPIC #room`: 332 and 333, or 331 for none.
     case topic
     /// `TOPIC #room :text`: the room's TOPIC line is the answer.
@@ -90,6 +97,11 @@ final class IRCReplyContext: ReplyContext {
   var morePages = false
   /// LIST's terms (ELIST): the rooms not matching them are not shown.
   var listFilter: IRCListFilter?
+
+  /// The rooms of a ``Purpose/rejoin`` answer, and whether its final
+  /// line came: then each is joined, a step each.
+  var roomsToJoin: [RoomName] = []
+  var roomsComplete = false
 
   init(_ purpose: Purpose, join: IRCReplyContext? = nil) {
     self.purpose = purpose

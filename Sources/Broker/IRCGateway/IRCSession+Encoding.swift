@@ -175,7 +175,12 @@ extension IRCSession {
         source: Self.source(by, serverName: serverName), "KICK",
         [room.description, Self.nickname(who), reason ?? by]
       ).cleaned().encoded(trailing: true)
-    case .conversation, .markRead:
+    case .conversation(let summary):
+      if case .rejoin = context?.purpose, case .room(let room) = summary.target {
+        context?.roomsToJoin.append(room)
+      }
+      return []
+    case .markRead:
       return []
     case .readMarker(let target, _, let time):
       guard capabilities.contains(.readMarker) else { return [] }
@@ -276,6 +281,9 @@ extension IRCSession {
         return []
       }
       return end
+    case .conversations:
+      if case .rejoin = context?.purpose { context?.roomsComplete = true }
+      return []
     case .rooms:
       // A page of ROOMS is 1000 rooms: LIST goes on with the next page
       // as a step of its own (``answered(_:)``), and ends after the last.

@@ -94,8 +94,9 @@ extension IRCSession {
     actions += lusers()
     actions.append(numeric(.noMotd, ["MOTD File is missing"]))
     // Joined to the user's rooms, as a bouncer does: each a step of its
-    // own, after the burst (chatbroker(7), "IRC").
-    pendingSteps += reader.rooms.map { .actions(join($0)) }
+    // own, after the burst (chatbroker(7), "IRC"), once the engine has
+    // said which they are (``IRCReplyContext/Purpose/rejoin``).
+    pendingSteps.append(.actions([.request(.conversations, answering: IRCReplyContext(.rejoin))]))
     return actions
   }
 

@@ -127,13 +127,18 @@ final class IRCSession: WireCodec {
   }
 
   /// What the replies just encoded for `context` call for: the next page
-  /// of a LIST, or the pages of a CHATHISTORY answer, each a step of its
-  /// own before any later line.
+  /// of a LIST, the pages of a CHATHISTORY answer, or the JOINs of the
+  /// user's rooms on registration, each a step of its own before any
+  /// later line.
   func answered(_ context: ReplyContext) {
     guard let context = context as? IRCReplyContext else { return }
     if context.morePages, let last = context.lastListed {
       context.morePages = false
       pendingSteps.insert(.actions([.request(.rooms(after: last), answering: context)]), at: 0)
+    }
+    if context.roomsComplete {
+      context.roomsComplete = false
+      pendingSteps.insert(contentsOf: context.roomsToJoin.map { .actions(join($0)) }, at: 0)
     }
     if context.batchEnd != nil, !context.pageQueued {
       context.pageQueued = true

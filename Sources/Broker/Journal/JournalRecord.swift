@@ -43,7 +43,7 @@ public enum JournalRecord: Equatable, Sendable {
   /// Since 1.2: `user`'s read position in `target` (as `user` sees it:
   /// `@bob` for alice's conversation with bob) moved to message `id`.
   case read(user: String, target: Target, id: MessageID, at: Timestamp)
-  /// Since 1.7: `user`'s last session left `room` (a `PART`, a `KICK`, the
+  /// Since 1.6: `user`'s last session left `room` (a `PART`, a `KICK`, the
   /// connection closing, or the broker stopping) when its newest message
   /// was `id`, said at `at`: what an IRC client that comes back has missed
   /// comes after it (chatbroker(7), "IRC").

@@ -5,7 +5,7 @@ import LineProtocol
 /// the connection's user. IRC needs it for what its clients ask of the
 /// server's state outside any chatbroker(7) request (LUSERS, WHO and WHOIS
 /// of a nick, ISON, USERHOST, a room's creation time for MODE, NAMES'
-/// prefixes, CHATHISTORY TARGETS, the rooms a new session is joined to);
+/// prefixes, CHATHISTORY TARGETS);
 /// the line protocol and the web door need nothing of it. Everything that
 /// changes state goes through the server as a ``WireAction`` instead, so
 /// that it is ordered, journaled and answered like any other request

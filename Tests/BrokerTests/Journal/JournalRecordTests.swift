@@ -60,7 +60,7 @@ struct JournalRecordTests {
     // Removed by an operator (KICK, or a ban): since 1.5.
     .leave(user: "carol", room: RoomName("#plan")!, at: later, by: "alice"),
     .read(user: "alice", target: .user("bob"), id: MessageID(value: 2), at: later),
-    // Where a user's last session left a room: since 1.7.
+    // Where a user's last session left a room: since 1.6.
     .seen(user: "alice", room: RoomName("#ops")!, id: MessageID(value: 2), at: time),
     // Rooms shared across hosts (chatbroker(8), "FEDERATION").
     .streamPosition(StreamPosition(sequence: 7, node: "h2", origin: MessageID(value: 9))),

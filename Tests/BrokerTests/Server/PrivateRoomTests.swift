@@ -134,7 +134,7 @@ struct PrivateRoomTests {
     let invited = try broker.connect(as: "cbtest3")
     try irc.send("INVITE cbtest3 #plan\r\n")
     #expect(try irc.expect(":\(Host.name) 341 ") == ":\(Host.name) 341 cbtest1 cbtest3 #plan\r")
-    #expect(try invited.expect("INVITE ") == "INVITE #plan cbtest3 cbtest1", "told, since 1.7")
+    #expect(try invited.expect("INVITE ") == "INVITE #plan cbtest3 cbtest1", "told, since 1.6")
     #expect(try invited.request("JOIN #plan") == ["OK JOIN #plan 2"])
     #expect(try invited.request("HISTORY #plan").first?.hasSuffix(" :surprise party") == true)
     #expect(try invited.request("JOIN #ops") == ["ERR JOIN NOACCESS :#ops is not open to you"])

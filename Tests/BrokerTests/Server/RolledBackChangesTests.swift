@@ -51,9 +51,7 @@ struct RolledBackChangesTests {
       let verb = String(change.prefix { $0 != " " })
       let before = requests(of: "cbtest1", verb: verb)
       try op.line(change)
-      try waitUntil(timeout: 10, "the broker to read \(change)") {
-        requests(of: "cbtest1", verb: verb) > before
-      }
+      try waitForRequest(of: "cbtest1", verb: verb, after: before)
       try member.line(query)
       let answer = try op.readLine()
       var seen: [String] = []
@@ -64,7 +62,29 @@ struct RolledBackChangesTests {
       return (answer, seen)
     }
 
-    private func requests(of user: String, verb: String) -> Int {
+    /// An IRC session of `user`, registered, its burst read.
+    func ircSession(as user: String) throws -> LineClient {
+      let irc = try ircConnection(as: user)
+      try irc.expect(":\(Host.name) 422 \(user) ")
+      return irc
+    }
+
+    /// An IRC connection of `user` that has sent its registration.
+    func ircConnection(as user: String) throws -> LineClient {
+      let irc = LineClient(fd: try connectUnixSocket(broker.ircSocketPath, as: user))
+      try irc.send("NICK \(user)\r\nUSER \(user) 0 * :\(user)\r\n")
+      return irc
+    }
+
+    /// Waits until the broker has read one more `verb` request of `user`
+    /// than `before`.
+    func waitForRequest(of user: String, verb: String, after before: Int) throws {
+      try waitUntil(timeout: 10, "the broker to read \(user)'s \(verb)") {
+        requests(of: user, verb: verb) > before
+      }
+    }
+
+    func requests(of user: String, verb: String) -> Int {
       broker.log.components(separatedBy: "\n").filter {
         $0.contains("msg=request") && $0.contains("user=\(user) ") && $0.hasSuffix("verb=\(verb)")
       }.count
@@ -98,5 +118,38 @@ struct RolledBackChangesTests {
       "bob saw a KICK that never was, or is out of the room after it")
     #expect(try world.member.request("SAY #m still here").first?.hasPrefix("OK SAY ") == true)
     #expect(try world.op.expect("MSG #m ").hasSuffix(" cbtest2 :still here"))
+  }
+
+  /// An IRC session joins its user's rooms as it registers, as a bouncer
+  /// does (chatbroker(7), "IRC"): only those that are durably the user's.
+  /// One whose creation was still being synced was once joined again by
+  /// the new session, which made the room anew once the sync failed.
+  @Test(
+    "an IRC session registering while its user's new room is synced is not joined to it",
+    UnixUsers.required)
+  func registrationDoesNotJoinARolledBackRoom() throws {
+    let world = try World()
+    let first = try world.ircSession(as: "cbtest1")
+    FailingSyncs.turnOn(world.switchPath)
+    defer { FailingSyncs.turnOff(world.switchPath) }
+    #expect(try world.warmer.request("SAY #warm x").first?.hasPrefix("ERR SAY STORAGE ") == true)
+    let joins = world.requests(of: "cbtest1", verb: "JOIN")
+    try first.send("JOIN #cbfresh\r\n")
+    try world.waitForRequest(of: "cbtest1", verb: "JOIN", after: joins)
+    let second = try world.ircConnection(as: "cbtest1")
+    #expect(
+      try first.expect(":\(Host.name) NOTICE cbtest1 :JOIN ").contains("nothing was accepted"))
+    FailingSyncs.turnOff(world.switchPath)
+
+    try second.send("PING :fence\r\n")
+    var seen: [String] = []
+    while let line = try second.readLine(), !line.contains("PONG") { seen.append(line) }
+    #expect(
+      seen.contains { $0.contains(" JOIN #m") }, "the new session is joined to cbtest1's room #m")
+    #expect(
+      !seen.contains { $0.contains("#cbfresh") }, "the new session joined a room that never was")
+    #expect(
+      !(try world.member.request("ROOMS")).contains { $0.hasPrefix("ROOM #cbfresh ") },
+      "the room whose creation was rolled back exists")
   }
 }
