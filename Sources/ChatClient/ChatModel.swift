@@ -12,7 +12,8 @@ public final class Conversation {
   /// A room's topic (chatbroker(7), `TOPIC`), as the broker last said.
   public var topic: RoomTopic?
   /// Whether the room is private (chatbroker(7), "Private rooms"), as
-  /// `ROOMS` last said or as this screen created it: the top line says so.
+  /// `ACCESS` after the join or `ROOMS` last said, or as this screen
+  /// created it: the top line says so.
   public var isPrivate = false
   public var unread = 0
   public var mentioned = false

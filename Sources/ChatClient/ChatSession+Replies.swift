@@ -168,6 +168,9 @@ extension ChatSession {
           users.isEmpty
             ? "nobody is in \(room)" : "in \(room): " + users.joined(separator: ", "))
       }
+    case .access(let room):
+      // `OK ACCESS <room> public|invite|group=<group>`.
+      if words.count >= 2 { model.find(room)?.isPrivate = words[1] != "public" }
     case .rooms(let shown):
       var lines: [String] = []
       var last: RoomName?
@@ -312,6 +315,9 @@ extension ChatSession {
       guard initial else { return }
       for name in remembered { open(name, show: false) }
       welcomeIfEmpty()
+    case .access:
+      // Before 1.4 no room is private: nothing to show.
+      if code == "UNKNOWN" { accessSupported = false }
     case .markRead:
       // Before 1.2 there are no markers; a message gone from the history
       // (NOSUCHMSG) is simply not marked.

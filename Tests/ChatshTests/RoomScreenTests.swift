@@ -63,6 +63,21 @@ struct RoomScreenTests {
   }
 
   @Test(
+    "joining a room someone else made private says (private) on the top line at once",
+    UnixUsers.required)
+  func joiningAPrivateRoom() throws {
+    try UnixUsers.ensure()
+    let broker = try BrokerProcess().start()
+    let creator = try broker.connect(as: "cbtest1")
+    #expect(try creator.request("JOIN #plan invite") == ["OK JOIN #plan 1"])
+    #expect(try creator.request("INVITE #plan root") == ["OK INVITE #plan root"])
+    let terminal = try chatScreen(broker, "#lobby")
+    defer { terminal.close() }
+    try terminal.enter("/join #plan")
+    try terminal.waitFor { $0.hasPrefix(" #plan (private) · cbtest1 root") }
+  }
+
+  @Test(
     "/me sends an action, and actions from others show as * user text",
     UnixUsers.required)
   func actions() throws {

@@ -23,7 +23,8 @@ struct SeriesCommandTests {
     let harness = Harness(timeZone: zone)
     harness.session.start(targets: ["#team"])
     harness.feed(
-      "OK JOIN #team 1", "OK WHO #team 0", "OK HISTORY #team 0", "OK CONVERSATIONS 0",
+      "OK JOIN #team 1", "OK WHO #team 0", "OK ACCESS #team public", "OK HISTORY #team 0",
+      "OK CONVERSATIONS 0",
       "OK SCHEDULED 0", "OK ROOMS 0")
     harness.sent = []
     return harness
