@@ -237,7 +237,8 @@ private func draw(screen: Screen, session: ChatSession, editor: LineEditor) {
   }
   right += " "
   let rightWidth = TextWidth.of(right)
-  let leftShown = TextWidth.prefix(sanitized(left), fitting: max(width - rightWidth - 1, 1))
+  // What does not fit (a long topic, many members) ends with `…`.
+  let leftShown = TextWidth.truncated(sanitized(left), fitting: max(width - rightWidth - 1, 1))
   let gap = max(width - TextWidth.of(leftShown) - rightWidth, 1)
   screen.draw(
     Row([
