@@ -37,8 +37,9 @@ public final class Conversation {
   /// `MARKREAD`), and the id last asked for.
   public var readMarker: String?
   public var markRequested: String?
-  /// Where `── new ──` goes: after the message with this id, or above
-  /// every message when "" or when that id is not loaded; nil for none.
+  /// Where `── new ──` goes: above the first message by someone else
+  /// after the message with this id (after none when "" or when that id
+  /// is not loaded), never above my own lines or notices; nil for none.
   public var newLineAfter: String?
 
   public init(name: String) {

@@ -50,26 +50,19 @@ public struct TranscriptRenderer {
   /// `newAfter`: where `── new ──` goes (see ``Conversation/newLineAfter``).
   public func render(_ entries: [Entry], newAfter: String? = nil) -> [Row] {
     var rows: [Row] = []
-    var newLinePending = newAfter
-    if let newAfter, newAfter.isEmpty || !entries.contains(where: { $0.messageID == newAfter }) {
-      newLinePending = nil
-      if let first = entries.firstIndex(where: { $0.messageID != nil }) {
-        // Above the first message: after its day's separator.
-        var head = render(Array(entries[..<first]))
-        let rest = render(Array(entries[first...]))
-        let separatorFirst = rest.first.map { $0.segments.last?.style == .separator } ?? false
-        if separatorFirst { head.append(rest[0]) }
-        return head + [separator("new")] + rest.dropFirst(separatorFirst ? 1 : 0)
-      }
-    }
+    let newLineAt = newLineIndex(entries, after: newAfter)
     var lastDay: Int64?
     var lastSender: String?
     var lastTime: Int64 = 0
-    for entry in entries {
+    for (index, entry) in entries.enumerated() {
       let day = clock.local(entry.time).dayNumber
       if day != lastDay {
         rows.append(separator(clock.dayTitle(entry.time, now: now)))
         lastDay = day
+        lastSender = nil
+      }
+      if index == newLineAt {
+        rows.append(separator("new"))
         lastSender = nil
       }
       switch entry {
@@ -107,14 +100,24 @@ public struct TranscriptRenderer {
                 [Segment(label, .dim)], width: TextWidth.of(label), right: max(width - 1, 1))
               : Row([Segment(String(repeating: " ", count: Self.indent) + label, .dim)]))
         }
-        if message.id == newLinePending, entry != entries.last {
-          rows.append(separator("new"))
-          newLinePending = nil
-          lastSender = nil
-        }
       }
     }
     return rows
+  }
+
+  /// The entry `── new ──` is drawn above: the first message by someone
+  /// else after the one with id `after` (after none when `after` is "" or
+  /// not loaded). What I wrote and chatsh's notices never arrive unread,
+  /// so the line is never drawn above them alone; nil when no message by
+  /// someone else follows.
+  func newLineIndex(_ entries: [Entry], after: String?) -> Int? {
+    guard let after else { return nil }
+    let anchor = after.isEmpty ? nil : entries.firstIndex { $0.messageID == after }
+    let start = anchor.map { $0 + 1 } ?? entries.startIndex
+    return entries[start...].firstIndex {
+      if case .message(let message) = $0 { return message.user != me }
+      return false
+    }
   }
 
   /// `──── Monday 30 November ────`, centred.

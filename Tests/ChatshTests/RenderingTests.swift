@@ -82,6 +82,29 @@ private func message(_ user: String, _ text: String, at time: Timestamp, id: Str
     #expect(rows[8] == "      thanks")
   }
 
+  @Test(
+    "`── new ──` is drawn above the first line from someone else, never above my lines or notices")
+  func newLineOnlyAboveOthersLines() {
+    var renderer = TranscriptRenderer(me: "alice", width: 40, now: monday18 + 60_000, clock: utc)
+    renderer.fullName = { _ in nil }
+    let read = Entry.message(message("bob", "read before", at: monday18, id: "1"))
+    let mine = Entry.message(message("alice", "my own line", at: monday18 + 1000, id: "2"))
+    let notice = Entry.notice("reconnected", time: monday18 + 2000, isError: false)
+    let unread = Entry.message(message("bob", "unread one", at: monday18 + 3000, id: "3"))
+    func above(_ entries: [Entry], newAfter: String) -> String? {
+      let rows = renderer.render(entries, newAfter: newAfter).map(\.text)
+      guard let index = rows.firstIndex(where: { $0.contains("── new ──") }) else { return nil }
+      return rows.indices.contains(index + 1) ? rows[index + 1] : "(the end)"
+    }
+    // After the marker: my line and a notice, then bob's unread one.
+    #expect(above([read, mine, notice, unread], newAfter: "1")?.contains("(BO) bob") == true)
+    // No marker (""): above bob's first line, not above mine before it.
+    #expect(above([mine, notice, unread], newAfter: "")?.contains("(BO) bob") == true)
+    // Only my line and notices after the marker: no new line at all.
+    #expect(above([read, mine, notice], newAfter: "1") == nil)
+    #expect(above([mine, notice], newAfter: "") == nil)
+  }
+
   @Test("a message in another minute than the one above shows its clock time")
   func clockTimeWhenTheMinuteChanges() {
     var renderer = TranscriptRenderer(me: "alice", width: 40, now: monday18 + 600_000, clock: utc)

@@ -382,6 +382,29 @@ import Testing
     try terminal.waitFor { $0.contains("psst, lunch?") && !$0.contains("@nobody 1!") }
   }
 
+  @Test(
+    "`── new ──` goes above the first line from someone else, not above my own line before it",
+    UnixUsers.rootOnly("for a second user (nobody, through setpriv)"))
+  func newLineNotAboveMyOwnLine() throws {
+    // My line, from a session that never set a read marker; then nobody's.
+    let session = try broker.connect()
+    #expect(try session.request("JOIN #ops").last?.hasPrefix("OK JOIN #ops") == true)
+    #expect(try session.request("SAY #ops :my own line").last?.hasPrefix("OK SAY") == true)
+    #expect(try asNobody("say", "#ops", "while you were away").status == 0)
+    let terminal = try chatScreen(state: "ops")
+    defer { terminal.close() }
+    try terminal.waitFor { $0.contains("while you were away") }
+    let screen = terminal.screen()
+    let lines = screen.split(separator: "\n").map(String.init)
+    let own = lines.firstIndex { $0.contains("my own line") }
+    let newLine = lines.firstIndex { $0.contains("─ new ─") }
+    let theirs = lines.firstIndex { $0.contains("while you were away") }
+    #expect(own != nil && newLine != nil && theirs != nil, "\(screen)")
+    if let own, let newLine, let theirs {
+      #expect(own < newLine && newLine < theirs, "\(screen)")
+    }
+  }
+
   /// My `CONV` lines, from a connection of my own.
   private func conversations() -> [String] {
     guard let connection = try? BrokerConnection(path: broker.socketPath) else { return [] }
