@@ -118,6 +118,11 @@ public final class Conversation {
     appendedSinceDraw += 1
   }
 
+  public func notice(_ table: NoticeTable, time: Timestamp) {
+    entries.append(.table(table, time: time))
+    appendedSinceDraw += 1
+  }
+
   /// The messages after the one with `id`; nil when it is not loaded.
   public func messages(after id: String) -> [ChatMessage]? {
     var found = false

@@ -356,8 +356,9 @@ extension ChatSession {
     return "found for “\(words)”, newest first:\n" + lines.joined(separator: "\n") + more
   }
 
-  /// Pending messages as a table, times in the user's zone.
-  func scheduledTable(_ items: [ScheduledMessage], now: Timestamp) -> String {
+  /// Pending messages as a table, times in the user's zone: the text of
+  /// each wraps under the TEXT column.
+  func scheduledTable(_ items: [ScheduledMessage], now: Timestamp) -> NoticeTable {
     let repeats = items.contains { $0.rule != nil }
     var rows = [["ID", "DUE", "CREATED", "TO"] + (repeats ? ["REPEATS"] : []) + ["TEXT"]]
     for item in items {
@@ -380,12 +381,13 @@ extension ChatSession {
     for row in rows {
       for column in 0..<fixed { widths[column] = max(widths[column], TextWidth.of(row[column])) }
     }
-    return rows.map { row in
-      (0..<fixed).map {
-        row[$0] + String(repeating: " ", count: widths[$0] - TextWidth.of(row[$0]))
-      }
-      .joined(separator: "  ") + "  " + row[fixed]
-    }.joined(separator: "\n")
+    return NoticeTable(
+      items: rows.map { row in
+        NoticeTable.Item(
+          lead: (0..<fixed).map {
+            row[$0] + String(repeating: " ", count: widths[$0] - TextWidth.of(row[$0]))
+          }.joined(separator: "  "), text: row[fixed])
+      })
   }
 }
 

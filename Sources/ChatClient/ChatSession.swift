@@ -235,6 +235,10 @@ public final class ChatSession {
     model.current.notice(text, time: now())
   }
 
+  func notice(_ table: NoticeTable) {
+    model.current.notice(table, time: now())
+  }
+
   // MARK: - Broker lines
 
   /// One line from the broker: an event changes the model at once, a data

@@ -5,6 +5,8 @@ public enum Entry: Equatable, Sendable {
   case message(ChatMessage)
   /// A line from chatsh itself: a reply shown in plain words, or an error.
   case notice(String, time: Timestamp, isError: Bool)
+  /// A notice in two columns (`/help`, `/scheduled`), laid out when drawn.
+  case table(NoticeTable, time: Timestamp)
 
   public var messageID: String? {
     if case .message(let message) = self { return message.id }
@@ -14,7 +16,17 @@ public enum Entry: Equatable, Sendable {
   public var time: Timestamp {
     switch self {
     case .message(let message): message.time
-    case .notice(_, let time, _): time
+    case .notice(_, let time, _), .table(_, let time): time
+    }
+  }
+
+  /// A notice's text (a table's as it reads where nothing wraps); nil for
+  /// a message.
+  public var noticeText: String? {
+    switch self {
+    case .message: nil
+    case .notice(let text, _, _): text
+    case .table(let table, _): table.text
     }
   }
 }
@@ -73,6 +85,11 @@ public struct TranscriptRenderer {
           for wrapped in styled.wrapped(width: width - 2) {
             rows.append(Row([Segment("  ", style)] + StyledText.segments(wrapped)))
           }
+        }
+        lastSender = nil
+      case .table(let table, _):
+        for segments in table.rows(width: width - 2, style: .notice) {
+          rows.append(Row([Segment("  ", .notice)] + segments))
         }
         lastSender = nil
       case .message(let message):

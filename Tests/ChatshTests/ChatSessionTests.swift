@@ -275,7 +275,7 @@ import Testing
       "SCHED x1 #ops 2026-11-30T19:00:00.000Z 2026-11-30T17:00:00.000Z :deploy now",
       "OK SCHEDULED 1")
     #expect(harness.session.model.pending == ["x1"])
-    guard case .notice(let table, _, _) = harness.session.model.home.entries.last else {
+    guard let table = harness.session.model.home.entries.last?.noticeText else {
       Issue.record("no table")
       return
     }

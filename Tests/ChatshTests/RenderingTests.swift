@@ -105,6 +105,41 @@ private func message(_ user: String, _ text: String, at time: Timestamp, id: Str
     #expect(above([mine, notice], newAfter: "") == nil)
   }
 
+  @Test(
+    "a notice table wraps each text under its column, and narrow, gives a long lead its own row")
+  func noticeTableHangingIndent() {
+    let table = NoticeTable(
+      before: ["Commands:"],
+      items: [
+        .init(lead: "/ids", text: "show message ids (for /delete ID), or hide them again"),
+        .init(lead: "/join #room [group=GROUP|invite]", text: "join a room and show it"),
+      ])
+    func texts(_ width: Int) -> [String] {
+      table.rows(width: width, style: .notice).map { $0.map(\.text).joined() }
+    }
+    // 78 columns (an 80-column screen): each text beside its lead, at 34.
+    #expect(
+      texts(78) == [
+        "Commands:",
+        "/ids" + String(repeating: " ", count: 30) + "show message ids (for /delete ID), or hide",
+        String(repeating: " ", count: 34) + "them again",
+        "/join #room [group=GROUP|invite]  join a room and show it",
+      ])
+    // 48 columns: the texts keep 24, the long lead has its own row.
+    #expect(
+      texts(48) == [
+        "Commands:",
+        "/ids" + String(repeating: " ", count: 20) + "show message ids (for",
+        String(repeating: " ", count: 24) + "/delete ID), or hide",
+        String(repeating: " ", count: 24) + "them again",
+        "/join #room [group=GROUP|invite]",
+        String(repeating: " ", count: 24) + "join a room and show it",
+      ])
+    #expect(
+      table.text.split(separator: "\n").last
+        == "/join #room [group=GROUP|invite]  join a room and show it")
+  }
+
   @Test("a message in another minute than the one above shows its clock time")
   func clockTimeWhenTheMinuteChanges() {
     var renderer = TranscriptRenderer(me: "alice", width: 40, now: monday18 + 600_000, clock: utc)

@@ -190,6 +190,59 @@ import Testing
     #expect(texts.joined() == words)
     #expect(!terminal.screen().contains("discarded"), "\(terminal.screen())")
   }
+
+  /// The rows of `screen` from the one holding `first` to the one holding
+  /// `last`, both included.
+  private func rows(of screen: String, from first: String, to last: String) -> [String] {
+    let lines = screen.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    guard let start = lines.firstIndex(where: { $0.contains(first) }),
+      let end = lines[start...].firstIndex(where: { $0.contains(last) })
+    else { return [] }
+    return Array(lines[start...end])
+  }
+
+  @Test("at 50 columns /help's descriptions wrap under their column and keep 24 columns")
+  func helpWrapsUnderItsColumn() throws {
+    let terminal = try chatScreen(["#help"], width: 50, height: 120)
+    defer { terminal.close() }
+    try terminal.waitFor { $0.contains("#help") && $0.contains("[") }
+    try terminal.enter("/help")
+    try terminal.waitFor("Start a line with //")
+    let screen = terminal.screen()
+    let help = rows(of: screen, from: "/join #room", to: "  /quit")
+    #expect(help.count > 30, "\(screen)")
+    // A notice's 2 columns, then 24 for the commands: descriptions at 26.
+    let column = String(repeating: " ", count: 26)
+    for row in help {
+      #expect(
+        row.hasPrefix("  /") || (row.hasPrefix(column) && !row.hasPrefix(column + " ")),
+        "a command, or a description at its column: \(row)\n\(screen)")
+    }
+    #expect(help.contains { $0.hasPrefix("  /ids" + String(repeating: " ", count: 20) + "show") })
+    #expect(help.contains { $0.hasPrefix("  /join #room [group=GROUP|invite]") })
+  }
+
+  @Test("at 50 columns /scheduled puts a long text under its own column")
+  func scheduledWrapsUnderItsColumn() throws {
+    let terminal = try chatScreen(["#plans"], width: 50, height: 40)
+    defer { terminal.close() }
+    try terminal.waitFor { $0.contains("#plans") && $0.contains("[") }
+    let text = "the quarterly report is due on friday, send your numbers before noon please"
+    try terminal.enter("/later 1h " + text)
+    try terminal.waitFor("/cancel")
+    try terminal.enter("/scheduled")
+    try terminal.waitFor { $0.contains("CREATED") && $0.contains("please") }
+    let screen = terminal.screen()
+    let table = rows(of: screen, from: "CREATED", to: "please")
+    let words = table.filter {
+      $0.contains("quarterly") || $0.contains("numbers") || $0.contains("please")
+    }
+    #expect(words.count >= 2, "\(screen)")
+    let column = String(repeating: " ", count: 26)
+    for row in words {
+      #expect(row.hasPrefix(column) && !row.hasPrefix(column + " "), "\(row)\n\(screen)")
+    }
+  }
 }
 
 /// chatsh(1): scrolling back and completing, in tmux.

@@ -13,10 +13,7 @@ struct SeriesCommandTests {
 
   /// The texts of the notices in the conversation shown.
   static func notices(_ harness: Harness) -> [String] {
-    harness.session.model.current.entries.compactMap { entry in
-      if case .notice(let text, _, _) = entry { return text }
-      return nil
-    }
+    harness.session.model.current.entries.compactMap(\.noticeText)
   }
 
   static func joined(_ zone: String = "America/New_York") -> Harness {
