@@ -117,10 +117,9 @@ extension ChatSession {
     case "/switch", "/s":
       guard let word = arguments.first else { return usage("/switch #room, @user or a number") }
       if let number = Int(word) {
-        guard model.conversations.indices.contains(number - 1) else {
+        guard model.switchTo(number: number) else {
           return error("there is no conversation number \(number)")
         }
-        model.switchTo(index: number - 1)
       } else if !model.switchTo(Target(word)?.description ?? word) {
         if word.hasPrefix("@") {
           open(word, show: true)

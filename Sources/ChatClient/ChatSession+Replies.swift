@@ -42,7 +42,11 @@ extension ChatSession {
       }
     }
     if let shown { model.show(shown) }
-    if initial { welcomeIfEmpty() }
+    if initial {
+      model.releaseKeptNumbers()
+      conversationsChanged(model.conversations.map(\.name))
+      welcomeIfEmpty()
+    }
   }
 
   /// What a final reply means for the request it answers: `words` are the
@@ -314,6 +318,8 @@ extension ChatSession {
       // A broker before 1.2: the conversations open last time.
       guard initial else { return }
       for name in remembered { open(name, show: false) }
+      model.releaseKeptNumbers()
+      conversationsChanged(model.conversations.map(\.name))
       welcomeIfEmpty()
     case .access:
       // Before 1.4 no room is private: nothing to show.

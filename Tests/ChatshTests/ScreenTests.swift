@@ -318,6 +318,31 @@ import Testing
     try again.waitFor { $0.hasPrefix(" #beta") }
   }
 
+  @Test(
+    "window numbers stay with their rooms when chatsh starts again: Alt-N reaches the same room")
+  func windowNumbersSurviveARestart() throws {
+    let first = try chatScreen("#zeta")
+    try first.waitFor { $0.contains("#zeta") && $0.contains("[") }
+    try first.enter("/join #alpha")
+    try first.waitFor { $0.contains("1:#zeta [2:#alpha]") }
+    try first.enter("/quit")
+    try first.waitUntilEnded()
+    // The broker lists #alpha before #zeta; the numbers are chatsh's own.
+    let again = try Tmux(
+      [
+        "/usr/bin/env", "LANG=C.UTF-8", "XDG_STATE_HOME=" + broker.directory + "/state-x",
+        "TZ=UTC", BuiltProducts.path("chatsh"), "--socket", broker.socketPath,
+      ], width: 80, height: 24)
+    defer { again.close() }
+    try again.waitFor { $0.contains("1:#zeta") && $0.contains("2:#alpha") }
+    try again.press("M-1")
+    try again.waitFor { $0.hasPrefix(" #zeta") && $0.contains("[1:#zeta] 2:#alpha") }
+    let file = broker.directory + "/state-x/chatsh/windows"
+    #expect(try String(contentsOfFile: file, encoding: .utf8) == "1 #zeta\n2 #alpha\n")
+    var info = stat()
+    #expect(stat(file, &info) == 0 && info.st_mode & 0o777 == 0o600)
+  }
+
   @Test("Tab shows the candidates on the status line, Tab again cycles, every room completes")
   func tabCompletesAndCycles() throws {
     #expect(try broker.chatsh("say", "#deploy", "x").status == 0)
