@@ -3,6 +3,9 @@ import LineProtocol
 /// One open conversation: a room or a direct conversation with `@user`.
 public final class Conversation {
   public let name: String
+  /// Its window number, for Alt-1..9 and `/switch N`: kept while it is
+  /// open, and at the next start (``ChatModel/keptNumbers``).
+  public let number: Int
   public private(set) var entries: [Entry] = []
   private var messageIDs: Set<String> = []
   public var members: Set<String> = []
@@ -12,7 +15,8 @@ public final class Conversation {
   /// A room's topic (chatbroker(7), `TOPIC`), as the broker last said.
   public var topic: RoomTopic?
   /// Whether the room is private (chatbroker(7), "Private rooms"), as
-  /// `ROOMS` last said or as this screen created it: the top line says so.
+  /// `ACCESS` after the join or `ROOMS` last said, or as this screen
+  /// created it: the top line says so.
   public var isPrivate = false
   public var unread = 0
   public var mentioned = false
@@ -36,12 +40,14 @@ public final class Conversation {
   /// `MARKREAD`), and the id last asked for.
   public var readMarker: String?
   public var markRequested: String?
-  /// Where `── new ──` goes: after the message with this id, or above
-  /// every message when "" or when that id is not loaded; nil for none.
+  /// Where `── new ──` goes: above the first message by someone else
+  /// after the message with this id (after none when "" or when that id
+  /// is not loaded), never above my own lines or notices; nil for none.
   public var newLineAfter: String?
 
-  public init(name: String) {
+  public init(name: String, number: Int = 0) {
     self.name = name
+    self.number = number
   }
 
   public var isRoom: Bool { name.hasPrefix("#") }
@@ -116,6 +122,11 @@ public final class Conversation {
     appendedSinceDraw += 1
   }
 
+  public func notice(_ table: NoticeTable, time: Timestamp) {
+    entries.append(.table(table, time: time))
+    appendedSinceDraw += 1
+  }
+
   /// The messages after the one with `id`; nil when it is not loaded.
   public func messages(after id: String) -> [ChatMessage]? {
     var found = false
@@ -167,6 +178,12 @@ public final class ChatModel {
   public var knownUsers: Set<String> = []
   /// `/ids`: each message shows its id, for `/delete ID` and the like.
   public var showIDs = false
+  /// Window numbers of the last run (``StateStore/loadWindows()``): a
+  /// conversation opened again at the start gets its number back, and no
+  /// other takes it meanwhile, so Alt-N reaches the same room every time.
+  /// Released once the start has opened what comes back
+  /// (``releaseKeptNumbers()``).
+  public var keptNumbers: [String: Int] = [:]
 
   public init(me: String) {
     self.me = me
@@ -178,19 +195,50 @@ public final class ChatModel {
     conversations.first { $0.name == name }
   }
 
-  /// The conversation named `name`, opened at the end if needed.
+  /// The conversation named `name`, opened if needed with its number of
+  /// last time, else the lowest one neither open nor kept for another;
+  /// ``conversations`` stay in the order of their numbers.
   @discardableResult
   public func open(_ name: String) -> Conversation {
     if let existing = find(name) { return existing }
-    let conversation = Conversation(name: name)
-    conversations.append(conversation)
+    let conversation = Conversation(name: name, number: freeNumber(for: name))
+    let index =
+      conversations.firstIndex { $0.number > conversation.number } ?? conversations.endIndex
+    conversations.insert(conversation, at: index)
+    if let current = currentIndex, current >= index { currentIndex = current + 1 }
     if name.hasPrefix("#") { knownRooms.insert(name) }
-    if currentIndex == nil { currentIndex = conversations.count - 1 }
+    if currentIndex == nil { currentIndex = index }
     return conversation
   }
 
+  private func freeNumber(for name: String) -> Int {
+    let open = Set(conversations.map(\.number))
+    if let kept = keptNumbers[name], !open.contains(kept) { return kept }
+    let kept = Set(keptNumbers.filter { $0.key != name }.values)
+    var number = 1
+    while open.contains(number) || kept.contains(number) { number += 1 }
+    return number
+  }
+
+  /// The start has opened every conversation that comes back: a number
+  /// kept for one that did not is free again.
+  public func releaseKeptNumbers() {
+    keptNumbers = [:]
+  }
+
+  /// The window numbers to keep for the next start: each open
+  /// conversation's, and, before the start has released them, those kept
+  /// for conversations not open yet.
+  public var windowNumbers: [String: Int] {
+    var numbers = keptNumbers
+    for conversation in conversations { numbers[conversation.name] = conversation.number }
+    return numbers
+  }
+
+  /// Closing a conversation gives its number up (the others keep theirs).
   public func close(_ name: String) {
     guard let index = conversations.firstIndex(where: { $0.name == name }) else { return }
+    keptNumbers[name] = nil
     conversations.remove(at: index)
     if conversations.isEmpty {
       currentIndex = nil
@@ -209,6 +257,16 @@ public final class ChatModel {
   /// where the broker's read marker has placed them.
   public func show(_ name: String) {
     if let index = conversations.firstIndex(where: { $0.name == name }) { currentIndex = index }
+  }
+
+  /// Alt-N and `/switch N`: false when no conversation has that number.
+  @discardableResult
+  public func switchTo(number: Int) -> Bool {
+    guard let index = conversations.firstIndex(where: { $0.number == number }) else {
+      return false
+    }
+    switchTo(index: index)
+    return true
   }
 
   public func switchTo(index: Int) {
@@ -267,7 +325,7 @@ public final class ChatModel {
   public var windows: [(number: Int, name: String, unread: Int, mentioned: Bool, isCurrent: Bool)] {
     conversations.enumerated().map { index, conversation in
       (
-        index + 1, conversation.name, conversation.unread, conversation.mentioned,
+        conversation.number, conversation.name, conversation.unread, conversation.mentioned,
         index == currentIndex
       )
     }

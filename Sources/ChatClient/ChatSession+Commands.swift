@@ -117,10 +117,9 @@ extension ChatSession {
     case "/switch", "/s":
       guard let word = arguments.first else { return usage("/switch #room, @user or a number") }
       if let number = Int(word) {
-        guard model.conversations.indices.contains(number - 1) else {
+        guard model.switchTo(number: number) else {
           return error("there is no conversation number \(number)")
         }
-        model.switchTo(index: number - 1)
       } else if !model.switchTo(Target(word)?.description ?? word) {
         if word.hasPrefix("@") {
           open(word, show: true)
@@ -315,15 +314,14 @@ extension ChatSession {
     case "/rooms", "/list":
       request(.rooms(after: nil), .rooms(shown: true))
     case "/help", "/h", "/?":
-      let width = Self.commands.map { $0.syntax.count }.max() ?? 0
-      let lines = Self.commands.map {
-        $0.syntax + String(repeating: " ", count: width - $0.syntax.count + 2) + $0.summary
-      }
       notice(
-        (["Type to talk in the conversation shown; Enter sends."] + lines + [
-          "Keys: PageUp/PageDown scroll, Alt-1..9 switch, Tab completes, Up/Down recall.",
-          "Start a line with // to send a line starting with /.",
-        ]).joined(separator: "\n"))
+        NoticeTable(
+          before: ["Type to talk in the conversation shown; Enter sends."],
+          items: Self.commands.map { NoticeTable.Item(lead: $0.syntax, text: $0.summary) },
+          after: [
+            "Keys: PageUp/PageDown scroll, Alt-1..9 switch, Tab completes, Up/Down recall.",
+            "Start a line with // to send a line starting with /.",
+          ]))
     case "/quit", "/exit", "/q":
       quitRequested = true
     default:

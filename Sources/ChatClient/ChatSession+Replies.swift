@@ -42,7 +42,11 @@ extension ChatSession {
       }
     }
     if let shown { model.show(shown) }
-    if initial { welcomeIfEmpty() }
+    if initial {
+      model.releaseKeptNumbers()
+      conversationsChanged(model.conversations.map(\.name))
+      welcomeIfEmpty()
+    }
   }
 
   /// What a final reply means for the request it answers: `words` are the
@@ -168,6 +172,9 @@ extension ChatSession {
           users.isEmpty
             ? "nobody is in \(room)" : "in \(room): " + users.joined(separator: ", "))
       }
+    case .access(let room):
+      // `OK ACCESS <room> public|invite|group=<group>`.
+      if words.count >= 2 { model.find(room)?.isPrivate = words[1] != "public" }
     case .rooms(let shown):
       var lines: [String] = []
       var last: RoomName?
@@ -311,7 +318,12 @@ extension ChatSession {
       // A broker before 1.2: the conversations open last time.
       guard initial else { return }
       for name in remembered { open(name, show: false) }
+      model.releaseKeptNumbers()
+      conversationsChanged(model.conversations.map(\.name))
       welcomeIfEmpty()
+    case .access:
+      // Before 1.4 no room is private: nothing to show.
+      if code == "UNKNOWN" { accessSupported = false }
     case .markRead:
       // Before 1.2 there are no markers; a message gone from the history
       // (NOSUCHMSG) is simply not marked.
@@ -350,8 +362,9 @@ extension ChatSession {
     return "found for “\(words)”, newest first:\n" + lines.joined(separator: "\n") + more
   }
 
-  /// Pending messages as a table, times in the user's zone.
-  func scheduledTable(_ items: [ScheduledMessage], now: Timestamp) -> String {
+  /// Pending messages as a table, times in the user's zone: the text of
+  /// each wraps under the TEXT column.
+  func scheduledTable(_ items: [ScheduledMessage], now: Timestamp) -> NoticeTable {
     let repeats = items.contains { $0.rule != nil }
     var rows = [["ID", "DUE", "CREATED", "TO"] + (repeats ? ["REPEATS"] : []) + ["TEXT"]]
     for item in items {
@@ -374,12 +387,13 @@ extension ChatSession {
     for row in rows {
       for column in 0..<fixed { widths[column] = max(widths[column], TextWidth.of(row[column])) }
     }
-    return rows.map { row in
-      (0..<fixed).map {
-        row[$0] + String(repeating: " ", count: widths[$0] - TextWidth.of(row[$0]))
-      }
-      .joined(separator: "  ") + "  " + row[fixed]
-    }.joined(separator: "\n")
+    return NoticeTable(
+      items: rows.map { row in
+        NoticeTable.Item(
+          lead: (0..<fixed).map {
+            row[$0] + String(repeating: " ", count: widths[$0] - TextWidth.of(row[$0]))
+          }.joined(separator: "  "), text: row[fixed])
+      })
   }
 }
 

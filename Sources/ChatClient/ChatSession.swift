@@ -40,6 +40,8 @@ public final class ChatSession {
   var heldNotes: [String] = []
   /// Whether the broker knows `MARKREAD` (1.2 and later).
   var markersSupported = true
+  /// Whether the broker knows `ACCESS` (1.4 and later).
+  var accessSupported = true
   /// Direct conversations `/msg` opens once its message is delivered.
   var openOnDelivery: Set<String> = []
   /// The words of the last `/search` and where its next page starts, when
@@ -140,12 +142,21 @@ public final class ChatSession {
     if show { _ = model.switchTo(name) }
     guard isNew else { return conversation }
     if case .room(let room) = target {
-      request(restriction.map { .joinPrivate(room, $0) } ?? .join(room), .join(name))
-      request(.who(room), .who(room: name, shown: false))
+      join(room, restriction: restriction)
     }
     request(.history(target, count: count, anchor: nil), .history(target: name, shown: false))
     conversationsChanged(model.conversations.map(\.name))
     return conversation
+  }
+
+  /// Joins `room` and asks who is in it and who may read it: a room
+  /// someone else made private says so on the top line from the join on,
+  /// as one this screen created does (chatbroker(7), `ACCESS`).
+  func join(_ room: RoomName, restriction: RoomRestriction? = nil) {
+    let name = room.description
+    request(restriction.map { .joinPrivate(room, $0) } ?? .join(room), .join(name))
+    request(.who(room), .who(room: name, shown: false))
+    if accessSupported { request(.access(room), .access(room: name)) }
   }
 
   /// Sends `request`, to be answered as `kind` says; while disconnected,
@@ -222,6 +233,10 @@ public final class ChatSession {
 
   func notice(_ text: String) {
     model.current.notice(text, time: now())
+  }
+
+  func notice(_ table: NoticeTable) {
+    model.current.notice(table, time: now())
   }
 
   // MARK: - Broker lines
@@ -341,10 +356,7 @@ public final class ChatSession {
     for conversation in model.conversations {
       let name = conversation.name
       guard let target = Target(name) else { continue }
-      if case .room(let room) = target {
-        request(.join(room), .join(name))
-        request(.who(room), .who(room: name, shown: false))
-      }
+      if case .room(let room) = target { join(room) }
       if let newest = conversation.newestMessageID {
         requestMissed(name, after: newest)
       } else {

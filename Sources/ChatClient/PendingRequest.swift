@@ -32,6 +32,10 @@ enum PendingRequest: Equatable {
   /// `HISTORY target 1000 AFTER id` after a reconnect: what was missed.
   case missed(target: String)
   case who(room: String, shown: Bool)
+  /// `ACCESS <room>` (since 1.4) after each `JOIN`: whether the room is
+  /// private, for the top line; a broker that does not know it is not
+  /// asked again, and says nothing.
+  case access(room: String)
   /// `TOPIC <room>` (since 1.4): its `TOPIC` line, if any, is reply data.
   case topic(room: String)
   /// `TOPIC <room> <text>`: the `TOPIC` line that follows is an event.

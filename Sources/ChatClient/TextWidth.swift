@@ -98,6 +98,17 @@ public enum TextWidth {
     return result
   }
 
+  /// `text` in at most `columns`: whole when it fits, else cut at a
+  /// character (a wide one is never split) and ended with `…`, so a
+  /// reader sees that more was there; spaces before the `…` are dropped.
+  public static func truncated(_ text: String, fitting columns: Int) -> String {
+    guard of(text) > columns else { return text }
+    guard columns > 0 else { return "" }
+    var kept = prefix(text, fitting: columns - 1)
+    while kept.last == " " { kept.removeLast() }
+    return kept + "…"
+  }
+
   private static func fallback(_ value: UInt32) -> Int {
     switch value {
     case 0x0300...0x036F, 0x200B...0x200F, 0xFE00...0xFE0F: return 0

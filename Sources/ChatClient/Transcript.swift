@@ -5,6 +5,8 @@ public enum Entry: Equatable, Sendable {
   case message(ChatMessage)
   /// A line from chatsh itself: a reply shown in plain words, or an error.
   case notice(String, time: Timestamp, isError: Bool)
+  /// A notice in two columns (`/help`, `/scheduled`), laid out when drawn.
+  case table(NoticeTable, time: Timestamp)
 
   public var messageID: String? {
     if case .message(let message) = self { return message.id }
@@ -14,7 +16,17 @@ public enum Entry: Equatable, Sendable {
   public var time: Timestamp {
     switch self {
     case .message(let message): message.time
-    case .notice(_, let time, _): time
+    case .notice(_, let time, _), .table(_, let time): time
+    }
+  }
+
+  /// A notice's text (a table's as it reads where nothing wraps); nil for
+  /// a message.
+  public var noticeText: String? {
+    switch self {
+    case .message: nil
+    case .notice(let text, _, _): text
+    case .table(let table, _): table.text
     }
   }
 }
@@ -50,26 +62,19 @@ public struct TranscriptRenderer {
   /// `newAfter`: where `── new ──` goes (see ``Conversation/newLineAfter``).
   public func render(_ entries: [Entry], newAfter: String? = nil) -> [Row] {
     var rows: [Row] = []
-    var newLinePending = newAfter
-    if let newAfter, newAfter.isEmpty || !entries.contains(where: { $0.messageID == newAfter }) {
-      newLinePending = nil
-      if let first = entries.firstIndex(where: { $0.messageID != nil }) {
-        // Above the first message: after its day's separator.
-        var head = render(Array(entries[..<first]))
-        let rest = render(Array(entries[first...]))
-        let separatorFirst = rest.first.map { $0.segments.last?.style == .separator } ?? false
-        if separatorFirst { head.append(rest[0]) }
-        return head + [separator("new")] + rest.dropFirst(separatorFirst ? 1 : 0)
-      }
-    }
+    let newLineAt = newLineIndex(entries, after: newAfter)
     var lastDay: Int64?
     var lastSender: String?
     var lastTime: Int64 = 0
-    for entry in entries {
+    for (index, entry) in entries.enumerated() {
       let day = clock.local(entry.time).dayNumber
       if day != lastDay {
         rows.append(separator(clock.dayTitle(entry.time, now: now)))
         lastDay = day
+        lastSender = nil
+      }
+      if index == newLineAt {
+        rows.append(separator("new"))
         lastSender = nil
       }
       switch entry {
@@ -80,6 +85,11 @@ public struct TranscriptRenderer {
           for wrapped in styled.wrapped(width: width - 2) {
             rows.append(Row([Segment("  ", style)] + StyledText.segments(wrapped)))
           }
+        }
+        lastSender = nil
+      case .table(let table, _):
+        for segments in table.rows(width: width - 2, style: .notice) {
+          rows.append(Row([Segment("  ", .notice)] + segments))
         }
         lastSender = nil
       case .message(let message):
@@ -107,14 +117,24 @@ public struct TranscriptRenderer {
                 [Segment(label, .dim)], width: TextWidth.of(label), right: max(width - 1, 1))
               : Row([Segment(String(repeating: " ", count: Self.indent) + label, .dim)]))
         }
-        if message.id == newLinePending, entry != entries.last {
-          rows.append(separator("new"))
-          newLinePending = nil
-          lastSender = nil
-        }
       }
     }
     return rows
+  }
+
+  /// The entry `── new ──` is drawn above: the first message by someone
+  /// else after the one with id `after` (after none when `after` is "" or
+  /// not loaded). What I wrote and chatsh's notices never arrive unread,
+  /// so the line is never drawn above them alone; nil when no message by
+  /// someone else follows.
+  func newLineIndex(_ entries: [Entry], after: String?) -> Int? {
+    guard let after else { return nil }
+    let anchor = after.isEmpty ? nil : entries.firstIndex { $0.messageID == after }
+    let start = anchor.map { $0 + 1 } ?? entries.startIndex
+    return entries[start...].firstIndex {
+      if case .message(let message) = $0 { return message.user != me }
+      return false
+    }
   }
 
   /// `──── Monday 30 November ────`, centred.

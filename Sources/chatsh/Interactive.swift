@@ -53,7 +53,12 @@ func runInteractive(
   var editor = LineEditor()
   session.send = { connection?.send($0) }
   session.bell = { screen.bell() }
-  session.conversationsChanged = { store.save($0) }
+  session.conversationsChanged = {
+    store.save($0)
+    store.saveWindows(model.windowNumbers)
+  }
+  // Window numbers as last time: Alt-N reaches the same room (chatsh(1)).
+  model.keptNumbers = store.loadWindows()
   session.start(targets: targets, remembered: store.load())
   for note in notes { session.startupNote(note) }
   connection?.flushIfPossible()
@@ -188,7 +193,7 @@ private func handle(_ key: Key, editor: inout LineEditor, session: ChatSession, 
   case .function(KEY_NPAGE): model.current.scroll = max(model.current.scroll - page, 0)
   case .alt(let character):
     if let digit = character.wholeNumberValue, digit >= 1 {
-      model.switchTo(index: digit - 1)
+      model.switchTo(number: digit)
     } else if character == "b" {
       editor.moveWordLeft()
     } else if character == "f" {
@@ -237,7 +242,8 @@ private func draw(screen: Screen, session: ChatSession, editor: LineEditor) {
   }
   right += " "
   let rightWidth = TextWidth.of(right)
-  let leftShown = TextWidth.prefix(sanitized(left), fitting: max(width - rightWidth - 1, 1))
+  // What does not fit (a long topic, many members) ends with `…`.
+  let leftShown = TextWidth.truncated(sanitized(left), fitting: max(width - rightWidth - 1, 1))
   let gap = max(width - TextWidth.of(leftShown) - rightWidth, 1)
   screen.draw(
     Row([

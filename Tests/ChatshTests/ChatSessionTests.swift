@@ -38,11 +38,12 @@ import Testing
     harness.session.start(targets: ["#Ops", "@bob"])
     #expect(
       harness.sent == [
-        "JOIN #ops", "WHO #ops", "HISTORY #ops 50", "HISTORY @bob 50", "CONVERSATIONS", "SCHEDULED",
-        "ROOMS",
+        "JOIN #ops", "WHO #ops", "ACCESS #ops", "HISTORY #ops 50", "HISTORY @bob 50",
+        "CONVERSATIONS", "SCHEDULED", "ROOMS",
       ])
     harness.feed(
       "OK JOIN #ops 2", "MEMBER #ops alice", "MEMBER #ops bob", "OK WHO #ops 2",
+      "OK ACCESS #ops public",
       "MSG #ops 9 2026-11-30T18:00:05.000Z bob :live one",
       "HIST #ops 7 2026-11-30T17:00:00.000Z bob :older",
       "HIST #ops 9 2026-11-30T18:00:05.000Z bob :live one", "OK HISTORY #ops 2",
@@ -60,7 +61,8 @@ import Testing
     let harness = Harness()
     harness.session.start(targets: ["#ops"])
     harness.feed(
-      "OK JOIN #ops 1", "OK WHO #ops 0", "OK HISTORY #ops 0", "OK CONVERSATIONS 0",
+      "OK JOIN #ops 1", "OK WHO #ops 0", "OK ACCESS #ops public", "OK HISTORY #ops 0",
+      "OK CONVERSATIONS 0",
       "OK SCHEDULED 0", "OK ROOMS 0")
     harness.session.submit("hello :)")
     harness.session.submit("//slash")
@@ -93,7 +95,8 @@ import Testing
     let harness = Harness(timeZone: "Europe/Berlin")
     harness.session.start(targets: ["#ops"])
     harness.feed(
-      "OK JOIN #ops 1", "OK WHO #ops 0", "OK HISTORY #ops 0", "OK CONVERSATIONS 0",
+      "OK JOIN #ops 1", "OK WHO #ops 0", "OK ACCESS #ops public", "OK HISTORY #ops 0",
+      "OK CONVERSATIONS 0",
       "OK SCHEDULED 0", "OK ROOMS 0")
     harness.session.submit("/at tomorrow 09:00 stand-up")
     #expect(harness.sent.last == "SAYAT #ops 2026-12-01T08:00:00.000Z :stand-up")
@@ -128,7 +131,8 @@ import Testing
     let harness = Harness()
     harness.session.start(targets: ["#ops"])
     harness.feed(
-      "OK JOIN #ops 1", "OK WHO #ops 0", "OK HISTORY #ops 0", "OK CONVERSATIONS 0",
+      "OK JOIN #ops 1", "OK WHO #ops 0", "OK ACCESS #ops public", "OK HISTORY #ops 0",
+      "OK CONVERSATIONS 0",
       "OK SCHEDULED 0", "OK ROOMS 0")
     harness.session.submit("/msg @nosuchuser hello")
     #expect(harness.sent.last == "SAY @nosuchuser :hello")
@@ -148,7 +152,7 @@ import Testing
     let harness = Harness()
     harness.session.start(targets: ["#ops"])
     harness.feed(
-      "OK JOIN #ops 1", "OK WHO #ops 0",
+      "OK JOIN #ops 1", "OK WHO #ops 0", "OK ACCESS #ops public",
       "HIST #ops 5 2026-11-30T17:00:00.000Z bob :old", "OK HISTORY #ops 1",
       "OK CONVERSATIONS 0", "OK SCHEDULED 0", "OK ROOMS 0")
     harness.session.submit("arrived before the crash")
@@ -159,12 +163,13 @@ import Testing
     harness.feed("HELLO 1.1.0 alice :welcome")
     #expect(
       harness.sent == [
-        "JOIN #ops", "WHO #ops", "HISTORY #ops 1000 AFTER 5", "SCHEDULED", "CONVERSATIONS",
+        "JOIN #ops", "WHO #ops", "ACCESS #ops", "HISTORY #ops 1000 AFTER 5", "SCHEDULED",
+        "CONVERSATIONS",
       ])
     // A reply of the old connection must not be taken for the new JOIN's:
     // the new one's replies come in order.
     harness.feed(
-      "OK JOIN #ops 2", "OK WHO #ops 0",
+      "OK JOIN #ops 2", "OK WHO #ops 0", "OK ACCESS #ops public",
       "MSG #ops 9 2026-11-30T18:00:09.000Z bob :live",
       "HIST #ops 6 2026-11-30T17:59:00.000Z alice :arrived before the crash",
       "HIST #ops 7 2026-11-30T17:59:30.000Z bob :missed", "OK HISTORY #ops 2")
@@ -201,7 +206,7 @@ import Testing
     )
     #expect(harness.sent.contains("HISTORY #retro 50"))
     harness.feed(
-      "OK JOIN #retro 2", "OK WHO #retro 0",
+      "OK JOIN #retro 2", "OK WHO #retro 0", "OK ACCESS #retro public",
       "HIST #retro 5 2026-11-30T17:00:00.000Z carol :what went well?",
       "HIST #retro 7 2026-11-30T17:58:00.000Z bob :mine is not unread",
       "HIST #retro 8 2026-11-30T17:59:00.000Z carol :bob: you fixed the build",
@@ -220,7 +225,7 @@ import Testing
     #expect(harness.sent == ["MARKREAD #retro 8"])
     // Replies come in request order: the other conversations' first.
     harness.feed(
-      "OK JOIN #zen 1", "OK WHO #zen 0", "OK HISTORY #zen 0",
+      "OK JOIN #zen 1", "OK WHO #zen 0", "OK ACCESS #zen public", "OK HISTORY #zen 0",
       "HIST @carol 9 2026-11-30T17:58:30.000Z carol :psst", "OK HISTORY @carol 1",
       "OK HISTORY @dave 0", "OK MARKREAD #retro 8")
     #expect(retro.readMarker == "8")
@@ -234,7 +239,7 @@ import Testing
     let harness = Harness(me: "bob")
     harness.session.start(targets: ["#retro"])
     harness.feed(
-      "OK JOIN #retro 1", "OK WHO #retro 0",
+      "OK JOIN #retro 1", "OK WHO #retro 0", "OK ACCESS #retro public",
       "HIST #retro 5 2026-11-30T17:00:00.000Z carol :seen",
       "HIST #retro 8 2026-11-30T17:59:00.000Z carol :not seen", "OK HISTORY #retro 2",
       "CONV #retro 8 2026-11-30T17:59:00.000Z 5 1 0", "OK CONVERSATIONS 1")
@@ -246,7 +251,8 @@ import Testing
     let harness = Harness(me: "bob")
     harness.session.start(targets: ["#ops"])
     harness.feed(
-      "OK JOIN #ops 1", "OK WHO #ops 0", "OK HISTORY #ops 0", "OK CONVERSATIONS 0",
+      "OK JOIN #ops 1", "OK WHO #ops 0", "OK ACCESS #ops public", "OK HISTORY #ops 0",
+      "OK CONVERSATIONS 0",
       "OK SCHEDULED 0", "OK ROOMS 0")
     harness.feed("MSG #ops 1 2026-11-30T18:00:00.000Z carol :bob: look")
     #expect(harness.bells == 1)
@@ -269,7 +275,7 @@ import Testing
       "SCHED x1 #ops 2026-11-30T19:00:00.000Z 2026-11-30T17:00:00.000Z :deploy now",
       "OK SCHEDULED 1")
     #expect(harness.session.model.pending == ["x1"])
-    guard case .notice(let table, _, _) = harness.session.model.home.entries.last else {
+    guard let table = harness.session.model.home.entries.last?.noticeText else {
       Issue.record("no table")
       return
     }
@@ -309,7 +315,9 @@ import Testing
   func completionCandidates() {
     let harness = Harness()
     harness.session.start(targets: ["#ops"])
-    harness.feed("OK JOIN #ops 2", "MEMBER #ops bob", "MEMBER #ops alice", "OK WHO #ops 2")
+    harness.feed(
+      "OK JOIN #ops 2", "MEMBER #ops bob", "MEMBER #ops alice", "OK WHO #ops 2",
+      "OK ACCESS #ops public")
     #expect(harness.session.completions(for: "/j", isFirst: true).contains("/join"))
     #expect(harness.session.completions(for: "#", isFirst: false) == ["#ops"])
     #expect(harness.session.completions(for: "@b", isFirst: false) == ["@bob"])
@@ -343,7 +351,8 @@ import Testing
     let harness = Harness(me: "bob")
     harness.session.start(targets: ["#ops", "#dev"])
     harness.feed(
-      "OK JOIN #ops 1", "OK WHO #ops 0", "OK JOIN #dev 1", "OK WHO #dev 0",
+      "OK JOIN #ops 1", "OK WHO #ops 0", "OK ACCESS #ops public", "OK JOIN #dev 1", "OK WHO #dev 0",
+      "OK ACCESS #dev public",
       "OK HISTORY #ops 0",
       "HIST #dev 1 2026-11-30T17:00:00.000Z carol :seen before", "OK HISTORY #dev 1",
       "OK CONVERSATIONS 0", "OK SCHEDULED 0", "OK ROOMS 0")
@@ -364,7 +373,8 @@ import Testing
     let harness = Harness(timeZone: "Europe/Berlin")
     harness.session.start(targets: ["#ops"])
     harness.feed(
-      "OK JOIN #ops 1", "OK WHO #ops 0", "OK HISTORY #ops 0", "OK CONVERSATIONS 0",
+      "OK JOIN #ops 1", "OK WHO #ops 0", "OK ACCESS #ops public", "OK HISTORY #ops 0",
+      "OK CONVERSATIONS 0",
       "OK SCHEDULED 0", "OK ROOMS 0")
     harness.session.submit("/reschedule 3w5e tomorrow 09:30")
     #expect(harness.sent.last == "RESCHEDULE 3w5e 2026-12-01T08:30:00.000Z")
@@ -390,7 +400,8 @@ import Testing
     let harness = Harness()
     harness.session.start(targets: ["#ops"])
     harness.feed(
-      "OK JOIN #ops 1", "OK WHO #ops 0", "OK HISTORY #ops 0", "OK CONVERSATIONS 0",
+      "OK JOIN #ops 1", "OK WHO #ops 0", "OK ACCESS #ops public", "OK HISTORY #ops 0",
+      "OK CONVERSATIONS 0",
       "SCHED x1 #ops 2026-11-30T19:00:00.000Z 2026-11-30T17:00:00.000Z :deploy now",
       "SCHED x2 #ops 2026-11-30T20:00:00.000Z 2026-11-30T17:00:00.000Z :tea", "OK SCHEDULED 2",
       "OK ROOMS 0")
@@ -428,7 +439,7 @@ import Testing
     let named = Harness(me: "bob")
     named.session.start(targets: ["#alpha"])
     named.feed(
-      "OK JOIN #alpha 1", "OK WHO #alpha 0", "OK HISTORY #alpha 0",
+      "OK JOIN #alpha 1", "OK WHO #alpha 0", "OK ACCESS #alpha public", "OK HISTORY #alpha 0",
       "CONV #alpha 3 2026-11-30T10:00:00.000Z 3 0 0",
       "CONV #beta 8 2026-11-30T17:59:00.000Z 5 2 0", "OK CONVERSATIONS 2")
     #expect(named.session.model.current.name == "#alpha")
@@ -465,7 +476,8 @@ import Testing
     harness.session.submit("/join #ops group=ops")
     #expect(harness.sent.first == "JOIN #ops group=ops")
     #expect(harness.session.model.find("#ops")?.isPrivate == true, "the top line says (private)")
-    harness.feed("OK JOIN #ops 1", "OK WHO #ops 0", "OK HISTORY #ops 0")
+    harness.feed("OK JOIN #ops 1", "OK WHO #ops 0", "OK ACCESS #ops group=ops", "OK HISTORY #ops 0")
+    #expect(harness.session.model.find("#ops")?.isPrivate == true, "as ACCESS says")
     harness.sent = []
     harness.session.submit("/invite carol")
     harness.session.submit("/invite #plan @bob")
@@ -489,13 +501,41 @@ import Testing
   }
 
   @Test(
+    "joining a room someone else made private asks ACCESS and says so; a broker before 1.4 is not asked again"
+  )
+  func joiningAPrivateRoomAsksItsAccess() {
+    let harness = Harness()
+    harness.session.start(targets: [])
+    harness.feed("OK CONVERSATIONS 0", "OK SCHEDULED 0", "OK ROOMS 0")
+    harness.sent = []
+    harness.session.submit("/join #plan")
+    #expect(harness.sent == ["JOIN #plan", "WHO #plan", "ACCESS #plan", "HISTORY #plan 50"])
+    harness.feed("OK JOIN #plan 2", "OK WHO #plan 0", "OK ACCESS #plan invite")
+    #expect(harness.session.model.find("#plan")?.isPrivate == true, "the top line says (private)")
+    harness.feed("OK HISTORY #plan 0")
+    harness.sent = []
+    harness.session.submit("/join #old")
+    harness.feed(
+      "OK JOIN #old 1", "OK WHO #old 0", "ERR ACCESS UNKNOWN :no such request", "OK HISTORY #old 0")
+    #expect(harness.session.model.find("#old")?.isPrivate == false)
+    #expect(
+      !harness.session.model.find("#old")!.entries.contains {
+        if case .notice(_, _, true) = $0 { return true }
+        return false
+      }, "no error shown")
+    harness.sent = []
+    harness.session.submit("/join #older")
+    #expect(harness.sent == ["JOIN #older", "WHO #older", "HISTORY #older 50"])
+  }
+
+  @Test(
     "/mode shows and changes a room's modes, /kick removes someone; MODE and KICK lines are shown")
   func moderation() {
     let harness = Harness()
     harness.session.start(targets: [])
     harness.feed("OK CONVERSATIONS 0", "OK SCHEDULED 0", "OK ROOMS 0")
     harness.session.submit("/join #ops")
-    harness.feed("OK JOIN #ops 1", "OK WHO #ops 0", "OK HISTORY #ops 0")
+    harness.feed("OK JOIN #ops 1", "OK WHO #ops 0", "OK ACCESS #ops public", "OK HISTORY #ops 0")
     harness.sent = []
     harness.session.submit("/mode")
     harness.session.submit("/mode +o-v bob carol")

@@ -82,6 +82,64 @@ private func message(_ user: String, _ text: String, at time: Timestamp, id: Str
     #expect(rows[8] == "      thanks")
   }
 
+  @Test(
+    "`── new ──` is drawn above the first line from someone else, never above my lines or notices")
+  func newLineOnlyAboveOthersLines() {
+    var renderer = TranscriptRenderer(me: "alice", width: 40, now: monday18 + 60_000, clock: utc)
+    renderer.fullName = { _ in nil }
+    let read = Entry.message(message("bob", "read before", at: monday18, id: "1"))
+    let mine = Entry.message(message("alice", "my own line", at: monday18 + 1000, id: "2"))
+    let notice = Entry.notice("reconnected", time: monday18 + 2000, isError: false)
+    let unread = Entry.message(message("bob", "unread one", at: monday18 + 3000, id: "3"))
+    func above(_ entries: [Entry], newAfter: String) -> String? {
+      let rows = renderer.render(entries, newAfter: newAfter).map(\.text)
+      guard let index = rows.firstIndex(where: { $0.contains("── new ──") }) else { return nil }
+      return rows.indices.contains(index + 1) ? rows[index + 1] : "(the end)"
+    }
+    // After the marker: my line and a notice, then bob's unread one.
+    #expect(above([read, mine, notice, unread], newAfter: "1")?.contains("(BO) bob") == true)
+    // No marker (""): above bob's first line, not above mine before it.
+    #expect(above([mine, notice, unread], newAfter: "")?.contains("(BO) bob") == true)
+    // Only my line and notices after the marker: no new line at all.
+    #expect(above([read, mine, notice], newAfter: "1") == nil)
+    #expect(above([mine, notice], newAfter: "") == nil)
+  }
+
+  @Test(
+    "a notice table wraps each text under its column, and narrow, gives a long lead its own row")
+  func noticeTableHangingIndent() {
+    let table = NoticeTable(
+      before: ["Commands:"],
+      items: [
+        .init(lead: "/ids", text: "show message ids (for /delete ID), or hide them again"),
+        .init(lead: "/join #room [group=GROUP|invite]", text: "join a room and show it"),
+      ])
+    func texts(_ width: Int) -> [String] {
+      table.rows(width: width, style: .notice).map { $0.map(\.text).joined() }
+    }
+    // 78 columns (an 80-column screen): each text beside its lead, at 34.
+    #expect(
+      texts(78) == [
+        "Commands:",
+        "/ids" + String(repeating: " ", count: 30) + "show message ids (for /delete ID), or hide",
+        String(repeating: " ", count: 34) + "them again",
+        "/join #room [group=GROUP|invite]  join a room and show it",
+      ])
+    // 48 columns: the texts keep 24, the long lead has its own row.
+    #expect(
+      texts(48) == [
+        "Commands:",
+        "/ids" + String(repeating: " ", count: 20) + "show message ids (for",
+        String(repeating: " ", count: 24) + "/delete ID), or hide",
+        String(repeating: " ", count: 24) + "them again",
+        "/join #room [group=GROUP|invite]",
+        String(repeating: " ", count: 24) + "join a room and show it",
+      ])
+    #expect(
+      table.text.split(separator: "\n").last
+        == "/join #room [group=GROUP|invite]  join a room and show it")
+  }
+
   @Test("a message in another minute than the one above shows its clock time")
   func clockTimeWhenTheMinuteChanges() {
     var renderer = TranscriptRenderer(me: "alice", width: 40, now: monday18 + 600_000, clock: utc)

@@ -63,6 +63,45 @@ struct RoomScreenTests {
   }
 
   @Test(
+    "joining a room someone else made private says (private) on the top line at once",
+    UnixUsers.required)
+  func joiningAPrivateRoom() throws {
+    try UnixUsers.ensure()
+    let broker = try BrokerProcess().start()
+    let creator = try broker.connect(as: "cbtest1")
+    #expect(try creator.request("JOIN #plan invite") == ["OK JOIN #plan 1"])
+    #expect(try creator.request("INVITE #plan root") == ["OK INVITE #plan root"])
+    let terminal = try chatScreen(broker, "#lobby")
+    defer { terminal.close() }
+    try terminal.enter("/join #plan")
+    try terminal.waitFor { $0.hasPrefix(" #plan (private) · cbtest1 root") }
+  }
+
+  @Test(
+    "at 50 columns a top line too wide for the terminal ends with …, the window list whole",
+    UnixUsers.required)
+  func topLineCutWithEllipsis() throws {
+    try UnixUsers.ensure()
+    let broker = try BrokerProcess().start()
+    let terminal = try Tmux(
+      [
+        "/usr/bin/env", "LANG=C.UTF-8", "TZ=UTC", "XDG_STATE_HOME=" + broker.directory + "/xdg",
+        BuiltProducts.path("chatsh"), "--socket", broker.socketPath, "#lobby", "#team",
+      ], width: 50)
+    defer { terminal.close() }
+    try terminal.waitFor { $0.contains("[1:#lobby] 2:#team") }
+    try terminal.press("M-2")
+    let bob = try broker.connect(as: "cbtest1")
+    #expect(try bob.request("JOIN #team").last == "OK JOIN #team 2")
+    #expect(try bob.request("TOPIC #team :日本語 plans").last == "OK TOPIC #team")
+    // " #team: 日本語 plans · cbtest1 root" is 35 columns; 30 are left
+    // of the window list.
+    try terminal.waitFor { $0.hasPrefix(" #team: 日本語 plans · cbtest") }
+    let top = try #require(terminal.screen().split(separator: "\n").first.map(String.init))
+    #expect(top.hasPrefix(" #team: 日本語 plans · cbtest… 1:#lobby [2:#team]"), "\(top)")
+  }
+
+  @Test(
     "/me sends an action, and actions from others show as * user text",
     UnixUsers.required)
   func actions() throws {

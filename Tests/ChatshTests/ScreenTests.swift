@@ -190,6 +190,59 @@ import Testing
     #expect(texts.joined() == words)
     #expect(!terminal.screen().contains("discarded"), "\(terminal.screen())")
   }
+
+  /// The rows of `screen` from the one holding `first` to the one holding
+  /// `last`, both included.
+  private func rows(of screen: String, from first: String, to last: String) -> [String] {
+    let lines = screen.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    guard let start = lines.firstIndex(where: { $0.contains(first) }),
+      let end = lines[start...].firstIndex(where: { $0.contains(last) })
+    else { return [] }
+    return Array(lines[start...end])
+  }
+
+  @Test("at 50 columns /help's descriptions wrap under their column and keep 24 columns")
+  func helpWrapsUnderItsColumn() throws {
+    let terminal = try chatScreen(["#help"], width: 50, height: 120)
+    defer { terminal.close() }
+    try terminal.waitFor { $0.contains("#help") && $0.contains("[") }
+    try terminal.enter("/help")
+    try terminal.waitFor("Start a line with //")
+    let screen = terminal.screen()
+    let help = rows(of: screen, from: "/join #room", to: "  /quit")
+    #expect(help.count > 30, "\(screen)")
+    // A notice's 2 columns, then 24 for the commands: descriptions at 26.
+    let column = String(repeating: " ", count: 26)
+    for row in help {
+      #expect(
+        row.hasPrefix("  /") || (row.hasPrefix(column) && !row.hasPrefix(column + " ")),
+        "a command, or a description at its column: \(row)\n\(screen)")
+    }
+    #expect(help.contains { $0.hasPrefix("  /ids" + String(repeating: " ", count: 20) + "show") })
+    #expect(help.contains { $0.hasPrefix("  /join #room [group=GROUP|invite]") })
+  }
+
+  @Test("at 50 columns /scheduled puts a long text under its own column")
+  func scheduledWrapsUnderItsColumn() throws {
+    let terminal = try chatScreen(["#plans"], width: 50, height: 40)
+    defer { terminal.close() }
+    try terminal.waitFor { $0.contains("#plans") && $0.contains("[") }
+    let text = "the quarterly report is due on friday, send your numbers before noon please"
+    try terminal.enter("/later 1h " + text)
+    try terminal.waitFor("/cancel")
+    try terminal.enter("/scheduled")
+    try terminal.waitFor { $0.contains("CREATED") && $0.contains("please") }
+    let screen = terminal.screen()
+    let table = rows(of: screen, from: "CREATED", to: "please")
+    let words = table.filter {
+      $0.contains("quarterly") || $0.contains("numbers") || $0.contains("please")
+    }
+    #expect(words.count >= 2, "\(screen)")
+    let column = String(repeating: " ", count: 26)
+    for row in words {
+      #expect(row.hasPrefix(column) && !row.hasPrefix(column + " "), "\(row)\n\(screen)")
+    }
+  }
 }
 
 /// chatsh(1): scrolling back and completing, in tmux.
@@ -263,6 +316,31 @@ import Testing
     try again.type("/switch #beta")
     try again.press("Enter")
     try again.waitFor { $0.hasPrefix(" #beta") }
+  }
+
+  @Test(
+    "window numbers stay with their rooms when chatsh starts again: Alt-N reaches the same room")
+  func windowNumbersSurviveARestart() throws {
+    let first = try chatScreen("#zeta")
+    try first.waitFor { $0.contains("#zeta") && $0.contains("[") }
+    try first.enter("/join #alpha")
+    try first.waitFor { $0.contains("1:#zeta [2:#alpha]") }
+    try first.enter("/quit")
+    try first.waitUntilEnded()
+    // The broker lists #alpha before #zeta; the numbers are chatsh's own.
+    let again = try Tmux(
+      [
+        "/usr/bin/env", "LANG=C.UTF-8", "XDG_STATE_HOME=" + broker.directory + "/state-x",
+        "TZ=UTC", BuiltProducts.path("chatsh"), "--socket", broker.socketPath,
+      ], width: 80, height: 24)
+    defer { again.close() }
+    try again.waitFor { $0.contains("1:#zeta") && $0.contains("2:#alpha") }
+    try again.press("M-1")
+    try again.waitFor { $0.hasPrefix(" #zeta") && $0.contains("[1:#zeta] 2:#alpha") }
+    let file = broker.directory + "/state-x/chatsh/windows"
+    #expect(try String(contentsOfFile: file, encoding: .utf8) == "1 #zeta\n2 #alpha\n")
+    var info = stat()
+    #expect(stat(file, &info) == 0 && info.st_mode & 0o777 == 0o600)
   }
 
   @Test("Tab shows the candidates on the status line, Tab again cycles, every room completes")
@@ -380,6 +458,29 @@ import Testing
     // Alt-2 shows the direct conversation; its count goes.
     try terminal.press("M-2")
     try terminal.waitFor { $0.contains("psst, lunch?") && !$0.contains("@nobody 1!") }
+  }
+
+  @Test(
+    "`── new ──` goes above the first line from someone else, not above my own line before it",
+    UnixUsers.rootOnly("for a second user (nobody, through setpriv)"))
+  func newLineNotAboveMyOwnLine() throws {
+    // My line, from a session that never set a read marker; then nobody's.
+    let session = try broker.connect()
+    #expect(try session.request("JOIN #ops").last?.hasPrefix("OK JOIN #ops") == true)
+    #expect(try session.request("SAY #ops :my own line").last?.hasPrefix("OK SAY") == true)
+    #expect(try asNobody("say", "#ops", "while you were away").status == 0)
+    let terminal = try chatScreen(state: "ops")
+    defer { terminal.close() }
+    try terminal.waitFor { $0.contains("while you were away") }
+    let screen = terminal.screen()
+    let lines = screen.split(separator: "\n").map(String.init)
+    let own = lines.firstIndex { $0.contains("my own line") }
+    let newLine = lines.firstIndex { $0.contains("─ new ─") }
+    let theirs = lines.firstIndex { $0.contains("while you were away") }
+    #expect(own != nil && newLine != nil && theirs != nil, "\(screen)")
+    if let own, let newLine, let theirs {
+      #expect(own < newLine && newLine < theirs, "\(screen)")
+    }
   }
 
   /// My `CONV` lines, from a connection of my own.

@@ -13,17 +13,15 @@ struct SeriesCommandTests {
 
   /// The texts of the notices in the conversation shown.
   static func notices(_ harness: Harness) -> [String] {
-    harness.session.model.current.entries.compactMap { entry in
-      if case .notice(let text, _, _) = entry { return text }
-      return nil
-    }
+    harness.session.model.current.entries.compactMap(\.noticeText)
   }
 
   static func joined(_ zone: String = "America/New_York") -> Harness {
     let harness = Harness(timeZone: zone)
     harness.session.start(targets: ["#team"])
     harness.feed(
-      "OK JOIN #team 1", "OK WHO #team 0", "OK HISTORY #team 0", "OK CONVERSATIONS 0",
+      "OK JOIN #team 1", "OK WHO #team 0", "OK ACCESS #team public", "OK HISTORY #team 0",
+      "OK CONVERSATIONS 0",
       "OK SCHEDULED 0", "OK ROOMS 0")
     harness.sent = []
     return harness

@@ -25,6 +25,18 @@ import Testing
     #expect(TextWidth.cells("👍🏽").map(\.width) == [2, 2])
   }
 
+  @Test("text cut to a width ends with …, never splits a wide character, and is whole when it fits")
+  func truncatedEndsWithEllipsis() {
+    #expect(TextWidth.truncated("#ops · ann bob cat", fitting: 18) == "#ops · ann bob cat")
+    #expect(TextWidth.truncated("#ops · ann bob cat", fitting: 14) == "#ops · ann bo…")
+    #expect(
+      TextWidth.truncated("#ops · ann bob cat", fitting: 12) == "#ops · ann…", "no space before …")
+    // 日 is two columns: 5 columns hold 日本 and …, 6 hold the same (no half 語).
+    #expect(TextWidth.truncated("日本語です", fitting: 5) == "日本…")
+    #expect(TextWidth.truncated("日本語です", fitting: 6) == "日本…")
+    #expect(TextWidth.of(TextWidth.truncated("👍🏽👍🏽👍🏽", fitting: 7)) <= 7)
+  }
+
   @Test("combining marks beyond what a cell holds are left out, never drawn elsewhere")
   func zalgoStaysInItsCell() {
     let zalgo = Character("e" + String(repeating: "\u{301}", count: 40))
