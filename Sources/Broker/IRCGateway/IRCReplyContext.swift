@@ -13,9 +13,11 @@ final class IRCReplyContext: ReplyContext {
     /// PRIVMSG, NOTICE or TAGMSG: `OK SAY` is the echo (`echo-message`),
     /// with the client-only tags sent; an error names the target.
     case say(command: String, target: String, text: String, tags: String = "")
-    /// The JOIN itself; the requests the same JOIN made (names, read
-    /// marker, backlog) name it as their ``join``.
-    case join
+    /// The JOIN of this room itself; the requests the same JOIN made
+    /// (names, read marker, backlog) name it as their ``join``. A refusal
+    /// names the room: the client may have sent several JOINs, and the
+    /// gateway makes some itself (``rejoin``).
+    case join(RoomName)
     /// `WHO #room` for a NAMES reply (353, 366) or a WHO reply (352, 315).
     case names, who
     /// The lines a client without chathistory gets when it joins.

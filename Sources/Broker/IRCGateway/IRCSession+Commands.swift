@@ -120,7 +120,7 @@ extension IRCSession {
     // What the JOIN asks besides, shown only when the engine let the
     // client in: the room's read marker (draft/read-marker) before the
     // end of its names, the names, and a backlog without chathistory.
-    let joining = IRCReplyContext(.join)
+    let joining = IRCReplyContext(.join(room))
     joins[room] = joining
     let request =
       restriction.map { Request.joinPrivate(room, $0) }

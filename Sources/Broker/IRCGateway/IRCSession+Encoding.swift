@@ -336,6 +336,7 @@ extension IRCSession {
   /// The room an error is about: the KICK's, or the first its text names.
   private func roomOfError(_ text: String, _ context: IRCReplyContext?) -> String? {
     if case .kick(let room) = context?.purpose { return room.description }
+    if case .join(let room) = context?.purpose { return room.description }
     return firstRoom(in: text)
   }
 
@@ -368,7 +369,10 @@ extension IRCSession {
         // The same for every private room (chatbroker(7), "Moderation").
         return numeric(.inviteOnlyChannel, [room, "Cannot join channel (+i)"]).bytes
       }
-      return reply(source: serverName, "NOTICE", [nick, "JOIN refused: \(text)"]).bytes
+      guard case .join(let room) = context?.purpose else {
+        return reply(source: serverName, "NOTICE", [nick, "JOIN refused: \(text)"]).bytes
+      }
+      return reply(source: serverName, "NOTICE", [nick, "JOIN \(room) refused: \(text)"]).bytes
     case .invite, .access:
       if code == .noAccess, let room = firstRoom(in: text) {
         return verb == Verb.invite.rawValue

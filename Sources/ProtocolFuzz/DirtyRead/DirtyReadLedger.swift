@@ -117,8 +117,11 @@ public final class DirtyReadLedger: Sendable {
 
   /// `MODE +m`, `SAY`, `PRIVMSG`, `JOIN invite`: a request's verb, and
   /// for MODE its change.
-  static func kind(of request: String) -> String {
-    let words = request.split(separator: " ")
+  /// `request` may go on with the answer it got (`JOIN #r (answered
+  /// ...)`), which is not part of its words.
+  public static func kind(of request: String) -> String {
+    let asked = request.range(of: " (answered ").map { request[..<$0.lowerBound] } ?? request[...]
+    let words = asked.split(separator: " ")
     guard let verb = words.first?.uppercased() else { return "request" }
     if verb == "MODE", words.count > 2 { return "MODE \(words[2])" }
     if verb == "JOIN", words.count > 2 {

@@ -204,7 +204,8 @@ public final class DirtyReadScene {
       if words.command == "PONG", words.parameters.last == waits[session].fence {
         waits[session].fence = nil
       } else if waits[session].answer == nil,
-        Fingerprint.contains(line, "nothing was accepted") || words.isRefusal
+        Fingerprint.contains(line, "nothing was accepted") || words.isRefusal,
+        !namesAnotherRoom(line)
       {
         waits[session].answer = String(decoding: line, as: UTF8.self)
       }
@@ -276,6 +277,15 @@ public final class DirtyReadScene {
       sends.append(fence(send.session))
     }
     return sends
+  }
+
+  /// Whether an IRC refusal is about another room than the scene's: the
+  /// gateway joins a session to its user's rooms as it registers, and
+  /// those JOINs may be answered during the first step.
+  private func namesAnotherRoom(_ line: [UInt8]) -> Bool {
+    let text = String(decoding: line, as: UTF8.self)
+    let rooms = text.split(separator: " ").filter { $0.hasPrefix("#") }
+    return !rooms.isEmpty && !rooms.contains { $0 == room }
   }
 
   private func fence(_ session: Int) -> Send {

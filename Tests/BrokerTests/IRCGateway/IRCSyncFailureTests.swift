@@ -110,7 +110,7 @@ struct IRCSyncFailureTests {
     let answer = try irc.linesUntil(" PONG ")
     #expect(
       answer == [
-        ":host.test NOTICE \(nick) :JOIN refused: \(storageError)",
+        ":host.test NOTICE \(nick) :JOIN #a refused: \(storageError)",
         ":host.test PONG host.test :after",
       ])
     broker.disk.fails = false

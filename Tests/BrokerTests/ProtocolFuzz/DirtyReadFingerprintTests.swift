@@ -49,4 +49,12 @@ struct DirtyReadFingerprintTests {
     #expect(LineShape.problem(Array("OK ROOMS 1000 MORE".utf8)) == nil)
     #expect(LineShape.problem(Array("OK ROOMS 1000 LESS".utf8)) != nil)
   }
+
+  @Test("a finding names the kind of request refused, not words of its answer")
+  func requestKinds() {
+    let answer = " (answered :vm NOTICE root :JOIN refused: nothing was accepted, try again)"
+    #expect(DirtyReadLedger.kind(of: "JOIN #xdr1q" + answer) == "JOIN")
+    #expect(DirtyReadLedger.kind(of: "JOIN #xdr1q invite" + answer) == "JOIN invite")
+    #expect(DirtyReadLedger.kind(of: "MODE #xdr1q +m (answered ERR MODE STORAGE :x)") == "MODE +m")
+  }
 }
