@@ -95,7 +95,7 @@ public enum BrokerEvent: Equatable, Sendable {
   /// nil for no marker: the broker sends this rather than
   /// ``markRead(target:id:)``, as IRC's `MARKREAD` names a time. The line
   /// protocol shows it as `MARKREAD <target> <id>` (`*` for no marker,
-  /// which only the IRC gateway asks about), which reads back as
+  /// in the answer to `MARKREAD <target>`), which reads back as
   /// ``markRead(target:id:)``.
   case readMarker(target: Target, id: MessageID?, time: Timestamp?)
   /// Free text for people: `HELP` lines.

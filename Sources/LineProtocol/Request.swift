@@ -52,12 +52,14 @@ public enum Request: Equatable, Sendable {
   case conversations
   /// Since 1.2: `MARKREAD <target> <id>`.
   case markRead(Target, MessageID)
-  /// The IRC gateway's `MARKREAD <target> timestamp=<time>` (IRCv3
-  /// `draft/read-marker`): the marker moves to the newest message
-  /// delivered at or before `time`; answered with ``BrokerEvent/readMarker(target:id:time:)``.
+  /// Since 1.6: `MARKREAD <target> <time>`: the marker moves to the
+  /// newest message delivered at or before `time` (IRC's `MARKREAD
+  /// <target> timestamp=<time>` of `draft/read-marker` is this); answered
+  /// with where it then stands, ``BrokerEvent/readMarker(target:id:time:)``,
+  /// before the `OK`.
   case markReadAt(Target, Timestamp)
-  /// The IRC gateway's `MARKREAD <target>`: where the marker stands,
-  /// answered with ``BrokerEvent/readMarker(target:id:time:)``.
+  /// Since 1.6: `MARKREAD <target>`: where the marker stands (IRC's
+  /// `MARKREAD <target>`), answered as ``markReadAt(_:_:)`` is.
   case readMarker(Target)
   case scheduled(Target?)
   /// `SCHEDULED <id> NEXT <n>`: the next `count` due instants of one

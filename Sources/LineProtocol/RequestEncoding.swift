@@ -122,6 +122,11 @@ extension LineCodec {
     case .markRead(let target, let message), .redact(let target, let message):
       word(target.description)
       id(message)
+    case .markReadAt(let target, let time):
+      word(target.description)
+      word(time.description)
+    case .readMarker(let target):
+      word(target.description)
     case .scheduled(let target):
       if let target { word(target.description) }
     case .upcoming(let message, let count):
@@ -153,7 +158,7 @@ extension LineCodec {
       if let token { word(token) }
     case .web(let revoke):
       if revoke { word("REVOKE") }
-    case .markReadAt, .readMarker, .ircSay, .tagmsg:
+    case .ircSay, .tagmsg:
       preconditionFailure("\(request) is the IRC gateway's; it has no line")
     }
     bytes.append(UInt8(ascii: "\n"))
@@ -162,12 +167,12 @@ extension LineCodec {
 
 extension Request {
   /// Whether the line protocol can say this request: all but the IRC
-  /// gateway's own values (`MARKREAD` by time or without an id, and the
-  /// `CHATHISTORY` anchors), which the
-  /// request encoder of ``LineCodec`` does not write.
+  /// gateway's own values (its NOTICE and client tags, and the
+  /// `CHATHISTORY` anchors), which the request encoder of ``LineCodec``
+  /// does not write.
   public var hasLine: Bool {
     switch self {
-    case .markReadAt, .readMarker, .ircSay, .tagmsg: false
+    case .ircSay, .tagmsg: false
     case .history(_, _, let anchor):
       switch anchor {
       case nil, .before, .after: true

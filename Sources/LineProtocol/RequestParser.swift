@@ -149,7 +149,21 @@ public enum RequestParser {
       return .conversations
     case .markRead:
       let target = try target(verb, words.required(verb))
-      let id = try lastMessageID(verb, &words) { "no message \($0) in the history of \(target)" }
+      // Since 1.6, without an id: where the marker stands; with a time as
+      // HISTORY shows it instead of an id: the newest message delivered
+      // by then (chatbroker(7), MARKREAD).
+      guard let word = words.next() else { return .readMarker(target) }
+      if let time = Timestamp(rfc3339UTF8: word) {
+        try words.end(verb)
+        return .markReadAt(target, time)
+      }
+      try words.end(verb)
+      let id = try messageID(verb, word)
+      guard id != .none else {
+        throw RequestError(
+          verb: verb.rawValue, code: .noSuchMessage,
+          text: "no message \(string(word)) in the history of \(target)")
+      }
       return .markRead(target, id)
     case .scheduled:
       let word = words.next()

@@ -193,8 +193,9 @@ public enum VerbTable {
       "list your rooms and direct conversations: newest message, your read position, "
         + "unread and mentions"),
     row(
-      .markRead, 2...2, "MARKREAD <target> <id>",
-      "set your read position in a #room or @user to message <id> (it only moves forward)"),
+      .markRead, 1...2, "MARKREAD <target> [<id>|<time>]",
+      "set your read position in a #room or @user to message <id>, or to the last message "
+        + "by <time> (it only moves forward); without either, show where it is"),
     row(
       .scheduled, 0...3, "SCHEDULED [<target>] | SCHEDULED <id> NEXT <n>",
       "list your pending scheduled messages and series, or the next <n> due times of one"),

@@ -102,7 +102,9 @@ public enum LineShape {
         ?? check(words[4], { isID($0) || none($0) }) ?? check(words[5], isCount)
         ?? check(words[6], isCount)
     case "MARKREAD":
-      return fields(3, text: false) ?? check(words[1], isTarget) ?? check(words[2], isID)
+      // `*`: no marker, in the answer to `MARKREAD <target>` (since 1.6).
+      return fields(3, text: false) ?? check(words[1], isTarget)
+        ?? check(words[2], { isID($0) || $0 == "*" })
     case "INFO", "BYE":
       return fields(1, text: true)
     default:
@@ -160,7 +162,7 @@ public enum LineShape {
     case "CANCEL": return shape([isID])
     case "WHO": return shape([isRoom, isCount])
     case "CONVERSATIONS": return shape([isCount])
-    case "MARKREAD": return shape([isTarget, isID])
+    case "MARKREAD": return shape([isTarget, { isID($0) || $0 == "*" }])
     case "HELP", "QUIT": return shape([])
     case "WEB":
       // OK WEB <token> <expires> <link>, or OK WEB REVOKED <n> (chatbroker(7), WEB).

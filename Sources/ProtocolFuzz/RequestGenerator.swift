@@ -163,7 +163,18 @@ public struct RequestGenerator {
     // One occurrence of a series (chatbroker(7), SKIP and REPLACE).
     case "SKIP": return "\(verb) \(id()) \(occurrence())"
     case "REPLACE": return "\(verb) \(id()) \(occurrence()) \(when()) \(text())"
-    case "MARKREAD": return "\(verb) \(target()) \(id())"
+    // By id; since 1.6 also by time, or without either to ask where the
+    // marker stands (chatbroker(7), MARKREAD).
+    case "MARKREAD":
+      switch Int.random(in: 0..<10, using: &random) {
+      case 0: return "\(verb) \(target())"
+      case 1:
+        let time = random.pick([
+          "2000-01-01T00:00:00.000Z", "2026-12-03T21:14:06.477Z", "2100-01-01T00:00:00.000Z",
+        ])
+        return "\(verb) \(target()) \(time)"
+      default: return "\(verb) \(target()) \(id())"
+      }
     case "PING": return random.chance(50) ? verb : "\(verb) \(word())"
     // Rarely a QUIT, with or without a reason (chatbroker(7), QUIT): it
     // ends the connection; mostly one refused for its reason's control

@@ -45,6 +45,7 @@ private let requests: [Request] =
     .search(ops, count: 100, before: newestID, words: "BEFORE 12 :café"),
     .search(.user("bob"), count: 1, before: MessageID("k3")!, words: "x"),
     .conversations, .markRead(ops, MessageID("8f3k2")!), .markRead(remoteUser, newestID),
+    .readMarker(ops), .markReadAt(remoteUser, Timestamp(rfc3339: "2026-12-03T21:14:06.477Z")!),
     .scheduled(nil), .scheduled(.user("bob")), .cancel(MessageID("8f3k3")!),
     .reschedule(MessageID("q")!, when: "18:00"),
     .reschedule(MessageID("q")!, when: "every:15m,count:10"), .rooms(after: nil),
@@ -121,6 +122,11 @@ struct RequestEncodingTests {
       ),
       (.history(ops, count: 5, anchor: .before(MessageID("a")!)), "HISTORY #ops 5 BEFORE a"),
       (.markRead(ops, MessageID("8")!), "MARKREAD #ops 8"),
+      (.readMarker(ops), "MARKREAD #ops"),
+      (
+        .markReadAt(ops, Timestamp(rfc3339: "2026-12-03T21:14:06.477Z")!),
+        "MARKREAD #ops 2026-12-03T21:14:06.477Z"
+      ),
       (.rooms(after: RoomName("#m")!), "ROOMS AFTER #m"),
       (.reschedule(MessageID("q")!, when: "18:00"), "RESCHEDULE q 18:00"),
       (.edit(MessageID("q")!, text: "new"), "EDIT q :new"),
@@ -167,8 +173,8 @@ struct RequestEncodingTests {
   @Test("the IRC gateway's own requests have no line")
   func ircOnlyRequests() {
     let point = HistoryPoint.message(MessageID("a")!)
-    #expect(!Request.readMarker(ops).hasLine)
-    #expect(!Request.markReadAt(ops, Timestamp(milliseconds: 0)).hasLine)
+    #expect(!Request.ircSay(ops, text: "x", notice: true, tags: "").hasLine)
+    #expect(!Request.tagmsg(ops, tags: "+typing=active").hasLine)
     #expect(!Request.history(ops, count: 5, anchor: .around(point)).hasLine)
     #expect(requests.allSatisfy { $0.hasLine })
   }

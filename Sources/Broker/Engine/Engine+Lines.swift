@@ -74,12 +74,11 @@ extension Engine {
 }
 
 extension BrokerEvent {
-  /// The one final line of a reply: `OK`, `ERR`, the `OK` of an accepted
-  /// message, or where a read marker stands (the IRC gateway's `MARKREAD`
-  /// is answered with that alone).
+  /// The one final line of a reply: `OK`, `ERR`, or the `OK` of an
+  /// accepted message.
   var isFinalReply: Bool {
     switch self {
-    case .ok, .accepted, .error, .readMarker: true
+    case .ok, .accepted, .error: true
     default: false
     }
   }

@@ -24,9 +24,9 @@ extension Engine {
       .ok(.markRead, fields: [target.description, marker.id.description]), to: connection)
   }
 
-  /// The IRC gateway's `MARKREAD <target> timestamp=<time>` (chatbroker(7),
-  /// "IRC"): the marker moves to the newest message delivered at or
-  /// before `time`, forward only; the reply is where it stands.
+  /// `MARKREAD <target> <time>` (since 1.6; IRC's `MARKREAD <target>
+  /// timestamp=<time>`): the marker moves to the newest message delivered
+  /// at or before `time`, forward only; the reply is where it stands.
   func markRead(_ target: Target, at time: Timestamp, connection: ConnectionID, user: String) {
     guard checkRecipient(target, verb: .markRead, connection: connection) else { return }
     let conversation = ConversationKey(target: target, author: user)
@@ -40,15 +40,26 @@ extension Engine {
         to: sequence, in: conversation, target: target, connection: connection, user: user)
       guard marker != nil else { return }
     }
-    send(
-      .readMarker(target: target, id: marker?.id, time: marker?.delivered), to: connection)
+    answerReadMarker(marker, in: target, to: connection)
   }
 
-  /// The IRC gateway's `MARKREAD <target>`: where the marker stands.
+  /// `MARKREAD <target>` (since 1.6): where the marker stands.
   func showReadMarker(_ target: Target, connection: ConnectionID, user: String) {
     let marker = visibleMarker(ConversationKey(target: target, author: user), user: user)
+    answerReadMarker(marker, in: target, to: connection)
+  }
+
+  /// The `MARKREAD` line your other sessions get when the marker moves,
+  /// then `OK MARKREAD <target> <id>`, `*` for none: one answer for both
+  /// wires, the line carrying the marker's time for IRC's `MARKREAD
+  /// <target> timestamp=<time>` (chatbroker(7), MARKREAD).
+  private func answerReadMarker(
+    _ marker: ReadMarker?, in target: Target, to connection: ConnectionID
+  ) {
     send(
       .readMarker(target: target, id: marker?.id, time: marker?.delivered), to: connection)
+    send(
+      .ok(.markRead, fields: [target.description, marker?.id.description ?? "*"]), to: connection)
   }
 
   /// The user's marker in a conversation; none in a room they may not

@@ -312,6 +312,10 @@ extension IRCSession {
       return modeOK(fields, answering: context)
     case .kick:
       return kickOK(fields, answering: context)
+    case .markRead:
+      // The MARKREAD line before it (``BrokerEvent/readMarker(target:id:time:)``)
+      // is the answer, when draft/read-marker was negotiated.
+      return []
     case .access:
       guard fields.count == 2 else { return [] }
       let mode = fields[1] == RoomRestriction.publicWord ? "-i" : "+i"

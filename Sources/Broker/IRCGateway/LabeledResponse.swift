@@ -154,9 +154,8 @@ extension IRCSession {
 
   /// What an event encoded for `context` becomes when its command was
   /// labeled: gathered, and the whole answer once its last request ends.
-  /// A final reply (`OK`, `ERR`, and the read marker that answers
-  /// `MARKREAD` alone) ends its request, unless its CHATHISTORY pages or
-  /// LIST pages go on.
+  /// A final reply (`OK`, `ERR`) ends its request, unless its
+  /// CHATHISTORY pages or LIST pages go on.
   func labeledBytes(_ bytes: [UInt8], of event: BrokerEvent, for context: ReplyContext?)
     -> [UInt8]
   {
@@ -164,7 +163,7 @@ extension IRCSession {
       return bytes
     }
     switch event {
-    case .ok, .accepted, .error, .readMarker:
+    case .ok, .accepted, .error:
       guard context.batchEnd == nil, !context.morePages else {
         return response.add(bytes, final: false)
       }

@@ -126,6 +126,31 @@ struct EngineConversationTests {
     #expect(chat.send(bob, "MARKREAD #a \(later)") == ["OK MARKREAD #a \(early)"])
   }
 
+  @Test("since 1.6 MARKREAD without an id says where the marker is, and with a time moves it there")
+  func markReadByTimeAndQuery() {
+    let (chat, bob, carol, ids) = awayScene()
+    #expect(chat.send(bob, "MARKREAD #retro") == ["MARKREAD #retro *", "OK MARKREAD #retro *"])
+    #expect(
+      chat.send(bob, "MARKREAD #retro 2000-01-01T00:00:00.000Z")
+        == ["MARKREAD #retro *", "OK MARKREAD #retro *"], "nothing was delivered by then")
+    let other = chat.connect("bob")
+    #expect(
+      chat.send(bob, "MARKREAD #retro 2026-11-30T17:00:00.000Z")
+        == ["MARKREAD #retro \(ids[2])", "OK MARKREAD #retro \(ids[2])"],
+      "the newest message delivered by then")
+    #expect(chat.output.take(other) == ["MARKREAD #retro \(ids[2])"], "as when it moves by id")
+    #expect(conversations(chat, bob).first?.hasSuffix(" \(ids[2]) 0 0") == true)
+    #expect(
+      chat.send(bob, "MARKREAD #retro")
+        == ["MARKREAD #retro \(ids[2])", "OK MARKREAD #retro \(ids[2])"])
+    chat.send(carol, "JOIN #private invite")
+    #expect(
+      chat.send(bob, "MARKREAD #private")
+        == chat.send(bob, "MARKREAD #nowhere")
+        .map { $0.replacingOccurrences(of: "#nowhere", with: "#private") },
+      "a room you may not read answers as one that does not exist")
+  }
+
   @Test("MARKREAD refuses an unknown id, a message of another conversation and a bad target")
   func markReadErrors() {
     let (chat, bob, _, ids) = awayScene()
@@ -155,12 +180,12 @@ struct EngineConversationTests {
         "ERR MARKREAD BADNAME :\"retro\" is not a target: use #room (1 to 32 of a-z 0-9 . _ -) or @user"
       ])
     #expect(
-      chat.send(bob, "MARKREAD #retro") == [
-        "ERR MARKREAD SYNTAX :usage: MARKREAD <target> <id>"
+      chat.send(bob, "MARKREAD") == [
+        "ERR MARKREAD SYNTAX :usage: MARKREAD <target> [<id>|<time>]"
       ])
     #expect(
       chat.send(bob, "MARKREAD #retro 1 2") == [
-        "ERR MARKREAD SYNTAX :too many words; usage: MARKREAD <target> <id>"
+        "ERR MARKREAD SYNTAX :too many words; usage: MARKREAD <target> [<id>|<time>]"
       ])
     #expect(
       chat.send(bob, "MARKREAD #retro 0001") == [
