@@ -253,12 +253,14 @@ import Testing
     broker = try BrokerProcess().start()
   }
 
-  private func chatScreen(_ target: String) throws -> Tmux {
+  /// chatsh on the suite's state directory, so that a second one (with
+  /// no target) starts where the first left off.
+  private func chatScreen(_ targets: String...) throws -> Tmux {
     try Tmux(
       [
         "/usr/bin/env", "LANG=C.UTF-8", "XDG_STATE_HOME=" + broker.directory + "/state-x",
-        "TZ=UTC", BuiltProducts.path("chatsh"), "--socket", broker.socketPath, target,
-      ], width: 80, height: 24)
+        "TZ=UTC", BuiltProducts.path("chatsh"), "--socket", broker.socketPath,
+      ] + targets, width: 80, height: 24)
   }
 
   private func transcript(_ terminal: Tmux) -> [String] {
@@ -306,11 +308,7 @@ import Testing
       try terminal.press("Enter")
       try terminal.waitUntilEnded()
     }
-    let again = try Tmux(
-      [
-        "/usr/bin/env", "LANG=C.UTF-8", "XDG_STATE_HOME=" + broker.directory + "/state-x",
-        "TZ=UTC", BuiltProducts.path("chatsh"), "--socket", broker.socketPath,
-      ], width: 80, height: 24)
+    let again = try chatScreen()
     defer { again.close() }
     try again.waitFor { $0.hasPrefix(" #alpha") }
     try again.type("/switch #beta")
@@ -328,11 +326,7 @@ import Testing
     try first.enter("/quit")
     try first.waitUntilEnded()
     // The broker lists #alpha before #zeta; the numbers are chatsh's own.
-    let again = try Tmux(
-      [
-        "/usr/bin/env", "LANG=C.UTF-8", "XDG_STATE_HOME=" + broker.directory + "/state-x",
-        "TZ=UTC", BuiltProducts.path("chatsh"), "--socket", broker.socketPath,
-      ], width: 80, height: 24)
+    let again = try chatScreen()
     defer { again.close() }
     try again.waitFor { $0.contains("1:#zeta") && $0.contains("2:#alpha") }
     try again.press("M-1")
