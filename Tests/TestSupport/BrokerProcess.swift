@@ -169,13 +169,20 @@ public final class BrokerProcess: @unchecked Sendable {
   }
 
   /// Waits (bounded) until `count` connections of `user` were opened, as
-  /// the broker's log says (chatbroker(8), "LOGGING").
+  /// the broker's log says (chatbroker(8), "LOGGING"). Count from
+  /// ``connectionsOpened(by:)`` before starting the clients awaited: the
+  /// start's readiness probe, and any probe since, is a connection too.
   public func waitForConnections(of user: String, count: Int, timeout: Double = 10) throws {
     try waitUntil(timeout: timeout, "\(count) connections of \(user) in the log") {
-      log.components(separatedBy: "\n").filter {
-        $0.contains("connection opened") && $0.contains("user=\(user)")
-      }.count >= count
+      connectionsOpened(by: user) >= count
     }
+  }
+
+  /// How many connections of `user` the broker's log says were opened.
+  public func connectionsOpened(by user: String) -> Int {
+    log.components(separatedBy: "\n").filter {
+      $0.contains("connection opened") && $0.contains("user=\(user)")
+    }.count
   }
 
   public var log: String {
