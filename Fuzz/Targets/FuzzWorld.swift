@@ -16,7 +16,7 @@ final class FuzzWorld {
       // Events only IRC shows (an INVITE, a TAGMSG, someone going away)
       // have no line-protocol form: the line wire writes nothing for them.
       switch outgoing.event {
-      case .invited, .tagmsg, .awayChanged:
+      case .invited, .signal, .awayChanged:
         if outgoing.line.isEmpty { return }
       default: break
       }

@@ -55,7 +55,7 @@ public enum ServerLine: Equatable, Sendable {
   public var message: ChatMessage? {
     guard
       case .event(
-        .message(let target, let id, let time, let user, let text, let action, let series)) =
+        .message(let target, let id, let time, let user, let text, let action, let series, _, _)) =
         self
     else { return nil }
     return ChatMessage(

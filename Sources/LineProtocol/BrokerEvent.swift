@@ -15,10 +15,14 @@ public enum BrokerEvent: Equatable, Sendable {
   /// A delivered message, as `recipient` sees its conversation: `target`
   /// is the room, or for a direct message the other party. Since 1.4
   /// `action`: it was sent with `ACTION`; `series`: it is an occurrence of
-  /// that series (`SAYEVERY`).
+  /// that series (`SAYEVERY`). Since 1.6 `notice`: it was sent with
+  /// `NOTICE`, which IRC clients show as a NOTICE and the line protocol as
+  /// any message; `tags`: the sender's client-only tags, for the doors
+  /// that carry them (chatbroker(7), "IRC": client-only tags).
   case message(
     target: Target, id: MessageID, time: Timestamp, user: String, text: String,
-    action: Bool = false, series: MessageID? = nil)
+    action: Bool = false, series: MessageID? = nil, notice: Bool = false,
+    tags: ClientTags = ClientTags())
   /// A line of a `HISTORY` reply.
   case history(
     target: Target, id: MessageID, time: Timestamp, user: String, text: String,
@@ -38,16 +42,10 @@ public enum BrokerEvent: Equatable, Sendable {
   /// Someone's last session left a room; `reason` is the one an IRC
   /// client gave (`PART <room> :<reason>`), which only IRC shows.
   case parted(room: RoomName, user: String, reason: String? = nil)
-  /// The IRC gateway's NOTICE or tagged PRIVMSG, delivered: a
-  /// ``message(target:id:time:user:text:)`` that IRC clients get as a
-  /// NOTICE when `notice`, with the client-only `tags` when they have
-  /// message-tags; the line protocol shows it as `MSG`.
-  case ircMessage(
-    target: Target, id: MessageID, time: Timestamp, user: String, text: String, notice: Bool,
-    tags: String)
-  /// The IRC gateway's TAGMSG, delivered: IRC clients with message-tags
-  /// get it; the line protocol shows nothing.
-  case tagmsg(target: Target, user: String, time: Timestamp, tags: String)
+  /// Client-only tags alone (``Request/signal(_:_:)``), delivered: the
+  /// doors that carry client tags show them (IRC's `TAGMSG`); the line
+  /// protocol shows nothing.
+  case signal(target: Target, user: String, time: Timestamp, tags: ClientTags)
   /// Since 1.4: `user` was invited to `room` by `by` (`INVITE`), sent to
   /// the invited user's sessions: IRC clients get IRC's `INVITE` line,
   /// and since 1.6 line-protocol clients the `INVITE` event line

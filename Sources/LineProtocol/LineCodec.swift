@@ -12,7 +12,8 @@ public enum LineCodec {
     case .ok(let verb, let fields): BrokerLine.ok(verb, words: fields)
     case .accepted(let verb, let id, let time): BrokerLine.ok(verb, id: id, time: time)
     case .error(let verb, let code, let text): BrokerLine.error(verb: verb, code: code, text: text)
-    case .message(let target, let id, let time, let user, let text, let action, let series):
+    // A notice is shown as any message; client tags are not carried.
+    case .message(let target, let id, let time, let user, let text, let action, let series, _, _):
       BrokerLine.message(
         target: target.description, id: id, time: time, user: user, text: text, action: action,
         series: series)
@@ -29,11 +30,8 @@ public enum LineCodec {
         id: id, target: target.description, due: due, created: created, rule: rule, text: text)
     case .joined(let room, let user): BrokerLine.join(room: room, user: user)
     case .parted(let room, let user, _): BrokerLine.part(room: room, user: user)
-    case .tagmsg, .awayChanged: []
+    case .signal, .awayChanged: []
     case .invited(let room, let user, let by): BrokerLine.invite(room: room, user: user, by: by)
-    case .ircMessage(let target, let id, let time, let user, let text, _, _):
-      BrokerLine.message(
-        target: target.description, id: id, time: time, user: user, text: text)
     case .quit(let user, _, let rooms):
       rooms.flatMap { BrokerLine.part(room: $0, user: user) }
     case .room(let room, let members, let shared, let topic, let isPrivate):
@@ -78,7 +76,7 @@ public enum LineCodec {
     case ("OK", 1..., nil):
       guard let verb = Verb(rawValue: rest[0]) else { return nil }
       let fields = Array(rest.dropFirst())
-      if verb == .say || verb == .action || verb == .sayAt, fields.count == 2,
+      if [.say, .action, .notice, .sayAt].contains(verb), fields.count == 2,
         let id = MessageID(fields[0]),
         let time = Timestamp(rfc3339: fields[1])
       {

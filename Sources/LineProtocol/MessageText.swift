@@ -27,10 +27,11 @@ extension Request {
   /// The message text the request carries, if any.
   public var text: String? {
     switch self {
-    case .say(_, let text), .action(_, let text), .ircSay(_, let text, _, _),
+    case .say(_, let text), .action(_, let text), .notice(_, let text),
       .sayAt(_, _, let text), .sayEvery(_, _, let text), .edit(_, let text),
       .replace(_, _, _, let text):
       text
+    case .tagged(let message, _): message.text
     case .setTopic(_, let text) where !text.isEmpty: text
     case .away(let text?) where !text.isEmpty: text
     default: nil

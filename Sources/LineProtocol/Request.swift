@@ -30,16 +30,18 @@ public enum Request: Equatable, Sendable {
   case action(Target, text: String)
   /// Since 1.4: `REDACT <target> <id>`.
   case redact(Target, MessageID)
-  /// The IRC gateway's `NOTICE`, and a `PRIVMSG` with client-only tags
-  /// (`+draft/reply=...`): a `SAY` whose IRC recipients get it as a NOTICE
-  /// when `notice` (which no client answers automatically), and with
-  /// `tags` (`+key=value;...`, escaped as on IRC) when they negotiated
-  /// message-tags (chatbroker(7), "IRC"). The tags are not kept.
-  case ircSay(Target, text: String, notice: Bool, tags: String)
-  /// The IRC gateway's `TAGMSG`: client-only tags for the target's IRC
-  /// clients with message-tags; nothing is kept, nothing reaches the line
-  /// protocol.
-  case tagmsg(Target, tags: String)
+  /// Since 1.6: `NOTICE <target> <text>`, a message no program answers
+  /// automatically: kept and shown as a `SAY` is, and to IRC clients as
+  /// a NOTICE (chatbroker(7), `NOTICE`).
+  case notice(Target, text: String)
+  /// A `SAY`, `ACTION` or `NOTICE` with client-only tags for the other
+  /// clients (chatbroker(7), "IRC": client-only tags), which the line protocol does
+  /// not write: IRC's PRIVMSG with `+draft/reply=...`.
+  indirect case tagged(Request, ClientTags)
+  /// Client-only tags alone, for the conversation's other clients that can
+  /// read them (IRC's `TAGMSG`): nothing is kept, the line protocol
+  /// neither writes nor shows it; answered by `OK SAY`.
+  case signal(Target, ClientTags)
   /// `when` is kept as typed: only the broker knows "now" and its time zone.
   case sayAt(Target, when: String, text: String)
   /// `rule` is kept as typed, like `when`: the broker's zone is its default.
@@ -109,8 +111,10 @@ public enum Request: Equatable, Sendable {
     case .invite: .invite
     case .access, .setAccess: .access
     case .part: .part
-    case .say, .ircSay, .tagmsg: .say
+    case .say, .signal: .say
     case .action: .action
+    case .notice: .notice
+    case .tagged(let message, _): message.verb
     case .redact: .redact
     case .sayAt: .sayAt
     case .sayEvery: .sayEvery

@@ -8,9 +8,8 @@ extension LineCodec {
   /// `HISTORY` always with its count, and a text always after ` :`, so a
   /// text that starts with a colon keeps it (chatbroker(7), "Names and
   /// values": the parser removes exactly one). Only requests the line
-  /// protocol can say are written (see ``Request/hasLine``); the IRC
-  /// gateway's own values have no line, and asking for one is a
-  /// programming error.
+  /// protocol can say are written (see ``Request/hasLine``); asking for
+  /// the line of another is a programming error.
   public static func encode(_ request: Request) -> [UInt8] {
     var bytes: [UInt8] = []
     bytes.reserveCapacity(48 + (request.text?.utf8.count ?? 0))
@@ -85,7 +84,8 @@ extension LineCodec {
       text(topic)
     case .away(let away):
       if let away { text(away) }
-    case .say(let target, let message), .action(let target, let message):
+    case .say(let target, let message), .action(let target, let message),
+      .notice(let target, let message):
       word(target.description)
       text(message)
     case .sayAt(let target, let when, let message):
@@ -158,21 +158,21 @@ extension LineCodec {
       if let token { word(token) }
     case .web(let revoke):
       if revoke { word("REVOKE") }
-    case .ircSay, .tagmsg:
-      preconditionFailure("\(request) is the IRC gateway's; it has no line")
+    case .tagged, .signal:
+      preconditionFailure("\(request) holds client tags; the line protocol has no form for them")
     }
     bytes.append(UInt8(ascii: "\n"))
   }
 }
 
 extension Request {
-  /// Whether the line protocol can say this request: all but the IRC
-  /// gateway's own values (its NOTICE and client tags, and the
-  /// `CHATHISTORY` anchors), which the request encoder of ``LineCodec``
-  /// does not write.
+  /// Whether the line protocol can say this request: all but those that
+  /// hold what it has no words for, client-only tags and the history
+  /// anchors by time or around a point (which IRC's `CHATHISTORY` asks),
+  /// which the request encoder of ``LineCodec`` does not write.
   public var hasLine: Bool {
     switch self {
-    case .ircSay, .tagmsg: false
+    case .tagged, .signal: false
     case .history(_, _, let anchor):
       switch anchor {
       case nil, .before, .after: true

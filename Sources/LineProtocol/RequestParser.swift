@@ -97,6 +97,9 @@ public enum RequestParser {
     case .say:
       let target = try target(verb, words.required(verb))
       return .say(target, text: try text(verb, words))
+    case .notice:
+      let target = try target(verb, words.required(verb))
+      return .notice(target, text: try text(verb, words))
     case .action:
       let target = try target(verb, words.required(verb))
       return .action(target, text: try text(verb, words))

@@ -7,6 +7,8 @@ public enum Verb: String, CaseIterable, Sendable {
   case say = "SAY"
   /// Since 1.4: an action (IRC's `/me`), a message of its own kind.
   case action = "ACTION"
+  /// Since 1.6: a message no program answers automatically (IRC's NOTICE).
+  case notice = "NOTICE"
   /// Since 1.4: take back a message you sent.
   case redact = "REDACT"
   case sayAt = "SAYAT"
@@ -74,6 +76,7 @@ public enum Verb: String, CaseIterable, Sendable {
     case 5 where matches("TOPIC"): self = .topic
     case 6 where matches("CANCEL"): self = .cancel
     case 6 where matches("ACTION"): self = .action
+    case 6 where matches("NOTICE"): self = .notice
     case 6 where matches("REDACT"): self = .redact
     case 6 where matches("INVITE"): self = .invite
     case 6 where matches("ACCESS"): self = .access
@@ -96,31 +99,32 @@ public enum Verb: String, CaseIterable, Sendable {
     case .part: 1
     case .say: 2
     case .action: 3
-    case .redact: 4
-    case .sayAt: 5
-    case .sayEvery: 6
-    case .history: 7
-    case .search: 8
-    case .conversations: 9
-    case .markRead: 10
-    case .scheduled: 11
-    case .cancel: 12
-    case .reschedule: 13
-    case .edit: 14
-    case .skip: 15
-    case .replace: 16
-    case .rooms: 17
-    case .who: 18
-    case .topic: 19
-    case .away: 20
-    case .invite: 21
-    case .access: 22
-    case .mode: 23
-    case .kick: 24
-    case .web: 25
-    case .ping: 26
-    case .help: 27
-    case .quit: 28
+    case .notice: 4
+    case .redact: 5
+    case .sayAt: 6
+    case .sayEvery: 7
+    case .history: 8
+    case .search: 9
+    case .conversations: 10
+    case .markRead: 11
+    case .scheduled: 12
+    case .cancel: 13
+    case .reschedule: 14
+    case .edit: 15
+    case .skip: 16
+    case .replace: 17
+    case .rooms: 18
+    case .who: 19
+    case .topic: 20
+    case .away: 21
+    case .invite: 22
+    case .access: 23
+    case .mode: 24
+    case .kick: 25
+    case .web: 26
+    case .ping: 27
+    case .help: 28
+    case .quit: 29
     }
   }
 
@@ -168,6 +172,9 @@ public enum VerbTable {
     row(
       .action, 1...1, text: true, "ACTION <target> <text>",
       "send an action, shown as \"* you <text>\" (IRC's /me)"),
+    row(
+      .notice, 1...1, text: true, "NOTICE <target> <text>",
+      "send text no program answers automatically, for scripts' news (IRC's NOTICE)"),
     row(
       .redact, 2...2, "REDACT <target> <id>",
       "take back a message you sent in the last 24 hours: its text is gone from every history"),

@@ -128,7 +128,7 @@ public enum LineShape {
     switch verb {
     case "JOIN": return shape([isRoom, isCount])
     case "PART": return shape([isRoom])
-    case "SAY", "SAYAT", "ACTION", "SKIP", "REPLACE", "RESCHEDULE", "EDIT":
+    case "SAY", "SAYAT", "ACTION", "NOTICE", "SKIP", "REPLACE", "RESCHEDULE", "EDIT":
       return shape([isID, isTime])
     // OK SAYEVERY <id> <due> <rule> (chatbroker(7), SAYEVERY).
     case "SAYEVERY": return shape([isID, isTime, { !$0.isEmpty }])

@@ -108,7 +108,7 @@ public struct RequestGenerator {
         "JOIN", "PART", "SAY", "SAY", "SAYAT", "SAYAT", "HISTORY", "SCHEDULED", "CANCEL", "ROOMS",
         "WHO", "PING", "HELP", "QUIT", "CONVERSATIONS", "MARKREAD", "ACTION", "REDACT", "TOPIC",
         "AWAY", "JOIN", "INVITE", "ACCESS", "SKIP", "REPLACE", "SEARCH", "MODE", "MODE", "KICK",
-        "SAYEVERY", "SAYEVERY", "RESCHEDULE",
+        "SAYEVERY", "SAYEVERY", "RESCHEDULE", "NOTICE",
       ]))
     switch verb.asciiUppercased {
     case "JOIN":
@@ -130,7 +130,8 @@ public struct RequestGenerator {
     case "PART": return random.chance(50) ? "\(verb) \(room())" : "\(verb) \(room()) \(text())"
     case "INVITE": return "\(verb) \(room()) \(String(target().drop { $0 == "@" || $0 == "#" }))"
     case "ACCESS": return random.chance(40) ? "\(verb) \(room())" : "\(verb) \(room()) \(access())"
-    case "SAY", "ACTION": return "\(verb) \(target()) \(text())"
+    // NOTICE since 1.6 (chatbroker(7), NOTICE).
+    case "SAY", "ACTION", "NOTICE": return "\(verb) \(target()) \(text())"
     case "REDACT": return "\(verb) \(target()) \(id())"
     case "AWAY": return random.chance(50) ? verb : "\(verb) \(text())"
     case "TOPIC": return random.chance(50) ? "\(verb) \(room())" : "\(verb) \(room()) \(text())"

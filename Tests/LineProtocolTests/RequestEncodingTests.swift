@@ -22,6 +22,7 @@ private let requests: [Request] =
   trickyTexts.flatMap { text -> [Request] in
     [
       .say(ops, text: text), .say(.user("bob"), text: text), .say(remoteUser, text: text),
+      .notice(ops, text: text), .notice(.user("bob"), text: text),
       .sayAt(ops, when: "+1h30m", text: text),
       .sayEvery(.room(longestRoom), rule: "weekdays@09:00/Europe/Berlin", text: text),
       .edit(newestID, text: text),
@@ -173,8 +174,9 @@ struct RequestEncodingTests {
   @Test("the IRC gateway's own requests have no line")
   func ircOnlyRequests() {
     let point = HistoryPoint.message(MessageID("a")!)
-    #expect(!Request.ircSay(ops, text: "x", notice: true, tags: "").hasLine)
-    #expect(!Request.tagmsg(ops, tags: "+typing=active").hasLine)
+    let typing = ClientTags([ClientTags.Tag("+typing", "active")])
+    #expect(!Request.tagged(.notice(ops, text: "x"), typing).hasLine)
+    #expect(!Request.signal(ops, typing).hasLine)
     #expect(!Request.history(ops, count: 5, anchor: .around(point)).hasLine)
     #expect(requests.allSatisfy { $0.hasLine })
   }

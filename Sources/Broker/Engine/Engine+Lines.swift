@@ -92,11 +92,11 @@ extension Request {
   /// Whether answering it again, once what it saw was rolled back, is the
   /// same as answering it for the first time: true unless it changed a
   /// session's state that no rollback undoes (it left a room, went away,
-  /// sent a TAGMSG), even when it wrote nothing. Queries, and requests
+  /// sent client tags alone), even when it wrote nothing. Queries, and requests
   /// that change only journaled state, are answered again.
   var mayBeAnsweredAgain: Bool {
     switch self {
-    case .part, .away, .tagmsg, .quit: false
+    case .part, .away, .signal, .quit: false
     default: true
     }
   }

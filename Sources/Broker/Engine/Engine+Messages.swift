@@ -1,13 +1,14 @@
 import LineProtocol
 
 extension Engine {
-  /// `SAY`, and `ACTION` (since 1.4) for a message shown as an action;
-  /// `notice` and `tags` for the IRC gateway's NOTICE and tagged PRIVMSG.
+  /// `SAY`, `ACTION` (since 1.4) for a message shown as an action, and
+  /// `NOTICE` (since 1.6) for one no program answers; `tags`: the
+  /// sender's client-only tags, passed on to the recipients.
   func say(
-    _ target: Target, text: String, action: Bool = false, notice: Bool = false, tags: String = "",
-    connection: ConnectionID, user: String
+    _ target: Target, text: String, action: Bool = false, notice: Bool = false,
+    tags: ClientTags = ClientTags(), connection: ConnectionID, user: String
   ) {
-    let verb: Verb = action ? .action : .say
+    let verb: Verb = action ? .action : notice ? .notice : .say
     guard checkAccess(target, verb: verb, connection: connection, user: user) else { return }
     if isShared(target) {
       guard !action else {
@@ -41,16 +42,32 @@ extension Engine {
 
   }
 
-  /// The IRC gateway's TAGMSG: the tags go to everyone in the conversation
-  /// but the sender's connection, as a message would, and are not kept;
-  /// `OK SAY` answers it (its IRC echo).
-  func tagmsg(_ target: Target, tags: String, connection: ConnectionID, user: String) {
+  /// A message request that came with client-only tags
+  /// (``Request/tagged(_:_:)``): the message, its tags passed on.
+  func say(_ message: Request, tags: ClientTags, connection: ConnectionID, user: String) {
+    switch message {
+    case .say(let target, let text):
+      say(target, text: text, tags: tags, connection: connection, user: user)
+    case .action(let target, let text):
+      say(target, text: text, action: true, tags: tags, connection: connection, user: user)
+    case .notice(let target, let text):
+      say(target, text: text, notice: true, tags: tags, connection: connection, user: user)
+    default:
+      // Only a door builds this value, and only around a message.
+      fail(message.verb, .syntax, "client tags go with SAY, ACTION or NOTICE", to: connection)
+    }
+  }
+
+  /// Client-only tags alone (IRC's TAGMSG): they go to everyone in the
+  /// conversation but the sender's connection, as a message would, and are
+  /// not kept; `OK SAY` answers it (its IRC echo).
+  func signal(_ target: Target, tags: ClientTags, connection: ConnectionID, user: String) {
     guard checkRecipient(target, verb: .say, connection: connection),
       checkAccess(target, verb: .say, connection: connection, user: user)
     else { return }
     let now = clock.now
     tell(ConversationKey(target: target, author: user), except: connection) {
-      .tagmsg(target: $0, user: user, time: now, tags: tags)
+      .signal(target: $0, user: user, time: now, tags: tags)
     }
     send(.ok(.say, fields: []), to: connection)
   }
@@ -58,20 +75,16 @@ extension Engine {
   /// Sends a message to everyone in its conversation: the room's connections,
   /// or every session of both parties. Each variant of the line is encoded
   /// once and shared by all its recipients.
-  /// `notice`, `tags`: an IRC NOTICE or tagged PRIVMSG, delivered as
-  /// ``BrokerEvent/ircMessage(target:id:time:user:text:notice:tags:)``.
+  /// `notice`, `tags`: how this delivery was sent (neither is kept).
   func fanOut(
     _ message: StoredMessage, in conversation: ConversationKey, except: ConnectionID?,
-    notice: Bool = false, tags: String = ""
+    notice: Bool = false, tags: ClientTags = ClientTags()
   ) {
     func delivered(_ target: Target) -> BrokerEvent {
-      notice || !tags.isEmpty
-        ? .ircMessage(
-          target: target, id: message.id, time: message.time, user: message.author,
-          text: message.text, notice: notice, tags: tags)
-        : .message(
-          target: target, id: message.id, time: message.time, user: message.author,
-          text: message.text, action: message.isAction, series: message.series)
+      .message(
+        target: target, id: message.id, time: message.time, user: message.author,
+        text: message.text, action: message.isAction, series: message.series, notice: notice,
+        tags: tags)
     }
     tell(conversation, except: except, delivered)
   }

@@ -319,10 +319,12 @@ public final class Engine {
     case .action(let target, let text):
       say(target, text: text, action: true, connection: connection, user: user)
     case .redact(let target, let id): redact(target, id: id, connection: connection, user: user)
-    case .ircSay(let target, let text, let notice, let tags):
-      say(target, text: text, notice: notice, tags: tags, connection: connection, user: user)
-    case .tagmsg(let target, let tags):
-      tagmsg(target, tags: tags, connection: connection, user: user)
+    case .notice(let target, let text):
+      say(target, text: text, notice: true, connection: connection, user: user)
+    case .tagged(let message, let tags):
+      say(message, tags: tags, connection: connection, user: user)
+    case .signal(let target, let tags):
+      signal(target, tags: tags, connection: connection, user: user)
     case .sayAt(let target, let when, let text):
       sayAt(target, when: when, text: text, connection: connection, user: user)
     case .history(let target, let count, let anchor):

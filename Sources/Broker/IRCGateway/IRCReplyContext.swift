@@ -12,7 +12,7 @@ final class IRCReplyContext: ReplyContext {
   enum Purpose {
     /// PRIVMSG, NOTICE or TAGMSG: `OK SAY` is the echo (`echo-message`),
     /// with the client-only tags sent; an error names the target.
-    case say(command: String, target: String, text: String, tags: String = "")
+    case say(command: String, target: String, text: String, tags: ClientTags = ClientTags())
     /// The JOIN of this room itself; the requests the same JOIN made
     /// (names, read marker, backlog) name it as their ``join``. A refusal
     /// names the room: the client may have sent several JOINs, and the

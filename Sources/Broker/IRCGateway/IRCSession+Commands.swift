@@ -174,7 +174,9 @@ extension IRCSession {
     return [.request(.who(room), answering: context)]
   }
 
-  func privmsg(_ command: String, to target: String, text raw: String, tags: String = "")
+  func privmsg(
+    _ command: String, to target: String, text raw: String, tags: ClientTags = ClientTags()
+  )
     -> [Action]
   {
     if target.caseInsensitiveCompare(Self.serviceNick) == .orderedSame {
@@ -214,13 +216,11 @@ extension IRCSession {
       brokerTarget = user
     }
     let said = IRCReplyContext(.say(command: command, target: target, text: text, tags: tags))
-    let notice = command == "NOTICE"
-    let request: Request =
+    let message: Request =
       action
       ? .action(brokerTarget, text: text)
-      : notice || !tags.isEmpty
-        ? .ircSay(brokerTarget, text: text, notice: notice, tags: tags)
-        : .say(brokerTarget, text: text)
+      : command == "NOTICE" ? .notice(brokerTarget, text: text) : .say(brokerTarget, text: text)
+    let request: Request = tags.isEmpty ? message : .tagged(message, tags)
     directory.spoke(user)
     var actions: [Action] = [.request(request, answering: said)]
     // 301 tells who writes to an away user, never for a NOTICE.
@@ -234,7 +234,7 @@ extension IRCSession {
 
   /// `TAGMSG <target>`: its client-only tags to the target's IRC clients
   /// that negotiated message-tags; nothing is kept.
-  func tagmsg(to target: String, tags: String) -> [Action] {
+  func tagmsg(to target: String, tags: ClientTags) -> [Action] {
     let brokerTarget: Target
     if target.hasPrefix("#") {
       guard let room = room(target) else { return [noSuchChannel(target)] }
@@ -246,7 +246,7 @@ extension IRCSession {
       brokerTarget = user
     }
     let said = IRCReplyContext(.say(command: "TAGMSG", target: target, text: "", tags: tags))
-    return [.request(.tagmsg(brokerTarget, tags: tags), answering: said)]
+    return [.request(.signal(brokerTarget, tags), answering: said)]
   }
 
   func schedule(target: String, when: String, text raw: String) -> [Action] {

@@ -18,8 +18,8 @@ extension IRCSession {
   func encode(_ outgoing: Outgoing, answering context: ReplyContext?, mayDefer: Bool) -> [UInt8] {
     let bytes: [UInt8]
     switch outgoing.event {
-    case .message(.room, _, _, _, _, _, _), .ircMessage(.room, _, _, _, _, _, _),
-      .tagmsg(.room, _, _, _), .joined, .parted, .awayChanged, .modeChanged, .kicked:
+    case .message(.room, _, _, _, _, _, _, _, _), .signal(.room, _, _, _), .joined, .parted,
+      .awayChanged, .modeChanged, .kicked:
       bytes = outgoing.encoded(variant: encodingVariant) { encode($0) }
     default:
       bytes = encode(outgoing.event, answering: context as? IRCReplyContext, mayDefer: mayDefer)
@@ -38,7 +38,7 @@ extension IRCSession {
       login(target) == nick
     else { return [] }
     switch event {
-    case .accepted(.say, let id, let time):
+    case .accepted(.say, let id, let time), .accepted(.notice, let id, let time):
       return privmsgLines(
         from: nick, to: target, text: text, id: id, time: time, command: command,
         clientTags: tags)
@@ -60,22 +60,20 @@ extension IRCSession {
     if let context, context.joinRefused { return [] }
     switch event {
     case .hello: return []
-    case .message(let target, let id, let time, let author, let text, let action, let series):
+    case .message(
+      let target, let id, let time, let author, let text, let action, let series, let notice,
+      let tags):
       return privmsgLines(
         from: author, to: shown(target, author: author), text: text, id: id, time: time,
-        action: action, series: series)
+        command: notice ? "NOTICE" : "PRIVMSG", clientTags: tags, action: action, series: series)
     case .joined(let room, let who):
       return IRCMessage(source: "\(who)!\(who)@\(serverName)", "JOIN", [room.description])
         .encoded()
-    case .ircMessage(let target, let id, let time, let author, let text, let notice, let tags):
-      return privmsgLines(
-        from: author, to: shown(target, author: author), text: text, id: id, time: time,
-        command: notice ? "NOTICE" : "PRIVMSG", clientTags: tags)
     case .invited(let room, let invited, let by):
       return IRCMessage(
         source: Self.source(by, serverName: serverName), "INVITE", [invited, room.description]
       ).encoded()
-    case .tagmsg(let target, let author, let time, let tags):
+    case .signal(let target, let author, let time, let tags):
       guard capabilities.contains(.messageTags) else { return [] }
       return tagmsgLine(from: author, to: shown(target, author: author), time: time, tags: tags)
     case .parted(let room, let who, let reason):
@@ -87,7 +85,7 @@ extension IRCSession {
       let text = reason.map { "Quit: \($0)" } ?? "Connection closed"
       return IRCMessage(source: Self.source(who, serverName: serverName), "QUIT", [text])
         .cleaned().encoded(trailing: true)
-    case .accepted(.say, let id, let time):
+    case .accepted(.say, let id, let time), .accepted(.notice, let id, let time):
       // A message to one's own nick is delivered to the session that
       // sent it too, as any IRC server does, echo-message or not.
       guard case .say(let command, let target, let text, let tags) = context?.purpose,
@@ -364,7 +362,7 @@ extension IRCSession {
         return numeric(.notOnChannel, [room, "You're not on that channel"]).bytes
       }
       return reply(source: serverName, "NOTICE", [nick, "TOPIC refused: \(text)"]).bytes
-    case .action:
+    case .action, .notice:
       return error(Verb.say.rawValue, code, text, answering: context)
     case .join:
       // The names, marker and backlog asked with it are not shown.

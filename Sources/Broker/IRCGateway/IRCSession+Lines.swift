@@ -36,7 +36,7 @@ extension IRCSession {
   /// `series`: with message-tags, `chatbroker/series=<id>` names the series
   /// an occurrence came from (chatbroker(7), "IRC").
   func tagBytes(
-    batch: String?, time: Timestamp, id: MessageID, clientTags: String = "",
+    batch: String?, time: Timestamp, id: MessageID, clientTags: ClientTags = ClientTags(),
     series: MessageID? = nil
   ) -> (bytes: [UInt8], msgidAt: Int) {
     var bytes: [UInt8] = []
@@ -50,7 +50,7 @@ extension IRCSession {
     // Client-only tags, already clean (``clientTags(_:)``), with message-tags.
     if !clientTags.isEmpty && capabilities.contains(.messageTags) {
       bytes.append(UInt8(ascii: "@"))
-      bytes.append(contentsOf: clientTags.utf8)
+      bytes.append(contentsOf: Self.tagText(clientTags).utf8)
     }
     if let batch {
       start("batch")
@@ -77,7 +77,7 @@ extension IRCSession {
   /// piece carries the msgid, as each line is one message to a client.
   func privmsgLines(
     from author: String, to target: String, text: String, id: MessageID, time: Timestamp,
-    batch: String? = nil, command: String = "PRIVMSG", clientTags: String = "",
+    batch: String? = nil, command: String = "PRIVMSG", clientTags: ClientTags = ClientTags(),
     action: Bool = false, series: MessageID? = nil
   ) -> [UInt8] {
     let tags = tagBytes(
@@ -95,13 +95,13 @@ extension IRCSession {
 
   /// A TAGMSG line for a client with message-tags: the client-only tags,
   /// then `time` (with server-time, when given).
-  func tagmsgLine(from author: String, to target: String, time: Timestamp?, tags: String)
+  func tagmsgLine(from author: String, to target: String, time: Timestamp?, tags: ClientTags)
     -> [UInt8]
   {
     var bytes: [UInt8] = []
     if !tags.isEmpty {
       bytes.append(UInt8(ascii: "@"))
-      bytes.append(contentsOf: tags.utf8)
+      bytes.append(contentsOf: Self.tagText(tags).utf8)
     }
     if let time, capabilities.sendsTime {
       bytes.append(contentsOf: (bytes.isEmpty ? "@time=" : ";time=").utf8)
@@ -116,9 +116,9 @@ extension IRCSession {
   /// A client's client-only tags (`+key[=value]`, IRCv3 message-tags) as
   /// they are relayed: other tags dropped, a key of other than letters,
   /// digits, `-`, `.`, `/` and `+` dropped, control characters in values
-  /// replaced by U+FFFD, then escaped again; "" when none is left.
-  static func clientTags(_ tags: [IRCTag]) -> String {
-    var kept: [IRCTag] = []
+  /// replaced by U+FFFD (escaped again when written, ``tagText(_:)``).
+  static func clientTags(_ tags: [IRCTag]) -> ClientTags {
+    var kept: [ClientTags.Tag] = []
     for tag in tags where tag.key.hasPrefix("+") && tag.key.count > 1 {
       let valid = tag.key.unicodeScalars.allSatisfy {
         $0.isASCII
@@ -128,9 +128,14 @@ extension IRCSession {
       let value = tag.value.map {
         IRCText.replacingControls(in: $0, spacesToo: false, tabToo: true)
       }
-      kept.append(IRCTag(tag.key, value))
+      kept.append(ClientTags.Tag(tag.key, value))
     }
-    return tagText(kept)
+    return ClientTags(kept)
+  }
+
+  /// Client tags as they are written after `@`, values escaped; "" for none.
+  static func tagText(_ clientTags: ClientTags) -> String {
+    tagText(clientTags.tags.map { IRCTag($0.key, $0.value) })
   }
 
   /// Tags as they are written after `@`, values escaped; "" for none.

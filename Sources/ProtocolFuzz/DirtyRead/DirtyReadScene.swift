@@ -57,7 +57,9 @@ public final class DirtyReadScene {
     case invite(String)
     case mode(String, String?)
     case topic(String)
-    case say(String)
+    /// `notice`: sent as a NOTICE (since 1.6), which on IRC carries a
+    /// client-only tag too, so that both forms are judged.
+    case say(String, notice: Bool = false)
     case sayAt(String)
     case kick(String, reason: String)
     case rooms, conversations, who, modes, bans, topicQuery, history, scheduled
@@ -71,7 +73,9 @@ public final class DirtyReadScene {
       case .mode(let change, let argument):
         return "MODE \(room) \(change)" + (argument.map { " \($0)" } ?? "")
       case .topic(let text): return "TOPIC \(room) :\(text)"
-      case .say(let text): return irc ? "PRIVMSG \(room) :\(text)" : "SAY \(room) \(text)"
+      case .say(let text, let notice):
+        guard notice else { return irc ? "PRIVMSG \(room) :\(text)" : "SAY \(room) \(text)" }
+        return irc ? "@+chatfuzz=tagged NOTICE \(room) :\(text)" : "NOTICE \(room) \(text)"
       case .sayAt(let text):
         return irc ? "PRIVMSG sched|bot :at +1h \(room) \(text)" : "SAYAT \(room) +1h \(text)"
       case .kick(let user, let reason): return "KICK \(room) \(user) :\(reason)"
@@ -161,11 +165,11 @@ public final class DirtyReadScene {
       Step(
         actor: 0, action: .topic("topic \(topic)"), fingerprint: .text(topic),
         probes: [(1, .topicQuery), (2, .rooms), (0, .topicQuery)]))
-    for writer in [0, 0, 1] {
+    for (writer, notice) in [(0, false), (0, true), (1, false)] {
       let text = token()
       middle.append(
         Step(
-          actor: writer, action: .say("said \(text)"), fingerprint: .text(text),
+          actor: writer, action: .say("said \(text)", notice: notice), fingerprint: .text(text),
           probes: [(1 - writer, .history), (2, .search(text)), (writer, .history)]))
     }
     let later = token()
@@ -243,7 +247,7 @@ public final class DirtyReadScene {
     if refused, let fingerprint = step.fingerprint {
       ledger.refused(fingerprint, request: request, answer: answer)
     }
-    if accepted, case .say(let text) = step.action {
+    if accepted, case .say(let text, _) = step.action {
       let words = answer.split(separator: " ")
       ledger.acknowledged(
         .init(

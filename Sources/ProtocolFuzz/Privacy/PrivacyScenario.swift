@@ -284,10 +284,15 @@ public final class PrivacyScenario {
     guard let session else { return nil }
     let token = newToken()
     let words = random.pick(["deploy at six", "the password is hunter2", "lunch?", "ok"])
+    // One in five a NOTICE (since 1.6), on IRC with a client-only tag:
+    // the same message by another form, judged by the same oracle.
+    let notice = random.chance(20)
     let line =
       session.wire == .line
-      ? "SAY \(target.hasPrefix("#") ? target : "@" + target) \(token) \(words)"
-      : "PRIVMSG \(target) :\(token) \(words)"
+      ? "\(notice ? "NOTICE" : "SAY") \(target.hasPrefix("#") ? target : "@" + target) \(token) \(words)"
+      : notice
+        ? "@+chatfuzz=tagged NOTICE \(target) :\(token) \(words)"
+        : "PRIVMSG \(target) :\(token) \(words)"
     oracle.model {
       $0.token(token, in: conversation, by: session.user, request: line, at: now)
     }

@@ -50,6 +50,7 @@ struct EnginePrivateRoomTests {
 
   static let writes = [
     "JOIN #R", "JOIN #R group=ops", "JOIN #R invite", "SAY #R :hello?", "ACTION #R waves",
+    "NOTICE #R :hi",
     "SAYAT #R +1h :later", "SAYEVERY #R daily@09:00 :daily",
   ]
 

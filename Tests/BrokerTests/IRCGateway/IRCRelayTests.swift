@@ -27,6 +27,49 @@ struct IRCRelayTests {
     #expect(irc.take(bob) == [":alice!alice@host.test NOTICE bob :psst"])
   }
 
+  @Test(
+    "a line-protocol NOTICE is answered OK NOTICE, reaches IRC clients as NOTICE and line users as MSG, and is kept"
+  )
+  func lineNotice() throws {
+    let irc = IRCHarness()
+    let carol = irc.engine.connect("carol")
+    let dave = irc.engine.connect("dave")
+    irc.engine.send(carol, "JOIN #ops")
+    irc.engine.send(dave, "JOIN #ops")
+    let bob = irc.connect("bob")
+    irc.send(bob, "JOIN #ops")
+    _ = irc.take(bob)
+    _ = irc.engine.output.take(dave)
+    let answer = irc.engine.send(carol, "NOTICE #ops :deploy 42 finished")
+    let words = try #require(answer.last?.split(separator: " "))
+    #expect(words.count == 4 && words[0] == "OK" && words[1] == "NOTICE", "\(answer)")
+    #expect(irc.take(bob) == [":carol!carol@host.test NOTICE #ops :deploy 42 finished"])
+    #expect(
+      irc.engine.output.take(dave) == ["MSG #ops \(words[2]) \(words[3]) carol :deploy 42 finished"]
+    )
+    #expect(
+      irc.engine.send(dave, "HISTORY #ops 1") == [
+        "HIST #ops \(words[2]) \(words[3]) carol :deploy 42 finished", "OK HISTORY #ops 1",
+      ])
+    #expect(irc.engine.send(carol, "NOTICE #ops").last?.hasPrefix("ERR NOTICE SYNTAX ") == true)
+  }
+
+  @Test("an IRC NOTICE's client-only tags reach IRC clients with message-tags, and no others")
+  func taggedNotice() {
+    let irc = IRCHarness()
+    let alice = irc.connect("alice")
+    let tagged = irc.connect("bob", caps: ["message-tags"])
+    let plain = irc.connect("carol")
+    for id in [alice, tagged, plain] { irc.send(id, "JOIN #ops") }
+    _ = irc.take(tagged)
+    _ = irc.take(plain)
+    irc.send(alice, "@+draft/reply=k3;+x/y=a\\sb NOTICE #ops :done")
+    let seen = irc.take(tagged)
+    #expect(seen.count == 1 && seen[0].hasPrefix("@+draft/reply=k3;+x/y=a\\sb;"), "\(seen)")
+    #expect(seen.first?.hasSuffix(" :alice!alice@host.test NOTICE #ops :done") == true)
+    #expect(irc.take(plain) == [":alice!alice@host.test NOTICE #ops :done"])
+  }
+
   @Test("a NOTICE to the service nick is never answered; a PRIVMSG is")
   func noticeToService() {
     let irc = IRCHarness()
