@@ -40,6 +40,9 @@ public struct Invocation: Equatable, Sendable {
   /// `say --wait SECONDS`: how long to wait for the broker to answer, at
   /// the start and after it went away.
   public var wait: Int = Invocation.defaultWait
+  /// `say --notice`: each message goes as a `NOTICE` (chatbroker(7)),
+  /// which no program answers automatically.
+  public var notice = false
   public var command: Command
 
   public static let defaultWait = 60
@@ -142,6 +145,11 @@ public enum OptionParser {
         invocation.wait = seconds
       case "--every":
         every = try scanner.value(for: argument)
+      case "--notice":
+        guard command == "say" else {
+          throw UsageError("--notice applies to say only", command: command)
+        }
+        invocation.notice = true
       case "--color", "--colour":
         let value = try scanner.value(for: argument)
         guard let mode = ColorMode(rawValue: value) else {
@@ -177,6 +185,10 @@ public enum OptionParser {
       }
       invocation.command = .help(command: topic)
       return invocation
+    }
+    if invocation.notice && (at != nil || every != nil) {
+      // SAYAT and SAYEVERY have no notice form (chatbroker(7)).
+      throw UsageError("say takes --notice or --at/--every, not both", command: command)
     }
     if let every {
       guard command == "say" else {

@@ -2,7 +2,7 @@
 public enum Usage {
   public static let synopsis = """
     usage: chatsh [--socket PATH] [#room | @user ...]
-           chatsh [--socket PATH] say [--wait SECONDS] [--at WHEN | --every RULE] TARGET [TEXT ...]
+           chatsh [--socket PATH] say [--wait SECONDS] [--notice | --at WHEN | --every RULE] TARGET [TEXT ...]
            chatsh [--socket PATH] history [-n N] [--json] TARGET
            chatsh [--socket PATH] search [-n N] [--json] [--room TARGET] WORDS ...
            chatsh [--socket PATH] tail [-n N] [--json] [--mentions] TARGET ...
@@ -59,7 +59,7 @@ public enum Usage {
     switch name {
     case "say":
       return """
-        usage: chatsh say [--wait SECONDS] [--at WHEN | --every RULE] TARGET [TEXT ...]
+        usage: chatsh say [--wait SECONDS] [--notice | --at WHEN | --every RULE] TARGET [TEXT ...]
 
         Sends TEXT (the words joined by spaces) to TARGET, a #room or @user.
         Without TEXT, each line of standard input is one message, sent as it
@@ -74,6 +74,10 @@ public enum Usage {
                       that does not answer or went away; after it comes back,
                       lines it did not acknowledge are sent again, unless its
                       history shows they arrived. Exits 69 after that.
+
+          --notice    send each message as a NOTICE: shown as any message, and
+                      to IRC clients as a notice, which no bot answers; what a
+                      script's news should be.
 
           --at WHEN   send later: 18:00 or 07:30:15 (the next time your clock
                       shows it, in your TZ), +90s, +10m, +1h30m, +1d,

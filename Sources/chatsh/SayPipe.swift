@@ -151,7 +151,7 @@ extension ScriptMode {
         // Send what was read, keeping at most 512 lines unanswered.
         while !queue.isEmpty && inFlight.count < 512 {
           let text = queue.removeFirst()
-          connection.send(.say(target, text: text))
+          connection.send(notice ? .notice(target, text: text) : .say(target, text: text))
           inFlight.append(text)
           replies.append(.say(text))
         }

@@ -27,6 +27,8 @@ struct ScriptMode {
   let color: Bool
   /// `say --wait`: seconds to wait for the broker (chatsh(1)).
   var wait = Invocation.defaultWait
+  /// `say --notice`: each message is a `NOTICE` (chatsh(1)).
+  var notice = false
   /// How long to wait for a reply before giving up on the broker.
   let replyTimeout = 30
   var out = StandardOutput()

@@ -72,5 +72,6 @@ default:
   }
   var script = ScriptMode(socket: socket, trust: trust, color: color)
   script.wait = invocation.wait
+  script.notice = invocation.notice
   exit(script.run(invocation.command).rawValue)
 }

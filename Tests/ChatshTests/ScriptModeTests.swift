@@ -22,6 +22,32 @@ import Testing
     #expect(fields.first?.hasSuffix("Z") == true)
   }
 
+  @Test(
+    "say --notice: an IRC client gets each line as a NOTICE, a line client as MSG; not with --at"
+  )
+  func sayNotice() throws {
+    let broker = try BrokerProcess().start()
+    let me = NSUserName()
+    let host = ProcessInfo.processInfo.hostName
+    let irc = try LineClient(path: broker.ircSocketPath)
+    try irc.send("NICK \(me)\r\nUSER \(me) 0 * :\(me)\r\nJOIN #builds\r\n")
+    try irc.expect(":\(host) 366 \(me) #builds ")
+    let reader = try broker.connect()
+    #expect(try reader.request("JOIN #builds").last?.hasPrefix("OK JOIN #builds") == true)
+    let said = try broker.chatsh(
+      "say", "--notice", "#builds", "deploy 42 finished")
+    #expect(said.status == 0 && said.output.isEmpty && said.errors.isEmpty, "\(said.errors)")
+    #expect(
+      try irc.expect(":\(me)!") == ":\(me)!\(me)@\(host) NOTICE #builds :deploy 42 finished\r")
+    #expect(try reader.expect("MSG #builds ").hasSuffix(" \(me) :deploy 42 finished"))
+    let piped = try broker.chatsh("say", "--notice", "#builds", input: "one\ntwo\n")
+    #expect(piped.status == 0, "\(piped.errors)")
+    #expect(try irc.expect(":\(me)!").hasSuffix(" NOTICE #builds :one\r"))
+    #expect(try irc.expect(":\(me)!").hasSuffix(" NOTICE #builds :two\r"))
+    let scheduled = try broker.chatsh("say", "--notice", "--at", "18:00", "#builds", "x")
+    #expect(scheduled.status == 64 && scheduled.errors.contains("--notice or --at/--every"))
+  }
+
   @Test("3,000 lines piped into say arrive, one message each, in order; empty lines are skipped")
   func manyLinesFromStandardInput() throws {
     let broker = try BrokerProcess().start()
@@ -156,7 +182,7 @@ import Testing
   func wrongSocketsAndEmptyHistory() throws {
     let broker = try BrokerProcess().start()
     let started = Date()
-    let irc = try runChatsh(["--socket", broker.directory + "/irc.sock", "rooms"], timeout: 20)
+    let irc = try runChatsh(["--socket", broker.ircSocketPath, "rooms"], timeout: 20)
     #expect(irc.status == 69)
     #expect(irc.errors.contains("is not a chatbroker line socket"), "\(irc.errors)")
     #expect(irc.errors.contains("IRC socket"))

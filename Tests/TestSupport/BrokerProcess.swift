@@ -12,6 +12,9 @@ import Posix
 public final class BrokerProcess: @unchecked Sendable {
   public let directory: String
   public let socketPath: String
+  /// Its IRC socket: irc.sock beside the main socket (chatbroker(8),
+  /// `--irc-socket`).
+  public var ircSocketPath: String { directory + "/irc.sock" }
   public let stateDirectory: String
   /// The broker's standard output and error, and those of every program
   /// ``launch(_:_:environment:)`` started, appended in the order written.

@@ -4,12 +4,6 @@ import Posix
 import TestSupport
 import Testing
 
-/// The IRC socket of a broker started by ``BrokerProcess``: irc.sock beside
-/// its main socket (chatbroker(8), `--irc-socket`).
-extension BrokerProcess {
-  var ircSocketPath: String { directory + "/irc.sock" }
-}
-
 /// A python3-irc bot (Debian's python3-irc): joins #lab, prints what it
 /// sees one line per event, answers "ping" in the room and every private
 /// message. It connects to the Unix socket given as its first argument.
