@@ -14,10 +14,13 @@ public struct ChatMessage: Equatable, Sendable {
   /// Since 1.4: the series (`SAYEVERY`) this is an occurrence of, from the
   /// line's `SERIES <id>` (chatbroker(7), `MSG`).
   public var series: String?
+  /// Since 1.6: the message of the conversation this one answers, from
+  /// the line's `REPLY <id>` (chatbroker(7), `REPLY`).
+  public var replyTo: String?
 
   public init(
     target: String, id: String, time: Timestamp, user: String, text: String,
-    isAction: Bool = false, series: String? = nil
+    isAction: Bool = false, series: String? = nil, replyTo: String? = nil
   ) {
     self.target = target
     self.id = id
@@ -26,15 +29,16 @@ public struct ChatMessage: Equatable, Sendable {
     self.text = text
     self.isAction = isAction
     self.series = series
+    self.replyTo = replyTo
   }
 
   public init(
     target: Target, id: MessageID, time: Timestamp, user: String, text: String,
-    isAction: Bool = false, series: MessageID? = nil
+    isAction: Bool = false, series: MessageID? = nil, replyTo: MessageID? = nil
   ) {
     self.init(
       target: target.description, id: id.description, time: time, user: user, text: text,
-      isAction: isAction, series: series?.description)
+      isAction: isAction, series: series?.description, replyTo: replyTo?.description)
   }
 
   /// The time as the broker wrote it: RFC 3339 in UTC with milliseconds,

@@ -22,6 +22,11 @@ extension ChatSession {
     ("/switch", "/switch #room|@user|N", "show another conversation (also Alt-1..9)"),
     ("/msg", "/msg @user|#room text", "send to someone or somewhere else"),
     ("/me", "/me text", "say what you do: shown as “* you text”"),
+    (
+      "/reply", "/reply [ID] text",
+      "answer the last message someone else sent here, or message ID (Tab offers them), "
+        + "shown under a quote of it"
+    ),
     ("/away", "/away [text]", "say you are away (who writes to you is told); alone: back"),
     (
       "/delete", "/delete [ID]",
@@ -149,6 +154,31 @@ extension ChatSession {
         return error("join a room first (/join #general) or write to someone (/msg @name text)")
       }
       request(.action(target, text: String(rest)), .action(target: name, text: String(rest)))
+    case "/reply":
+      guard model.currentIndex != nil, let target = Target(model.current.name) else {
+        return error("no conversation is open")
+      }
+      let loaded = model.current.entries.compactMap { entry -> ChatMessage? in
+        if case .message(let message) = entry { return message }
+        return nil
+      }
+      // `/reply ID text` when the first word is a message shown here;
+      // else the text answers the last message someone else sent here.
+      var text = String(rest)
+      var answered = loaded.last { $0.user != model.me }
+      if let first = arguments.first, arguments.count > 1,
+        let named = loaded.last(where: { $0.id == first })
+      {
+        answered = named
+        text = String(rest.dropFirst(first.count).drop { $0 == " " })
+      }
+      guard !text.isEmpty else { return usage("/reply [ID] text, e.g. /reply on it") }
+      guard let answered, let id = MessageID(answered.id) else {
+        return error("nobody else has written here yet: there is nothing to reply to")
+      }
+      let name = model.current.name
+      request(
+        .reply(target, to: id, text: text), .reply(target: name, to: answered.id, text: text))
     case "/away":
       let text = rest.isEmpty ? nil : String(rest)
       request(.away(text), .away(text))
@@ -503,6 +533,13 @@ extension ChatSession {
     let atSecond = words.count == 1 || (words.count == 2 && !line.hasSuffix(" "))
     if takesID && atSecond {
       return model.pending.sorted()
+    }
+    // The ids of the messages shown here, newest first, after /reply.
+    if command == "/reply" && atSecond {
+      return model.current.entries.reversed().compactMap { entry -> String? in
+        if case .message(let message) = entry { return message.id }
+        return nil
+      }.prefix(20).map { $0 }
     }
     // The rule forms of chatbroker(7), "Series", after /every.
     if command == "/every" && atSecond { return Self.ruleExamples }

@@ -83,13 +83,16 @@ extension ChatSession {
       }
     case .kick:
       break
-    case .say(let target, let text), .action(let target, let text):
+    case .say(let target, let text), .action(let target, let text),
+      .reply(let target, _, let text):
       guard case .event(.accepted(_, let id, let sent)) = reply else { return }
       if openOnDelivery.remove(target) != nil { open(target, show: true) }
+      var answered: String?
+      if case .reply(_, let original, _) = request { answered = original }
       model.open(target).append(
         ChatMessage(
           target: target, id: id.description, time: sent, user: model.me, text: text,
-          isAction: request == .action(target: target, text: text)))
+          isAction: request == .action(target: target, text: text), replyTo: answered))
     case .sayAt(let target, _):
       guard case .event(.accepted(_, _, let due)) = reply else { return }
       model.pending.insert(words[0])
@@ -277,7 +280,7 @@ extension ChatSession {
       conversationsChanged(model.conversations.map(\.name))
       error("could not join \(room): \(text)")
     case .say(let target, let message), .sayAt(let target, let message),
-      .action(let target, let message):
+      .action(let target, let message), .reply(let target, _, let message):
       openOnDelivery.remove(target)
       let short = message.count > 40 ? message.prefix(40) + "…" : Substring(message)
       (model.find(target) ?? model.current).notice(

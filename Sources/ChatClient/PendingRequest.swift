@@ -14,6 +14,8 @@ enum PendingRequest: Equatable {
   case say(target: String, text: String)
   /// `ACTION` (since 1.4): `/me`.
   case action(target: String, text: String)
+  /// `REPLY` (since 1.6): `/reply`.
+  case reply(target: String, to: String, text: String)
   /// `AWAY` (since 1.4): `/away [text]`.
   case away(String?)
   /// `REDACT` (since 1.4): `/delete`.

@@ -55,24 +55,26 @@ public enum ServerLine: Equatable, Sendable {
   public var message: ChatMessage? {
     guard
       case .event(
-        .message(let target, let id, let time, let user, let text, let action, let series, _, _)) =
-        self
+        .message(
+          let target, let id, let time, let user, let text, let action, let series, let replyTo,
+          _, _)) = self
     else { return nil }
     return ChatMessage(
       target: target, id: id, time: time, user: user, text: text, isAction: action,
-      series: series)
+      series: series, replyTo: replyTo)
   }
 
   /// A line of a `HISTORY` reply (`HIST`).
   public var historyMessage: ChatMessage? {
     guard
       case .event(
-        .history(let target, let id, let time, let user, let text, let action, let series)) =
+        .history(
+          let target, let id, let time, let user, let text, let action, let series, let replyTo)) =
         self
     else { return nil }
     return ChatMessage(
       target: target, id: id, time: time, user: user, text: text, isAction: action,
-      series: series)
+      series: series, replyTo: replyTo)
   }
 
   /// A pending message or series (`SCHED`).

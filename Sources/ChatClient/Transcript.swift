@@ -93,6 +93,12 @@ public struct TranscriptRenderer {
         }
         lastSender = nil
       case .message(let message):
+        // A reply (chatbroker(7), `REPLY`) starts a run under a quote of
+        // what it answers.
+        if message.replyTo != nil && !message.isAction {
+          rows.append(quote(of: message, in: entries))
+          lastSender = nil
+        }
         let newRun =
           message.user != lastSender || message.time.milliseconds - lastTime > runGap
         // Within a run, a message in another minute than the one above
@@ -195,6 +201,29 @@ public struct TranscriptRenderer {
   }
 
   private static let seriesMarkText = "↻ "
+
+  /// The dim line above a reply: `↱ Name: first words of what it
+  /// answers…`, cut to one row, or `↱ a reply to <id>` when that message
+  /// is not loaded (or was taken back); on the right, as the reply, for
+  /// one of mine.
+  func quote(of reply: ChatMessage, in entries: [Entry]) -> Row {
+    let answered = reply.replyTo ?? ""
+    var label = "↱ a reply to \(sanitized(answered))"
+    for entry in entries {
+      guard case .message(let original) = entry, original.id == answered else { continue }
+      let name = original.user == me ? "you" : fullName(original.user) ?? original.user
+      label = "↱ " + sanitized(name) + ": " + sanitizedLines(original.text).joined(separator: " ")
+      break
+    }
+    let right = max(width - 1, 1)
+    let room =
+      reply.user == me ? max(min(right - Self.indent, right * 3 / 4), 10) : right - Self.indent
+    label = TextWidth.truncated(label, fitting: room)
+    guard reply.user != me else {
+      return aligned([Segment(label, .dim)], width: TextWidth.of(label), right: right)
+    }
+    return Row([Segment(String(repeating: " ", count: Self.indent) + label, .dim)])
+  }
 
   /// `/me` (chatbroker(7), `ACTION`): `* cat waves`, as IRC clients show
   /// it, with its clock time, whoever wrote it.

@@ -15,18 +15,20 @@ public enum BrokerEvent: Equatable, Sendable {
   /// A delivered message, as `recipient` sees its conversation: `target`
   /// is the room, or for a direct message the other party. Since 1.4
   /// `action`: it was sent with `ACTION`; `series`: it is an occurrence of
-  /// that series (`SAYEVERY`). Since 1.6 `notice`: it was sent with
+  /// that series (`SAYEVERY`). Since 1.6 `replyTo`: the message of the
+  /// conversation it answers (`REPLY`); `notice`: it was sent with
   /// `NOTICE`, which IRC clients show as a NOTICE and the line protocol as
   /// any message; `tags`: the sender's client-only tags, for the doors
   /// that carry them (chatbroker(7), "IRC": client-only tags).
   case message(
     target: Target, id: MessageID, time: Timestamp, user: String, text: String,
-    action: Bool = false, series: MessageID? = nil, notice: Bool = false,
-    tags: ClientTags = ClientTags())
-  /// A line of a `HISTORY` reply.
+    action: Bool = false, series: MessageID? = nil, replyTo: MessageID? = nil,
+    notice: Bool = false, tags: ClientTags = ClientTags())
+  /// A line of a `HISTORY` reply; since 1.6 `replyTo`, the message it
+  /// answers (`REPLY`), as on ``message(target:id:time:user:text:action:series:replyTo:notice:tags:)``.
   case history(
     target: Target, id: MessageID, time: Timestamp, user: String, text: String,
-    action: Bool = false, series: MessageID? = nil)
+    action: Bool = false, series: MessageID? = nil, replyTo: MessageID? = nil)
   /// Since 1.4: a line of a `HISTORY` reply for a message its author took
   /// back: `HIST <target> <id> <time> <user> REDACTED :`, with no text.
   case redactedHistory(target: Target, id: MessageID, time: Timestamp, user: String)

@@ -49,26 +49,26 @@ public enum BrokerLine {
   /// `MSG <target> <id> <time> <user> :<text>`
   public static func message(
     target: String, id: MessageID, time: Timestamp, user: String, text: String,
-    action: Bool = false, series: MessageID? = nil
+    action: Bool = false, series: MessageID? = nil, replyTo: MessageID? = nil
   ) -> [UInt8] {
     build {
       $0.word("MSG")
       $0.message(
         target: target, id: id, time: time, user: user, text: text, action: action,
-        series: series)
+        series: series, replyTo: replyTo)
     }
   }
 
   /// `HIST <target> <id> <time> <user> :<text>`, a line of a `HISTORY` reply.
   public static func history(
     target: String, id: MessageID, time: Timestamp, user: String, text: String,
-    action: Bool = false, series: MessageID? = nil
+    action: Bool = false, series: MessageID? = nil, replyTo: MessageID? = nil
   ) -> [UInt8] {
     build {
       $0.word("HIST")
       $0.message(
         target: target, id: id, time: time, user: user, text: text, action: action,
-        series: series)
+        series: series, replyTo: replyTo)
     }
   }
 
@@ -347,7 +347,7 @@ private struct LineBuilder {
   /// finds them.
   mutating func message(
     target: String, id: MessageID, time: Timestamp, user: String, text: String, action: Bool,
-    series: MessageID?
+    series: MessageID?, replyTo: MessageID?
   ) {
     bytes.reserveCapacity(72 + target.utf8.count + user.utf8.count + text.utf8.count)
     word(target)
@@ -358,6 +358,11 @@ private struct LineBuilder {
     if let series {
       word("SERIES")
       self.id(series)
+    }
+    // Since 1.6, after the others (chatbroker(7), `MSG`).
+    if let replyTo {
+      word("REPLY")
+      self.id(replyTo)
     }
     self.text(text)
   }

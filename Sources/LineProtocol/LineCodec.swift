@@ -13,14 +13,16 @@ public enum LineCodec {
     case .accepted(let verb, let id, let time): BrokerLine.ok(verb, id: id, time: time)
     case .error(let verb, let code, let text): BrokerLine.error(verb: verb, code: code, text: text)
     // A notice is shown as any message; client tags are not carried.
-    case .message(let target, let id, let time, let user, let text, let action, let series, _, _):
+    case .message(
+      let target, let id, let time, let user, let text, let action, let series, let replyTo, _, _):
       BrokerLine.message(
         target: target.description, id: id, time: time, user: user, text: text, action: action,
-        series: series)
-    case .history(let target, let id, let time, let user, let text, let action, let series):
+        series: series, replyTo: replyTo)
+    case .history(
+      let target, let id, let time, let user, let text, let action, let series, let replyTo):
       BrokerLine.history(
         target: target.description, id: id, time: time, user: user, text: text, action: action,
-        series: series)
+        series: series, replyTo: replyTo)
     case .redactedHistory(let target, let id, let time, let user):
       BrokerLine.redactedHistory(target: target.description, id: id, time: time, user: user)
     case .redacted(let target, let id, let user):
@@ -76,7 +78,7 @@ public enum LineCodec {
     case ("OK", 1..., nil):
       guard let verb = Verb(rawValue: rest[0]) else { return nil }
       let fields = Array(rest.dropFirst())
-      if [.say, .action, .notice, .sayAt].contains(verb), fields.count == 2,
+      if [.say, .action, .notice, .reply, .sayAt].contains(verb), fields.count == 2,
         let id = MessageID(fields[0]),
         let time = Timestamp(rfc3339: fields[1])
       {
@@ -102,14 +104,20 @@ public enum LineCodec {
       var series: MessageID?
       if flags.first == "SERIES", flags.count >= 2 {
         series = MessageID(flags[flags.startIndex + 1])
+        flags.removeFirst(2)
+      }
+      // Since 1.6 (chatbroker(7), `REPLY`).
+      var replyTo: MessageID?
+      if flags.first == "REPLY", flags.count >= 2 {
+        replyTo = MessageID(flags[flags.startIndex + 1])
       }
       return kind == "MSG"
         ? .message(
           target: target, id: id, time: time, user: rest[3], text: text, action: action,
-          series: series)
+          series: series, replyTo: replyTo)
         : .history(
           target: target, id: id, time: time, user: rest[3], text: text, action: action,
-          series: series)
+          series: series, replyTo: replyTo)
     case ("SCHED", 4...5, let text?):
       guard let id = MessageID(rest[0]), let target = Target(rest[1]),
         let due = Timestamp(rfc3339: rest[2]), let created = Timestamp(rfc3339: rest[3])

@@ -34,7 +34,10 @@ public enum Request: Equatable, Sendable {
   /// automatically: kept and shown as a `SAY` is, and to IRC clients as
   /// a NOTICE (chatbroker(7), `NOTICE`).
   case notice(Target, text: String)
-  /// A `SAY`, `ACTION` or `NOTICE` with client-only tags for the other
+  /// Since 1.6: `REPLY <target> <id> <text>`, a message that answers
+  /// message `to` of the same conversation (chatbroker(7), `REPLY`).
+  case reply(Target, to: MessageID, text: String)
+  /// A `SAY`, `ACTION`, `NOTICE` or `REPLY` with client-only tags for the other
   /// clients (chatbroker(7), "IRC": client-only tags), which the line protocol does
   /// not write: IRC's PRIVMSG with `+draft/reply=...`.
   indirect case tagged(Request, ClientTags)
@@ -114,6 +117,7 @@ public enum Request: Equatable, Sendable {
     case .say, .signal: .say
     case .action: .action
     case .notice: .notice
+    case .reply: .reply
     case .tagged(let message, _): message.verb
     case .redact: .redact
     case .sayAt: .sayAt

@@ -88,6 +88,10 @@ extension LineCodec {
       .notice(let target, let message):
       word(target.description)
       text(message)
+    case .reply(let target, let id, let message):
+      word(target.description)
+      word(id.description)
+      text(message)
     case .sayAt(let target, let when, let message):
       word(target.description)
       word(when)

@@ -9,6 +9,8 @@ public enum Verb: String, CaseIterable, Sendable {
   case action = "ACTION"
   /// Since 1.6: a message no program answers automatically (IRC's NOTICE).
   case notice = "NOTICE"
+  /// Since 1.6: a message that answers another of the conversation.
+  case reply = "REPLY"
   /// Since 1.4: take back a message you sent.
   case redact = "REDACT"
   case sayAt = "SAYAT"
@@ -72,6 +74,7 @@ public enum Verb: String, CaseIterable, Sendable {
     case 4 where matches("MODE"): self = .mode
     case 4 where matches("KICK"): self = .kick
     case 5 where matches("SAYAT"): self = .sayAt
+    case 5 where matches("REPLY"): self = .reply
     case 5 where matches("ROOMS"): self = .rooms
     case 5 where matches("TOPIC"): self = .topic
     case 6 where matches("CANCEL"): self = .cancel
@@ -100,31 +103,32 @@ public enum Verb: String, CaseIterable, Sendable {
     case .say: 2
     case .action: 3
     case .notice: 4
-    case .redact: 5
-    case .sayAt: 6
-    case .sayEvery: 7
-    case .history: 8
-    case .search: 9
-    case .conversations: 10
-    case .markRead: 11
-    case .scheduled: 12
-    case .cancel: 13
-    case .reschedule: 14
-    case .edit: 15
-    case .skip: 16
-    case .replace: 17
-    case .rooms: 18
-    case .who: 19
-    case .topic: 20
-    case .away: 21
-    case .invite: 22
-    case .access: 23
-    case .mode: 24
-    case .kick: 25
-    case .web: 26
-    case .ping: 27
-    case .help: 28
-    case .quit: 29
+    case .reply: 5
+    case .redact: 6
+    case .sayAt: 7
+    case .sayEvery: 8
+    case .history: 9
+    case .search: 10
+    case .conversations: 11
+    case .markRead: 12
+    case .scheduled: 13
+    case .cancel: 14
+    case .reschedule: 15
+    case .edit: 16
+    case .skip: 17
+    case .replace: 18
+    case .rooms: 19
+    case .who: 20
+    case .topic: 21
+    case .away: 22
+    case .invite: 23
+    case .access: 24
+    case .mode: 25
+    case .kick: 26
+    case .web: 27
+    case .ping: 28
+    case .help: 29
+    case .quit: 30
     }
   }
 
@@ -175,6 +179,9 @@ public enum VerbTable {
     row(
       .notice, 1...1, text: true, "NOTICE <target> <text>",
       "send text no program answers automatically, for scripts' news (IRC's NOTICE)"),
+    row(
+      .reply, 2...2, text: true, "REPLY <target> <id> <text>",
+      "answer message <id> of the conversation: clients show it under a quote of it"),
     row(
       .redact, 2...2, "REDACT <target> <id>",
       "take back a message you sent in the last 24 hours: its text is gone from every history"),

@@ -188,7 +188,11 @@ public struct IRCGenerator {
       let nicks = random.chance(30) ? "\(nick()),\(nick())" : nick()
       return random.chance(50)
         ? "\(shown) \(room()) \(nicks)" : "\(shown) \(room()) \(nicks) :\(text())"
-    case "PRIVMSG", "NOTICE": return "\(shown) \(target()) :\(text())"
+    case "PRIVMSG", "NOTICE":
+      // A reply (+draft/reply, kept since 1.6) to an id seen or not.
+      guard random.chance(20) else { return "\(shown) \(target()) :\(text())" }
+      let answered = random.pick(knownIDs + ["1", "zz", "-1", ""])
+      return "@+draft/reply=\(answered) \(shown) \(target()) :\(text())"
     case "SAYAT": return "\(shown) \(target()) \(lines.when()) :\(text())"
     case "MARKREAD":
       return random.chance(40) ? "\(shown) \(target())" : "\(shown) \(target()) \(reference())"

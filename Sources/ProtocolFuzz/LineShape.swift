@@ -43,13 +43,19 @@ public enum LineShape {
       }
       return ProtocolModel.errorCodes.contains(words[2]) ? nil : "unknown error code \(words[2])"
     case "MSG", "HIST":
-      // Since 1.4 after the user: ACTION, then SERIES <id>; or for a
+      // Since 1.4 after the user: ACTION, then SERIES <id>, since 1.6
+      // REPLY <id>; or for a
       // message taken back REDACTED with an empty text (chatbroker(7),
       // ACTION, REDACT, MSG).
       var flags = words.dropFirst(5)
       if keyword == "HIST" && flags == ["REDACTED"] && text == "" { flags = [] }
       if flags.first == "ACTION" { flags.removeFirst() }
-      if flags.first == "SERIES", flags.count == 2 {
+      if flags.first == "SERIES", flags.count >= 2 {
+        if let problem = check(flags[flags.startIndex + 1], isID) { return problem }
+        flags.removeFirst(2)
+      }
+      // Since 1.6, last: REPLY <id> (chatbroker(7), REPLY).
+      if flags.first == "REPLY", flags.count == 2 {
         if let problem = check(flags.last!, isID) { return problem }
         flags = []
       }
@@ -128,7 +134,7 @@ public enum LineShape {
     switch verb {
     case "JOIN": return shape([isRoom, isCount])
     case "PART": return shape([isRoom])
-    case "SAY", "SAYAT", "ACTION", "NOTICE", "SKIP", "REPLACE", "RESCHEDULE", "EDIT":
+    case "SAY", "SAYAT", "ACTION", "NOTICE", "REPLY", "SKIP", "REPLACE", "RESCHEDULE", "EDIT":
       return shape([isID, isTime])
     // OK SAYEVERY <id> <due> <rule> (chatbroker(7), SAYEVERY).
     case "SAYEVERY": return shape([isID, isTime, { !$0.isEmpty }])

@@ -55,6 +55,39 @@ import Testing
   }
 
   @Test(
+    "/reply answers the last message by someone else, or message ID; Tab offers ids; OK shows it as mine"
+  )
+  func replyCommand() {
+    let harness = Harness()
+    harness.session.start(targets: ["#ops"])
+    harness.feed(
+      "OK JOIN #ops 1", "OK WHO #ops 0", "OK ACCESS #ops public",
+      "HIST #ops 7 2026-11-30T17:00:00.000Z bob :who deploys?",
+      "HIST #ops 8 2026-11-30T17:01:00.000Z carol :not me", "OK HISTORY #ops 2",
+      "OK CONVERSATIONS 0", "OK SCHEDULED 0", "OK ROOMS 0")
+    harness.session.submit("/reply me, at six")
+    #expect(harness.sent.last == "REPLY #ops 8 :me, at six")
+    harness.session.submit("/reply 7 me again")
+    #expect(harness.sent.last == "REPLY #ops 7 :me again")
+    harness.session.submit("/reply 99 is not shown here")
+    #expect(harness.sent.last == "REPLY #ops 8 :99 is not shown here", "an unknown id is text")
+    #expect(harness.session.completions(for: "", isFirst: false, line: "/reply ") == ["8", "7"])
+    harness.feed("OK REPLY a1 2026-11-30T18:00:01.000Z")
+    let entries = harness.session.model.find("#ops")!.entries
+    guard case .message(let mine) = entries.last else {
+      Issue.record("no message shown for the reply")
+      return
+    }
+    #expect(mine.id == "a1" && mine.replyTo == "8" && mine.text == "me, at six")
+    harness.feed("MSG #ops 9 2026-11-30T18:00:02.000Z bob REPLY a1 :great")
+    guard case .message(let theirs) = harness.session.model.find("#ops")!.entries.last else {
+      Issue.record("no message shown for bob's reply")
+      return
+    }
+    #expect(theirs.replyTo == "a1")
+  }
+
+  @Test(
     "a typed line shows as mine once the broker says OK; // sends a leading slash; an ERR shows inline"
   )
   func sayAddsOwnMessageOnOK() {

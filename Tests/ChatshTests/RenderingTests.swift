@@ -56,6 +56,36 @@ private func message(_ user: String, _ text: String, at time: Timestamp, id: Str
   }
 
   @Test(
+    "a reply starts a run under a dim quote of what it answers, cut to the width and cleaned; or names its id"
+  )
+  func replyQuote() {
+    var renderer = TranscriptRenderer(me: "alice", width: 40, now: monday18 + 60_000, clock: utc)
+    renderer.fullName = { _ in nil }
+    var answer = message("bob", "on it", at: monday18 + 2000)
+    answer.replyTo = "7"
+    var mine = message("alice", "thanks", at: monday18 + 3000)
+    mine.replyTo = "8"
+    var lost = message("bob", "what was that?", at: monday18 + 4000)
+    lost.replyTo = "gone1"
+    let rows = renderer.render([
+      .message(
+        message(
+          "bob", "who deploys \u{1B}[31mtoday, after the long meeting?", at: monday18, id: "7")),
+      .message(message("bob", "hm", at: monday18 + 1000, id: "8")),
+      .message(answer), .message(mine), .message(lost),
+    ])
+    let texts = rows.map(\.text)
+    let quote = texts.firstIndex { $0.contains("↱") } ?? 0
+    #expect(texts[quote] == "      ↱ bob: who deploys \u{FFFD}[31mtoday, a…", "\(texts)")
+    #expect(
+      rows[quote].segments.allSatisfy { $0.style == .dim || $0.text.allSatisfy { $0 == " " } })
+    #expect(texts[quote + 1] == " (BO) bob · just now", "a reply starts a run")
+    #expect(texts[quote + 2] == "      on it")
+    #expect(texts[quote + 3].hasSuffix("↱ bob: hm") && texts[quote + 3].count == 39, "mine: right")
+    #expect(texts.contains("      ↱ a reply to gone1"))
+  }
+
+  @Test(
     "the transcript: a day line, the sender with initials once per run of lines, my own lines on the right"
   )
   func transcriptLayout() {

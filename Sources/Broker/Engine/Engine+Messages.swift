@@ -1,31 +1,51 @@
 import LineProtocol
 
 extension Engine {
-  /// `SAY`, `ACTION` (since 1.4) for a message shown as an action, and
-  /// `NOTICE` (since 1.6) for one no program answers; `tags`: the
-  /// sender's client-only tags, passed on to the recipients.
+  /// `SAY`, `ACTION` (since 1.4) for a message shown as an action,
+  /// `NOTICE` (since 1.6) for one no program answers, and `REPLY` (since
+  /// 1.6) for one that answers message `replyTo` of the conversation;
+  /// `tags`: the sender's client-only tags, passed on to the recipients.
+  /// `unknownReplyIsMessage`: a reply to a message the user cannot read
+  /// here is sent as a plain message rather than refused (an IRC client's
+  /// `+draft/reply` may name a message of another server).
   func say(
     _ target: Target, text: String, action: Bool = false, notice: Bool = false,
+    replyTo: MessageID? = nil, unknownReplyIsMessage: Bool = false,
     tags: ClientTags = ClientTags(), connection: ConnectionID, user: String
   ) {
-    let verb: Verb = action ? .action : notice ? .notice : .say
+    let verb: Verb = action ? .action : notice ? .notice : replyTo != nil ? .reply : .say
     guard checkAccess(target, verb: verb, connection: connection, user: user) else { return }
     if isShared(target) {
-      guard !action else {
+      guard !action, replyTo == nil || unknownReplyIsMessage else {
+        let what = action ? "actions" : "replies"
         fail(
-          verb, .limit, "\(target) is shared with other hosts, and actions are not shared yet",
+          verb, .limit, "\(target) is shared with other hosts, and \(what) are not shared yet",
           to: connection)
         return
       }
       return sayShared(target, text: text, connection: connection, user: user)
     }
     guard checkRecipient(target, verb: verb, connection: connection) else { return }
+    var replyTo = replyTo
+    if let answered = replyTo,
+      !mayAnswer(answered, in: ConversationKey(target: target, author: user), user: user)
+    {
+      guard unknownReplyIsMessage else {
+        // The same words whether the message never was, was taken back,
+        // or is in a conversation the user may not read.
+        fail(
+          verb, .noSuchMessage, "no message \(answered) in the history of \(target)",
+          to: connection)
+        return
+      }
+      replyTo = nil
+    }
     guard admitNewRoom(target, verb: verb, connection: connection, user: user),
       let id = takeID(verb, connection: connection)
     else { return }
     let newRoom = newRoomRecord(for: target)
     let message = StoredMessage(
-      id: id, time: clock.now, author: user, text: text, isAction: action)
+      id: id, time: clock.now, author: user, text: text, isAction: action, replyTo: replyTo)
     let record = JournalRecord.message(message, target: target)
     guard journal([newRoom, record].compactMap { $0 }, verb: verb, connection: connection)
     else { return }
@@ -42,10 +62,23 @@ extension Engine {
 
   }
 
+  /// Whether `user` may answer message `id` in `conversation`: it is in
+  /// the history they may read, and not taken back.
+  func mayAnswer(_ id: MessageID, in conversation: ConversationKey, user: String) -> Bool {
+    guard let history = readableHistory(conversation, user: user),
+      let sequence = history.sequence(of: id)
+    else { return false }
+    return !history[sequence].isRedacted
+  }
+
   /// A message request that came with client-only tags
   /// (``Request/tagged(_:_:)``): the message, its tags passed on.
   func say(_ message: Request, tags: ClientTags, connection: ConnectionID, user: String) {
     switch message {
+    case .reply(let target, let id, let text):
+      say(
+        target, text: text, replyTo: id, unknownReplyIsMessage: true, tags: tags,
+        connection: connection, user: user)
     case .say(let target, let text):
       say(target, text: text, tags: tags, connection: connection, user: user)
     case .action(let target, let text):
@@ -54,7 +87,8 @@ extension Engine {
       say(target, text: text, notice: true, tags: tags, connection: connection, user: user)
     default:
       // Only a door builds this value, and only around a message.
-      fail(message.verb, .syntax, "client tags go with SAY, ACTION or NOTICE", to: connection)
+      fail(
+        message.verb, .syntax, "client tags go with SAY, ACTION, NOTICE or REPLY", to: connection)
     }
   }
 
@@ -83,8 +117,8 @@ extension Engine {
     func delivered(_ target: Target) -> BrokerEvent {
       .message(
         target: target, id: message.id, time: message.time, user: message.author,
-        text: message.text, action: message.isAction, series: message.series, notice: notice,
-        tags: tags)
+        text: message.text, action: message.isAction, series: message.series,
+        replyTo: message.replyTo, notice: notice, tags: tags)
     }
     tell(conversation, except: except, delivered)
   }
@@ -137,7 +171,8 @@ extension Engine {
       send(
         .history(
           target: target, id: message.id, time: message.time, user: message.author,
-          text: message.text, action: message.isAction, series: message.series),
+          text: message.text, action: message.isAction, series: message.series,
+          replyTo: message.replyTo),
         to: connection)
     }
     send(

@@ -321,6 +321,8 @@ public final class Engine {
     case .redact(let target, let id): redact(target, id: id, connection: connection, user: user)
     case .notice(let target, let text):
       say(target, text: text, notice: true, connection: connection, user: user)
+    case .reply(let target, let id, let text):
+      say(target, text: text, replyTo: id, connection: connection, user: user)
     case .tagged(let message, let tags):
       say(message, tags: tags, connection: connection, user: user)
     case .signal(let target, let tags):

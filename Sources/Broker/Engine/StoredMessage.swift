@@ -4,10 +4,13 @@ import LineProtocol
 public struct StoredMessage: Equatable, Sendable {
   public var id: MessageID
   public var time: Timestamp
-  /// Since 1.4, `.none` for none: the series this is an occurrence of, kept
-  /// as a plain id rather than an optional, which would widen every
-  /// message in every history by another 8 bytes.
-  private var seriesID: MessageID
+  /// `.none` for none: since 1.4 the series this is an occurrence of, or
+  /// since 1.6 (when `isReply`) the message this one answers. One plain id
+  /// for both, rather than two optionals, which would widen every message
+  /// in every history by 16 bytes: the broker sends an occurrence, a
+  /// person a reply, so no message is both.
+  private var reference: MessageID
+  private var isReply: Bool
   public var author: String
   public var text: String
   /// Since 1.4: sent with `ACTION` (chatbroker(7)), shown as `* user text`.
@@ -18,11 +21,13 @@ public struct StoredMessage: Equatable, Sendable {
 
   public init(
     id: MessageID, time: Timestamp, author: String, text: String, isAction: Bool = false,
-    isRedacted: Bool = false, series: MessageID? = nil
+    isRedacted: Bool = false, series: MessageID? = nil, replyTo: MessageID? = nil
   ) {
+    precondition(series == nil || replyTo == nil, "an occurrence of a series answers nothing")
     self.id = id
     self.time = time
-    self.seriesID = series ?? .none
+    self.reference = replyTo ?? series ?? .none
+    self.isReply = replyTo != nil
     self.author = author
     self.text = text
     self.isAction = isAction
@@ -32,8 +37,15 @@ public struct StoredMessage: Equatable, Sendable {
   /// Since 1.4: the series (`SAYEVERY`) this is an occurrence of, shown
   /// as `SERIES <id>` on its `MSG` and `HIST` lines (chatbroker(7), `MSG`).
   public var series: MessageID? {
-    get { seriesID == .none ? nil : seriesID }
-    set { seriesID = newValue ?? .none }
+    isReply || reference == .none ? nil : reference
+  }
+
+  /// Since 1.6: the message of the same conversation this one answers
+  /// (`REPLY`), shown as `REPLY <id>` on its `MSG` and `HIST` lines
+  /// (chatbroker(7), `REPLY`). Only its id is kept, never its text: a
+  /// reply to a line taken back shows nothing of it.
+  public var replyTo: MessageID? {
+    isReply && reference != .none ? reference : nil
   }
 
   /// What is left of it once redacted: who, when, no text.

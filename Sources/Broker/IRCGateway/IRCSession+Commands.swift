@@ -216,10 +216,19 @@ extension IRCSession {
       brokerTarget = user
     }
     let said = IRCReplyContext(.say(command: command, target: target, text: text, tags: tags))
-    let message: Request =
+    var message: Request =
       action
       ? .action(brokerTarget, text: text)
       : command == "NOTICE" ? .notice(brokerTarget, text: text) : .say(brokerTarget, text: text)
+    // A PRIVMSG with `+draft/reply=<msgid>` is a REPLY (chatbroker(7),
+    // IRC), kept; one to a message the broker cannot show the user goes
+    // as a message with its tag (``Request/tagged(_:_:)``).
+    if case .say = message,
+      let value = tags.tags.first(where: { $0.key == Self.replyTag })?.value,
+      let answered = MessageID(value)
+    {
+      message = .reply(brokerTarget, to: answered, text: text)
+    }
     let request: Request = tags.isEmpty ? message : .tagged(message, tags)
     directory.spoke(user)
     var actions: [Action] = [.request(request, answering: said)]

@@ -18,7 +18,7 @@ extension IRCSession {
   func encode(_ outgoing: Outgoing, answering context: ReplyContext?, mayDefer: Bool) -> [UInt8] {
     let bytes: [UInt8]
     switch outgoing.event {
-    case .message(.room, _, _, _, _, _, _, _, _), .signal(.room, _, _, _), .joined, .parted,
+    case .message(.room, _, _, _, _, _, _, _, _, _), .signal(.room, _, _, _), .joined, .parted,
       .awayChanged, .modeChanged, .kicked:
       bytes = outgoing.encoded(variant: encodingVariant) { encode($0) }
     default:
@@ -38,7 +38,8 @@ extension IRCSession {
       login(target) == nick
     else { return [] }
     switch event {
-    case .accepted(.say, let id, let time), .accepted(.notice, let id, let time):
+    case .accepted(.say, let id, let time), .accepted(.notice, let id, let time),
+      .accepted(.reply, let id, let time):
       return privmsgLines(
         from: nick, to: target, text: text, id: id, time: time, command: command,
         clientTags: tags)
@@ -61,11 +62,12 @@ extension IRCSession {
     switch event {
     case .hello: return []
     case .message(
-      let target, let id, let time, let author, let text, let action, let series, let notice,
-      let tags):
+      let target, let id, let time, let author, let text, let action, let series, let replyTo,
+      let notice, let tags):
       return privmsgLines(
         from: author, to: shown(target, author: author), text: text, id: id, time: time,
-        command: notice ? "NOTICE" : "PRIVMSG", clientTags: tags, action: action, series: series)
+        command: notice ? "NOTICE" : "PRIVMSG", clientTags: tags, action: action, series: series,
+        replyTo: replyTo)
     case .joined(let room, let who):
       return IRCMessage(source: "\(who)!\(who)@\(serverName)", "JOIN", [room.description])
         .encoded()
@@ -85,7 +87,8 @@ extension IRCSession {
       let text = reason.map { "Quit: \($0)" } ?? "Connection closed"
       return IRCMessage(source: Self.source(who, serverName: serverName), "QUIT", [text])
         .cleaned().encoded(trailing: true)
-    case .accepted(.say, let id, let time), .accepted(.notice, let id, let time):
+    case .accepted(.say, let id, let time), .accepted(.notice, let id, let time),
+      .accepted(.reply, let id, let time):
       // A message to one's own nick is delivered to the session that
       // sent it too, as any IRC server does, echo-message or not.
       guard case .say(let command, let target, let text, let tags) = context?.purpose,
@@ -198,7 +201,8 @@ extension IRCSession {
   /// server-time.
   func historyLine(_ event: BrokerEvent, batch: String?, backlog: Bool) -> [UInt8] {
     guard
-      case .history(let target, let id, let time, let author, let text, let action, let series) =
+      case .history(
+        let target, let id, let time, let author, let text, let action, let series, let replyTo) =
         event
     else {
       return []
@@ -209,7 +213,7 @@ extension IRCSession {
     }
     return privmsgLines(
       from: author, to: shown(target, author: author), text: shownText, id: id, time: time,
-      batch: batch, action: action, series: series)
+      batch: batch, action: action, series: series, replyTo: replyTo)
   }
 
   func ok(_ verb: Verb, _ fields: [String], answering context: IRCReplyContext?) -> [UInt8] {
@@ -362,7 +366,7 @@ extension IRCSession {
         return numeric(.notOnChannel, [room, "You're not on that channel"]).bytes
       }
       return reply(source: serverName, "NOTICE", [nick, "TOPIC refused: \(text)"]).bytes
-    case .action, .notice:
+    case .action, .notice, .reply:
       return error(Verb.say.rawValue, code, text, answering: context)
     case .join:
       // The names, marker and backlog asked with it are not shown.

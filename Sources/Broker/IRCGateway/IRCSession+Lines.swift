@@ -78,10 +78,11 @@ extension IRCSession {
   func privmsgLines(
     from author: String, to target: String, text: String, id: MessageID, time: Timestamp,
     batch: String? = nil, command: String = "PRIVMSG", clientTags: ClientTags = ClientTags(),
-    action: Bool = false, series: MessageID? = nil
+    action: Bool = false, series: MessageID? = nil, replyTo: MessageID? = nil
   ) -> [UInt8] {
     let tags = tagBytes(
-      batch: batch, time: time, id: id, clientTags: clientTags, series: series)
+      batch: batch, time: time, id: id, clientTags: Self.clientTags(clientTags, replyTo: replyTo),
+      series: series)
     let source = Self.source(author, serverName: serverName)
     var later: [UInt8] = []
     if text.utf8.count > IRCText.room(source: source, command: command, target: target) {
@@ -132,6 +133,18 @@ extension IRCSession {
     }
     return ClientTags(kept)
   }
+
+  /// A message's client tags as IRC clients get them: a reply the broker
+  /// keeps (chatbroker(7), `REPLY`) is IRCv3's `+draft/reply=<msgid>`,
+  /// first, in place of any the sender's client wrote.
+  static func clientTags(_ tags: ClientTags, replyTo: MessageID?) -> ClientTags {
+    guard let replyTo else { return tags }
+    return ClientTags(
+      [ClientTags.Tag(replyTag, replyTo.description)] + tags.tags.filter { $0.key != replyTag })
+  }
+
+  /// IRCv3's client tag for a reply (draft/reply).
+  static let replyTag = "+draft/reply"
 
   /// Client tags as they are written after `@`, values escaped; "" for none.
   static func tagText(_ clientTags: ClientTags) -> String {

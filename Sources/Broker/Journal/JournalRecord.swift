@@ -141,6 +141,7 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("from", message.author)
       json.field("at", message.time)
       if let series = message.series { json.field("series", series) }
+      if let replyTo = message.replyTo { json.field("reply_to", replyTo) }
       if message.isAction { json.field("kind", "action") }
       if message.isRedacted {
         json.field("kind", "redacted")
@@ -346,6 +347,7 @@ private struct RecordFields {
   var version: Int64?
   var rule: JSONText?
   var series: JSONText?
+  var replyTo: JSONText?
   var next: JSONText?
   var done: Int64?
   var paused: Int64?
@@ -396,6 +398,8 @@ private struct RecordFields {
         rule = string
       } else if key.equals("series") {
         series = string
+      } else if key.equals("reply_to") {
+        replyTo = string
       } else if key.equals("next") {
         next = string
       } else if key.equals("user") {
@@ -469,7 +473,8 @@ private struct RecordFields {
       }
       let message = StoredMessage(
         id: try messageID(id, "id"), time: try time(at, "at"), author: try author(),
-        text: try checkedText(), isAction: try isAction(), series: try seriesID())
+        text: try checkedText(), isAction: try isAction(), series: try seriesID(),
+        replyTo: try replyID())
       return .message(message, target: try target())
     case .schedule:
       let pending = PendingMessage(
@@ -752,6 +757,14 @@ private struct RecordFields {
   private func seriesID() throws(JournalFormatError) -> MessageID? {
     guard series != nil else { return nil }
     return try messageID(series, "series")
+  }
+
+  /// Since 1.6 a message's `reply_to`: the message it answers, nil when
+  /// absent; never beside `series` (an occurrence answers nothing).
+  private func replyID() throws(JournalFormatError) -> MessageID? {
+    guard replyTo != nil else { return nil }
+    guard series == nil else { throw invalid("reply_to") }
+    return try messageID(replyTo, "reply_to")
   }
 
   /// Since 1.4 a series' `skipped`: its skipped instants, comma-separated,

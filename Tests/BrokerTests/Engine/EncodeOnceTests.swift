@@ -14,7 +14,7 @@ struct EncodeOnceTests {
     let shared = members.dropFirst().compactMap { harness.output.lastOutgoing[$0] }
     #expect(shared.count == members.count - 1)
     #expect(shared.allSatisfy { $0 === shared[0] })
-    guard case .message(let target, _, _, let user, let text, _, _, _, _)? = shared.first?.event
+    guard case .message(let target, _, _, let user, let text, _, _, _, _, _)? = shared.first?.event
     else {
       Issue.record("the members did not get the message as an event")
       return

@@ -33,7 +33,7 @@ struct RollbackRequests {
     let words = line.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
     guard words.count >= 3 else { return }
     switch (words[0], words[1]) {
-    case ("OK", "SAY"), ("OK", "ACTION"):
+    case ("OK", "SAY"), ("OK", "ACTION"), ("OK", "REPLY"):
       let target = request.split(separator: " ").dropFirst().first.map(String.init) ?? "#a"
       remember(message: words[2], target: target, author: user)
     case ("OK", "SAYAT"), ("OK", "REPLACE"), ("OK", "RESCHEDULE"):
@@ -113,8 +113,14 @@ struct RollbackRequests {
     }
   }
 
+  /// SAY, ACTION, and a REPLY (chatbroker(7), since 1.6) to a message
+  /// seen, in its conversation or another.
   private mutating func say() -> String {
-    "\(random.chance(85) ? "SAY" : "ACTION") \(target()) :\(text())"
+    if random.chance(15), let message = messages.last {
+      let target = random.chance(80) ? message.target : target()
+      return "REPLY \(target) \(message.id) :\(text())"
+    }
+    return "\(random.chance(85) ? "SAY" : "ACTION") \(target()) :\(text())"
   }
 
   private mutating func redact(_ user: String) -> String {
