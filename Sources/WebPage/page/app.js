@@ -40,12 +40,13 @@
   function parseMessage(words, text) {
     const message = {
       target: words[1], id: words[2], time: words[3], user: words[4],
-      text: text || "", action: false, redacted: false, series: null,
+      text: text || "", action: false, redacted: false, series: null, replyTo: null,
     };
     for (let index = 5; index < words.length; index++) {
       if (words[index] === "ACTION") message.action = true;
       else if (words[index] === "REDACTED") message.redacted = true;
       else if (words[index] === "SERIES") message.series = words[++index] || null;
+      else if (words[index] === "REPLY") message.replyTo = words[++index] || null;
     }
     return message;
   }
@@ -390,6 +391,7 @@
     if (current !== target) {
       const before = conversations.get(current);
       if (before) before.newAfter = null;
+      stopReply();
     }
     current = target;
     sessionStorage.setItem("current", target);
@@ -723,7 +725,7 @@
         group.node.append(group.stack);
         nodes.push(group.node);
       }
-      group.stack.append(bubble(item, mine));
+      group.stack.append(bubble(item, mine, conv));
       previous = item;
     }
     box.replaceChildren(...nodes);
@@ -732,11 +734,12 @@
     else if (atBottom || (options && options.toNew)) box.scrollTop = box.scrollHeight;
   }
 
-  function bubble(item, mine) {
+  function bubble(item, mine, conv) {
     const node = el("div", "bubble");
     node.setAttribute("role", "article");
     if (item.id) node.dataset.id = item.id;
     if (item.pending) node.classList.add("sending");
+    if (item.replyTo) node.append(quote(item.replyTo, conv));
     const text = el("span", "text");
     if (item.redacted) {
       node.classList.add("redacted");
@@ -752,12 +755,58 @@
       node.append(series);
     }
     node.append(timeElement(item.time));
-    if (mine && !item.redacted && !item.pending && Date.now() - new Date(item.time) < 24 * 3600 * 1000) {
-      // Focusable, so that a tap or Tab shows its button.
-      node.tabIndex = 0;
-      node.append(button("Take back", () => takeBack(item), "small take-back"));
+    if (item.redacted || item.pending) return node;
+    // Focusable, so that a tap or Tab shows its buttons.
+    node.tabIndex = 0;
+    const actions = el("span", "actions");
+    actions.append(button("Reply", () => startReply(item), "small reply"));
+    if (mine && Date.now() - new Date(item.time) < 24 * 3600 * 1000) {
+      actions.append(button("Take back", () => takeBack(item), "small take-back"));
+    }
+    node.append(actions);
+    return node;
+  }
+
+  /** The quote at the top of a reply (chatbroker(7), REPLY): who wrote
+   *  what it answers and how it began, as text; a click shows it. Only the
+   *  id is kept, so a message taken back or not loaded is named as such. */
+  function quote(id, conv) {
+    const original = conv && conv.items.find((other) => other.id === id && !other.notice);
+    const node = el("div", "quote");
+    if (!original) {
+      node.textContent = "↱ a reply to a message not loaded here";
+    } else if (original.redacted) {
+      node.textContent = "↱ a reply to a message taken back";
+    } else {
+      const who = original.user === me ? "you" : original.user;
+      const words = original.text.length > 120 ? original.text.slice(0, 120) + "…" : original.text;
+      node.textContent = "↱ " + who + ": " + words;
+      node.title = "show the message it answers";
+      node.addEventListener("click", () => {
+        const shown = $("messages").querySelector('.bubble[data-id="' + CSS.escape(id) + '"]');
+        if (shown) shown.scrollIntoView({ block: "center" });
+      });
     }
     return node;
+  }
+
+  // ------------------------------------------------------------ replies
+
+  /** The message the next line answers, shown above the composer until it
+   *  is sent, cancelled (Esc, ✕) or another conversation is opened. */
+  let replyingTo = null;
+
+  function startReply(item) {
+    replyingTo = item;
+    const who = item.user === me ? "yourself" : item.user;
+    $("replying-text").textContent = "Replying to " + who + ": " + item.text;
+    $("replying").hidden = false;
+    $("text").focus();
+  }
+
+  function stopReply() {
+    replyingTo = null;
+    $("replying").hidden = true;
   }
 
   function takeBack(item) {
@@ -805,19 +854,25 @@
     field.value = "";
     resizeComposer();
     const target = current;
+    // The first line answers the message chosen with Reply, if any.
+    let answering = replyingTo && replyingTo.target === target ? replyingTo.id : null;
+    stopReply();
     for (const raw of value.split("\n")) {
       if (!raw.trim()) continue;
       const action = raw.startsWith("/me ");
       const text = cleanText(action ? raw.slice(4) : raw.startsWith("//") ? raw.slice(1) : raw);
       if (!text.trim()) continue;
+      const replyTo = action ? null : answering;
+      if (replyTo) answering = null;
       const item = {
-        id: "sending-" + sentCount++, pending: true, target, user: me, text, action,
+        id: "sending-" + sentCount++, pending: true, target, user: me, text, action, replyTo,
         time: new Date().toISOString(),
       };
       const conv = conversation(target);
       conv.items.push(item);
       renderMessages();
-      request((action ? "ACTION " : "SAY ") + target + " :" + text)
+      const verb = action ? "ACTION " + target : replyTo ? "REPLY " + target + " " + replyTo : "SAY " + target;
+      request(verb + " :" + text)
         .then((answer) => {
           item.id = answer.words[2];
           item.time = answer.words[3];
@@ -1330,8 +1385,12 @@
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
       send();
+    } else if (event.key === "Escape" && replyingTo) {
+      event.preventDefault();
+      stopReply();
     }
   });
+  $("replying-cancel").addEventListener("click", stopReply);
   $("text").addEventListener("input", resizeComposer);
   $("later").addEventListener("click", sendLater);
   $("scheduled-open").addEventListener("click", showScheduled);
