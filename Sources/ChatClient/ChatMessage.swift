@@ -17,6 +17,9 @@ public struct ChatMessage: Equatable, Sendable {
   /// Since 1.6: the message of the conversation this one answers, from
   /// the line's `REPLY <id>` (chatbroker(7), `REPLY`).
   public var replyTo: String?
+  /// Since 1.6: its author changed its text (`AMEND`): `EDITED` on its
+  /// `HIST` line, or an `AMEND` line while shown.
+  public var isEdited = false
 
   public init(
     target: String, id: String, time: Timestamp, user: String, text: String,

@@ -117,6 +117,21 @@ public final class Conversation {
     return true
   }
 
+  /// Message `id`, when shown, gets its author's new text (`AMEND`),
+  /// marked edited; false when it is not shown.
+  public func amend(messageID id: String, text: String) -> Bool {
+    guard
+      let index = entries.firstIndex(where: {
+        if case .message(let message) = $0 { message.id == id } else { false }
+      }), case .message(var message) = entries[index]
+    else { return false }
+    message.text = text
+    message.isEdited = true
+    entries[index] = .message(message)
+    appendedSinceDraw += 1
+    return true
+  }
+
   public func notice(_ text: String, time: Timestamp, isError: Bool = false) {
     entries.append(.notice(text, time: time, isError: isError))
     appendedSinceDraw += 1

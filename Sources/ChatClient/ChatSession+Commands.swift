@@ -32,6 +32,10 @@ extension ChatSession {
       "/delete", "/delete [ID]",
       "take back your last message here, once you say y (or message ID), within 24 h"
     ),
+    (
+      "/amend", "/amend [ID] text",
+      "give your last message here, or message ID, a new text, within 24 h; shown as edited"
+    ),
     ("/ids", "/ids", "show message ids (for /delete ID), or hide them again"),
     ("/at", "/at WHEN text", "send later: 18:00 (your clock), +10m, 2026-12-24T18:00Z"),
     ("/later", "/later DURATION text", "send after 90s, 10m, 1h30m, 1d"),
@@ -202,6 +206,31 @@ extension ChatSession {
       let short = last.text.count > 60 ? last.text.prefix(60) + "…" : Substring(last.text)
       notice("take back your last message here, “\(short)”? y and Enter to take it back")
       awaitingYes = takeBack
+    case "/amend", "/fix":
+      guard model.currentIndex != nil, let target = Target(model.current.name) else {
+        return error("no conversation is open")
+      }
+      let mine = model.current.entries.compactMap { entry -> ChatMessage? in
+        if case .message(let message) = entry, message.user == self.model.me { return message }
+        return nil
+      }
+      // `/amend ID text` when the first word is one of my messages shown
+      // here; else the text replaces my last one.
+      var text = String(rest)
+      var changed = mine.last
+      if let first = arguments.first, arguments.count > 1,
+        let named = mine.last(where: { $0.id == first })
+      {
+        changed = named
+        text = String(rest.dropFirst(first.count).drop { $0 == " " })
+      }
+      guard !text.isEmpty else { return usage("/amend [ID] text, e.g. /amend deploy at 18:00") }
+      guard let changed, let id = MessageID(changed.id) else {
+        return error("you have sent nothing here to change")
+      }
+      let conversation = model.current.name
+      request(
+        .amend(target, id, text: text), .amend(target: conversation, id: changed.id, text: text))
     case "/at", "/later":
       let parts = rest.split(separator: " ", maxSplits: 1)
       guard parts.count == 2 else {
@@ -534,10 +563,14 @@ extension ChatSession {
     if takesID && atSecond {
       return model.pending.sorted()
     }
-    // The ids of the messages shown here, newest first, after /reply.
-    if command == "/reply" && atSecond {
+    // The ids of the messages shown here, newest first, after /reply;
+    // of mine after /amend.
+    if (command == "/reply" || command == "/amend") && atSecond {
+      let mineOnly = command == "/amend"
       return model.current.entries.reversed().compactMap { entry -> String? in
-        if case .message(let message) = entry { return message.id }
+        if case .message(let message) = entry, !mineOnly || message.user == model.me {
+          return message.id
+        }
         return nil
       }.prefix(20).map { $0 }
     }

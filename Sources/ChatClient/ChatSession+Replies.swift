@@ -163,6 +163,8 @@ extension ChatSession {
       if model.find(target)?.remove(messageID: id) == true {
         model.find(target)?.notice("you took a message back", time: time)
       }
+    case .amend(let target, let id, let text):
+      _ = model.find(target)?.amend(messageID: id, text: text)
     case .who(let room, let shown):
       let users = data.compactMap { line -> String? in
         if case .member(_, let user, _) = line { return user }
@@ -295,6 +297,8 @@ extension ChatSession {
       error("\(room): \(text)")
     case .redact(_, let id):
       error("could not take \(id) back: \(text)")
+    case .amend(_, let id, _):
+      error("could not change \(id): \(text)")
     case .away:
       error("could not set your away text: \(text)")
     case .topic(let room), .setTopic(let room):

@@ -295,6 +295,9 @@ public final class ChatSession {
       else { return }
       conversation.notice(
         "\(user == model.me ? "you" : user) took a message back", time: now())
+    case .amended(let target, let id, _, let text):
+      // In place, marked edited; nothing to say when it is not shown.
+      _ = model.find(target.description)?.amend(messageID: id.description, text: text)
     case .bye(let text):
       notice("the broker closed the connection: \(text)")
     case .markRead(let target, let id):

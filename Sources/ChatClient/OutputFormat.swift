@@ -18,7 +18,8 @@ public enum OutputFormat {
 
   /// The message as one JSON object; an action (`/me`) has
   /// `"action":true`, an occurrence of a series `"series":"<id>"`, a reply
-  /// `"reply_to":"<id>"` (since 1.6).
+  /// `"reply_to":"<id>"` and one its author changed `"edited":true`
+  /// (since 1.6).
   public static func json(_ message: ChatMessage) -> String {
     let fields = [
       ("id", message.id), ("target", message.target), ("time", message.timeText),
@@ -27,7 +28,8 @@ public enum OutputFormat {
     return rawObject(
       fields + (message.isAction ? [("action", "true")] : [])
         + (message.series.map { [("series", jsonString($0))] } ?? [])
-        + (message.replyTo.map { [("reply_to", jsonString($0))] } ?? []))
+        + (message.replyTo.map { [("reply_to", jsonString($0))] } ?? [])
+        + (message.isEdited ? [("edited", "true")] : []))
   }
 
   /// `ID DUE TARGET TEXT`, tab-separated, and for a series a fifth field,

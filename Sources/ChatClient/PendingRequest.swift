@@ -20,6 +20,8 @@ enum PendingRequest: Equatable {
   case away(String?)
   /// `REDACT` (since 1.4): `/delete`.
   case redact(target: String, id: String)
+  /// `AMEND` (since 1.6): `/amend`.
+  case amend(target: String, id: String, text: String)
   case sayAt(target: String, text: String)
   case sayEvery(target: String, text: String)
   case history(target: String, shown: Bool)

@@ -69,12 +69,14 @@ public enum ServerLine: Equatable, Sendable {
     guard
       case .event(
         .history(
-          let target, let id, let time, let user, let text, let action, let series, let replyTo)) =
-        self
+          let target, let id, let time, let user, let text, let action, let series, let replyTo,
+          let edited)) = self
     else { return nil }
-    return ChatMessage(
+    var message = ChatMessage(
       target: target, id: id, time: time, user: user, text: text, isAction: action,
       series: series, replyTo: replyTo)
+    message.isEdited = edited
+    return message
   }
 
   /// A pending message or series (`SCHED`).

@@ -185,8 +185,17 @@ public struct TranscriptRenderer {
   /// `base`, or, when it mentions me (``isMention(_:of:)``, the rule that
   /// counts it), on the mention's own style, so the whole line stands out.
   private func styledText(_ message: ChatMessage, base: Style) -> StyledText {
-    StyledText.highlighted(
-      message.text, me: me, base: isMention(message, of: me) ? .mention : base)
+    edited(
+      message,
+      StyledText.highlighted(
+        message.text, me: me, base: isMention(message, of: me) ? .mention : base))
+  }
+
+  /// ` (edited)`, dim, after the text of a line its author changed
+  /// (chatbroker(7), `AMEND`).
+  private func edited(_ message: ChatMessage, _ text: StyledText) -> StyledText {
+    guard message.isEdited else { return text }
+    return StyledText(characters: text.characters + " (edited)".map { ($0, .dim) })
   }
 
   /// `↻ `, dim, before the first line of an occurrence of a series
@@ -258,7 +267,7 @@ public struct TranscriptRenderer {
       let label = "you · " + clock.relative(message.time, now: now)
       rows.append(aligned([Segment(label, .ownName)], width: TextWidth.of(label), right: right))
     }
-    let text = StyledText.highlighted(message.text, me: me, base: .own)
+    let text = edited(message, StyledText.highlighted(message.text, me: me, base: .own))
     let maximum = max(min(right - Self.indent, right * 3 / 4), 10) - seriesMarkWidth(message)
     for (index, line) in text.wrapped(width: maximum).enumerated() {
       var segments = StyledText.segments(line)

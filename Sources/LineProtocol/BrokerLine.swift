@@ -62,13 +62,14 @@ public enum BrokerLine {
   /// `HIST <target> <id> <time> <user> :<text>`, a line of a `HISTORY` reply.
   public static func history(
     target: String, id: MessageID, time: Timestamp, user: String, text: String,
-    action: Bool = false, series: MessageID? = nil, replyTo: MessageID? = nil
+    action: Bool = false, series: MessageID? = nil, replyTo: MessageID? = nil,
+    edited: Bool = false
   ) -> [UInt8] {
     build {
       $0.word("HIST")
       $0.message(
         target: target, id: id, time: time, user: user, text: text, action: action,
-        series: series, replyTo: replyTo)
+        series: series, replyTo: replyTo, edited: edited)
     }
   }
 
@@ -95,6 +96,20 @@ public enum BrokerLine {
       $0.word(target.description)
       $0.id(id)
       $0.word(user)
+    }
+  }
+
+  /// `AMEND <target> <id> <user> :<text>` (since 1.6): `user` gave message
+  /// `id` a new text.
+  public static func amended(target: Target, id: MessageID, user: String, text: String)
+    -> [UInt8]
+  {
+    build {
+      $0.word("AMEND")
+      $0.word(target.description)
+      $0.id(id)
+      $0.word(user)
+      $0.text(text)
     }
   }
 
@@ -347,7 +362,7 @@ private struct LineBuilder {
   /// finds them.
   mutating func message(
     target: String, id: MessageID, time: Timestamp, user: String, text: String, action: Bool,
-    series: MessageID?, replyTo: MessageID?
+    series: MessageID?, replyTo: MessageID?, edited: Bool = false
   ) {
     bytes.reserveCapacity(72 + target.utf8.count + user.utf8.count + text.utf8.count)
     word(target)
@@ -364,6 +379,7 @@ private struct LineBuilder {
       word("REPLY")
       self.id(replyTo)
     }
+    if edited { word("EDITED") }
     self.text(text)
   }
 

@@ -19,10 +19,13 @@ public enum LineCodec {
         target: target.description, id: id, time: time, user: user, text: text, action: action,
         series: series, replyTo: replyTo)
     case .history(
-      let target, let id, let time, let user, let text, let action, let series, let replyTo):
+      let target, let id, let time, let user, let text, let action, let series, let replyTo,
+      let edited):
       BrokerLine.history(
         target: target.description, id: id, time: time, user: user, text: text, action: action,
-        series: series, replyTo: replyTo)
+        series: series, replyTo: replyTo, edited: edited)
+    case .amended(let target, let id, let user, let text):
+      BrokerLine.amended(target: target, id: id, user: user, text: text)
     case .redactedHistory(let target, let id, let time, let user):
       BrokerLine.redactedHistory(target: target.description, id: id, time: time, user: user)
     case .redacted(let target, let id, let user):
@@ -110,14 +113,16 @@ public enum LineCodec {
       var replyTo: MessageID?
       if flags.first == "REPLY", flags.count >= 2 {
         replyTo = MessageID(flags[flags.startIndex + 1])
+        flags.removeFirst(2)
       }
+      let edited = flags.first == "EDITED"
       return kind == "MSG"
         ? .message(
           target: target, id: id, time: time, user: rest[3], text: text, action: action,
           series: series, replyTo: replyTo)
         : .history(
           target: target, id: id, time: time, user: rest[3], text: text, action: action,
-          series: series, replyTo: replyTo)
+          series: series, replyTo: replyTo, edited: edited)
     case ("SCHED", 4...5, let text?):
       guard let id = MessageID(rest[0]), let target = Target(rest[1]),
         let due = Timestamp(rfc3339: rest[2]), let created = Timestamp(rfc3339: rest[3])
@@ -156,6 +161,9 @@ public enum LineCodec {
       return BrokerLine.conversation(words: rest).map(BrokerEvent.conversation)
     case ("MARKREAD", 2, nil):
       return BrokerLine.markRead(words: rest).map { .markRead(target: $0.target, id: $0.id) }
+    case ("AMEND", 3, let text?):
+      guard let target = Target(rest[0]), let id = MessageID(rest[1]) else { return nil }
+      return .amended(target: target, id: id, user: rest[2], text: text)
     case ("REDACT", 3, nil):
       guard let target = Target(rest[0]), let id = MessageID(rest[1]) else { return nil }
       return .redacted(target: target, id: id, user: rest[2])

@@ -28,6 +28,7 @@ extension Request {
   public var text: String? {
     switch self {
     case .say(_, let text), .action(_, let text), .notice(_, let text), .reply(_, _, let text),
+      .amend(_, _, let text),
       .sayAt(_, _, let text), .sayEvery(_, _, let text), .edit(_, let text),
       .replace(_, _, _, let text):
       text

@@ -30,6 +30,9 @@ public enum Request: Equatable, Sendable {
   case action(Target, text: String)
   /// Since 1.4: `REDACT <target> <id>`.
   case redact(Target, MessageID)
+  /// Since 1.6: `AMEND <target> <id> <text>`: message `id`, which the user
+  /// sent, gets `text` (chatbroker(7), `AMEND`).
+  case amend(Target, MessageID, text: String)
   /// Since 1.6: `NOTICE <target> <text>`, a message no program answers
   /// automatically: kept and shown as a `SAY` is, and to IRC clients as
   /// a NOTICE (chatbroker(7), `NOTICE`).
@@ -120,6 +123,7 @@ public enum Request: Equatable, Sendable {
     case .reply: .reply
     case .tagged(let message, _): message.verb
     case .redact: .redact
+    case .amend: .amend
     case .sayAt: .sayAt
     case .sayEvery: .sayEvery
     case .history: .history

@@ -88,7 +88,7 @@ extension LineCodec {
       .notice(let target, let message):
       word(target.description)
       text(message)
-    case .reply(let target, let id, let message):
+    case .reply(let target, let id, let message), .amend(let target, let id, let message):
       word(target.description)
       word(id.description)
       text(message)

@@ -114,6 +114,17 @@ public enum RequestParser {
           text: "no message \(string(word)) in the history of \(target)")
       }
       return .reply(target, to: id, text: text)
+    case .amend:
+      let target = try target(verb, words.required(verb))
+      let word = try words.required(verb)
+      let id = try messageID(verb, word)
+      let text = try text(verb, words)
+      guard id != .none else {
+        throw RequestError(
+          verb: verb.rawValue, code: .noSuchMessage,
+          text: "you sent no message \(string(word)) in \(target)")
+      }
+      return .amend(target, id, text: text)
     case .redact:
       let target = try target(verb, words.required(verb))
       let id = try lastMessageID(verb, &words) { "no message \($0) in the history of \(target)" }

@@ -13,6 +13,8 @@ public enum Verb: String, CaseIterable, Sendable {
   case reply = "REPLY"
   /// Since 1.4: take back a message you sent.
   case redact = "REDACT"
+  /// Since 1.6: give a message you sent a new text.
+  case amend = "AMEND"
   case sayAt = "SAYAT"
   case sayEvery = "SAYEVERY"
   case history = "HISTORY"
@@ -75,6 +77,7 @@ public enum Verb: String, CaseIterable, Sendable {
     case 4 where matches("KICK"): self = .kick
     case 5 where matches("SAYAT"): self = .sayAt
     case 5 where matches("REPLY"): self = .reply
+    case 5 where matches("AMEND"): self = .amend
     case 5 where matches("ROOMS"): self = .rooms
     case 5 where matches("TOPIC"): self = .topic
     case 6 where matches("CANCEL"): self = .cancel
@@ -105,30 +108,31 @@ public enum Verb: String, CaseIterable, Sendable {
     case .notice: 4
     case .reply: 5
     case .redact: 6
-    case .sayAt: 7
-    case .sayEvery: 8
-    case .history: 9
-    case .search: 10
-    case .conversations: 11
-    case .markRead: 12
-    case .scheduled: 13
-    case .cancel: 14
-    case .reschedule: 15
-    case .edit: 16
-    case .skip: 17
-    case .replace: 18
-    case .rooms: 19
-    case .who: 20
-    case .topic: 21
-    case .away: 22
-    case .invite: 23
-    case .access: 24
-    case .mode: 25
-    case .kick: 26
-    case .web: 27
-    case .ping: 28
-    case .help: 29
-    case .quit: 30
+    case .amend: 7
+    case .sayAt: 8
+    case .sayEvery: 9
+    case .history: 10
+    case .search: 11
+    case .conversations: 12
+    case .markRead: 13
+    case .scheduled: 14
+    case .cancel: 15
+    case .reschedule: 16
+    case .edit: 17
+    case .skip: 18
+    case .replace: 19
+    case .rooms: 20
+    case .who: 21
+    case .topic: 22
+    case .away: 23
+    case .invite: 24
+    case .access: 25
+    case .mode: 26
+    case .kick: 27
+    case .web: 28
+    case .ping: 29
+    case .help: 30
+    case .quit: 31
     }
   }
 
@@ -185,6 +189,9 @@ public enum VerbTable {
     row(
       .redact, 2...2, "REDACT <target> <id>",
       "take back a message you sent in the last 24 hours: its text is gone from every history"),
+    row(
+      .amend, 2...2, text: true, "AMEND <target> <id> <text>",
+      "give a message you sent in the last 24 hours a new text, shown everywhere as edited"),
     row(
       .sayAt, 2...2, text: true, "SAYAT <target> <when> <text>",
       "send text later; <when> is 18:00, +10m, +1h30m, @1798131600 or 2026-12-24T18:00Z"),

@@ -44,9 +44,8 @@ public enum LineShape {
       return ProtocolModel.errorCodes.contains(words[2]) ? nil : "unknown error code \(words[2])"
     case "MSG", "HIST":
       // Since 1.4 after the user: ACTION, then SERIES <id>, since 1.6
-      // REPLY <id>; or for a
-      // message taken back REDACTED with an empty text (chatbroker(7),
-      // ACTION, REDACT, MSG).
+      // REPLY <id> and on HIST EDITED; or for a message taken back
+      // REDACTED with an empty text (chatbroker(7), ACTION, REDACT, MSG).
       var flags = words.dropFirst(5)
       if keyword == "HIST" && flags == ["REDACTED"] && text == "" { flags = [] }
       if flags.first == "ACTION" { flags.removeFirst() }
@@ -54,11 +53,13 @@ public enum LineShape {
         if let problem = check(flags[flags.startIndex + 1], isID) { return problem }
         flags.removeFirst(2)
       }
-      // Since 1.6, last: REPLY <id> (chatbroker(7), REPLY).
-      if flags.first == "REPLY", flags.count == 2 {
-        if let problem = check(flags.last!, isID) { return problem }
-        flags = []
+      // Since 1.6: REPLY <id> (chatbroker(7), REPLY), then on HIST
+      // EDITED (AMEND).
+      if flags.first == "REPLY", flags.count >= 2 {
+        if let problem = check(flags[flags.startIndex + 1], isID) { return problem }
+        flags.removeFirst(2)
       }
+      if keyword == "HIST" && flags == ["EDITED"] { flags = [] }
       guard flags.isEmpty else { return "\(keyword) with unknown words after the user" }
       return fields(max(words.count, 5), text: true) ?? check(words[1], isTarget)
         ?? check(words[2], isID) ?? check(words[3], isTime) ?? check(words[4], isUser)
@@ -67,6 +68,10 @@ public enum LineShape {
         ?? check(words[3], isTime)
     case "REDACT":
       return fields(4, text: false) ?? check(words[1], isTarget) ?? check(words[2], isID)
+        ?? check(words[3], isUser)
+    // AMEND <target> <id> <user> :<text> (chatbroker(7), AMEND, since 1.6).
+    case "AMEND":
+      return fields(4, text: true) ?? check(words[1], isTarget) ?? check(words[2], isID)
         ?? check(words[3], isUser)
     case "JOIN", "PART":
       return fields(3, text: false) ?? check(words[1], isRoom) ?? check(words[2], isUser)
@@ -138,7 +143,7 @@ public enum LineShape {
       return shape([isID, isTime])
     // OK SAYEVERY <id> <due> <rule> (chatbroker(7), SAYEVERY).
     case "SAYEVERY": return shape([isID, isTime, { !$0.isEmpty }])
-    case "REDACT": return shape([isTarget, isID])
+    case "REDACT", "AMEND": return shape([isTarget, isID])
     case "TOPIC": return shape([isRoom])
     case "INVITE": return shape([isRoom, isUser])
     case "KICK": return shape([isRoom, isUser])

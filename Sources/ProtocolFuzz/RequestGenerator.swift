@@ -108,7 +108,7 @@ public struct RequestGenerator {
         "JOIN", "PART", "SAY", "SAY", "SAYAT", "SAYAT", "HISTORY", "SCHEDULED", "CANCEL", "ROOMS",
         "WHO", "PING", "HELP", "QUIT", "CONVERSATIONS", "MARKREAD", "ACTION", "REDACT", "TOPIC",
         "AWAY", "JOIN", "INVITE", "ACCESS", "SKIP", "REPLACE", "SEARCH", "MODE", "MODE", "KICK",
-        "SAYEVERY", "SAYEVERY", "RESCHEDULE", "NOTICE", "REPLY", "REPLY",
+        "SAYEVERY", "SAYEVERY", "RESCHEDULE", "NOTICE", "REPLY", "REPLY", "AMEND",
       ]))
     switch verb.asciiUppercased {
     case "JOIN":
@@ -135,6 +135,8 @@ public struct RequestGenerator {
     case "REDACT": return "\(verb) \(target()) \(id())"
     // REPLY since 1.6: to ids seen, of this conversation or another.
     case "REPLY": return "\(verb) \(target()) \(id()) \(text())"
+    // AMEND since 1.6: ids seen, mostly of others' lines, which it refuses.
+    case "AMEND": return "\(verb) \(target()) \(id()) \(text())"
     case "AWAY": return random.chance(50) ? verb : "\(verb) \(text())"
     case "TOPIC": return random.chance(50) ? "\(verb) \(room())" : "\(verb) \(room()) \(text())"
     case "SAYAT": return "\(verb) \(target()) \(when()) \(text())"

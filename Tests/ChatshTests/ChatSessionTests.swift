@@ -87,6 +87,33 @@ import Testing
     #expect(theirs.replyTo == "a1")
   }
 
+  @Test("/amend changes my last line here, or line ID; an AMEND line changes someone's in place")
+  func amendCommand() {
+    let harness = Harness()
+    harness.session.start(targets: ["#ops"])
+    harness.feed(
+      "OK JOIN #ops 1", "OK WHO #ops 0", "OK ACCESS #ops public",
+      "HIST #ops 7 2026-11-30T17:00:00.000Z alice :deploy at 1800",
+      "HIST #ops 8 2026-11-30T17:01:00.000Z bob :ok", "OK HISTORY #ops 2",
+      "OK CONVERSATIONS 0", "OK SCHEDULED 0", "OK ROOMS 0")
+    harness.session.submit("/amend deploy at 18:00")
+    #expect(harness.sent.last == "AMEND #ops 7 :deploy at 18:00")
+    #expect(harness.session.completions(for: "", isFirst: false, line: "/amend ") == ["7"])
+    harness.feed("OK AMEND #ops 7")
+    func shown(_ id: String) -> ChatMessage? {
+      for case .message(let message) in harness.session.model.find("#ops")!.entries
+      where message.id == id {
+        return message
+      }
+      return nil
+    }
+    #expect(shown("7")?.text == "deploy at 18:00" && shown("7")?.isEdited == true)
+    harness.session.submit("/fix 8 not mine")
+    #expect(harness.sent.last == "AMEND #ops 7 :8 not mine", "bob's id is no id of mine: text")
+    harness.feed("AMEND #ops 8 bob :ok, watching")
+    #expect(shown("8")?.text == "ok, watching" && shown("8")?.isEdited == true)
+  }
+
   @Test(
     "a typed line shows as mine once the broker says OK; // sends a leading slash; an ERR shows inline"
   )

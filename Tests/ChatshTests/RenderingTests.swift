@@ -85,6 +85,22 @@ private func message(_ user: String, _ text: String, at time: Timestamp, id: Str
     #expect(texts.contains("      ↱ a reply to gone1"))
   }
 
+  @Test("a changed line ends with a dim (edited), mine and others'")
+  func editedMark() {
+    var renderer = TranscriptRenderer(me: "alice", width: 40, now: monday18 + 60_000, clock: utc)
+    renderer.fullName = { _ in nil }
+    var theirs = message("bob", "deploy at 18:00", at: monday18)
+    theirs.isEdited = true
+    var mine = message("alice", "ok", at: monday18 + 1000)
+    mine.isEdited = true
+    let rows = renderer.render([.message(theirs), .message(mine)])
+    let texts = rows.map(\.text)
+    #expect(texts.contains("      deploy at 18:00 (edited)"), "\(texts)")
+    #expect(texts.contains { $0.hasSuffix("ok (edited)") && $0.count == 39 }, "\(texts)")
+    let edited = rows.first { $0.text.hasSuffix("18:00 (edited)") }?.segments.last
+    #expect(edited?.style == .dim && edited?.text.hasSuffix("(edited)") == true)
+  }
+
   @Test(
     "the transcript: a day line, the sender with initials once per run of lines, my own lines on the right"
   )

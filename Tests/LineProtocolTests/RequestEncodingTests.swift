@@ -24,6 +24,7 @@ private let requests: [Request] =
       .say(ops, text: text), .say(.user("bob"), text: text), .say(remoteUser, text: text),
       .notice(ops, text: text), .notice(.user("bob"), text: text),
       .reply(ops, to: newestID, text: text), .reply(remoteUser, to: MessageID("k3")!, text: text),
+      .amend(ops, newestID, text: text),
       .sayAt(ops, when: "+1h30m", text: text),
       .sayEvery(.room(longestRoom), rule: "weekdays@09:00/Europe/Berlin", text: text),
       .edit(newestID, text: text),

@@ -172,7 +172,7 @@ extension Engine {
         .history(
           target: target, id: message.id, time: message.time, user: message.author,
           text: message.text, action: message.isAction, series: message.series,
-          replyTo: message.replyTo),
+          replyTo: message.replyTo, edited: message.isEdited),
         to: connection)
     }
     send(

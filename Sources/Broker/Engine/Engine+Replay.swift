@@ -76,7 +76,11 @@ extension Engine {
     case .redact(let target, let id, let user, _):
       guard let (conversation, sequence, before) = applyRedaction(target, id: id, user: user)
       else { return .nothing }
-      return .redact(conversation, sequence: sequence, before: before)
+      return .changedMessage(conversation, sequence: sequence, before: before)
+    case .amend(let target, let id, let user, _, let text):
+      guard let (conversation, sequence, before) = applyAmendment(target, id: id, user: user, text)
+      else { return .nothing }
+      return .changedMessage(conversation, sequence: sequence, before: before)
     case .topic(let name, let text, let user, let time):
       guard rooms[name] != nil else { return .nothing }
       let before = changeTopic(name, text: text, user: user, at: time)

@@ -84,7 +84,7 @@ extension Engine {
         setMarker(before, of: user, in: conversation)
       case .seen(let user, let room, let before):
         setSeen(before, of: user, in: room)
-      case .redact(let conversation, let sequence, let before):
+      case .changedMessage(let conversation, let sequence, let before):
         histories[conversation]?.replace(at: sequence, with: before)
       case .topic(let name, let before, let forgotten):
         if let forgotten { restoreRoom(name, forgotten) }

@@ -109,7 +109,7 @@ extension Engine {
         .history(
           target: conversation.target(seenBy: user), id: message.id, time: message.time,
           user: message.author, text: message.text, action: message.isAction,
-          series: message.series, replyTo: message.replyTo),
+          series: message.series, replyTo: message.replyTo, edited: message.isEdited),
         to: connection)
     }
     var fields = [target?.description ?? "*", String(found.results.count)]

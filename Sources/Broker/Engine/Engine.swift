@@ -319,6 +319,8 @@ public final class Engine {
     case .action(let target, let text):
       say(target, text: text, action: true, connection: connection, user: user)
     case .redact(let target, let id): redact(target, id: id, connection: connection, user: user)
+    case .amend(let target, let id, let text):
+      amend(target, id: id, text: text, connection: connection, user: user)
     case .notice(let target, let text):
       say(target, text: text, notice: true, connection: connection, user: user)
     case .reply(let target, let id, let text):

@@ -18,6 +18,9 @@ public struct StoredMessage: Equatable, Sendable {
   /// Since 1.4: its author took it back with `REDACT`: the text is gone,
   /// and what is left marks its place (chatbroker(7), `REDACT`).
   public var isRedacted: Bool
+  /// Since 1.6: its author changed its text with `AMEND` (chatbroker(7)),
+  /// shown as `EDITED` on its `HIST` lines.
+  public var isEdited = false
 
   public init(
     id: MessageID, time: Timestamp, author: String, text: String, isAction: Bool = false,
@@ -46,6 +49,14 @@ public struct StoredMessage: Equatable, Sendable {
   /// reply to a line taken back shows nothing of it.
   public var replyTo: MessageID? {
     isReply && reference != .none ? reference : nil
+  }
+
+  /// The same message with the text its author gave it with `AMEND`.
+  func amended(_ text: String) -> StoredMessage {
+    var amended = self
+    amended.text = text
+    amended.isEdited = true
+    return amended
   }
 
   /// What is left of it once redacted: who, when, no text.

@@ -142,6 +142,8 @@ extension IRCSession {
       // What was taken back is not shown; IRC clients keep their own logs
       // (chatbroker(7), REDACT).
       return []
+    case .amended(let target, let id, let author, let text):
+      return amendedLines(from: author, to: shown(target, author: author), id: id, text: text)
     case .topic(let room, let who, let time, let text):
       if let context, context.isJoin || context.asksTopic {
         // After the JOIN line, or alone for TOPIC #room: 332 and 333.
@@ -202,7 +204,7 @@ extension IRCSession {
   func historyLine(_ event: BrokerEvent, batch: String?, backlog: Bool) -> [UInt8] {
     guard
       case .history(
-        let target, let id, let time, let author, let text, let action, let series, let replyTo) =
+        let target, let id, let time, let author, let text, let action, let series, let replyTo, _) =
         event
     else {
       return []

@@ -94,6 +94,26 @@ extension IRCSession {
       text: text, action: action)
   }
 
+  /// A line its author changed (`AMEND`; chatbroker(7), IRC), for clients
+  /// that cannot show an edit: the new text as a new PRIVMSG that starts
+  /// with `(edited) `, with message-tags as a reply to the line it
+  /// replaces (`+draft/reply=<id>`), and without a msgid of its own, which
+  /// a client could take for the original's.
+  func amendedLines(from author: String, to target: String, id: MessageID, text: String)
+    -> [UInt8]
+  {
+    var tags: [UInt8] = []
+    if capabilities.contains(.messageTags) {
+      tags = Array("@\(Self.replyTag)=\(id.description) ".utf8)
+    }
+    return IRCMessage.textLines(
+      tags: tags, laterTags: tags, source: Self.source(author, serverName: serverName),
+      command: "PRIVMSG", target: target, text: Self.editedMarker + text)
+  }
+
+  /// What starts the new text of a changed line on IRC (README, IRC).
+  static let editedMarker = "(edited) "
+
   /// A TAGMSG line for a client with message-tags: the client-only tags,
   /// then `time` (with server-time, when given).
   func tagmsgLine(from author: String, to target: String, time: Timestamp?, tags: ClientTags)

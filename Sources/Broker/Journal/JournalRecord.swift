@@ -77,6 +77,10 @@ public enum JournalRecord: Equatable, Sendable {
   /// Since 1.4: `user` took back message `id` of `target` (as `user` wrote
   /// it) with `REDACT`. A compacted journal keeps no trace of the text.
   case redact(Target, id: MessageID, user: String, at: Timestamp)
+  /// Since 1.6: `user` changed the text of message `id` of `target` (as
+  /// `user` wrote it) with `AMEND`. A compacted journal keeps the new
+  /// text only, on the message, marked edited.
+  case amend(Target, id: MessageID, user: String, at: Timestamp, text: String)
   /// Since 1.6: `WEB` gave `grant.user` a token of the browser door, kept
   /// as its hash (chatbroker(7), `WEB`).
   case webToken(WebTokenGrant)
@@ -105,6 +109,7 @@ public enum JournalRecord: Equatable, Sendable {
     case .outbox(let line): line.text.utf8.count
     case .remote(let message, _, _): message.text.utf8.count
     case .topic(_, let text, _, _): text.utf8.count
+    case .amend(_, _, _, _, let text): text.utf8.count
     default: 0
     }
   }
@@ -143,6 +148,7 @@ public enum JournalRecord: Equatable, Sendable {
       if let series = message.series { json.field("series", series) }
       if let replyTo = message.replyTo { json.field("reply_to", replyTo) }
       if message.isAction { json.field("kind", "action") }
+      if message.isEdited && !message.isRedacted { json.field("edited", Int64(1)) }
       if message.isRedacted {
         json.field("kind", "redacted")
       } else {
@@ -219,6 +225,13 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("to", target.description)
       json.field("user", user)
       json.field("at", time)
+    case .amend(let target, let id, let user, let time, let text):
+      json.field("type", "amend")
+      json.field("id", id)
+      json.field("to", target.description)
+      json.field("user", user)
+      json.field("at", time)
+      json.field("text", text)
     case .access(let room, let restriction, let user, let time):
       json.field("type", "access")
       json.field("room", room.description)
@@ -348,6 +361,7 @@ private struct RecordFields {
   var rule: JSONText?
   var series: JSONText?
   var replyTo: JSONText?
+  var edited: Int64?
   var next: JSONText?
   var done: Int64?
   var paused: Int64?
@@ -444,6 +458,8 @@ private struct RecordFields {
         done = number
       } else if key.equals("paused") {
         paused = number
+      } else if key.equals("edited") {
+        edited = number
       } else if key.equals("seq") {
         sequence = number
       } else if key.equals("offset") {
@@ -471,10 +487,11 @@ private struct RecordFields {
           isRedacted: true)
         return .message(message, target: try target())
       }
-      let message = StoredMessage(
+      var message = StoredMessage(
         id: try messageID(id, "id"), time: try time(at, "at"), author: try author(),
         text: try checkedText(), isAction: try isAction(), series: try seriesID(),
         replyTo: try replyID())
+      message.isEdited = try isEdited()
       return .message(message, target: try target())
     case .schedule:
       let pending = PendingMessage(
@@ -557,6 +574,10 @@ private struct RecordFields {
     case .redact:
       return .redact(
         try target(), id: try messageID(id, "id"), user: try userName(), at: try time(at, "at"))
+    case .amend:
+      return .amend(
+        try target(), id: try messageID(id, "id"), user: try userName(), at: try time(at, "at"),
+        text: try checkedText())
     case .topic:
       return .topic(
         try roomName(), text: try checkedText(allowingEmpty: true), user: try userName(),
@@ -757,6 +778,14 @@ private struct RecordFields {
   private func seriesID() throws(JournalFormatError) -> MessageID? {
     guard series != nil else { return nil }
     return try messageID(series, "series")
+  }
+
+  /// Since 1.6 a message's `edited`: 1 when its author changed its text
+  /// (`AMEND`), absent otherwise.
+  private func isEdited() throws(JournalFormatError) -> Bool {
+    guard let edited else { return false }
+    guard edited == 1 else { throw invalid("edited") }
+    return true
   }
 
   /// Since 1.6 a message's `reply_to`: the message it answers, nil when

@@ -73,14 +73,15 @@ struct PurgeSchedule {
 extension JournalRecord {
   /// Whether applying the record takes out of the state a text that an
   /// earlier record holds, which the journal file must then lose too
-  /// (``PurgeSchedule``): `REDACT`'s record. Every kind answers here,
-  /// without a default, so that a new one (such as editing a sent line)
-  /// decides. An `edit` of a pending message, a `cancel` and a new `topic`
+  /// (``PurgeSchedule``): `REDACT`'s record and `AMEND`'s. Every kind
+  /// answers here, without a default, so that a new one decides. An `edit` of a pending message, a `cancel` and a new `topic`
   /// promise nothing of the kind (chatbroker(7)): the earlier text stays in
   /// the file until the journal is compacted for its size.
   var takesTextOut: Bool {
     switch self {
-    case .redact: true
+    // An `amend` takes the old text out as a `redact` does (chatbroker(7),
+    // AMEND).
+    case .redact, .amend: true
     case .header, .room, .message, .schedule, .cancel, .delivery, .series, .occurrence,
       .reschedule, .edit, .skip, .member, .leave, .read, .seen, .outbox, .remote, .streamPosition,
       .topic, .access, .invite, .mode, .streamLastID, .streamCreated, .streamSequence, .webToken,

@@ -2,7 +2,7 @@
 enum RecordType: CaseIterable {
   case journal, room, message, schedule, cancel, delivery, series, occurrence, reschedule, edit
   case member, leave, read, outbox, remote, stream, topic, redact, access, invite, skip, mode
-  case webToken, webRevoke, seen
+  case webToken, webRevoke, seen, amend
 
   /// How the journal spells it.
   var name: StaticString {
@@ -32,6 +32,7 @@ enum RecordType: CaseIterable {
     case .webToken: "web_token"
     case .webRevoke: "web_revoke"
     case .seen: "seen"
+    case .amend: "amend"
     }
   }
 

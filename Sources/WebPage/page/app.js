@@ -40,13 +40,14 @@
   function parseMessage(words, text) {
     const message = {
       target: words[1], id: words[2], time: words[3], user: words[4],
-      text: text || "", action: false, redacted: false, series: null, replyTo: null,
+      text: text || "", action: false, redacted: false, series: null, replyTo: null, edited: false,
     };
     for (let index = 5; index < words.length; index++) {
       if (words[index] === "ACTION") message.action = true;
       else if (words[index] === "REDACTED") message.redacted = true;
       else if (words[index] === "SERIES") message.series = words[++index] || null;
       else if (words[index] === "REPLY") message.replyTo = words[++index] || null;
+      else if (words[index] === "EDITED") message.edited = true;
     }
     return message;
   }
@@ -249,6 +250,7 @@
       case "MODE": return notice(words[1], words[2] + " set mode " + words.slice(3).join(" "));
       case "AWAY": return notice("@" + words[1], words[1] + " is away: " + (text || ""));
       case "REDACT": return onRedact(words[1], words[2]);
+      case "AMEND": return onAmend(words[1], words[2], text || "");
       case "MARKREAD": return onMarkRead(words[1], words[2]);
       case "BYE": setStatus(text || "the broker closed this page", true); return;
       default: return;
@@ -537,6 +539,16 @@
     }
   }
 
+  /** Its author gave a message a new text (chatbroker(7), AMEND). */
+  function onAmend(target, id, text) {
+    const conv = conversations.get(target);
+    const item = conv && conv.items.find((each) => each.id === id && !each.notice);
+    if (!item) return;
+    item.text = text;
+    item.edited = true;
+    if (target === current) renderMessages();
+  }
+
   function onMarkRead(target, id) {
     const conv = conversation(target);
     conv.read = id;
@@ -749,6 +761,7 @@
       if (!mine && mentionsMe(item.text)) node.classList.add("mention");
     }
     node.append(text);
+    if (item.edited && !item.redacted) node.append(el("span", "edited", "(edited)"));
     if (item.series) {
       const series = el("span", "series", "↻");
       series.title = "from a series";
@@ -761,6 +774,7 @@
     const actions = el("span", "actions");
     actions.append(button("Reply", () => startReply(item), "small reply"));
     if (mine && Date.now() - new Date(item.time) < 24 * 3600 * 1000) {
+      if (!item.action) actions.append(button("Edit", () => startEdit(item), "small edit"));
       actions.append(button("Take back", () => takeBack(item), "small take-back"));
     }
     node.append(actions);
@@ -792,11 +806,14 @@
 
   // ------------------------------------------------------------ replies
 
-  /** The message the next line answers, shown above the composer until it
-   *  is sent, cancelled (Esc, ✕) or another conversation is opened. */
+  /** The message the next line answers, or the one of mine it replaces
+   *  (AMEND), shown above the composer until it is sent, cancelled (Esc,
+   *  ✕) or another conversation is opened. */
   let replyingTo = null;
+  let editing = null;
 
   function startReply(item) {
+    stopReply();
     replyingTo = item;
     const who = item.user === me ? "yourself" : item.user;
     $("replying-text").textContent = "Replying to " + who + ": " + item.text;
@@ -804,9 +821,39 @@
     $("text").focus();
   }
 
+  function startEdit(item) {
+    stopReply();
+    editing = item;
+    $("replying-text").textContent = "Editing: " + item.text;
+    $("replying").hidden = false;
+    $("text").value = item.text;
+    resizeComposer();
+    $("text").focus();
+  }
+
   function stopReply() {
+    if (editing) {
+      $("text").value = "";
+      resizeComposer();
+    }
     replyingTo = null;
+    editing = null;
     $("replying").hidden = true;
+  }
+
+  /** Sends the composer's text as the new text of `item` (chatbroker(7),
+   *  AMEND); its lines are joined, as a message holds one line. */
+  function sendEdit(item, value) {
+    const text = cleanText(value.split("\n").map((line) => line.trim()).filter(Boolean).join(" "));
+    stopReply();
+    if (!text.trim() || text === item.text) return;
+    request("AMEND " + item.target + " " + item.id + " :" + text)
+      .then(() => {
+        item.text = text;
+        item.edited = true;
+        if (item.target === current) renderMessages();
+      })
+      .catch(showError);
   }
 
   function takeBack(item) {
@@ -839,6 +886,7 @@
   async function send() {
     const field = $("text");
     const value = field.value;
+    if (editing) return sendEdit(editing, value);
     if (!value.trim()) return;
     if (value.startsWith("/") && !value.startsWith("//") && !value.startsWith("/me ")) {
       if (await command(value.trim())) {
@@ -1385,7 +1433,7 @@
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
       send();
-    } else if (event.key === "Escape" && replyingTo) {
+    } else if (event.key === "Escape" && (replyingTo || editing)) {
       event.preventDefault();
       stopReply();
     }

@@ -70,6 +70,7 @@ struct EngineReadAccessTests {
     case .kick: ["KICK #R alice"]
     case .part: ["PART #R"]
     case .redact: ["REDACT #R \(id)"]
+    case .amend: ["AMEND #R \(id) :changed"]
     case .scheduled: ["SCHEDULED #R", "SCHEDULED"]
     // Writes: the name of a room is taken and cannot be hidden, so these
     // are answered NOACCESS, one text for every room (writesRefused).

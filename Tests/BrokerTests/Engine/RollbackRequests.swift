@@ -74,7 +74,8 @@ struct RollbackRequests {
     case 0..<10: return join()
     case 10..<14: return "PART \(room())"
     case 14..<26: return say()
-    case 26..<29: return redact(user)
+    case 26..<28: return redact(user)
+    case 28..<29: return amend(user)
     case 29..<33: return "SAYAT \(target()) \(when()) :\(text())"
     case 33..<36: return "SAYEVERY \(target()) \(rule()) :\(text())"
     case 36..<46: return change()
@@ -129,6 +130,15 @@ struct RollbackRequests {
       return "REDACT #a 1"
     }
     return "REDACT \(message.target) \(message.id)"
+  }
+
+  /// AMEND (chatbroker(7), since 1.6), mostly of one's own line.
+  private mutating func amend(_ user: String) -> String {
+    let own = messages.filter { $0.author == user }
+    guard let message = own.isEmpty ? messages.last : random.pick(own) else {
+      return "AMEND #a 1 :x"
+    }
+    return "AMEND \(message.target) \(message.id) :\(text())"
   }
 
   private mutating func markRead(_ user: String) -> String {

@@ -54,6 +54,29 @@ struct IRCReplyTests {
   }
 
   @Test(
+    "a changed line reaches IRC as a new PRIVMSG starting (edited), a reply with message-tags; history has the new text"
+  )
+  func amendedLine() {
+    let irc = IRCHarness()
+    let carol = irc.engine.connect("carol")
+    irc.engine.send(carol, "JOIN #ops")
+    let bob = irc.connect("bob", caps: ["message-tags", "batch", "draft/chathistory"])
+    let dave = irc.connect("dave")
+    for id in [bob, dave] { irc.send(id, "JOIN #ops") }
+    let id = okID(irc.engine.send(carol, "SAY #ops :deploy at 1800"))
+    for session in [bob, dave] { _ = irc.take(session) }
+    #expect(irc.engine.send(carol, "AMEND #ops \(id) :deploy at 18:00") == ["OK AMEND #ops \(id)"])
+    #expect(
+      irc.take(bob) == [
+        "@+draft/reply=\(id) :carol!carol@host.test PRIVMSG #ops :(edited) deploy at 18:00"
+      ])
+    #expect(irc.take(dave) == [":carol!carol@host.test PRIVMSG #ops :(edited) deploy at 18:00"])
+    let history = irc.send(bob, "CHATHISTORY LATEST #ops * 10")
+    #expect(history.contains { $0.hasSuffix(" PRIVMSG #ops :deploy at 18:00") }, "\(history)")
+    #expect(!history.contains { $0.contains("1800") })
+  }
+
+  @Test(
     "a +draft/reply to a message the broker cannot show is sent as a message, its tag passed on")
   func unknownReplyIsAMessage() throws {
     let irc = IRCHarness()

@@ -2,10 +2,11 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Replies on the chat page (chatbroker(7), `REPLY`): a Reply button on a
-/// bubble, the line that says what the next message answers, and a quote
-/// at the top of every reply, as text, whichever door sent it.
-@Suite("The chat page: replies", .serialized, UnixUsers.required, Browser.required)
+/// Replies and changed lines on the chat page (chatbroker(7), `REPLY` and
+/// `AMEND`): Reply and Edit buttons on a bubble, the line that says what
+/// the next message answers or replaces, a quote at the top of every
+/// reply, as text, and "(edited)" on a changed line, whichever door sent it.
+@Suite("The chat page: replies and edits", .serialized, UnixUsers.required, Browser.required)
 struct WebPageReplyTests {
   /// The quote of each bubble that has one, in order.
   static func quotes(_ browser: Browser) throws -> [String] {
@@ -50,5 +51,43 @@ struct WebPageReplyTests {
     try browser.wait("return document.getElementById('replying').hidden")
     try browser.type("#text", "no reply", keys: ["ENTER"])
     #expect(try bob.expect("MSG #lobby ").hasSuffix(" cbtest1 :no reply"))
+  }
+
+  @Test(
+    "Edit on my bubble sends AMEND; others' changes show in place; both marked (edited) after a reload"
+  )
+  func editBothWays() throws {
+    let (broker, port) = try WebPageTests.door()
+    let bob = try broker.connect(as: "cbtest2")
+    _ = try bob.request("JOIN #lobby")
+    let his = okID(try bob.request("SAY #lobby :deploy at 1800"))
+    let browser = try WebPageTests.page(broker, port: port)
+    try WebPageTests.openConversation(browser, "#lobby")
+    try browser.type("#text", "watching the grahps", keys: ["ENTER"])
+    let mine = String(try bob.expect("MSG #lobby ").split(separator: " ")[2])
+    try WebPageTests.waitForBubble(browser, "watching the grahps")
+
+    try WebPageTests.press(browser, "Edit", in: "#messages .mine .bubble")
+    try browser.wait("return document.getElementById('text').value === 'watching the grahps'")
+    try browser.js("document.getElementById('text').value = ''")
+    try browser.type("#text", "watching the graphs", keys: ["ENTER"])
+    #expect(try bob.expect("AMEND #lobby ") == "AMEND #lobby \(mine) cbtest1 :watching the graphs")
+    try WebPageTests.waitForBubble(browser, "watching the graphs")
+    #expect(try browser.js("return document.getElementById('text').value") as? String == "")
+    _ = try bob.request("AMEND #lobby \(his) :deploy at 18:00")
+    try WebPageTests.waitForBubble(browser, "deploy at 18:00")
+    let marked = """
+      return [...document.querySelectorAll('#messages .bubble')]
+        .filter(b => b.querySelector('.edited')).map(b => b.querySelector('.text').textContent)
+      """
+    #expect(try browser.js(marked) as? [String] == ["deploy at 18:00", "watching the graphs"])
+    #expect(try WebPageTests.bubbles(browser) == ["deploy at 18:00", "watching the graphs"])
+    try browser.screenshot("edited")
+
+    try browser.js("location.reload()")
+    try browser.wait("return document.getElementById('me').textContent === 'cbtest1'")
+    try WebPageTests.openConversation(browser, "#lobby")
+    try WebPageTests.waitForBubble(browser, "watching the graphs")
+    #expect(try browser.js(marked) as? [String] == ["deploy at 18:00", "watching the graphs"])
   }
 }

@@ -1,0 +1,69 @@
+import LineProtocol
+
+/// `AMEND` (since 1.6; chatbroker(7), `AMEND`): the author gives a line
+/// they sent a new text, within the window `REDACT` has. The new text
+/// replaces the old everywhere it is shown, marked edited; the old leaves
+/// the journal file at the compaction the `amend` record obliges, as a
+/// taken-back text does (``JournalRecord/takesTextOut``).
+extension Engine {
+  func amend(
+    _ target: Target, id: MessageID, text: String, connection: ConnectionID, user: String
+  ) {
+    guard checkRecipient(target, verb: .amend, connection: connection) else { return }
+    if isShared(target) {
+      fail(
+        .amend, .limit,
+        "\(target) is shared with other hosts, whose journals keep their own copies; "
+          + "its messages cannot be changed",
+        to: connection)
+      return
+    }
+    let conversation = ConversationKey(target: target, author: user)
+    guard let history = histories[conversation], let sequence = history.sequence(of: id),
+      history[sequence].author == user, !history[sequence].isRedacted
+    else {
+      fail(
+        .amend, .noSuchMessage,
+        "you sent no message \(id) in \(target); give the id of one of yours, as OK SAY, "
+          + "MSG and HISTORY show it",
+        to: connection)
+      return
+    }
+    let message = history[sequence]
+    let hours = limits.redactionMilliseconds / 3_600_000
+    guard clock.now.milliseconds - message.time.milliseconds <= limits.redactionMilliseconds
+    else {
+      fail(
+        .amend, .limit,
+        "message \(id) was sent more than \(hours) hours ago and can no longer be changed",
+        to: connection)
+      return
+    }
+    guard message.text != text else {
+      send(.ok(.amend, fields: [target.description, id.description]), to: connection)
+      return
+    }
+    let record = JournalRecord.amend(target, id: id, user: user, at: clock.now, text: text)
+    guard journal([record], verb: .amend, connection: connection) else { return }
+    apply(record)
+    tell(conversation, except: connection) {
+      .amended(target: $0, id: id, user: user, text: text)
+    }
+    send(.ok(.amend, fields: [target.description, id.description]), to: connection)
+  }
+
+  /// Applies an `amend` record: the message, when still kept, written by
+  /// `user` and not taken back, gets the new text. Returns what it was,
+  /// for a rollback.
+  func applyAmendment(_ target: Target, id: MessageID, user: String, _ text: String) -> (
+    ConversationKey, Int, StoredMessage
+  )? {
+    let conversation = ConversationKey(target: target, author: user)
+    guard let sequence = histories[conversation]?.sequence(of: id),
+      let message = histories[conversation]?[sequence], message.author == user,
+      !message.isRedacted
+    else { return nil }
+    histories[conversation]?.replace(at: sequence, with: message.amended(text))
+    return (conversation, sequence, message)
+  }
+}
