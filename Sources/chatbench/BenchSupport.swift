@@ -7,7 +7,11 @@ import Posix
 /// started on a socket in a fresh temporary directory.
 final class ServerUnderTest {
   let directory: String
+  /// Its Unix socket; empty for a server that listens only on TCP.
   let socketPath: String
+  /// The 127.0.0.1 port it takes IRC clients on, if it speaks IRC
+  /// (IRCServers.swift).
+  let ircPort: UInt16?
   let process: ChildProcess
 
   /// The chatbroker binary measured: the release build beside this
@@ -18,17 +22,19 @@ final class ServerUnderTest {
   /// Starts `chatbroker` (``brokerExecutable``); `startSeconds` bounds its
   /// replay of the journal it is given.
   static func chatbroker(
-    _ arguments: [String], directory: String? = nil, startSeconds: Double = 30
+    _ arguments: [String], directory: String? = nil, startSeconds: Double = 30,
+    ircPort: UInt16? = nil
   ) throws -> ServerUnderTest {
     let directory = directory ?? makeTemporaryDirectory()
     let socket = directory + "/sock"
+    let listen = ircPort.map { ["--irc-listen", "127.0.0.1:\($0)"] } ?? []
     return try ServerUnderTest(
-      executable: brokerExecutable, directory: directory, socketPath: socket,
+      executable: brokerExecutable, directory: directory, socketPath: socket, ircPort: ircPort,
       startSeconds: startSeconds,
       // Every connection of a benchmark is the same user: lift the session limit.
       arguments: [
         "--socket", socket, "--state-dir", directory + "/state", "--sessions-per-user", "1000000",
-      ] + arguments)
+      ] + listen + arguments)
   }
 
   /// Starts `redis-server` on a Unix socket in a fresh directory on the
@@ -63,12 +69,13 @@ final class ServerUnderTest {
       executable: executable, directory: directory, socketPath: socket, arguments: [socket])
   }
 
-  private init(
-    executable: String, directory: String, socketPath: String, startSeconds: Double = 30,
-    arguments: [String]
+  init(
+    executable: String, directory: String, socketPath: String, ircPort: UInt16? = nil,
+    startSeconds: Double = 30, arguments: [String]
   ) throws {
     self.directory = directory
     self.socketPath = socketPath
+    self.ircPort = ircPort
     // The server's log stays in its directory when a run fails.
     let logPath = directory + "/server.log"
     let log = open(logPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -77,12 +84,25 @@ final class ServerUnderTest {
     process = try ChildProcess(
       [executable] + arguments, standardOutput: .null, standardError: .descriptor(log))
     let deadline = Date().addingTimeInterval(startSeconds)
-    while (try? connectUnix(socketPath)).map({ close($0) }) == nil {
+    while !listening {
       guard Date() < deadline, process.isRunning else {
-        throw BenchError("\(executable) did not start listening on \(socketPath)")
+        throw BenchError(
+          "\(executable) did not start listening on \(socketPath.isEmpty ? "127.0.0.1:\(ircPort ?? 0)" : socketPath)"
+        )
       }
       usleep(2000)
     }
+  }
+
+  /// Whether each of its sockets takes a connection.
+  private var listening: Bool {
+    if !socketPath.isEmpty, (try? connectUnix(socketPath)).map({ close($0) }) == nil {
+      return false
+    }
+    if let ircPort, (try? LoopbackSocket.connect(port: ircPort)).map({ close($0) }) == nil {
+      return false
+    }
+    return true
   }
 
   /// A run that failed part-way leaves no server behind (its directory and

@@ -11,12 +11,14 @@ import Posix
 /// broker's serving thread's processor time per SAY (``ServingThreadCPU``);
 /// then
 /// SAY-to-MSG latency at a steady 1,000 messages/s into 100 receivers and
-/// memory per idle connection.
+/// memory per idle connection. With `--compare-irc`, the same fan-out
+/// over IRC instead, from chatbroker's IRC door and the IRC servers people
+/// would run instead (IRCServers.swift).
 enum FanoutBenchmark {
   static let mode = BenchmarkMode(
     name: "fanout",
     synopsis:
-      "[--receivers 10,100,1000] [--messages N] [--window 256] [--rounds 3] [--servers limit,redis,durable,no-sync] [--rate R] [--seconds S] [--idle N] [--compare-redis] [--broker PATH]",
+      "[--receivers 10,100,1000] [--messages N] [--window 256] [--rounds 3] [--servers limit,redis,durable,no-sync,irc-durable,irc-no-sync,ngircd,inspircd] [--rate R] [--seconds S] [--idle N] [--compare-redis] [--compare-irc] [--broker PATH]",
     run: run)
 
   static let text = String(repeating: "x", count: 100)
@@ -29,7 +31,7 @@ enum FanoutBenchmark {
           "--receivers", "--messages", "--window", "--rounds", "--servers", "--rate", "--seconds",
           "--idle",
         ],
-        flags: ["--compare-redis"]),
+        flags: ["--compare-redis", "--compare-irc"]),
       let receiverCounts = parseCounts(options["--receivers"] ?? "10,100,1000"),
       let window = parseCount(options["--window"] ?? "256"),
       let rounds = parseCount(options["--rounds"] ?? "3"),
@@ -38,14 +40,17 @@ enum FanoutBenchmark {
       let idle = parseCount(options["--idle"] ?? "1000")
     else { return .usage }
     let messages = options["--messages"].flatMap(parseCount)
-    let compare = options["--compare-redis"] != nil
-    var servers: [Server] = compare ? Server.allCases : [.limit, .durable, .noSync]
+    var servers: [Server] = [.limit, .durable, .noSync]
+    if options["--compare-redis"] != nil { servers = [.limit, .redis, .durable, .noSync] }
+    if options["--compare-irc"] != nil { servers = [.ircDurable, .ircNoSync, .ngircd, .inspircd] }
     if let names = options["--servers"] {
       let chosen = names.split(separator: ",").map { name in
         Server.allCases.first { $0.name == name }
       }
       guard chosen.allSatisfy({ $0 != nil }) else {
-        printError("chatbench fanout: --servers takes limit, redis, durable and no-sync")
+        printError(
+          "chatbench fanout: --servers takes \(Server.allCases.map(\.name).joined(separator: ", "))"
+        )
         return .usage
       }
       servers = chosen.compactMap { $0 }
@@ -54,7 +59,7 @@ enum FanoutBenchmark {
       try measure(
         receiverCounts: receiverCounts, messages: messages, window: window, rounds: rounds,
         servers: servers)
-      if options["--servers"] == nil {
+      if options["--servers"] == nil && options["--compare-irc"] == nil {
         try measureLatencyAndMemory(rate: rate, seconds: seconds, idle: idle)
       }
       return .success
@@ -71,6 +76,12 @@ enum FanoutBenchmark {
     case redis
     case durable
     case noSync
+    /// chatbroker's IRC door on loopback TCP, durable and `--no-sync`.
+    case ircDurable
+    case ircNoSync
+    /// The IRC servers someone would run instead, from Debian.
+    case ngircd
+    case inspircd
 
     func start() throws -> ServerUnderTest {
       switch self {
@@ -78,10 +89,22 @@ enum FanoutBenchmark {
       case .redis: try ServerUnderTest.redis()
       case .durable: try ServerUnderTest.chatbroker([])
       case .noSync: try ServerUnderTest.chatbroker(["--no-sync"])
+      case .ircDurable: try ServerUnderTest.chatbrokerIRC([])
+      case .ircNoSync: try ServerUnderTest.chatbrokerIRC(["--no-sync"])
+      case .ngircd: try ServerUnderTest.ngircd()
+      case .inspircd: try ServerUnderTest.inspircd()
       }
     }
 
-    var wire: FanoutLoad.Wire { self == .redis ? .redis : .chat }
+    var wire: FanoutLoad.Wire {
+      switch self {
+      case .redis: .redis
+      case .limit, .durable, .noSync: .chat
+      case .ircDurable, .ircNoSync, .ngircd, .inspircd: .irc
+      }
+    }
+
+    var isChatbroker: Bool { [.durable, .noSync, .ircDurable, .ircNoSync].contains(self) }
 
     /// Its name for `--servers`.
     var name: String {
@@ -90,6 +113,10 @@ enum FanoutBenchmark {
       case .redis: "redis"
       case .durable: "durable"
       case .noSync: "no-sync"
+      case .ircDurable: "irc-durable"
+      case .ircNoSync: "irc-no-sync"
+      case .ngircd: "ngircd"
+      case .inspircd: "inspircd"
       }
     }
 
@@ -100,14 +127,30 @@ enum FanoutBenchmark {
       case .redis: "Redis pub/sub"
       case .durable: "durable"
       case .noSync: "`--no-sync`"
+      case .ircDurable: "IRC door durable"
+      case .ircNoSync: "IRC door `--no-sync`"
+      case .ngircd: "ngIRCd"
+      case .inspircd: "InspIRCd"
+      }
+    }
+
+    /// What it keeps of the messages it delivers.
+    var keeps: String {
+      switch self {
+      case .limit, .redis, .ngircd, .inspircd: "nothing"
+      case .durable, .ircDurable:
+        "every message in its journal, synced to disk before delivery (history for later joiners and for IRC clients that come back)"
+      case .noSync, .ircNoSync:
+        "every message in its journal, not synced (lost in a crash of the host)"
       }
     }
   }
 
   /// Deliveries per second for each N, from every server in turn (the
-  /// limit server, Redis, chatbroker durable and `--no-sync`), `rounds`
-  /// times over so that each is measured in the same minutes as the
-  /// others: the medians and their ratios, as a Markdown table.
+  /// limit server, Redis, chatbroker durable and `--no-sync`, on the line
+  /// protocol or IRC, ngIRCd, InspIRCd), `rounds` times over so that each
+  /// is measured in the same minutes as the others: the medians and their
+  /// ratios, as a Markdown table; then what each server keeps.
   static func measure(
     receiverCounts: [Int], messages fixedMessages: Int?, window: Int, rounds: Int,
     servers: [Server]
@@ -116,21 +159,26 @@ enum FanoutBenchmark {
     print(
       "fan-out: one sender, N receivers in one room, 100-byte texts, \(window) in flight, one client thread; medians of \(rounds) rounds (release build)"
     )
-    // Each chatbroker column against the limit, then against Redis.
+    // Each column on the line protocol or RESP against the limit, then
+    // against Redis.
     var ratios: [(Server, Server)] = []
     for bottom in [Server.limit, .redis] where servers.contains(bottom) {
-      for top in servers where top != bottom && top != .limit {
+      for top in servers where top != bottom && top != .limit && top.wire != .irc {
         ratios.append((top, bottom))
       }
     }
-    // The serving thread's processor time per SAY, with its N deliveries
-    // (and a share of the receivers' JOINs, a small part), for each
-    // chatbroker column.
-    let brokers = servers.filter { $0 == .durable || $0 == .noSync }
+    // Each IRC door column against the faster of the IRC peers at that N.
+    let ircPeers = servers.filter { $0.wire == .irc && !$0.isChatbroker }
+    let ircDoors = ircPeers.isEmpty ? [] : servers.filter { $0.wire == .irc && $0.isChatbroker }
+    // The serving thread's processor time per SAY (or PRIVMSG), with its N
+    // deliveries (and a share of the receivers' JOINs, a small part), for
+    // each chatbroker column.
+    let brokers = servers.filter(\.isChatbroker)
     let header =
       ["deliveries/s", "messages"] + servers.map(\.column)
       + ratios.map { "\($0.0.column) / \($0.1.name == "redis" ? "Redis" : $0.1.column)" }
-      + brokers.map { "\($0.column) µs/SAY" } + ["load"]
+      + ircDoors.map { "\($0.column) / faster peer" }
+      + brokers.map { "\($0.column) µs/\($0.wire == .irc ? "PRIVMSG" : "SAY")" } + ["load"]
     print("| " + header.joined(separator: " | ") + " |")
     print(String(repeating: "| --- ", count: header.count) + "|")
     for receivers in receiverCounts {
@@ -147,7 +195,7 @@ enum FanoutBenchmark {
             brokers.contains(server)
             ? ServingThreadCPU(pid: running.process.processIdentifier) : nil
           let before = serving?.seconds ?? 0
-          figures[server, default: []].append(try load.run(on: running.socketPath))
+          figures[server, default: []].append(try load.run(on: running))
           if let serving {
             cpuPerSay[server, default: []].append(
               (serving.seconds - before) / Double(messages) * 1e6)
@@ -159,9 +207,16 @@ enum FanoutBenchmark {
       let cells =
         ["N = \(receivers)", "\(messages)"] + servers.map { "\(Int(median[$0]!))" }
         + ratios.map { format(median[$0.0]! / median[$0.1]!, 2) }
+        + ircDoors.map { door in
+          let peer = ircPeers.max { median[$0]! < median[$1]! }!
+          return "\(format(median[door]! / median[peer]!, 2)) (\(peer.column))"
+        }
         + brokers.map { cpuPerSay[$0].map { format(percentile($0.sorted(), 0.5), 2) } ?? "?" }
         + ["\(loadBefore) – \(loadAverage())"]
       print("| " + cells.joined(separator: " | ") + " |")
+    }
+    for server in servers {
+      print("\(server.column) keeps \(server.keeps)")
     }
   }
 

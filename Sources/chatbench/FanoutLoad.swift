@@ -21,15 +21,19 @@ struct FanoutLoad {
     case chat
     /// Redis pub/sub in RESP.
     case redis
+    /// IRC on 127.0.0.1: a channel's PRIVMSGs (IRCFanoutClients.swift).
+    case irc
 
     func subscribe() -> [UInt8] {
       self == .chat ? LineCodec.encode(.join(room)) : Array("SUBSCRIBE bench\r\n".utf8)
     }
 
     func publish(_ text: String) -> [UInt8] {
-      self == .chat
-        ? LineCodec.encode(.say(.room(room), text: text))
-        : Array("PUBLISH bench \(text)\r\n".utf8)
+      switch self {
+      case .chat: LineCodec.encode(.say(.room(room), text: text))
+      case .redis: Array("PUBLISH bench \(text)\r\n".utf8)
+      case .irc: Array("PRIVMSG \(IRCFanoutClients.channel) :\(text)\r\n".utf8)
+      }
     }
 
     private var room: RoomName { RoomName("#bench")! }
@@ -40,7 +44,9 @@ struct FanoutLoad {
     /// The byte that occurs once in each delivered message and nowhere
     /// else of it: a line's LF, or the `*` that starts a RESP push
     /// (`*3\r\n$7\r\nmessage\r\n...`, seven LFs): counting it costs one
-    /// `memchr` match per message for both.
+    /// `memchr` match per message for both. IRC has none (a receiver also
+    /// gets other lines, and PINGs to answer): ``IRCDeliveryScanner``
+    /// looks for the PRIVMSG itself.
     var messageMarker: UInt8 { self == .chat ? UInt8(ascii: "\n") : UInt8(ascii: "*") }
   }
 
@@ -52,15 +58,44 @@ struct FanoutLoad {
 
   /// Deliveries per second: messages × receivers over the time from the
   /// first SAY to the last delivery.
-  func run(on socketPath: String) throws -> Double {
-    let receiverFDs = try (0..<receivers).map { _ in try connectUnix(socketPath) }
-    defer { for fd in receiverFDs { close(fd) } }
-    for fd in receiverFDs { writeAll(fd, wire.subscribe()) }
-    for fd in receiverFDs { _ = try readLines(fd, count: wire.greetingLines) }
-    let sender = try connectUnix(socketPath)
-    defer { close(sender) }
-    if wire.senderGreetingLines > 0 { _ = try readLines(sender, count: wire.senderGreetingLines) }
+  func run(on server: ServerUnderTest) throws -> Double {
+    let (receiverFDs, sender) = try connect(to: server)
+    defer { for fd in receiverFDs + [sender] { close(fd) } }
+    return try measure(receiverFDs: receiverFDs, sender: sender)
+  }
 
+  /// The receivers, each in the room, and the sender.
+  private func connect(to server: ServerUnderTest) throws -> (receivers: [Int32], sender: Int32) {
+    if wire == .irc {
+      guard let port = server.ircPort else { throw BenchError("the server takes no IRC") }
+      return try IRCFanoutClients.connect(port: port, receivers: receivers)
+    }
+    let receiverFDs = try (0..<receivers).map { _ in try connectUnix(server.socketPath) }
+    do {
+      for fd in receiverFDs { writeAll(fd, wire.subscribe()) }
+      for fd in receiverFDs { _ = try readLines(fd, count: wire.greetingLines) }
+      let sender = try connectUnix(server.socketPath)
+      if wire.senderGreetingLines > 0 {
+        do {
+          _ = try readLines(sender, count: wire.senderGreetingLines)
+        } catch {
+          close(sender)
+          throw error
+        }
+      }
+      return (receiverFDs, sender)
+    } catch {
+      for fd in receiverFDs { close(fd) }
+      throw error
+    }
+  }
+
+  /// The window is the same on every wire: the sender may be `window`
+  /// messages ahead of the receiver that has had the fewest, counted as
+  /// they arrive. No wire's acknowledgement paces it (Redis and IRC have
+  /// none to a PUBLISH or PRIVMSG, nor ngIRCd echo-message), so all are
+  /// measured alike.
+  private func measure(receiverFDs: [Int32], sender: Int32) throws -> Double {
     let poller = epoll_create1(Int32(EPOLL_CLOEXEC))
     guard poller >= 0 else { throw BenchError("epoll_create1 failed") }
     defer { close(poller) }
@@ -95,8 +130,14 @@ struct FanoutLoad {
     var slowest = 0
     var atSlowest = receivers
     var finished = 0
-    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 64)
-    defer { buffer.deallocate() }
+    // Reads land `IRCDeliveryScanner.overlap` bytes in, after room for the
+    // end of the read before, which IRC's scan needs.
+    let allocation = UnsafeMutableRawBufferPointer.allocate(
+      byteCount: IRCDeliveryScanner.overlap + 256 * 1024, alignment: 64)
+    defer { allocation.deallocate() }
+    let buffer = UnsafeMutableRawBufferPointer(rebasing: allocation[IRCDeliveryScanner.overlap...])
+    var scanners = [IRCDeliveryScanner](
+      repeating: IRCDeliveryScanner(), count: wire == .irc ? receivers + 1 : 0)
     let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: 512)
     defer { events.deallocate() }
     let marker = Int32(wire.messageMarker)
@@ -131,8 +172,15 @@ struct FanoutLoad {
         let index = Int(event.data.u64)
         if index == receivers {
           // The sender's own replies (OK SAY, or Redis's counts): read
-          // and dropped so they never fill its socket.
-          while Glibc.read(sender, buffer.baseAddress, buffer.count) > 0 {}
+          // and dropped so they never fill its socket; an IRC server's
+          // PINGs are answered.
+          while true {
+            let count = Glibc.read(sender, buffer.baseAddress, buffer.count)
+            guard count > 0 else { break }
+            if wire == .irc {
+              _ = scanners[index].scan(allocation.baseAddress!, count: count, answering: sender)
+            }
+          }
           continue
         }
         let fd = receiverFDs[index]
@@ -143,7 +191,10 @@ struct FanoutLoad {
             if count == 0 { throw BenchError("the server closed a receiver") }
             break
           }
-          seen[index] += occurrences(of: marker, in: buffer.baseAddress!, length: count)
+          seen[index] +=
+            wire == .irc
+            ? scanners[index].scan(allocation.baseAddress!, count: count, answering: fd)
+            : occurrences(of: marker, in: buffer.baseAddress!, length: count)
           if count < buffer.count { break }
         }
         if before < messages && seen[index] >= messages { finished += 1 }
