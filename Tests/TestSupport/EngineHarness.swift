@@ -84,8 +84,13 @@ public final class MemoryJournal: JournalSink {
 
 public final class FakeUsers: UserDirectory {
   public var names: Set<String>
+  /// How many lookups there were (each is a getpwnam_r on a real host).
+  public private(set) var lookups = 0
   public init(_ names: Set<String>) { self.names = names }
-  public func userExists(_ name: String) -> Bool { names.contains(name) }
+  public func userExists(_ name: String) -> Bool {
+    lookups += 1
+    return names.contains(name)
+  }
 }
 
 /// Unix groups as a test says: each user's groups, changed at will (a

@@ -35,7 +35,7 @@ extension IRCSession {
   func selfDelivery(_ event: BrokerEvent, answering context: IRCReplyContext?) -> [UInt8] {
     guard capabilities.contains(.echoMessage),
       case .say(let command, let target, let text, let tags) = context?.purpose,
-      login(target) == nick
+      isOwnNick(target)
     else { return [] }
     switch event {
     case .accepted(.say, let id, let time), .accepted(.notice, let id, let time),
@@ -92,14 +92,14 @@ extension IRCSession {
       // A message to one's own nick is delivered to the session that
       // sent it too, as any IRC server does, echo-message or not.
       guard case .say(let command, let target, let text, let tags) = context?.purpose,
-        capabilities.contains(.echoMessage) || login(target) == nick
+        capabilities.contains(.echoMessage) || isOwnNick(target)
       else { return [] }
       return privmsgLines(
         from: nick, to: target, text: text, id: id, time: time, command: command,
         clientTags: tags)
     case .accepted(.action, let id, let time):
       guard case .say(let command, let target, let text, _) = context?.purpose,
-        capabilities.contains(.echoMessage) || login(target) == nick
+        capabilities.contains(.echoMessage) || isOwnNick(target)
       else { return [] }
       return privmsgLines(
         from: nick, to: target, text: text, id: id, time: time, command: command, action: true)

@@ -70,6 +70,19 @@ struct IRCRelayTests {
     #expect(irc.take(plain) == [":alice!alice@host.test NOTICE #ops :done"])
   }
 
+  @Test("a PRIVMSG or NOTICE to a room asks the user database nothing, with or without echo-message")
+  func roomMessageLooksUpNoUser() {
+    let irc = IRCHarness()
+    let alice = irc.connect("alice")
+    let echoed = irc.connect("bob", caps: ["echo-message"])
+    for id in [alice, echoed] { irc.send(id, "JOIN #ops") }
+    let before = irc.engine.users.lookups
+    irc.send(alice, "PRIVMSG #ops :one")
+    irc.send(echoed, "PRIVMSG #ops :two")
+    irc.send(alice, "NOTICE #ops :three")
+    #expect(irc.engine.users.lookups == before)
+  }
+
   @Test("a NOTICE to the service nick is never answered; a PRIVMSG is")
   func noticeToService() {
     let irc = IRCHarness()
