@@ -70,7 +70,8 @@ struct IRCRelayTests {
     #expect(irc.take(plain) == [":alice!alice@host.test NOTICE #ops :done"])
   }
 
-  @Test("a PRIVMSG or NOTICE to a room asks the user database nothing, with or without echo-message")
+  @Test(
+    "a PRIVMSG or NOTICE to a room asks the user database nothing, with or without echo-message")
   func roomMessageLooksUpNoUser() {
     let irc = IRCHarness()
     let alice = irc.connect("alice")
