@@ -91,6 +91,14 @@ public struct CalendarRule: Equatable, Sendable {
         }
       case "RSCALE", "SKIP":
         throw bad(verb, "\(name) is not supported; the Gregorian calendar is the only one")
+      // libical 3.0 counts weeks from the end of the year wrongly, and
+      // BYWEEKNO=-53 with FREQ=YEARLY makes it read out of bounds and
+      // crash: a request's weeks count from the start of the year only. A
+      // journal's rule (read without a budget) is read as it was stored;
+      // none with -53 can be there, as asking for one crashed the broker.
+      case "BYWEEKNO" where value.contains("-") && budget != nil:
+        throw bad(
+          verb, "BYWEEKNO takes weeks from the start of the year, 1 to 53, not from its end")
       default:
         kept.append(String(part))
       }

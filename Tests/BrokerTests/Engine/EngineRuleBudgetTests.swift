@@ -45,6 +45,12 @@ struct EngineRuleBudgetTests {
     ("rrule:FREQ=MONTHLY;BYSETPOS=32", "BADTIME"),
     ("rrule:FREQ=MONTHLY;INTERVAL=12;BYMONTH=3", "BADTIME"),
     ("rrule:FREQ=YEARLY;BYWEEKNO=53;BYDAY=MO;BYSETPOS=2", "BADTIME"),
+    // libical 3.0 reads out of bounds for week -53 and crashed the broker
+    // (chatfuzz's dirty-read run on the web door found it): weeks from the
+    // end of the year are refused.
+    ("rrule:FREQ=YEARLY;BYWEEKNO=-53", "BADTIME"),
+    ("rrule:FREQ=YEARLY;DTSTART=25820101;BYWEEKNO=-32,-53,29,-13;BYSECOND=0", "BADTIME"),
+    ("rrule:FREQ=YEARLY;BYWEEKNO=-1;BYDAY=MO", "BADTIME"),
     // A leap day stepped through day by day: up to 8 years of days.
     ("rrule:FREQ=DAILY;BYMONTH=2;BYMONTHDAY=29", "LIMIT"),
     ("rrule:FREQ=MINUTELY;BYHOUR=9;BYDAY=MO,WE,FR", "LIMIT"),
