@@ -162,20 +162,8 @@ extension ChatSession {
       guard model.currentIndex != nil, let target = Target(model.current.name) else {
         return error("no conversation is open")
       }
-      let loaded = model.current.entries.compactMap { entry -> ChatMessage? in
-        if case .message(let message) = entry { return message }
-        return nil
-      }
-      // `/reply ID text` when the first word is a message shown here;
-      // else the text answers the last message someone else sent here.
-      var text = String(rest)
-      var answered = loaded.last { $0.user != model.me }
-      if let first = arguments.first, arguments.count > 1,
-        let named = loaded.last(where: { $0.id == first })
-      {
-        answered = named
-        text = String(rest.dropFirst(first.count).drop { $0 == " " })
-      }
+      // The last message someone else sent here, unless ID names one.
+      let (answered, text) = chosenMessage(rest) { $0.user != model.me }
       guard !text.isEmpty else { return usage("/reply [ID] text, e.g. /reply on it") }
       guard let answered, let id = MessageID(answered.id) else {
         return error("nobody else has written here yet: there is nothing to reply to")
@@ -210,20 +198,8 @@ extension ChatSession {
       guard model.currentIndex != nil, let target = Target(model.current.name) else {
         return error("no conversation is open")
       }
-      let mine = model.current.entries.compactMap { entry -> ChatMessage? in
-        if case .message(let message) = entry, message.user == self.model.me { return message }
-        return nil
-      }
-      // `/amend ID text` when the first word is one of my messages shown
-      // here; else the text replaces my last one.
-      var text = String(rest)
-      var changed = mine.last
-      if let first = arguments.first, arguments.count > 1,
-        let named = mine.last(where: { $0.id == first })
-      {
-        changed = named
-        text = String(rest.dropFirst(first.count).drop { $0 == " " })
-      }
+      // My last message here, unless ID names another of mine.
+      let (changed, text) = chosenMessage(rest) { $0.user == model.me }
       guard !text.isEmpty else { return usage("/amend [ID] text, e.g. /amend deploy at 18:00") }
       guard let changed, let id = MessageID(changed.id) else {
         return error("you have sent nothing here to change")
@@ -549,6 +525,21 @@ extension ChatSession {
     "monthly:1@09:00", "monthly:last-fri@17:00", "monthly:2nd-tue@09:00", "yearly:03-14@09:00",
     "every:2w:tue@09:00", "every:15m", "rrule:FREQ=WEEKLY;BYDAY=TU;BYHOUR=9",
   ]
+
+  /// `[ID] text` of `/reply` and `/amend`: the message shown here that
+  /// ID names, when the first word is the id of one that `fits` and text
+  /// follows it, else the last that fits; and the text.
+  func chosenMessage(_ rest: Substring, fits: (ChatMessage) -> Bool) -> (ChatMessage?, String) {
+    let shown = model.current.entries.compactMap { entry -> ChatMessage? in
+      if case .message(let message) = entry, fits(message) { return message }
+      return nil
+    }
+    let words = rest.split(separator: " ", maxSplits: 1)
+    if words.count == 2, let named = shown.last(where: { $0.id == words[0] }) {
+      return (named, String(words[1].drop { $0 == " " }))
+    }
+    return (shown.last, String(rest))
+  }
 
   /// Candidates for Tab, by what the word before the cursor starts with.
   /// `line` is the whole input line, so that the id after `/cancel`,

@@ -103,7 +103,8 @@ public enum RequestParser {
     case .action:
       let target = try target(verb, words.required(verb))
       return .action(target, text: try text(verb, words))
-    case .reply:
+    case .reply, .amend:
+      // `<target> <id> <text>`: a message of the conversation, and text.
       let target = try target(verb, words.required(verb))
       let word = try words.required(verb)
       let id = try messageID(verb, word)
@@ -113,18 +114,7 @@ public enum RequestParser {
           verb: verb.rawValue, code: .noSuchMessage,
           text: "no message \(string(word)) in the history of \(target)")
       }
-      return .reply(target, to: id, text: text)
-    case .amend:
-      let target = try target(verb, words.required(verb))
-      let word = try words.required(verb)
-      let id = try messageID(verb, word)
-      let text = try text(verb, words)
-      guard id != .none else {
-        throw RequestError(
-          verb: verb.rawValue, code: .noSuchMessage,
-          text: "you sent no message \(string(word)) in \(target)")
-      }
-      return .amend(target, id, text: text)
+      return verb == .reply ? .reply(target, to: id, text: text) : .amend(target, id, text: text)
     case .redact:
       let target = try target(verb, words.required(verb))
       let id = try lastMessageID(verb, &words) { "no message \($0) in the history of \(target)" }

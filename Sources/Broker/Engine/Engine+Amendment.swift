@@ -9,34 +9,11 @@ extension Engine {
   func amend(
     _ target: Target, id: MessageID, text: String, connection: ConnectionID, user: String
   ) {
-    guard checkRecipient(target, verb: .amend, connection: connection) else { return }
-    if isShared(target) {
-      fail(
-        .amend, .limit,
-        "\(target) is shared with other hosts, whose journals keep their own copies; "
-          + "its messages cannot be changed",
-        to: connection)
-      return
-    }
-    let conversation = ConversationKey(target: target, author: user)
-    guard let history = histories[conversation], let sequence = history.sequence(of: id),
-      history[sequence].author == user, !history[sequence].isRedacted
-    else {
-      fail(
-        .amend, .noSuchMessage,
-        "you sent no message \(id) in \(target); give the id of one of yours, as OK SAY, "
-          + "MSG and HISTORY show it",
-        to: connection)
-      return
-    }
-    let message = history[sequence]
-    let hours = limits.redactionMilliseconds / 3_600_000
-    guard clock.now.milliseconds - message.time.milliseconds <= limits.redactionMilliseconds
-    else {
-      fail(
-        .amend, .limit,
-        "message \(id) was sent more than \(hours) hours ago and can no longer be changed",
-        to: connection)
+    guard
+      let message = ownMessage(
+        target, id: id, verb: .amend, doing: "changed", connection: connection, user: user)
+    else { return }
+    guard isRecent(message, verb: .amend, doing: "changed", connection: connection) else {
       return
     }
     guard message.text != text else {
@@ -46,7 +23,7 @@ extension Engine {
     let record = JournalRecord.amend(target, id: id, user: user, at: clock.now, text: text)
     guard journal([record], verb: .amend, connection: connection) else { return }
     apply(record)
-    tell(conversation, except: connection) {
+    tell(ConversationKey(target: target, author: user), except: connection) {
       .amended(target: $0, id: id, user: user, text: text)
     }
     send(.ok(.amend, fields: [target.description, id.description]), to: connection)

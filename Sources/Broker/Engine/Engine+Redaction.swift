@@ -8,40 +8,19 @@ import LineProtocol
 /// chatbroker(8)).
 extension Engine {
   func redact(_ target: Target, id: MessageID, connection: ConnectionID, user: String) {
-    guard checkRecipient(target, verb: .redact, connection: connection) else { return }
-    if isShared(target) {
-      fail(
-        .redact, .limit,
-        "\(target) is shared with other hosts, whose journals keep their own copies; "
-          + "its messages cannot be taken back",
-        to: connection)
-      return
-    }
-    let conversation = ConversationKey(target: target, author: user)
-    guard let history = histories[conversation], let sequence = history.sequence(of: id),
-      history[sequence].author == user
-    else {
-      fail(
-        .redact, .noSuchMessage,
-        "you sent no message \(id) in \(target); give the id of one of yours, as OK SAY, "
-          + "MSG and HISTORY show it",
-        to: connection)
-      return
-    }
-    let message = history[sequence]
+    guard
+      let message = ownMessage(
+        target, id: id, verb: .redact, doing: "taken back", takenBackToo: true,
+        connection: connection, user: user)
+    else { return }
     guard !message.isRedacted else {
       send(.ok(.redact, fields: [target.description, id.description]), to: connection)
       return
     }
-    let hours = limits.redactionMilliseconds / 3_600_000
-    guard clock.now.milliseconds - message.time.milliseconds <= limits.redactionMilliseconds
-    else {
-      fail(
-        .redact, .limit,
-        "message \(id) was sent more than \(hours) hours ago and can no longer be taken back",
-        to: connection)
+    guard isRecent(message, verb: .redact, doing: "taken back", connection: connection) else {
       return
     }
+    let conversation = ConversationKey(target: target, author: user)
     let record = JournalRecord.redact(target, id: id, user: user, at: clock.now)
     guard journal([record], verb: .redact, connection: connection) else { return }
     apply(record)
@@ -49,6 +28,55 @@ extension Engine {
     tellRedacted(id, in: conversation, by: user, except: connection)
     send(
       .ok(.redact, fields: [target.description, id.description]), to: connection)
+  }
+
+  /// Message `id` of `target` when `user` sent it there (`REDACT`'s and
+  /// `AMEND`'s first rules, `doing` saying which): else refused, `LIMIT`
+  /// in a room shared with other hosts, whose journals keep their own
+  /// copies, and `NOSUCHMSG` for someone else's, or one no longer kept,
+  /// or, unless `takenBackToo`, one taken back.
+  func ownMessage(
+    _ target: Target, id: MessageID, verb: Verb, doing: String, takenBackToo: Bool = false,
+    connection: ConnectionID, user: String
+  ) -> StoredMessage? {
+    guard checkRecipient(target, verb: verb, connection: connection) else { return nil }
+    if isShared(target) {
+      fail(
+        verb, .limit,
+        "\(target) is shared with other hosts, whose journals keep their own copies; "
+          + "its messages cannot be \(doing)",
+        to: connection)
+      return nil
+    }
+    let conversation = ConversationKey(target: target, author: user)
+    guard let history = histories[conversation], let sequence = history.sequence(of: id),
+      history[sequence].author == user, takenBackToo || !history[sequence].isRedacted
+    else {
+      fail(
+        verb, .noSuchMessage,
+        "you sent no message \(id) in \(target); give the id of one of yours, as OK SAY, "
+          + "MSG and HISTORY show it",
+        to: connection)
+      return nil
+    }
+    return history[sequence]
+  }
+
+  /// Whether `message` was sent within ``Limits/redactionMilliseconds``,
+  /// the time in which it may be taken back or changed; `LIMIT` if not.
+  func isRecent(
+    _ message: StoredMessage, verb: Verb, doing: String, connection: ConnectionID
+  ) -> Bool {
+    let hours = limits.redactionMilliseconds / 3_600_000
+    guard clock.now.milliseconds - message.time.milliseconds <= limits.redactionMilliseconds
+    else {
+      fail(
+        verb, .limit,
+        "message \(message.id) was sent more than \(hours) hours ago and can no longer be \(doing)",
+        to: connection)
+      return false
+    }
+    return true
   }
 
   /// `REDACT <target> <id> <user>` to every session showing the
