@@ -35,12 +35,6 @@ extension Engine {
   func applyAmendment(_ target: Target, id: MessageID, user: String, _ text: String) -> (
     ConversationKey, Int, StoredMessage
   )? {
-    let conversation = ConversationKey(target: target, author: user)
-    guard let sequence = histories[conversation]?.sequence(of: id),
-      let message = histories[conversation]?[sequence], message.author == user,
-      !message.isRedacted
-    else { return nil }
-    histories[conversation]?.replace(at: sequence, with: message.amended(text))
-    return (conversation, sequence, message)
+    changeOwnMessage(target, id: id, user: user) { $0.amended(text) }
   }
 }

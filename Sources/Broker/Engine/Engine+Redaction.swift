@@ -94,12 +94,21 @@ extension Engine {
   func applyRedaction(_ target: Target, id: MessageID, user: String) -> (
     ConversationKey, Int, StoredMessage
   )? {
+    changeOwnMessage(target, id: id, user: user) { $0.redacted }
+  }
+
+  /// Replaces `user`'s message `id` of `target`, when still kept and not
+  /// taken back, by what `change` makes of it (`redact` and `amend`
+  /// records). Returns where it was and what it was, for a rollback.
+  func changeOwnMessage(
+    _ target: Target, id: MessageID, user: String, _ change: (StoredMessage) -> StoredMessage
+  ) -> (ConversationKey, Int, StoredMessage)? {
     let conversation = ConversationKey(target: target, author: user)
     guard let sequence = histories[conversation]?.sequence(of: id),
       let message = histories[conversation]?[sequence], message.author == user,
       !message.isRedacted
     else { return nil }
-    histories[conversation]?.replace(at: sequence, with: message.redacted)
+    histories[conversation]?.replace(at: sequence, with: change(message))
     return (conversation, sequence, message)
   }
 }
