@@ -70,7 +70,7 @@ public enum ServerLine: Equatable, Sendable {
       case .event(
         .history(
           let target, let id, let time, let user, let text, let action, let series, let replyTo,
-          let edited)) = self
+          let edited, _)) = self
     else { return nil }
     var message = ChatMessage(
       target: target, id: id, time: time, user: user, text: text, isAction: action,

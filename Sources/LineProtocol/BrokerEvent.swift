@@ -26,11 +26,12 @@ public enum BrokerEvent: Equatable, Sendable {
     notice: Bool = false, tags: ClientTags = ClientTags())
   /// A line of a `HISTORY` reply; since 1.6 `replyTo`, the message it
   /// answers (`REPLY`), as on ``message(target:id:time:user:text:action:series:replyTo:notice:tags:)``.
-  /// Since 1.6 `edited`: its author changed its text (`AMEND`).
+  /// Since 1.6 `edited`: its author changed its text (`AMEND`); and
+  /// `reactions`, who put which on it (`REACT`).
   case history(
     target: Target, id: MessageID, time: Timestamp, user: String, text: String,
     action: Bool = false, series: MessageID? = nil, replyTo: MessageID? = nil,
-    edited: Bool = false)
+    edited: Bool = false, reactions: [ReactionTally] = [])
   /// Since 1.4: a line of a `HISTORY` reply for a message its author took
   /// back: `HIST <target> <id> <time> <user> REDACTED :`, with no text.
   case redactedHistory(target: Target, id: MessageID, time: Timestamp, user: String)
@@ -40,6 +41,10 @@ public enum BrokerEvent: Equatable, Sendable {
   /// Since 1.6: `user` gave message `id` of `target` (as this user sees
   /// it) a new text: `AMEND <target> <id> <user> :<text>`.
   case amended(target: Target, id: MessageID, user: String, text: String)
+  /// Since 1.6: `user` put `reaction` on message `id` of `target` (as
+  /// this user sees it), or took it off (`removed`): `REACT <target> <id>
+  /// <user> <reaction>` or `UNREACT …`.
+  case reacted(target: Target, id: MessageID, user: String, reaction: String, removed: Bool)
   /// A line of a `SCHEDULED` reply; `rule` for a series (since 1.1).
   case scheduled(
     id: MessageID, target: Target, due: Timestamp, created: Timestamp, rule: String?,

@@ -63,13 +63,13 @@ public enum BrokerLine {
   public static func history(
     target: String, id: MessageID, time: Timestamp, user: String, text: String,
     action: Bool = false, series: MessageID? = nil, replyTo: MessageID? = nil,
-    edited: Bool = false
+    edited: Bool = false, reactions: [ReactionTally] = []
   ) -> [UInt8] {
     build {
       $0.word("HIST")
       $0.message(
         target: target, id: id, time: time, user: user, text: text, action: action,
-        series: series, replyTo: replyTo, edited: edited)
+        series: series, replyTo: replyTo, edited: edited, reactions: reactions)
     }
   }
 
@@ -110,6 +110,20 @@ public enum BrokerLine {
       $0.id(id)
       $0.word(user)
       $0.text(text)
+    }
+  }
+
+  /// `REACT <target> <id> <user> <reaction>` and `UNREACT …` (since 1.6):
+  /// `user` put a reaction on message `id`, or took it off.
+  public static func reacted(
+    target: Target, id: MessageID, user: String, reaction: String, removed: Bool
+  ) -> [UInt8] {
+    build {
+      $0.word(removed ? "UNREACT" : "REACT")
+      $0.word(target.description)
+      $0.id(id)
+      $0.word(user)
+      $0.word(reaction)
     }
   }
 
@@ -362,7 +376,8 @@ private struct LineBuilder {
   /// finds them.
   mutating func message(
     target: String, id: MessageID, time: Timestamp, user: String, text: String, action: Bool,
-    series: MessageID?, replyTo: MessageID?, edited: Bool = false
+    series: MessageID?, replyTo: MessageID?, edited: Bool = false,
+    reactions: [ReactionTally] = []
   ) {
     bytes.reserveCapacity(72 + target.utf8.count + user.utf8.count + text.utf8.count)
     word(target)
@@ -380,6 +395,10 @@ private struct LineBuilder {
       self.id(replyTo)
     }
     if edited { word("EDITED") }
+    if !reactions.isEmpty {
+      word("REACTIONS")
+      word(ReactionTally.word(reactions))
+    }
     self.text(text)
   }
 

@@ -20,10 +20,12 @@ public enum LineCodec {
         series: series, replyTo: replyTo)
     case .history(
       let target, let id, let time, let user, let text, let action, let series, let replyTo,
-      let edited):
+      let edited, let reactions):
       BrokerLine.history(
         target: target.description, id: id, time: time, user: user, text: text, action: action,
-        series: series, replyTo: replyTo, edited: edited)
+        series: series, replyTo: replyTo, edited: edited, reactions: reactions)
+    case .reacted(let target, let id, let user, let reaction, let removed):
+      BrokerLine.reacted(target: target, id: id, user: user, reaction: reaction, removed: removed)
     case .amended(let target, let id, let user, let text):
       BrokerLine.amended(target: target, id: id, user: user, text: text)
     case .redactedHistory(let target, let id, let time, let user):
@@ -116,13 +118,18 @@ public enum LineCodec {
         flags.removeFirst(2)
       }
       let edited = flags.first == "EDITED"
+      if edited { flags.removeFirst() }
+      var reactions: [ReactionTally] = []
+      if flags.first == "REACTIONS", flags.count >= 2 {
+        reactions = ReactionTally.parse(flags[flags.startIndex + 1]) ?? []
+      }
       return kind == "MSG"
         ? .message(
           target: target, id: id, time: time, user: rest[3], text: text, action: action,
           series: series, replyTo: replyTo)
         : .history(
           target: target, id: id, time: time, user: rest[3], text: text, action: action,
-          series: series, replyTo: replyTo, edited: edited)
+          series: series, replyTo: replyTo, edited: edited, reactions: reactions)
     case ("SCHED", 4...5, let text?):
       guard let id = MessageID(rest[0]), let target = Target(rest[1]),
         let due = Timestamp(rfc3339: rest[2]), let created = Timestamp(rfc3339: rest[3])
@@ -164,6 +171,10 @@ public enum LineCodec {
     case ("AMEND", 3, let text?):
       guard let target = Target(rest[0]), let id = MessageID(rest[1]) else { return nil }
       return .amended(target: target, id: id, user: rest[2], text: text)
+    case ("REACT", 4, nil), ("UNREACT", 4, nil):
+      guard let target = Target(rest[0]), let id = MessageID(rest[1]) else { return nil }
+      return .reacted(
+        target: target, id: id, user: rest[2], reaction: rest[3], removed: kind == "UNREACT")
     case ("REDACT", 3, nil):
       guard let target = Target(rest[0]), let id = MessageID(rest[1]) else { return nil }
       return .redacted(target: target, id: id, user: rest[2])

@@ -33,6 +33,10 @@ public enum Request: Equatable, Sendable {
   /// Since 1.6: `AMEND <target> <id> <text>`: message `id`, which the user
   /// sent, gets `text` (chatbroker(7), `AMEND`).
   case amend(Target, MessageID, text: String)
+  /// Since 1.6: `REACT <target> <id> <reaction>` and `UNREACT <target>
+  /// <id> <reaction>` (`removed`): the user's reaction on message `id`
+  /// (chatbroker(7), `REACT`).
+  case react(Target, MessageID, reaction: String, removed: Bool = false)
   /// Since 1.6: `NOTICE <target> <text>`, a message no program answers
   /// automatically: kept and shown as a `SAY` is, and to IRC clients as
   /// a NOTICE (chatbroker(7), `NOTICE`).
@@ -124,6 +128,7 @@ public enum Request: Equatable, Sendable {
     case .tagged(let message, _): message.verb
     case .redact: .redact
     case .amend: .amend
+    case .react(_, _, _, let removed): removed ? .unreact : .react
     case .sayAt: .sayAt
     case .sayEvery: .sayEvery
     case .history: .history

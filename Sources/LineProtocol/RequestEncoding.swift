@@ -92,6 +92,10 @@ extension LineCodec {
       word(target.description)
       word(id.description)
       text(message)
+    case .react(let target, let id, let reaction, _):
+      word(target.description)
+      word(id.description)
+      word(reaction)
     case .sayAt(let target, let when, let message):
       word(target.description)
       word(when)

@@ -115,6 +115,23 @@ public enum RequestParser {
           text: "no message \(string(word)) in the history of \(target)")
       }
       return verb == .reply ? .reply(target, to: id, text: text) : .amend(target, id, text: text)
+    case .react, .unreact:
+      // `<target> <id> <reaction>`: a message of the conversation, and one word.
+      let target = try target(verb, words.required(verb))
+      let word = try words.required(verb)
+      let id = try messageID(verb, word)
+      let reaction = try name(
+        verb, try words.required(verb),
+        { Reaction.isValid(String(decoding: $0, as: UTF8.self)) ? String(decoding: $0, as: UTF8.self) : nil },
+        "a reaction: an emoji or a word of 1 to \(Reaction.maximumBytes) bytes, without "
+          + "spaces, commas or =, not starting with :")
+      try words.end(verb)
+      guard id != .none else {
+        throw RequestError(
+          verb: verb.rawValue, code: .noSuchMessage,
+          text: "no message \(string(word)) in the history of \(target)")
+      }
+      return .react(target, id, reaction: reaction, removed: verb == .unreact)
     case .redact:
       let target = try target(verb, words.required(verb))
       let id = try lastMessageID(verb, &words) { "no message \($0) in the history of \(target)" }

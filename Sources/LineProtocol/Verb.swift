@@ -15,6 +15,10 @@ public enum Verb: String, CaseIterable, Sendable {
   case redact = "REDACT"
   /// Since 1.6: give a message you sent a new text.
   case amend = "AMEND"
+  /// Since 1.6: put a reaction on a message.
+  case react = "REACT"
+  /// Since 1.6: take your reaction off a message.
+  case unreact = "UNREACT"
   case sayAt = "SAYAT"
   case sayEvery = "SAYEVERY"
   case history = "HISTORY"
@@ -78,6 +82,8 @@ public enum Verb: String, CaseIterable, Sendable {
     case 5 where matches("SAYAT"): self = .sayAt
     case 5 where matches("REPLY"): self = .reply
     case 5 where matches("AMEND"): self = .amend
+    case 5 where matches("REACT"): self = .react
+    case 7 where matches("UNREACT"): self = .unreact
     case 5 where matches("ROOMS"): self = .rooms
     case 5 where matches("TOPIC"): self = .topic
     case 6 where matches("CANCEL"): self = .cancel
@@ -109,30 +115,32 @@ public enum Verb: String, CaseIterable, Sendable {
     case .reply: 5
     case .redact: 6
     case .amend: 7
-    case .sayAt: 8
-    case .sayEvery: 9
-    case .history: 10
-    case .search: 11
-    case .conversations: 12
-    case .markRead: 13
-    case .scheduled: 14
-    case .cancel: 15
-    case .reschedule: 16
-    case .edit: 17
-    case .skip: 18
-    case .replace: 19
-    case .rooms: 20
-    case .who: 21
-    case .topic: 22
-    case .away: 23
-    case .invite: 24
-    case .access: 25
-    case .mode: 26
-    case .kick: 27
-    case .web: 28
-    case .ping: 29
-    case .help: 30
-    case .quit: 31
+    case .react: 8
+    case .unreact: 9
+    case .sayAt: 10
+    case .sayEvery: 11
+    case .history: 12
+    case .search: 13
+    case .conversations: 14
+    case .markRead: 15
+    case .scheduled: 16
+    case .cancel: 17
+    case .reschedule: 18
+    case .edit: 19
+    case .skip: 20
+    case .replace: 21
+    case .rooms: 22
+    case .who: 23
+    case .topic: 24
+    case .away: 25
+    case .invite: 26
+    case .access: 27
+    case .mode: 28
+    case .kick: 29
+    case .web: 30
+    case .ping: 31
+    case .help: 32
+    case .quit: 33
     }
   }
 
@@ -192,6 +200,11 @@ public enum VerbTable {
     row(
       .amend, 2...2, text: true, "AMEND <target> <id> <text>",
       "give a message you sent in the last 24 hours a new text, shown everywhere as edited"),
+    row(
+      .react, 3...3, "REACT <target> <id> <reaction>",
+      "put a reaction (an emoji or a short word) on a message; others see it counted"),
+    row(
+      .unreact, 3...3, "UNREACT <target> <id> <reaction>", "take your reaction off a message"),
     row(
       .sayAt, 2...2, text: true, "SAYAT <target> <when> <text>",
       "send text later; <when> is 18:00, +10m, +1h30m, @1798131600 or 2026-12-24T18:00Z"),

@@ -28,6 +28,24 @@ private let examples: [(BrokerEvent, String)] = [
     "CONV #ops - - - 0 0"
   ),
   (.markRead(target: .user("carol"), id: MessageID("k9")!), "MARKREAD @carol k9"),
+  (
+    .reacted(target: .room(ops), id: MessageID("k9")!, user: "bob", reaction: "👍", removed: false),
+    "REACT #ops k9 bob 👍"
+  ),
+  (
+    .reacted(target: .user("bob"), id: MessageID("k9")!, user: "bob", reaction: "+1", removed: true),
+    "UNREACT @bob k9 bob +1"
+  ),
+  (
+    .history(
+      target: .room(ops), id: MessageID("k9")!, time: delivered, user: "alice", text: "lunch?",
+      replyTo: MessageID("k3")!, edited: true,
+      reactions: [
+        ReactionTally(reaction: "👍", users: ["bob", "carol"]),
+        ReactionTally(reaction: "+1", users: ["dave"]),
+      ]),
+    "HIST #ops k9 2026-11-30T17:56:12.031Z alice REPLY k3 EDITED REACTIONS 👍=bob+carol,+1=dave :lunch?"
+  ),
   (.ok(.quit, fields: []), "OK QUIT"),
   (.ok(.rooms, fields: ["1000", "MORE"]), "OK ROOMS 1000 MORE"),
   (

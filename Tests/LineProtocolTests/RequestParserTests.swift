@@ -249,6 +249,14 @@ private let badNameLines: [BadLine] = [
   BadLine("CANCEL " + String(repeating: "1", count: 33), "CANCEL", .badName),
   BadLine("HISTORY #ops BEFORE a.b", "HISTORY", .badName),
   BadLine("HISTORY #ops 10 AFTER #ops", "HISTORY", .badName),
+  // Reactions (chatbroker(7), REACT): one word, short, nothing the
+  // REACTIONS word or a line's text marker uses, no controls.
+  BadLine("REACT #ops k3 " + String(repeating: "x", count: 33), "REACT", .badName),
+  BadLine("REACT #ops k3 a,b", "REACT", .badName),
+  BadLine("REACT #ops k3 a=b", "REACT", .badName),
+  BadLine("UNREACT #ops k3 :)", "UNREACT", .badName),
+  BadLine("REACT #ops k3 a\u{200B}b", "REACT", .badName),
+  BadLine("REACT #ops k3 a\u{202E}b", "REACT", .badName),
 ]
 
 @Test(arguments: unknownLines + syntaxLines + emptyLines + badNameLines)

@@ -85,6 +85,10 @@ extension Engine {
       say(target, text: text, action: true, tags: tags, connection: connection, user: user)
     case .notice(let target, let text):
       say(target, text: text, notice: true, tags: tags, connection: connection, user: user)
+    case .react(let target, let id, let reaction, let removed):
+      react(
+        target, id: id, reaction: reaction, removed: removed, fallbackTags: tags,
+        connection: connection, user: user)
     default:
       // Only a door builds this value, and only around a message.
       fail(
@@ -172,7 +176,7 @@ extension Engine {
         .history(
           target: target, id: message.id, time: message.time, user: message.author,
           text: message.text, action: message.isAction, series: message.series,
-          replyTo: message.replyTo, edited: message.isEdited),
+          replyTo: message.replyTo, edited: message.isEdited, reactions: message.reactions),
         to: connection)
     }
     send(

@@ -81,6 +81,12 @@ extension Engine {
       guard let (conversation, sequence, before) = applyAmendment(target, id: id, user: user, text)
       else { return .nothing }
       return .changedMessage(conversation, sequence: sequence, before: before)
+    case .react(let target, let id, let user, let reaction, let removed):
+      guard
+        let (conversation, sequence, before) = applyReaction(
+          target, id: id, user: user, reaction, removed: removed)
+      else { return .nothing }
+      return .changedMessage(conversation, sequence: sequence, before: before)
     case .topic(let name, let text, let user, let time):
       guard rooms[name] != nil else { return .nothing }
       let before = changeTopic(name, text: text, user: user, at: time)

@@ -109,7 +109,8 @@ extension Engine {
         .history(
           target: conversation.target(seenBy: user), id: message.id, time: message.time,
           user: message.author, text: message.text, action: message.isAction,
-          series: message.series, replyTo: message.replyTo, edited: message.isEdited),
+          series: message.series, replyTo: message.replyTo, edited: message.isEdited,
+          reactions: message.reactions),
         to: connection)
     }
     var fields = [target?.description ?? "*", String(found.results.count)]

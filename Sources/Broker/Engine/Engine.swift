@@ -321,6 +321,9 @@ public final class Engine {
     case .redact(let target, let id): redact(target, id: id, connection: connection, user: user)
     case .amend(let target, let id, let text):
       amend(target, id: id, text: text, connection: connection, user: user)
+    case .react(let target, let id, let reaction, let removed):
+      react(
+        target, id: id, reaction: reaction, removed: removed, connection: connection, user: user)
     case .notice(let target, let text):
       say(target, text: text, notice: true, connection: connection, user: user)
     case .reply(let target, let id, let text):

@@ -68,6 +68,16 @@ public struct EngineSnapshot: Sendable {
       for message in history.all {
         let target = conversation.target(seenBy: message.author)
         try body(.message(message, target: target))
+        // Its reactions right after it, in the order they were put
+        // (chatbroker(8), react).
+        for tally in message.reactions {
+          for user in tally.users {
+            try body(
+              .react(
+                conversation.target(seenBy: user), id: message.id, user: user,
+                reaction: tally.reaction, removed: false))
+          }
+        }
       }
     }
     try forEachFederationRecord(body)

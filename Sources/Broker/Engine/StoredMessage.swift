@@ -21,6 +21,13 @@ public struct StoredMessage: Equatable, Sendable {
   /// Since 1.6: its author changed its text with `AMEND` (chatbroker(7)),
   /// shown as `EDITED` on its `HIST` lines.
   public var isEdited = false
+  /// Since 1.6: who put which reaction on it (`REACT`; chatbroker(7)), in
+  /// the order they were first put, shown as `REACTIONS` on its `HIST`
+  /// lines. Kept here, with the message, so that whatever drops or
+  /// replaces the message (a redaction, the history's capacity, a
+  /// rollback) does the same to its reactions; an empty array costs
+  /// every message one word.
+  public var reactions: [ReactionTally] = []
 
   public init(
     id: MessageID, time: Timestamp, author: String, text: String, isAction: Bool = false,
@@ -59,7 +66,30 @@ public struct StoredMessage: Equatable, Sendable {
     return amended
   }
 
-  /// What is left of it once redacted: who, when, no text.
+  /// The same message with `user`'s `reaction` added, or taken off
+  /// (`removed`); nil when that changes nothing.
+  func reacting(_ user: String, _ reaction: String, removed: Bool) -> StoredMessage? {
+    var changed = self
+    let index = reactions.firstIndex { $0.reaction == reaction }
+    if removed {
+      guard let index, let position = reactions[index].users.firstIndex(of: user) else {
+        return nil
+      }
+      changed.reactions[index].users.remove(at: position)
+      if changed.reactions[index].users.isEmpty { changed.reactions.remove(at: index) }
+    } else if let index {
+      guard !reactions[index].users.contains(user) else { return nil }
+      changed.reactions[index].users.append(user)
+    } else {
+      changed.reactions.append(ReactionTally(reaction: reaction, users: [user]))
+    }
+    return changed
+  }
+
+  /// How many reactions it carries, one per user and reaction.
+  var reactionCount: Int { reactions.reduce(0) { $0 + $1.users.count } }
+
+  /// What is left of it once redacted: who, when, no text, no reactions.
   var redacted: StoredMessage {
     StoredMessage(id: id, time: time, author: author, text: "", isRedacted: true)
   }

@@ -49,8 +49,8 @@ struct UnsyncedRecords {
     /// An operator's removal took a user's invitation to a room that was
     /// not theirs (a ban of someone invited who never joined).
     case uninvite(RoomName, String)
-    /// A message was taken back (`REDACT`) or given a new text (`AMEND`);
-    /// `before` is what it was.
+    /// A message was taken back (`REDACT`), given a new text (`AMEND`),
+    /// or a reaction (`REACT`, `UNREACT`); `before` is what it was.
     case changedMessage(ConversationKey, sequence: Int, before: StoredMessage)
     /// A shared room's outbox or stream position changed (`before`), and
     /// perhaps a line from the stream entered a history (Engine+Federation).

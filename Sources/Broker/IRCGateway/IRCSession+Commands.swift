@@ -255,6 +255,13 @@ extension IRCSession {
       brokerTarget = user
     }
     let said = IRCReplyContext(.say(command: "TAGMSG", target: target, text: "", tags: tags))
+    // `+draft/react` (or `+draft/unreact`) with `+draft/reply=<msgid>` is
+    // a reaction the broker keeps (chatbroker(7), IRC); one on a message
+    // it cannot show the user passes on as the TAGMSG it was.
+    if let (id, reaction, removed) = Self.reaction(in: tags) {
+      let react = Request.react(brokerTarget, id, reaction: reaction, removed: removed)
+      return [.request(.tagged(react, tags), answering: said)]
+    }
     return [.request(.signal(brokerTarget, tags), answering: said)]
   }
 

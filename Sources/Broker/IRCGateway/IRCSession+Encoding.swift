@@ -46,7 +46,7 @@ extension IRCSession {
     case .accepted(.action, let id, let time):
       return privmsgLines(
         from: nick, to: target, text: text, id: id, time: time, command: command, action: true)
-    case .ok(.say, _):
+    case .ok(.say, _), .ok(.react, _), .ok(.unreact, _):
       guard command == "TAGMSG", capabilities.contains(.messageTags) else { return [] }
       return tagmsgLine(from: nick, to: target, time: nil, tags: tags)
     default: return []
@@ -78,6 +78,10 @@ extension IRCSession {
     case .signal(let target, let author, let time, let tags):
       guard capabilities.contains(.messageTags) else { return [] }
       return tagmsgLine(from: author, to: shown(target, author: author), time: time, tags: tags)
+    case .reacted(let target, let id, let author, let reaction, let removed):
+      return reactionLine(
+        from: author, to: shown(target, author: author), id: id, reaction: reaction,
+        removed: removed)
     case .parted(let room, let who, let reason):
       return IRCMessage(
         source: "\(who)!\(who)@\(serverName)", "PART",
@@ -204,7 +208,8 @@ extension IRCSession {
   func historyLine(_ event: BrokerEvent, batch: String?, backlog: Bool) -> [UInt8] {
     guard
       case .history(
-        let target, let id, let time, let author, let text, let action, let series, let replyTo, _) =
+        let target, let id, let time, let author, let text, let action, let series, let replyTo, _,
+        _) =
         event
     else {
       return []
@@ -296,8 +301,8 @@ extension IRCSession {
         return []
       }
       return numeric(.listEnd, ["End of /LIST"]).bytes
-    case .say:
-      // TAGMSG's answer: its echo.
+    case .say, .react, .unreact:
+      // TAGMSG's answer (a reaction's too): its echo.
       guard case .say("TAGMSG", let target, _, let tags) = context?.purpose,
         capabilities.contains(.echoMessage), capabilities.contains(.messageTags)
       else { return [] }

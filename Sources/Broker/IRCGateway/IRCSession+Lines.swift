@@ -165,6 +165,35 @@ extension IRCSession {
 
   /// IRCv3's client tag for a reply (draft/reply).
   static let replyTag = "+draft/reply"
+  /// IRCv3's client tags for a reaction and for taking it off (draft/react).
+  static let reactTag = "+draft/react"
+  static let unreactTag = "+draft/unreact"
+
+  /// The reaction a TAGMSG's tags put on a message or take off, when they
+  /// name one the line protocol can keep (chatbroker(7), `REACT`).
+  static func reaction(in tags: ClientTags) -> (MessageID, String, removed: Bool)? {
+    guard let value = tags.tags.first(where: { $0.key == replyTag })?.value,
+      let id = MessageID(value)
+    else { return nil }
+    for tag in tags.tags where tag.key == reactTag || tag.key == unreactTag {
+      guard let reaction = tag.value, Reaction.isValid(reaction) else { return nil }
+      return (id, reaction, tag.key == unreactTag)
+    }
+    return nil
+  }
+
+  /// A reaction (`REACT`) as IRC clients with message-tags get it: a
+  /// TAGMSG with `+draft/react` (or `+draft/unreact`) and `+draft/reply`.
+  func reactionLine(
+    from author: String, to target: String, id: MessageID, reaction: String, removed: Bool
+  ) -> [UInt8] {
+    guard capabilities.contains(.messageTags) else { return [] }
+    let tags = ClientTags([
+      ClientTags.Tag(removed ? Self.unreactTag : Self.reactTag, reaction),
+      ClientTags.Tag(Self.replyTag, id.description),
+    ])
+    return tagmsgLine(from: author, to: target, time: nil, tags: tags)
+  }
 
   /// Client tags as they are written after `@`, values escaped; "" for none.
   static func tagText(_ clientTags: ClientTags) -> String {

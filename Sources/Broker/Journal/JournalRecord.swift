@@ -81,6 +81,11 @@ public enum JournalRecord: Equatable, Sendable {
   /// `user` wrote it) with `AMEND`. A compacted journal keeps the new
   /// text only, on the message, marked edited.
   case amend(Target, id: MessageID, user: String, at: Timestamp, text: String)
+  /// Since 1.6: `user` put `reaction` on message `id` of `target` (as
+  /// `user` sees it) with `REACT`, or took it off (`removed`, `UNREACT`).
+  /// A compacted journal has one `react` record per reaction still on a
+  /// message, right after it, and none for one taken off.
+  case react(Target, id: MessageID, user: String, reaction: String, removed: Bool)
   /// Since 1.6: `WEB` gave `grant.user` a token of the browser door, kept
   /// as its hash (chatbroker(7), `WEB`).
   case webToken(WebTokenGrant)
@@ -232,6 +237,12 @@ public enum JournalRecord: Equatable, Sendable {
       json.field("user", user)
       json.field("at", time)
       json.field("text", text)
+    case .react(let target, let id, let user, let reaction, let removed):
+      json.field("type", removed ? "unreact" : "react")
+      json.field("id", id)
+      json.field("to", target.description)
+      json.field("user", user)
+      json.field("reaction", reaction)
     case .access(let room, let restriction, let user, let time):
       json.field("type", "access")
       json.field("room", room.description)
@@ -356,6 +367,7 @@ private struct RecordFields {
   var created: JSONText?
   var due: JSONText?
   var text: JSONText?
+  var reaction: JSONText?
   var nextID: JSONText?
   var version: Int64?
   var rule: JSONText?
@@ -450,6 +462,8 @@ private struct RecordFields {
         hash = string
       } else if key.equals("expires") {
         expires = string
+      } else if key.equals("reaction") {
+        reaction = string
       }
     case .integer(let number):
       if key.equals("version") {
@@ -578,6 +592,13 @@ private struct RecordFields {
       return .amend(
         try target(), id: try messageID(id, "id"), user: try userName(), at: try time(at, "at"),
         text: try checkedText())
+    case .react, .unreact:
+      guard let reaction = reaction?.string, Reaction.isValid(reaction) else {
+        throw invalid("reaction")
+      }
+      return .react(
+        try target(), id: try messageID(id, "id"), user: try userName(), reaction: reaction,
+        removed: type?.withUTF8(RecordType.init(utf8:)) == .unreact)
     case .topic:
       return .topic(
         try roomName(), text: try checkedText(allowingEmpty: true), user: try userName(),

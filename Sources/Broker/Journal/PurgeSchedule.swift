@@ -82,6 +82,9 @@ extension JournalRecord {
     // An `amend` takes the old text out as a `redact` does (chatbroker(7),
     // AMEND).
     case .redact, .amend: true
+    // A reaction taken off is taken back: the word leaves the file too
+    // (chatbroker(7), REACT).
+    case .react(_, _, _, _, let removed): removed
     case .header, .room, .message, .schedule, .cancel, .delivery, .series, .occurrence,
       .reschedule, .edit, .skip, .member, .leave, .read, .seen, .outbox, .remote, .streamPosition,
       .topic, .access, .invite, .mode, .streamLastID, .streamCreated, .streamSequence, .webToken,

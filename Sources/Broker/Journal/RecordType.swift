@@ -2,7 +2,7 @@
 enum RecordType: CaseIterable {
   case journal, room, message, schedule, cancel, delivery, series, occurrence, reschedule, edit
   case member, leave, read, outbox, remote, stream, topic, redact, access, invite, skip, mode
-  case webToken, webRevoke, seen, amend
+  case webToken, webRevoke, seen, amend, react, unreact
 
   /// How the journal spells it.
   var name: StaticString {
@@ -33,6 +33,8 @@ enum RecordType: CaseIterable {
     case .webRevoke: "web_revoke"
     case .seen: "seen"
     case .amend: "amend"
+    case .react: "react"
+    case .unreact: "unreact"
     }
   }
 

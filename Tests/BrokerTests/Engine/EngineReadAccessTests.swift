@@ -71,6 +71,8 @@ struct EngineReadAccessTests {
     case .part: ["PART #R"]
     case .redact: ["REDACT #R \(id)"]
     case .amend: ["AMEND #R \(id) :changed"]
+    case .react: ["REACT #R \(id) 👍"]
+    case .unreact: ["UNREACT #R \(id) 👍"]
     case .scheduled: ["SCHEDULED #R", "SCHEDULED"]
     // Writes: the name of a room is taken and cannot be hidden, so these
     // are answered NOACCESS, one text for every room (writesRefused).
