@@ -165,7 +165,14 @@ public struct IRCGenerator {
       }
       return "\(shown) \(terms.joined(separator: ","))"
     case "LUSERS", "MOTD", "VERSION", "TIME", "INFO", "ADMIN", "LINKS": return shown
-    case "TAGMSG": return "@+typing=active \(shown) \(target())"
+    case "TAGMSG":
+      // A reaction (+draft/react or +draft/unreact with +draft/reply,
+      // kept since 1.6) on an id seen or not, or a signal that is kept
+      // nowhere.
+      guard random.chance(60) else { return "@+typing=active \(shown) \(target())" }
+      let tag = random.chance(70) ? "+draft/react" : "+draft/unreact"
+      let on = random.pick(knownIDs + ["1", "zz"])
+      return "@\(tag)=\(lines.reaction());+draft/reply=\(on) \(shown) \(target())"
     case "WHOWAS", "KILL": return random.chance(80) ? "\(shown) \(nick())" : shown
     case "INVITE": return "\(shown) \(nick()) \(room())"
     case "OPER": return "\(shown) \(nick()) \(token())"

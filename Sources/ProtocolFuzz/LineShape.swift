@@ -1,3 +1,5 @@
+import LineProtocol
+
 /// Checks one line from the broker against chatbroker(7), "Lines from the
 /// broker": a capital keyword, fixed words without control characters, and
 /// free text only after ` :`, itself free of control characters but TAB.
@@ -59,7 +61,12 @@ public enum LineShape {
         if let problem = check(flags[flags.startIndex + 1], isID) { return problem }
         flags.removeFirst(2)
       }
-      if keyword == "HIST" && flags == ["EDITED"] { flags = [] }
+      if keyword == "HIST" && flags.first == "EDITED" { flags.removeFirst() }
+      // Since 1.6, on HIST: REACTIONS <reaction>=<user>+<user>,… (REACT).
+      if keyword == "HIST" && flags.first == "REACTIONS", flags.count == 2 {
+        if let problem = check(flags.last!, { ReactionTally.parse($0) != nil }) { return problem }
+        flags = []
+      }
       guard flags.isEmpty else { return "\(keyword) with unknown words after the user" }
       return fields(max(words.count, 5), text: true) ?? check(words[1], isTarget)
         ?? check(words[2], isID) ?? check(words[3], isTime) ?? check(words[4], isUser)
@@ -73,6 +80,10 @@ public enum LineShape {
     case "AMEND":
       return fields(4, text: true) ?? check(words[1], isTarget) ?? check(words[2], isID)
         ?? check(words[3], isUser)
+    // REACT|UNREACT <target> <id> <user> <reaction> (chatbroker(7), since 1.6).
+    case "REACT", "UNREACT":
+      return fields(5, text: false) ?? check(words[1], isTarget) ?? check(words[2], isID)
+        ?? check(words[3], isUser) ?? check(words[4], Reaction.isValid)
     case "JOIN", "PART":
       return fields(3, text: false) ?? check(words[1], isRoom) ?? check(words[2], isUser)
     case "MEMBER":
@@ -144,6 +155,7 @@ public enum LineShape {
     // OK SAYEVERY <id> <due> <rule> (chatbroker(7), SAYEVERY).
     case "SAYEVERY": return shape([isID, isTime, { !$0.isEmpty }])
     case "REDACT", "AMEND": return shape([isTarget, isID])
+    case "REACT", "UNREACT": return shape([isTarget, isID, Reaction.isValid])
     case "TOPIC": return shape([isRoom])
     case "INVITE": return shape([isRoom, isUser])
     case "KICK": return shape([isRoom, isUser])

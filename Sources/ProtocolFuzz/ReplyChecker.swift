@@ -168,7 +168,7 @@ public struct ReplyChecker {
       dataKeyword = keyword
       dataLines += 1
     case "MSG", "JOIN", "PART", "MARKREAD", "TOPIC", "REDACT", "AMEND", "AWAY", "MODE", "KICK",
-      "INVITE":
+      "INVITE", "REACT", "UNREACT":
       if dataKeyword == "SCHED" {
         // The SCHED lines so far were another session's change, which
         // comes between replies as events do (see above), not a reply.

@@ -108,7 +108,8 @@ public struct RequestGenerator {
         "JOIN", "PART", "SAY", "SAY", "SAYAT", "SAYAT", "HISTORY", "SCHEDULED", "CANCEL", "ROOMS",
         "WHO", "PING", "HELP", "QUIT", "CONVERSATIONS", "MARKREAD", "ACTION", "REDACT", "TOPIC",
         "AWAY", "JOIN", "INVITE", "ACCESS", "SKIP", "REPLACE", "SEARCH", "MODE", "MODE", "KICK",
-        "SAYEVERY", "SAYEVERY", "RESCHEDULE", "NOTICE", "REPLY", "REPLY", "AMEND",
+        "SAYEVERY", "SAYEVERY", "RESCHEDULE", "NOTICE", "REPLY", "REPLY", "AMEND", "REACT",
+        "REACT", "UNREACT",
       ]))
     switch verb.asciiUppercased {
     case "JOIN":
@@ -137,6 +138,9 @@ public struct RequestGenerator {
     case "REPLY": return "\(verb) \(target()) \(id()) \(text())"
     // AMEND since 1.6: ids seen, mostly of others' lines, which it refuses.
     case "AMEND": return "\(verb) \(target()) \(id()) \(text())"
+    // REACT, UNREACT since 1.6: ids seen, a few reactions so that they
+    // meet, now and then one the grammar refuses.
+    case "REACT", "UNREACT": return "\(verb) \(target()) \(id()) \(reaction())"
     case "AWAY": return random.chance(50) ? verb : "\(verb) \(text())"
     case "TOPIC": return random.chance(50) ? "\(verb) \(room())" : "\(verb) \(room()) \(text())"
     case "SAYAT": return "\(verb) \(target()) \(when()) \(text())"
@@ -303,6 +307,16 @@ public struct RequestGenerator {
       "+9223372036854775807s", "+106751991167300d", "+0s", "+", "+1d1d", "+1s1h", "+1h-1m",
       "24:00", "23:60", "25:00:00", "12:00:60", "00:00", "-1", "now", "\u{FF11}8:00",
     ])
+  }
+
+  /// A reaction (chatbroker(7), REACT): mostly one of a few, so that
+  /// users meet on them; sometimes the longest, or one refused.
+  mutating func reaction() -> String {
+    switch Int.random(in: 0..<10, using: &random) {
+    case 0: return String(repeating: "x", count: Reaction.maximumBytes)
+    case 1: return random.pick([":)", "a,b", "a=b", "\u{200B}", "x\u{202E}y"])
+    default: return random.pick(["👍", "+1", "lol", "🎉", "👩‍👩‍👧‍👦"])
+    }
   }
 
   mutating func text() -> String {

@@ -97,6 +97,8 @@ extension Request {
   var mayBeAnsweredAgain: Bool {
     switch self {
     case .part, .away, .signal, .quit: false
+    // An IRC reaction the broker could not keep went on as a signal.
+    case .tagged(.react, _): false
     default: true
     }
   }

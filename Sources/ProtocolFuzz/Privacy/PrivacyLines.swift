@@ -1,8 +1,9 @@
 /// What one line from the broker shows of the oracle's rooms, read as a
 /// user's client reads it: on the line protocol the room word of `MSG`,
 /// `HIST`, `ROOM`, `CONV`, `MEMBER`, `TOPIC`, `JOIN`, `PART`, `KICK`,
-/// `MODE`, `BAN`, `REDACT` and `MARKREAD` lines, and the `OK` of JOIN,
-/// MODE, INVITE, KICK and of ACCESS naming a private access (chatbroker(7),
+/// `MODE`, `BAN`, `REDACT`, `MARKREAD`, `REACT` and `UNREACT` lines, and the
+/// `OK` of JOIN, MODE, INVITE, KICK, REACT, UNREACT and of ACCESS naming a
+/// private access (chatbroker(7),
 /// "Lines from the broker"); on IRC the channel of PRIVMSG, NOTICE, JOIN,
 /// PART, KICK, TOPIC, MODE, INVITE and CHATHISTORY TARGETS lines and of
 /// the numerics that list or describe a channel (322 LIST, 324 and 329
@@ -27,7 +28,7 @@ enum PrivacyLines {
     let keyword = words[0]
     switch keyword {
     case "MSG", "HIST", "ROOM", "CONV", "MEMBER", "TOPIC", "JOIN", "PART", "KICK", "MODE", "BAN",
-      "REDACT", "MARKREAD", "INVITE":
+      "REDACT", "MARKREAD", "INVITE", "REACT", "UNREACT":
       guard names.isRoom(words[1]) else { return [] }
       return [Sighting(room: String(words[1]))]
     case "OK":
@@ -35,7 +36,8 @@ enum PrivacyLines {
       let room = String(words[2])
       switch words[1] {
       case "JOIN": return [Sighting(room: room, joining: true)]
-      case "MODE", "INVITE", "KICK": return [Sighting(room: room)]
+      // A reaction was put on a line of the room (since 1.6).
+      case "MODE", "INVITE", "KICK", "REACT", "UNREACT": return [Sighting(room: room)]
       case "ACCESS" where words.count > 3 && words[3] != "public":
         return [Sighting(room: room)]
       default: return []

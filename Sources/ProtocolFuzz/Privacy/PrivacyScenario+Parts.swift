@@ -9,6 +9,9 @@ extension PrivacyScenario {
   func look(
     at room: String, token: String?, whois: String?, on sessions: [PrivacySession?]
   ) {
+    // A reaction on the line, by id (since 1.6): answered as for a line
+    // that is not there unless the user may read it (chatbroker(7), REACT).
+    let id = token.flatMap { token in oracle.model { $0.id(of: token) } }
     for session in sessions.compactMap({ $0 }) {
       var lines: [String]
       switch session.wire {
@@ -18,6 +21,7 @@ extension PrivacyScenario {
           "ACCESS \(room)", "ROOMS", "CONVERSATIONS",
         ]
         if let token { lines += ["SEARCH * \(token)", "SEARCH \(room) \(token)"] }
+        if let id { lines.append("REACT \(room) \(id) 👀") }
       case .irc:
         lines = [
           "NAMES \(room)", "WHO \(room)", "WHO \(room) %tcnuf,7", "TOPIC \(room)", "MODE \(room)",
@@ -25,6 +29,7 @@ extension PrivacyScenario {
           "CHATHISTORY TARGETS timestamp=2000-01-01T00:00:00.000Z timestamp=2999-01-01T00:00:00.000Z 50",
         ]
         if let whois { lines.append("WHOIS \(whois)") }
+        if let id { lines.append("@+draft/react=👀;+draft/reply=\(id) TAGMSG \(room)") }
       }
       lines.shuffle(using: &random)
       for line in lines where transport.isOpen(session) { ask(session, line) }

@@ -74,7 +74,8 @@ struct RollbackRequests {
     case 0..<10: return join()
     case 10..<14: return "PART \(room())"
     case 14..<26: return say()
-    case 26..<28: return redact(user)
+    case 26..<27: return redact(user)
+    case 27..<28: return react()
     case 28..<29: return amend(user)
     case 29..<33: return "SAYAT \(target()) \(when()) :\(text())"
     case 33..<36: return "SAYEVERY \(target()) \(rule()) :\(text())"
@@ -139,6 +140,15 @@ struct RollbackRequests {
       return "AMEND #a 1 :x"
     }
     return "AMEND \(message.target) \(message.id) :\(text())"
+  }
+
+  /// REACT or UNREACT (chatbroker(7), since 1.6) of a line seen.
+  private mutating func react() -> String {
+    guard let message = messages.isEmpty ? nil : random.pick(messages) else {
+      return "REACT #a 1 👍"
+    }
+    let verb = random.chance(70) ? "REACT" : "UNREACT"
+    return "\(verb) \(message.target) \(message.id) \(random.pick(["👍", "+1"]))"
   }
 
   private mutating func markRead(_ user: String) -> String {
