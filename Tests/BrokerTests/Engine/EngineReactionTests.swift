@@ -129,9 +129,11 @@ struct EngineReactionTests {
     #expect(chat.send(alice, "REACT #plan \(id)").first?.hasPrefix("ERR REACT SYNTAX") == true)
     #expect(chat.journal.records.count == written)
     for number in 0..<Reaction.maximumPerMessage {
-      #expect(chat.send(alice, "REACT #plan \(id) r\(number)") == ["OK REACT #plan \(id) r\(number)"])
+      #expect(
+        chat.send(alice, "REACT #plan \(id) r\(number)") == ["OK REACT #plan \(id) r\(number)"])
     }
-    #expect(chat.send(alice, "REACT #plan \(id) one-more").first?.hasPrefix("ERR REACT LIMIT") == true)
+    #expect(
+      chat.send(alice, "REACT #plan \(id) one-more").first?.hasPrefix("ERR REACT LIMIT") == true)
     #expect(chat.send(alice, "REACT #plan \(id) r0") == ["OK REACT #plan \(id) r0"])
   }
 
