@@ -14,6 +14,12 @@ public enum Reaction {
   /// UTF-8 with no space, control character, `,` or `=` (which the
   /// `REACTIONS` word uses), not starting with `:` (which starts free
   /// text on a line).
+  /// The reaction `bytes` spell, when they are one (``isValid(_:)``).
+  static func word(utf8 bytes: UnsafeBufferPointer<UInt8>) -> String? {
+    let word = String(decoding: bytes, as: UTF8.self)
+    return isValid(word) ? word : nil
+  }
+
   public static func isValid(_ word: String) -> Bool {
     let bytes = word.utf8
     guard !bytes.isEmpty, bytes.count <= maximumBytes, bytes.first != UInt8(ascii: ":") else {

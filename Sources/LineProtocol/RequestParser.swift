@@ -122,7 +122,7 @@ public enum RequestParser {
       let id = try messageID(verb, word)
       let reaction = try name(
         verb, try words.required(verb),
-        { Reaction.isValid(String(decoding: $0, as: UTF8.self)) ? String(decoding: $0, as: UTF8.self) : nil },
+        Reaction.word(utf8:),
         "a reaction: an emoji or a word of 1 to \(Reaction.maximumBytes) bytes, without "
           + "spaces, commas or =, not starting with :")
       try words.end(verb)

@@ -33,7 +33,8 @@ private let examples: [(BrokerEvent, String)] = [
     "REACT #ops k9 bob 👍"
   ),
   (
-    .reacted(target: .user("bob"), id: MessageID("k9")!, user: "bob", reaction: "+1", removed: true),
+    .reacted(
+      target: .user("bob"), id: MessageID("k9")!, user: "bob", reaction: "+1", removed: true),
     "UNREACT @bob k9 bob +1"
   ),
   (
