@@ -239,7 +239,7 @@ public struct TranscriptRenderer {
   /// `REACT`): each reaction and how many put it, `👍 2  lol 1`, in the
   /// order they were first put, cut to one row; on the right under one
   /// of mine. A reaction is someone's text: it is cleaned as theirs is.
-  func reactions(of message: ChatMessage) -> Row? {
+  private func reactions(of message: ChatMessage) -> Row? {
     guard !message.reactions.isEmpty else { return nil }
     let label = message.reactions.map { "\(sanitized($0.reaction)) \($0.users.count)" }
       .joined(separator: "  ")
