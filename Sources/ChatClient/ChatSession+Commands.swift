@@ -593,7 +593,7 @@ extension ChatSession {
     return (shown.last, String(rest))
   }
 
-  /// What `/react` offers when nothing of mine is there to take off.
+  /// The reactions Tab offers after `/react`, as the chat page does.
   public static let quickReactions = ["👍", "❤️", "😂", "🎉", "👀"]
 
   /// Tab after `/react` or `/unreact` (see ``completions(for:isFirst:line:)``):
