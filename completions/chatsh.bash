@@ -16,13 +16,13 @@ _chatsh() {
 
   # The commands and options of chatsh --help (Usage.swift); a test
   # compares them, so add one there and here together.
-  local commands="say history search tail scheduled cancel rooms who web"
-  local command="" socket="" i
+  local commands="say history search tail scheduled cancel react unreact rooms who web"
+  local command="" command_at=0 socket="" i
   for ((i = 1; i < cword; i++)); do
     case ${words[i]} in
       --socket | -s) socket=${words[i + 1]} ;;
-      say | history | search | tail | scheduled | cancel | rooms | who | web)
-        [[ -z $command ]] && command=${words[i]} ;;
+      say | history | search | tail | scheduled | cancel | react | unreact | rooms | who | web)
+        [[ -z $command ]] && command=${words[i]} command_at=$i ;;
     esac
   done
 
@@ -73,6 +73,15 @@ _chatsh() {
         COMPREPLY=($(compgen -W "$(_chatsh_rooms)" -- "$cur"))
       else
         COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+      fi ;;
+    react | unreact)
+      # TARGET, then ID and REACTION, which only the user knows.
+      if ((cword == command_at + 1)); then
+        if [[ $cur == '@'* ]]; then
+          COMPREPLY=($(compgen -P @ -u -- "${cur#@}"))
+        else
+          COMPREPLY=($(compgen -W "$(_chatsh_rooms)" -- "$cur"))
+        fi
       fi ;;
     say | history | tail | who)
       if [[ $cur == '@'* ]]; then

@@ -20,6 +20,10 @@ public struct ChatMessage: Equatable, Sendable {
   /// Since 1.6: its author changed its text (`AMEND`): `EDITED` on its
   /// `HIST` line, or an `AMEND` line while shown.
   public var isEdited = false
+  /// Since 1.6: who put which reaction on it (`REACT`), in the order the
+  /// reactions were first put: `REACTIONS` on its `HIST` line, then
+  /// `REACT` and `UNREACT` lines while shown (chatbroker(7), `REACT`).
+  public var reactions: [ReactionTally] = []
 
   public init(
     target: String, id: String, time: Timestamp, user: String, text: String,
@@ -42,6 +46,29 @@ public struct ChatMessage: Equatable, Sendable {
     self.init(
       target: target.description, id: id.description, time: time, user: user, text: text,
       isAction: isAction, series: series?.description, replyTo: replyTo?.description)
+  }
+
+  /// `user` put `reaction` on it, or took it off (`removed`): a new
+  /// reaction goes last, a user counts once per reaction, and a reaction
+  /// nobody has any more goes. Returns whether anything changed.
+  @discardableResult
+  public mutating func react(user: String, _ reaction: String, removed: Bool) -> Bool {
+    let index = reactions.firstIndex { $0.reaction == reaction }
+    if removed {
+      guard let index, let position = reactions[index].users.firstIndex(of: user) else {
+        return false
+      }
+      reactions[index].users.remove(at: position)
+      if reactions[index].users.isEmpty { reactions.remove(at: index) }
+      return true
+    }
+    guard let index else {
+      reactions.append(ReactionTally(reaction: reaction, users: [user]))
+      return true
+    }
+    guard !reactions[index].users.contains(user) else { return false }
+    reactions[index].users.append(user)
+    return true
   }
 
   /// The time as the broker wrote it: RFC 3339 in UTC with milliseconds,

@@ -120,15 +120,33 @@ public final class Conversation {
   /// Message `id`, when shown, gets its author's new text (`AMEND`),
   /// marked edited; false when it is not shown.
   public func amend(messageID id: String, text: String) -> Bool {
+    let shown = change(messageID: id) { message in
+      message.text = text
+      message.isEdited = true
+    }
+    if shown { appendedSinceDraw += 1 }
+    return shown
+  }
+
+  /// `user` put `reaction` on message `id`, when shown, or took it off
+  /// (`removed`; chatbroker(7), `REACT`): only its count under the
+  /// message changes; nothing is unread. False when it is not shown.
+  @discardableResult
+  public func react(messageID id: String, user: String, reaction: String, removed: Bool)
+    -> Bool
+  {
+    change(messageID: id) { $0.react(user: user, reaction, removed: removed) }
+  }
+
+  /// Changes message `id` in place, when shown; false when it is not.
+  private func change(messageID id: String, _ body: (inout ChatMessage) -> Void) -> Bool {
     guard
       let index = entries.firstIndex(where: {
         if case .message(let message) = $0 { message.id == id } else { false }
       }), case .message(var message) = entries[index]
     else { return false }
-    message.text = text
-    message.isEdited = true
+    body(&message)
     entries[index] = .message(message)
-    appendedSinceDraw += 1
     return true
   }
 

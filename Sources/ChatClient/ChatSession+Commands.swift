@@ -36,6 +36,15 @@ extension ChatSession {
       "/amend", "/amend [ID] text",
       "give your last message here, or message ID, a new text, within 24 h; shown as edited"
     ),
+    (
+      "/react", "/react [ID] reaction",
+      "put a reaction (👍, +1, lol) on the last message someone else sent here, or message ID; "
+        + "counted under it"
+    ),
+    (
+      "/unreact", "/unreact [ID] reaction",
+      "take your reaction off the last message here that has it from you, or message ID"
+    ),
     ("/ids", "/ids", "show message ids (for /delete ID), or hide them again"),
     ("/at", "/at WHEN text", "send later: 18:00 (your clock), +10m, 2026-12-24T18:00Z"),
     ("/later", "/later DURATION text", "send after 90s, 10m, 1h30m, 1d"),
@@ -207,6 +216,8 @@ extension ChatSession {
       let conversation = model.current.name
       request(
         .amend(target, id, text: text), .amend(target: conversation, id: changed.id, text: text))
+    case "/react", "/unreact":
+      react(arguments, removed: name == "/unreact")
     case "/at", "/later":
       let parts = rest.split(separator: " ", maxSplits: 1)
       guard parts.count == 2 else {
@@ -362,6 +373,47 @@ extension ChatSession {
     default:
       error("unknown command \(name); /help lists them")
     }
+  }
+
+  /// `/react [ID] reaction` and `/unreact [ID] reaction` (chatbroker(7),
+  /// `REACT`): without ID, the last message someone else sent here, or,
+  /// taking one off, the last here that has `reaction` from me. An ID
+  /// need not be shown: the broker knows whether there is such a message.
+  private func react(_ arguments: [String], removed: Bool) {
+    let name = removed ? "/unreact" : "/react"
+    guard model.currentIndex != nil, let target = Target(model.current.name) else {
+      return error("no conversation is open")
+    }
+    guard (1...2).contains(arguments.count), let reaction = arguments.last else {
+      return usage("\(name) [ID] reaction, e.g. \(name) 👍 or \(name) 42 +1")
+    }
+    guard Reaction.isValid(reaction) else {
+      return error(
+        "\(reaction) is no reaction: an emoji or a word of 1 to \(Reaction.maximumBytes) bytes, "
+          + "without commas or =, not starting with :")
+    }
+    let me = model.me
+    let chosen =
+      arguments.count == 2
+      ? arguments[0]
+      : model.current.entries.reversed().lazy.compactMap { entry -> String? in
+        guard case .message(let message) = entry else { return nil }
+        let fits =
+          removed
+          ? message.reactions.contains { $0.reaction == reaction && $0.users.contains(me) }
+          : message.user != me
+        return fits ? message.id : nil
+      }.first
+    guard let chosen else {
+      return error(
+        removed
+          ? "you have put \(reaction) on no message shown here"
+          : "nobody else has written here yet: there is nothing to react to")
+    }
+    guard let id = MessageID(chosen) else { return error("\(chosen) is no message id") }
+    request(
+      .react(target, id, reaction: reaction, removed: removed),
+      .react(target: target.description, id: chosen, reaction: reaction, removed: removed))
   }
 
   /// `dayAndTime`: the word after `when` is a clock time, so the user
@@ -541,6 +593,32 @@ extension ChatSession {
     return (shown.last, String(rest))
   }
 
+  /// The reactions Tab offers after `/react`, as the chat page does.
+  public static let quickReactions = ["👍", "❤️", "😂", "🎉", "👀"]
+
+  /// Tab after `/react` or `/unreact` (see ``completions(for:isFirst:line:)``):
+  /// the second word is an id or a reaction, the third a reaction.
+  private func reactionCompletions(removed: Bool, words: [Substring], line: String) -> [String] {
+    let typing = line.hasSuffix(" ") ? words.count + 1 : words.count
+    guard typing == 2 || typing == 3 else { return [] }
+    let me = model.me
+    let messages = model.current.entries.reversed().compactMap { entry -> ChatMessage? in
+      guard case .message(let message) = entry else { return nil }
+      return !removed || message.reactions.contains { $0.users.contains(me) } ? message : nil
+    }.prefix(20)
+    func mine(_ messages: some Sequence<ChatMessage>) -> [String] {
+      var seen: Set<String> = []
+      return messages.flatMap { message in
+        message.reactions.filter { $0.users.contains(me) }.map(\.reaction)
+      }.filter { seen.insert($0).inserted }
+    }
+    if typing == 3 {
+      let id = String(words[1])
+      return removed ? mine(messages.filter { $0.id == id }) : Self.quickReactions
+    }
+    return messages.map(\.id) + (removed ? mine(messages) : Self.quickReactions)
+  }
+
   /// Candidates for Tab, by what the word before the cursor starts with.
   /// `line` is the whole input line, so that the id after `/cancel`,
   /// `/reschedule` and `/edit` completes from the pending ids.
@@ -564,6 +642,12 @@ extension ChatSession {
         }
         return nil
       }.prefix(20).map { $0 }
+    }
+    // After /react: the ids of the messages shown, newest first, and a
+    // few reactions; after /unreact, the messages that have one from me,
+    // and mine. After an id, the reactions alone.
+    if command == "/react" || command == "/unreact" {
+      return reactionCompletions(removed: command == "/unreact", words: words, line: line)
     }
     // The rule forms of chatbroker(7), "Series", after /every.
     if command == "/every" && atSecond { return Self.ruleExamples }

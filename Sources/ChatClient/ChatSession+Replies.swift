@@ -165,6 +165,10 @@ extension ChatSession {
       }
     case .amend(let target, let id, let text):
       _ = model.find(target)?.amend(messageID: id, text: text)
+    case .react(let target, let id, let reaction, let removed):
+      // Others are told with REACT lines; this session by its OK.
+      model.find(target)?.react(
+        messageID: id, user: model.me, reaction: reaction, removed: removed)
     case .who(let room, let shown):
       let users = data.compactMap { line -> String? in
         if case .member(_, let user, _) = line { return user }
@@ -299,6 +303,11 @@ extension ChatSession {
       error("could not take \(id) back: \(text)")
     case .amend(_, let id, _):
       error("could not change \(id): \(text)")
+    case .react(_, let id, let reaction, let removed):
+      error(
+        removed
+          ? "could not take your \(reaction) off \(id): \(text)"
+          : "could not put \(reaction) on \(id): \(text)")
     case .away:
       error("could not set your away text: \(text)")
     case .topic(let room), .setTopic(let room):

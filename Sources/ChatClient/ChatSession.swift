@@ -298,6 +298,12 @@ public final class ChatSession {
     case .amended(let target, let id, _, let text):
       // In place, marked edited; nothing to say when it is not shown.
       _ = model.find(target.description)?.amend(messageID: id.description, text: text)
+    case .reacted(let target, let id, let user, let reaction, let removed):
+      // Only the count under the message changes: a reaction is not a
+      // message, so it is not unread and rings nothing (chatbroker(7),
+      // `REACT`); nothing to say when the message is not shown.
+      model.find(target.description)?.react(
+        messageID: id.description, user: user, reaction: reaction, removed: removed)
     case .bye(let text):
       notice("the broker closed the connection: \(text)")
     case .markRead(let target, let id):

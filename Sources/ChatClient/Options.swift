@@ -23,6 +23,9 @@ public enum Command: Equatable, Sendable {
   case tail(targets: [String], count: Int, json: Bool, mentions: Bool = false)
   case scheduled(json: Bool)
   case cancel(id: String)
+  /// `react` and `unreact` (`removed`): a reaction on message `id` of
+  /// `target`, or mine taken off it (chatbroker(7), `REACT`).
+  case react(target: String, id: String, reaction: String, removed: Bool)
   case rooms(json: Bool)
   case who(room: String, json: Bool)
   /// `web`: a link that opens the chat in a browser; `--revoke` ends them.
@@ -65,7 +68,8 @@ public struct UsageError: Error, Equatable, CustomStringConvertible {
 /// Parses chatsh's arguments (without the program name).
 public enum OptionParser {
   public static let commands = [
-    "say", "history", "search", "tail", "scheduled", "cancel", "rooms", "who", "web",
+    "say", "history", "search", "tail", "scheduled", "cancel", "react", "unreact", "rooms", "who",
+    "web",
   ]
 
   public static func parse(_ arguments: [String]) throws(UsageError) -> Invocation {
@@ -287,6 +291,25 @@ public enum OptionParser {
           "'\(positional[0])' is not a message id (1 to 32 letters and digits)", command: command)
       }
       return .cancel(id: positional[0])
+    case "react", "unreact":
+      try reject(json, "--json")
+      try reject(count != nil, "-n")
+      try arguments(
+        3...3, ["TARGET", "ID", "REACTION"].dropFirst(positional.count).joined(separator: " "))
+      _ = try checkedTarget(positional[0], command: command)
+      guard MessageID(positional[1]) != nil else {
+        throw UsageError(
+          "'\(positional[1])' is not a message id (see chatsh history --json)", command: command)
+      }
+      guard Reaction.isValid(positional[2]) else {
+        throw UsageError(
+          "'\(positional[2])' is not a reaction: an emoji or a word of 1 to "
+            + "\(Reaction.maximumBytes) bytes, without spaces, commas or =, not starting with :",
+          command: command)
+      }
+      return .react(
+        target: positional[0], id: positional[1], reaction: positional[2],
+        removed: command == "unreact")
     case "rooms":
       try reject(count != nil, "-n")
       try arguments(0...0, "")

@@ -18,8 +18,10 @@ public enum OutputFormat {
 
   /// The message as one JSON object; an action (`/me`) has
   /// `"action":true`, an occurrence of a series `"series":"<id>"`, a reply
-  /// `"reply_to":"<id>"` and one its author changed `"edited":true`
-  /// (since 1.6).
+  /// `"reply_to":"<id>"`, one its author changed `"edited":true`, and one
+  /// with reactions `"reactions":{"👍":["bob","carol"]}`, who put each, in
+  /// the order they were first put (since 1.6): `.reactions["👍"] | length`
+  /// counts them in jq.
   public static func json(_ message: ChatMessage) -> String {
     let fields = [
       ("id", message.id), ("target", message.target), ("time", message.timeText),
@@ -29,7 +31,16 @@ public enum OutputFormat {
       fields + (message.isAction ? [("action", "true")] : [])
         + (message.series.map { [("series", jsonString($0))] } ?? [])
         + (message.replyTo.map { [("reply_to", jsonString($0))] } ?? [])
-        + (message.isEdited ? [("edited", "true")] : []))
+        + (message.isEdited ? [("edited", "true")] : [])
+        + (message.reactions.isEmpty ? [] : [("reactions", reactions(message.reactions))]))
+  }
+
+  /// `{"<reaction>":["<user>",...],...}`.
+  private static func reactions(_ tallies: [ReactionTally]) -> String {
+    rawObject(
+      tallies.map { tally in
+        (tally.reaction, "[" + tally.users.map(jsonString).joined(separator: ",") + "]")
+      })
   }
 
   /// `ID DUE TARGET TEXT`, tab-separated, and for a series a fifth field,

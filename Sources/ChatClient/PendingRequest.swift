@@ -22,6 +22,8 @@ enum PendingRequest: Equatable {
   case redact(target: String, id: String)
   /// `AMEND` (since 1.6): `/amend`.
   case amend(target: String, id: String, text: String)
+  /// `REACT` or `UNREACT` (`removed`; since 1.6): `/react`, `/unreact`.
+  case react(target: String, id: String, reaction: String, removed: Bool)
   case sayAt(target: String, text: String)
   case sayEvery(target: String, text: String)
   case history(target: String, shown: Bool)

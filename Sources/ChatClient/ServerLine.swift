@@ -70,12 +70,13 @@ public enum ServerLine: Equatable, Sendable {
       case .event(
         .history(
           let target, let id, let time, let user, let text, let action, let series, let replyTo,
-          let edited, _)) = self
+          let edited, let reactions)) = self
     else { return nil }
     var message = ChatMessage(
       target: target, id: id, time: time, user: user, text: text, isAction: action,
       series: series, replyTo: replyTo)
     message.isEdited = edited
+    message.reactions = reactions
     return message
   }
 

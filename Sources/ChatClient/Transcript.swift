@@ -115,6 +115,7 @@ public struct TranscriptRenderer {
         } else {
           rows += others(message, header: newRun, stamp: stamp)
         }
+        if let counts = reactions(of: message) { rows.append(counts) }
         if showIDs {
           let label = "id " + sanitized(message.id)
           rows.append(
@@ -232,6 +233,24 @@ public struct TranscriptRenderer {
       return aligned([Segment(label, .dim)], width: TextWidth.of(label), right: right)
     }
     return Row([Segment(String(repeating: " ", count: Self.indent) + label, .dim)])
+  }
+
+  /// The dim line under a message with reactions (chatbroker(7),
+  /// `REACT`): each reaction and how many put it, `👍 2  lol 1`, in the
+  /// order they were first put, cut to one row; on the right under one
+  /// of mine. A reaction is someone's text: it is cleaned as theirs is.
+  private func reactions(of message: ChatMessage) -> Row? {
+    guard !message.reactions.isEmpty else { return nil }
+    let label = message.reactions.map { "\(sanitized($0.reaction)) \($0.users.count)" }
+      .joined(separator: "  ")
+    let right = max(width - 1, 1)
+    guard message.user == me && !message.isAction else {
+      let shown = TextWidth.truncated(label, fitting: right - Self.indent)
+      return Row([Segment(String(repeating: " ", count: Self.indent) + shown, .dim)])
+    }
+    let shown = TextWidth.truncated(
+      label, fitting: max(min(right - Self.indent, right * 3 / 4), 10))
+    return aligned([Segment(shown, .dim)], width: TextWidth.of(shown), right: right)
   }
 
   /// `/me` (chatbroker(7), `ACTION`): `* cat waves`, as IRC clients show

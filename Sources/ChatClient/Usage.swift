@@ -8,6 +8,8 @@ public enum Usage {
            chatsh [--socket PATH] tail [-n N] [--json] [--mentions] TARGET ...
            chatsh [--socket PATH] scheduled [--json]
            chatsh [--socket PATH] cancel ID
+           chatsh [--socket PATH] react TARGET ID REACTION
+           chatsh [--socket PATH] unreact TARGET ID REACTION
            chatsh [--socket PATH] rooms [--json]
            chatsh [--socket PATH] who [--json] ROOM
            chatsh [--socket PATH] web [--revoke]
@@ -30,6 +32,8 @@ public enum Usage {
       tail       print messages of the TARGETs as they arrive
       scheduled  list your messages waiting to be sent
       cancel     cancel one of them by ID
+      react      put a reaction (an emoji or a short word) on a message
+      unreact    take your reaction off a message
       rooms      list the rooms and how many people are in each
       who        list the people in ROOM
       web        print a link that opens the chat in your browser
@@ -152,6 +156,20 @@ public enum Usage {
 
         Cancels your scheduled message ID, or ends your series ID (see
         chatsh scheduled). Exits 1 when nothing pending of yours has that id.
+        """
+    case "react", "unreact":
+      return """
+        usage: chatsh react TARGET ID REACTION
+               chatsh unreact TARGET ID REACTION
+
+        Puts REACTION, an emoji or a short word (👍, +1, lol), on message ID
+        of TARGET, a #room or @user; unreact takes yours off again. Each
+        reaction counts once per person: putting one again, or taking off
+        one that is not there, changes nothing and succeeds. The ids are
+        in chatsh history --json. Exits 1 when there is no such message
+        you may read, or you may not write to TARGET.
+
+        example: chatsh react '#ops' 42 👍
         """
     case "rooms":
       return """

@@ -77,6 +77,12 @@ struct ScriptMode {
         }
       case .cancel(let id):
         try simple([.cancel(checked(id, MessageID.init))]) { _ in }
+      case .react(let target, let id, let reaction, let removed):
+        try simple([
+          .react(
+            checked(target, Target.init), checked(id, MessageID.init), reaction: reaction,
+            removed: removed)
+        ]) { _ in }
       case .rooms(let json):
         try simple([.rooms(after: nil)]) { line in
           if case .event(.room(let name, let members, _, let topic, _)) = line {

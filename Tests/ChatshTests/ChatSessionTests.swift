@@ -115,6 +115,84 @@ import Testing
   }
 
   @Test(
+    "/react puts a reaction on the last line by someone else, or line ID; OK, REACT and UNREACT change the counts, never unread"
+  )
+  func reactCommand() {
+    let harness = Harness()
+    harness.session.start(targets: ["#ops", "#dev"])
+    harness.feed(
+      "OK JOIN #ops 1", "OK WHO #ops 0", "OK ACCESS #ops public",
+      "HIST #ops 7 2026-11-30T17:00:00.000Z bob REACTIONS 👍=carol+dave,lol=carol :deploy at 1800",
+      "HIST #ops 8 2026-11-30T17:01:00.000Z alice :ok", "OK HISTORY #ops 2",
+      "OK JOIN #dev 1", "OK WHO #dev 0", "OK ACCESS #dev public",
+      "HIST #dev 3 2026-11-30T17:00:00.000Z bob :build is red", "OK HISTORY #dev 1",
+      "OK CONVERSATIONS 0", "OK SCHEDULED 0", "OK ROOMS 0")
+    func reactions(_ room: String, _ id: String) -> [ReactionTally]? {
+      for case .message(let message) in harness.session.model.find(room)!.entries
+      where message.id == id {
+        return message.reactions
+      }
+      return nil
+    }
+    #expect(
+      reactions("#ops", "7")
+        == [
+          ReactionTally(reaction: "👍", users: ["carol", "dave"]),
+          ReactionTally(reaction: "lol", users: ["carol"]),
+        ])
+    harness.session.submit("/react 👍")
+    #expect(harness.sent.last == "REACT #ops 7 👍", "bob's line, not my own last one")
+    harness.feed("OK REACT #ops 7 👍")
+    #expect(reactions("#ops", "7")?.first?.users == ["carol", "dave", "alice"])
+    harness.session.submit("/react 8 +1")
+    #expect(harness.sent.last == "REACT #ops 8 +1")
+    harness.feed("ERR REACT NOSUCHMSG :no message 8 in the history of #ops")
+    #expect(
+      harness.session.model.current.entries.last?.noticeText
+        == "could not put +1 on 8: no message 8 in the history of #ops")
+    harness.session.submit("/unreact 👍")
+    #expect(harness.sent.last == "UNREACT #ops 7 👍", "the line that has my 👍")
+    harness.feed("OK UNREACT #ops 7 👍")
+    #expect(reactions("#ops", "7")?.first?.users == ["carol", "dave"])
+    let sentBefore = harness.sent.count
+    harness.session.submit("/react two words here")
+    harness.session.submit("/react a,b")
+    #expect(harness.sent.count == sentBefore, "no request for what is no reaction")
+    #expect(
+      harness.session.model.current.entries.last?.noticeText?.hasPrefix("a,b is no reaction")
+        == true)
+    #expect(
+      Set(harness.session.completions(for: "", isFirst: false, line: "/react "))
+        == Set(["8", "7"] + ChatSession.quickReactions))
+    #expect(
+      harness.session.completions(for: "", isFirst: false, line: "/react 7 ")
+        == ChatSession.quickReactions)
+
+    // Someone reacts in a room not shown: the count changes, nothing is unread, nothing rings.
+    harness.feed("REACT #dev 3 carol 👀", "REACT #dev 3 dave 👀", "UNREACT #dev 3 carol 👀")
+    harness.feed("REACT #dev 3 alice 🔥")
+    #expect(
+      reactions("#dev", "3")
+        == [
+          ReactionTally(reaction: "👀", users: ["dave"]),
+          ReactionTally(reaction: "🔥", users: ["alice"]),
+        ])
+    #expect(harness.session.model.find("#dev")!.unread == 0 && harness.bells == 0)
+    harness.feed("UNREACT #dev 3 dave 👀")
+    #expect(reactions("#dev", "3") == [ReactionTally(reaction: "🔥", users: ["alice"])])
+    #expect(harness.session.model.find("#dev")!.unread == 0 && harness.bells == 0)
+    _ = harness.session.model.switchTo("#dev")
+    #expect(harness.session.completions(for: "", isFirst: false, line: "/unreact ") == ["3", "🔥"])
+    #expect(
+      OutputFormat.json(
+        ServerLine(
+          parsing: "HIST #ops 7 2026-11-30T17:00:00.000Z bob REACTIONS 👍=carol+dave,lol=carol :x"
+        ).historyMessage!
+      )
+      .hasSuffix(#","reactions":{"👍":["carol","dave"],"lol":["carol"]}}"#))
+  }
+
+  @Test(
     "a typed line shows as mine once the broker says OK; // sends a leading slash; an ERR shows inline"
   )
   func sayAddsOwnMessageOnOK() {

@@ -26,6 +26,14 @@ import Testing
       (["tail", "#a", "#b", "--json"], .tail(targets: ["#a", "#b"], count: 0, json: true)),
       (["scheduled"], .scheduled(json: false)),
       (["cancel", "1jm"], .cancel(id: "1jm")),
+      (
+        ["react", "#ops", "42", "👍"],
+        .react(target: "#ops", id: "42", reaction: "👍", removed: false)
+      ),
+      (
+        ["unreact", "@bob", "7", "+1"],
+        .react(target: "@bob", id: "7", reaction: "+1", removed: true)
+      ),
       (["rooms", "--json"], .rooms(json: true)),
       (["who", "#ops"], .who(room: "#ops", json: false)),
       (["web"], .web(revoke: false)),
@@ -47,6 +55,9 @@ import Testing
       ["say"], ["say", "--at", "18:00", "#ops"], ["say", "ops", "x"], ["history"],
       ["history", "#a", "#b"], ["history", "-n", "0", "#a"], ["history", "-n", "x", "#a"],
       ["tail"], ["cancel"], ["cancel", "no-dashes"], ["who", "@bob"], ["rooms", "extra"],
+      ["react", "#ops", "42"], ["react", "#ops", "42", "a,b"], ["react", "ops", "42", "👍"],
+      ["react", "#ops", "4-2", "👍"], ["unreact", "#ops", "42", "👍", "x"],
+      ["react", "--json", "#ops", "42", "👍"],
       ["frobnicate"], ["--bogus"], ["--socket"], ["--color", "purple", "rooms"],
       ["scheduled", "--at", "18:00"], ["say", "--wait", "-1", "#a", "x"],
       ["say", "--wait", "86401", "#a", "x"], ["say", "--wait", "soon", "#a", "x"],

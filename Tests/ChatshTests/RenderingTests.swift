@@ -102,6 +102,39 @@ private func message(_ user: String, _ text: String, at time: Timestamp, id: Str
   }
 
   @Test(
+    "reactions are counted on a dim line under the message, on the right under mine, cleaned and cut to the width"
+  )
+  func reactionCounts() {
+    var renderer = TranscriptRenderer(me: "alice", width: 40, now: monday18 + 60_000, clock: utc)
+    renderer.fullName = { _ in nil }
+    var theirs = message("bob", "deploy at 18:00", at: monday18)
+    theirs.reactions = [
+      ReactionTally(reaction: "👍", users: ["carol", "dave"]),
+      ReactionTally(reaction: "lol", users: ["alice"]),
+    ]
+    var mine = message("alice", "ok", at: monday18 + 1000)
+    mine.reactions = [ReactionTally(reaction: "🎉", users: ["bob"])]
+    var crowded = message("carol", "vote", at: monday18 + 2000)
+    crowded.reactions = (1...12).map { ReactionTally(reaction: "r\($0)", users: ["bob"]) }
+    crowded.reactions.append(ReactionTally(reaction: "\u{1B}[2J\u{202E}", users: ["mallory"]))
+    let rows = renderer.render([.message(theirs), .message(mine), .message(crowded)])
+    let texts = rows.map(\.text)
+    let text = texts.firstIndex(of: "      deploy at 18:00")
+    #expect(text.map { texts[$0 + 1] } == "      👍 2  lol 1", "\(texts)")
+    #expect(text.map { rows[$0 + 1].segments.allSatisfy { $0.style == .dim } } == true)
+    let party = texts.firstIndex { $0.hasSuffix("🎉 1") }
+    #expect(party.map { texts[$0 - 1].hasSuffix("ok") } == true, "under mine: \(texts)")
+    #expect(party.map { rows[$0].width } == 39, "on the right")
+    let cut = texts.first { $0.hasPrefix("      r1 1  r2 1") }
+    #expect(cut?.hasSuffix("…") == true && cut.map { TextWidth.of($0) } == 39, "\(texts)")
+    var hostile = crowded
+    hostile.reactions = [ReactionTally(reaction: "\u{1B}[2J\u{202E}", users: ["mallory"])]
+    let cleaned = renderer.render([.message(hostile)]).map(\.text)
+    #expect(cleaned.contains("      \u{FFFD}[2J\u{FFFD} 1"), "\(cleaned)")
+    #expect(!cleaned.joined().contains("\u{1B}"))
+  }
+
+  @Test(
     "the transcript: a day line, the sender with initials once per run of lines, my own lines on the right"
   )
   func transcriptLayout() {

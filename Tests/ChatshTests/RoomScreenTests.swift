@@ -6,10 +6,10 @@ import Testing
 /// chatsh(1) in a room: the topic on the top line, set with `/topic` and
 /// told when someone else changes it (chatbroker(7), `TOPIC`); actions
 /// sent with `/me` and shown as `* user text` (chatbroker(7), `ACTION`).
-@Suite("chatsh: topics, actions, taking a message back and away")
+@Suite("chatsh: topics, actions, taking a message back, away and reactions")
 struct RoomScreenTests {
   /// chatsh showing `target`, once its top line is drawn.
-  private func chatScreen(_ broker: BrokerProcess, _ target: String) throws -> Tmux {
+  func chatScreen(_ broker: BrokerProcess, _ target: String) throws -> Tmux {
     let terminal = try Tmux([
       "/usr/bin/env", "LANG=C.UTF-8", "TZ=UTC", "XDG_STATE_HOME=" + broker.directory + "/xdg",
       BuiltProducts.path("chatsh"), "--socket", broker.socketPath, target,

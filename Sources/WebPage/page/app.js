@@ -41,6 +41,7 @@
     const message = {
       target: words[1], id: words[2], time: words[3], user: words[4],
       text: text || "", action: false, redacted: false, series: null, replyTo: null, edited: false,
+      reactions: [],
     };
     for (let index = 5; index < words.length; index++) {
       if (words[index] === "ACTION") message.action = true;
@@ -48,8 +49,18 @@
       else if (words[index] === "SERIES") message.series = words[++index] || null;
       else if (words[index] === "REPLY") message.replyTo = words[++index] || null;
       else if (words[index] === "EDITED") message.edited = true;
+      else if (words[index] === "REACTIONS") message.reactions = parseReactions(words[++index] || "");
     }
     return message;
+  }
+
+  /** HIST's REACTIONS word, 👍=bob+carol,lol=dave: each reaction with who
+   *  put it, in the order they were first put (chatbroker(7), HIST). */
+  function parseReactions(word) {
+    return word.split(",").map((part) => {
+      const equals = part.indexOf("=");
+      return { reaction: part.slice(0, equals), users: part.slice(equals + 1).split("+").filter(Boolean) };
+    }).filter((tally) => tally.reaction && tally.users.length);
   }
 
   /** A protocol text: no control characters (the broker refuses them). */
@@ -251,6 +262,7 @@
       case "AWAY": return notice("@" + words[1], words[1] + " is away: " + (text || ""));
       case "REDACT": return onRedact(words[1], words[2]);
       case "AMEND": return onAmend(words[1], words[2], text || "");
+      case "REACT": case "UNREACT": return onReact(words[1], words[2], words[3], words[4], kind === "UNREACT");
       case "MARKREAD": return onMarkRead(words[1], words[2]);
       case "BYE": setStatus(text || "the broker closed this page", true); return;
       default: return;
@@ -549,6 +561,27 @@
     if (target === current) renderMessages();
   }
 
+  /** Someone put a reaction on a message or took it off (chatbroker(7),
+   *  REACT): only its chips change; it is never unread. */
+  function onReact(target, id, user, reaction, removed) {
+    const conv = conversations.get(target);
+    const item = conv && [...conv.items, ...conv.buffer].find((each) => each.id === id && !each.notice);
+    if (!item || !reaction || !react(item, user, reaction, removed)) return;
+    if (target === current) renderMessages();
+  }
+
+  /** Puts `user`'s reaction on `item` or takes it off; whether it changed. */
+  function react(item, user, reaction, removed) {
+    const tallies = (item.reactions = item.reactions || []);
+    const tally = tallies.find((each) => each.reaction === reaction);
+    if (removed ? !tally || !tally.users.includes(user) : tally && tally.users.includes(user)) return false;
+    if (!tally) tallies.push({ reaction, users: [user] });
+    else if (!removed) tally.users.push(user);
+    else if (tally.users.length > 1) tally.users.splice(tally.users.indexOf(user), 1);
+    else tallies.splice(tallies.indexOf(tally), 1);
+    return true;
+  }
+
   function onMarkRead(target, id) {
     const conv = conversation(target);
     conv.read = id;
@@ -708,7 +741,7 @@
         const line = el("div", "notice", item.text);
         line.setAttribute("role", "note");
         line.append(timeElement(item.time));
-        nodes.push(line);
+        nodes.push(line, ...chips(item));
         group = null;
         continue;
       }
@@ -737,7 +770,7 @@
         group.node.append(group.stack);
         nodes.push(group.node);
       }
-      group.stack.append(bubble(item, mine, conv));
+      group.stack.append(bubble(item, mine, conv), ...chips(item));
       previous = item;
     }
     box.replaceChildren(...nodes);
@@ -773,6 +806,7 @@
     node.tabIndex = 0;
     const actions = el("span", "actions");
     actions.append(button("Reply", () => startReply(item), "small reply"));
+    actions.append(button("React", () => chooseReaction(item), "small react"));
     if (mine && Date.now() - new Date(item.time) < 24 * 3600 * 1000) {
       if (!item.action) actions.append(button("Edit", () => startEdit(item), "small edit"));
       actions.append(button("Take back", () => takeBack(item), "small take-back"));
@@ -802,6 +836,59 @@
       });
     }
     return node;
+  }
+
+  // ---------------------------------------------------------- reactions
+
+  const quickReactions = ["👍", "❤️", "😂", "🎉", "👀"];
+
+  /** The chips under a bubble: each reaction and how many put it, mine
+   *  pressed; a click puts mine on or takes it off. */
+  function chips(item) {
+    if (!item.reactions || !item.reactions.length || item.redacted || item.pending) return [];
+    const row = el("div", "reactions");
+    for (const tally of item.reactions) {
+      const mine = tally.users.includes(me);
+      const chip = button(tally.reaction + " " + tally.users.length, () => sendReaction(item, tally.reaction, mine).catch(showError), "chip");
+      chip.setAttribute("aria-pressed", String(mine));
+      chip.title = tally.users.join(", ");
+      row.append(chip);
+    }
+    return [row];
+  }
+
+  function sendReaction(item, reaction, removed) {
+    return request((removed ? "UNREACT " : "REACT ") + item.target + " " + item.id + " " + reaction)
+      .then(() => {
+        react(item, me, reaction, removed);
+        if (item.target === current) renderMessages();
+      });
+  }
+
+  /** React on a bubble: a few reactions a click away, or another typed. */
+  function chooseReaction(item) {
+    let other;
+    const dialog = openDialog({
+      title: "React to " + (item.user === me ? "your message" : item.user),
+      build(body) {
+        const row = el("div", "row quick-reactions");
+        for (const reaction of quickReactions) {
+          row.append(button(reaction, () => sendReaction(item, reaction, false).then(() => dialog.close()).catch(showError), "chip"));
+        }
+        body.append(row);
+        other = field(body, "Another: an emoji or a short word", el("input"));
+        other.maxLength = 32;
+      },
+      okLabel: "React",
+      async onOk() {
+        const reaction = other.value.trim();
+        // One word (chatbroker(7), REACT); the broker says what else is wrong.
+        if (!reaction || /[\s,=]/.test(reaction) || reaction.startsWith(":")) {
+          throw new Error("a reaction is an emoji or a short word, without spaces, commas or =");
+        }
+        await sendReaction(item, reaction, false);
+      },
+    });
   }
 
   // ------------------------------------------------------------ replies
