@@ -399,7 +399,13 @@ private struct LineBuilder {
       word("REACTIONS")
       word(ReactionTally.word(reactions))
     }
-    self.text(text)
+    // Since 1.6, last: a text of several lines (chatbroker(7), BLOCK).
+    if MessageBlock.isBlock(text) {
+      word("BLOCK")
+      self.text(MessageBlock.escaped(text))
+    } else {
+      self.text(text)
+    }
   }
 
   private mutating func separate() {

@@ -122,7 +122,9 @@ public enum LineCodec {
       var reactions: [ReactionTally] = []
       if flags.first == "REACTIONS", flags.count >= 2 {
         reactions = ReactionTally.parse(flags[flags.startIndex + 1]) ?? []
+        flags.removeFirst(2)
       }
+      let text = flags.first == "BLOCK" ? MessageBlock.unescaped(text) : text
       return kind == "MSG"
         ? .message(
           target: target, id: id, time: time, user: rest[3], text: text, action: action,

@@ -17,9 +17,28 @@ public enum MessageText {
     return nil
   }
 
-  /// The same rule on a string.
-  public static func problem(_ text: String, verb: String) -> RequestError? {
-    withUTF8Bytes(text) { problem($0, verb: verb) }
+  /// The same rule on a string; with `allowingLineFeeds`, the rule of a
+  /// block's text (since 1.6; chatbroker(7), `BLOCK`): its lines between
+  /// line feeds keep the rule but for being blank, and there are at most
+  /// ``MessageBlock/maximumLines`` of them.
+  public static func problem(_ text: String, verb: String, allowingLineFeeds: Bool = false)
+    -> RequestError?
+  {
+    guard allowingLineFeeds, MessageBlock.isBlock(text) else {
+      return withUTF8Bytes(text) { problem($0, verb: verb) }
+    }
+    if let problem = MessageBlock.problem(text, verb: verb) { return problem }
+    for line in text.utf8.split(separator: 0x0A, omittingEmptySubsequences: true) {
+      let controlled =
+        line.withContiguousStorageIfAvailable(containsControlCharacter(utf8:))
+        ?? containsControlCharacter(Substring(line))
+      if controlled {
+        return RequestError(
+          verb: verb, code: .badChar,
+          text: "the text contains a control character; only printable text and TAB are allowed")
+      }
+    }
+    return nil
   }
 }
 

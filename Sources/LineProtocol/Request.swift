@@ -25,6 +25,8 @@ public enum Request: Equatable, Sendable {
   /// `PART <room> [:<reason>]`; since 1.6 with a reason, which the
   /// room's IRC clients see (IRC's `PART <room> :<reason>` is this).
   case part(RoomName, reason: String? = nil)
+  /// `SAY <target> <text>`; since 1.6 a text of several lines, which
+  /// the line protocol writes `BLOCK <target> <text>` (chatbroker(7)).
   case say(Target, text: String)
   /// Since 1.4: `ACTION <target> <text>`, a SAY shown as an action.
   case action(Target, text: String)
@@ -121,7 +123,9 @@ public enum Request: Equatable, Sendable {
     case .invite: .invite
     case .access, .setAccess: .access
     case .part: .part
-    case .say, .signal: .say
+    // A text of several lines is a block (chatbroker(7), BLOCK).
+    case .say(_, let text): MessageBlock.isBlock(text) ? .block : .say
+    case .signal: .say
     case .action: .action
     case .notice: .notice
     case .reply: .reply

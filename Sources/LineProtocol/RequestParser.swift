@@ -97,6 +97,12 @@ public enum RequestParser {
     case .say:
       let target = try target(verb, words.required(verb))
       return .say(target, text: try text(verb, words))
+    case .block:
+      // The text as written, checked as every text is, then read.
+      let target = try target(verb, words.required(verb))
+      let text = MessageBlock.unescaped(try text(verb, words))
+      if let problem = MessageBlock.problem(text, verb: verb.rawValue) { throw problem }
+      return .say(target, text: text)
     case .notice:
       let target = try target(verb, words.required(verb))
       return .notice(target, text: try text(verb, words))

@@ -5,6 +5,8 @@ public enum Verb: String, CaseIterable, Sendable {
   case join = "JOIN"
   case part = "PART"
   case say = "SAY"
+  /// Since 1.6: one message of several lines.
+  case block = "BLOCK"
   /// Since 1.4: an action (IRC's `/me`), a message of its own kind.
   case action = "ACTION"
   /// Since 1.6: a message no program answers automatically (IRC's NOTICE).
@@ -80,6 +82,7 @@ public enum Verb: String, CaseIterable, Sendable {
     case 4 where matches("MODE"): self = .mode
     case 4 where matches("KICK"): self = .kick
     case 5 where matches("SAYAT"): self = .sayAt
+    case 5 where matches("BLOCK"): self = .block
     case 5 where matches("REPLY"): self = .reply
     case 5 where matches("AMEND"): self = .amend
     case 5 where matches("REACT"): self = .react
@@ -110,37 +113,38 @@ public enum Verb: String, CaseIterable, Sendable {
     case .join: 0
     case .part: 1
     case .say: 2
-    case .action: 3
-    case .notice: 4
-    case .reply: 5
-    case .redact: 6
-    case .amend: 7
-    case .react: 8
-    case .unreact: 9
-    case .sayAt: 10
-    case .sayEvery: 11
-    case .history: 12
-    case .search: 13
-    case .conversations: 14
-    case .markRead: 15
-    case .scheduled: 16
-    case .cancel: 17
-    case .reschedule: 18
-    case .edit: 19
-    case .skip: 20
-    case .replace: 21
-    case .rooms: 22
-    case .who: 23
-    case .topic: 24
-    case .away: 25
-    case .invite: 26
-    case .access: 27
-    case .mode: 28
-    case .kick: 29
-    case .web: 30
-    case .ping: 31
-    case .help: 32
-    case .quit: 33
+    case .block: 3
+    case .action: 4
+    case .notice: 5
+    case .reply: 6
+    case .redact: 7
+    case .amend: 8
+    case .react: 9
+    case .unreact: 10
+    case .sayAt: 11
+    case .sayEvery: 12
+    case .history: 13
+    case .search: 14
+    case .conversations: 15
+    case .markRead: 16
+    case .scheduled: 17
+    case .cancel: 18
+    case .reschedule: 19
+    case .edit: 20
+    case .skip: 21
+    case .replace: 22
+    case .rooms: 23
+    case .who: 24
+    case .topic: 25
+    case .away: 26
+    case .invite: 27
+    case .access: 28
+    case .mode: 29
+    case .kick: 30
+    case .web: 31
+    case .ping: 32
+    case .help: 33
+    case .quit: 34
     }
   }
 
@@ -185,6 +189,10 @@ public enum VerbTable {
       .part, 1...1, text: true, optionalText: true, "PART <room> [<text>]",
       "leave a room (IRC clients in it see the text)"),
     row(.say, 1...1, text: true, "SAY <target> <text>", "send text to a #room or to @user"),
+    row(
+      .block, 1...1, text: true, "BLOCK <target> <text>",
+      "send several lines as one message: \\n starts a new line, \\\\ is a backslash; "
+        + "at most \(MessageBlock.maximumLines) lines"),
     row(
       .action, 1...1, text: true, "ACTION <target> <text>",
       "send an action, shown as \"* you <text>\" (IRC's /me)"),

@@ -29,6 +29,12 @@ private let examples: [(BrokerEvent, String)] = [
   ),
   (.markRead(target: .user("carol"), id: MessageID("k9")!), "MARKREAD @carol k9"),
   (
+    .message(
+      target: .room(ops), id: MessageID("k9")!, time: delivered, user: "alice",
+      text: "make: ok\nC:\\build done"),
+    "MSG #ops k9 2026-11-30T17:56:12.031Z alice BLOCK :make: ok\\nC:\\\\build done"
+  ),
+  (
     .reacted(target: .room(ops), id: MessageID("k9")!, user: "bob", reaction: "👍", removed: false),
     "REACT #ops k9 bob 👍"
   ),

@@ -46,6 +46,15 @@ let goodLines: [GoodLine] = [
     "JOIN #" + String(repeating: "a", count: 32),
     .join(room("#" + String(repeating: "a", count: 32)))),
   GoodLine("JOIN #a.b_c-9", .join(room("#a.b_c-9"))),
+  // BLOCK (chatbroker(7)): \n a new line, \\ a backslash, any other
+  // backslash itself; empty lines inside; one line is a SAY's text.
+  GoodLine(
+    "BLOCK #ops :make: ok\\n\\n\\tC:\\\\x \\d+\\",
+    .say(.room(room("#ops")), text: "make: ok\n\n\\tC:\\x \\d+\\")),
+  GoodLine("block @bob one line", .say(.user("bob"), text: "one line")),
+  GoodLine(
+    "BLOCK #ops :" + String(repeating: "x\\n", count: 99) + "x",
+    .say(.room(room("#ops")), text: String(repeating: "x\n", count: 99) + "x")),
   // Private rooms (chatbroker(7), "Private rooms"): a group's name is at
   // most 32 characters, as a login name.
   GoodLine("JOIN #ops group=ops", .joinPrivate(room("#ops"), .group("ops"))),
@@ -249,6 +258,9 @@ private let badNameLines: [BadLine] = [
   BadLine("CANCEL " + String(repeating: "1", count: 33), "CANCEL", .badName),
   BadLine("HISTORY #ops BEFORE a.b", "HISTORY", .badName),
   BadLine("HISTORY #ops 10 AFTER #ops", "HISTORY", .badName),
+  // Blocks (chatbroker(7), BLOCK): blank, or more than 100 lines.
+  BadLine("BLOCK #ops :\\n\\n  \\n", "BLOCK", .empty),
+  BadLine("BLOCK #ops :" + String(repeating: "x\\n", count: 100) + "x", "BLOCK", .tooLong),
   // Reactions (chatbroker(7), REACT): one word, short, nothing the
   // REACTIONS word or a line's text marker uses, no controls.
   BadLine("REACT #ops k3 " + String(repeating: "x", count: 33), "REACT", .badName),

@@ -13,11 +13,13 @@ extension Engine {
     replyTo: MessageID? = nil, unknownReplyIsMessage: Bool = false,
     tags: ClientTags = ClientTags(), connection: ConnectionID, user: String
   ) {
-    let verb: Verb = action ? .action : notice ? .notice : replyTo != nil ? .reply : .say
+    let block = MessageBlock.isBlock(text)
+    let verb: Verb =
+      action ? .action : notice ? .notice : replyTo != nil ? .reply : block ? .block : .say
     guard checkAccess(target, verb: verb, connection: connection, user: user) else { return }
     if isShared(target) {
-      guard !action, replyTo == nil || unknownReplyIsMessage else {
-        let what = action ? "actions" : "replies"
+      guard !action, !block, replyTo == nil || unknownReplyIsMessage else {
+        let what = action ? "actions" : block ? "blocks of several lines" : "replies"
         fail(
           verb, .limit, "\(target) is shared with other hosts, and \(what) are not shared yet",
           to: connection)

@@ -211,7 +211,9 @@ public final class Engine {
     expansion = RecurrenceBudget()
     // Whatever codec built it: a text the journal would refuse on replay
     // is refused here, never acknowledged (chatbroker(7), "Requests").
-    if let text = request.text, let problem = MessageText.problem(text, verb: request.verb.rawValue)
+    if let text = request.text,
+      let problem = MessageText.problem(
+        text, verb: request.verb.rawValue, allowingLineFeeds: request.verb == .block)
     {
       send(problem.event, to: connection)
       return

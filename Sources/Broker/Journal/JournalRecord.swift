@@ -503,7 +503,8 @@ private struct RecordFields {
       }
       var message = StoredMessage(
         id: try messageID(id, "id"), time: try time(at, "at"), author: try author(),
-        text: try checkedText(), isAction: try isAction(), series: try seriesID(),
+        text: try checkedText(allowingLineFeeds: true), isAction: try isAction(),
+        series: try seriesID(),
         replyTo: try replyID())
       message.isEdited = try isEdited()
       return .message(message, target: try target())
@@ -632,9 +633,27 @@ private struct RecordFields {
   /// A message's text, as `SAY` would have accepted it: not empty, no
   /// control characters, no longer than the longest line a broker accepts.
   /// A topic's may be empty: that record cleared it.
-  private func checkedText(allowingEmpty: Bool = false) throws(JournalFormatError) -> String {
+  /// A message's may hold several lines (since 1.6, `BLOCK`).
+  private func checkedText(allowingEmpty: Bool = false, allowingLineFeeds: Bool = false)
+    throws(JournalFormatError) -> String
+  {
     guard let text else { throw invalid("text") }
     if allowingEmpty && text.withUTF8({ $0.isEmpty }) { return "" }
+    if allowingLineFeeds && text.withUTF8({ $0.contains(0x0A) }) {
+      let string = text.string
+      if string.utf8.count > Limits.maximumLineBytes {
+        throw JournalFormatError(
+          reason: "field \"text\" is longer than \(Limits.maximumLineBytes) bytes")
+      }
+      switch MessageText.problem(string, verb: "-", allowingLineFeeds: true)?.code {
+      case nil: return string
+      case .empty?: throw JournalFormatError(reason: "field \"text\" is empty")
+      case .tooLong?:
+        throw JournalFormatError(
+          reason: "field \"text\" has more than \(MessageBlock.maximumLines) lines")
+      default: throw JournalFormatError(reason: "field \"text\" holds a control character")
+      }
+    }
     if let problem = text.withUTF8(Self.problem(withText:)) { throw problem }
     return text.string
   }

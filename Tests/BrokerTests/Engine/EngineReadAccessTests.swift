@@ -76,7 +76,7 @@ struct EngineReadAccessTests {
     case .scheduled: ["SCHEDULED #R", "SCHEDULED"]
     // Writes: the name of a room is taken and cannot be hidden, so these
     // are answered NOACCESS, one text for every room (writesRefused).
-    case .join, .say, .action, .notice, .reply, .sayAt, .sayEvery: []
+    case .join, .say, .block, .action, .notice, .reply, .sayAt, .sayEvery: []
     // One's own pending lines, by id, whatever their room.
     case .cancel, .reschedule, .edit, .skip, .replace: []
     // Nothing of any room: WEB issues or revokes one's own page tokens.
