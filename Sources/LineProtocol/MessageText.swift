@@ -46,7 +46,8 @@ extension Request {
   /// The message text the request carries, if any.
   public var text: String? {
     switch self {
-    case .say(_, let text), .action(_, let text), .notice(_, let text), .reply(_, _, let text),
+    case .say(_, let text), .block(_, let text), .action(_, let text), .notice(_, let text),
+      .reply(_, _, let text),
       .amend(_, _, let text),
       .sayAt(_, _, let text), .sayEvery(_, _, let text), .edit(_, let text),
       .replace(_, _, _, let text):

@@ -28,6 +28,10 @@ public enum Request: Equatable, Sendable {
   /// `SAY <target> <text>`; since 1.6 a text of several lines, which
   /// the line protocol writes `BLOCK <target> <text>` (chatbroker(7)).
   case say(Target, text: String)
+  /// Since 1.6: `BLOCK <target> <text>` as it was sent, whatever its
+  /// number of lines: answered `OK BLOCK`, as a client that sent it
+  /// expects, even for one line.
+  case block(Target, text: String)
   /// Since 1.4: `ACTION <target> <text>`, a SAY shown as an action.
   case action(Target, text: String)
   /// Since 1.4: `REDACT <target> <id>`.
@@ -125,6 +129,7 @@ public enum Request: Equatable, Sendable {
     case .part: .part
     // A text of several lines is a block (chatbroker(7), BLOCK).
     case .say(_, let text): MessageBlock.isBlock(text) ? .block : .say
+    case .block: .block
     case .signal: .say
     case .action: .action
     case .notice: .notice

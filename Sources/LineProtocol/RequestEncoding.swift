@@ -84,7 +84,8 @@ extension LineCodec {
       text(topic)
     case .away(let away):
       if let away { text(away) }
-    case .say(let target, let message) where MessageBlock.isBlock(message):
+    case .say(let target, let message) where MessageBlock.isBlock(message),
+      .block(let target, let message):
       word(target.description)
       text(MessageBlock.escaped(message))
     case .say(let target, let message), .action(let target, let message),

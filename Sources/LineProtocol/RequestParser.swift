@@ -102,7 +102,7 @@ public enum RequestParser {
       let target = try target(verb, words.required(verb))
       let text = MessageBlock.unescaped(try text(verb, words))
       if let problem = MessageBlock.problem(text, verb: verb.rawValue) { throw problem }
-      return .say(target, text: text)
+      return .block(target, text: text)
     case .notice:
       let target = try target(verb, words.required(verb))
       return .notice(target, text: try text(verb, words))

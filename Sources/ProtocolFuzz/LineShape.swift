@@ -63,8 +63,17 @@ public enum LineShape {
       }
       if keyword == "HIST" && flags.first == "EDITED" { flags.removeFirst() }
       // Since 1.6, on HIST: REACTIONS <reaction>=<user>+<user>,… (REACT).
-      if keyword == "HIST" && flags.first == "REACTIONS", flags.count == 2 {
-        if let problem = check(flags.last!, { ReactionTally.parse($0) != nil }) { return problem }
+      if keyword == "HIST" && flags.first == "REACTIONS", flags.count >= 2 {
+        let word = flags[flags.startIndex + 1]
+        if let problem = check(word, { ReactionTally.parse($0) != nil }) { return problem }
+        flags.removeFirst(2)
+      }
+      // Since 1.6, last: BLOCK, a text of several lines written with \n
+      // (chatbroker(7), BLOCK).
+      if flags == ["BLOCK"] {
+        guard MessageBlock.isBlock(MessageBlock.unescaped(text ?? "")) else {
+          return "\(keyword) BLOCK with a text of one line"
+        }
         flags = []
       }
       guard flags.isEmpty else { return "\(keyword) with unknown words after the user" }
@@ -150,7 +159,8 @@ public enum LineShape {
     switch verb {
     case "JOIN": return shape([isRoom, isCount])
     case "PART": return shape([isRoom])
-    case "SAY", "SAYAT", "ACTION", "NOTICE", "REPLY", "SKIP", "REPLACE", "RESCHEDULE", "EDIT":
+    case "SAY", "BLOCK", "SAYAT", "ACTION", "NOTICE", "REPLY", "SKIP", "REPLACE", "RESCHEDULE",
+      "EDIT":
       return shape([isID, isTime])
     // OK SAYEVERY <id> <due> <rule> (chatbroker(7), SAYEVERY).
     case "SAYEVERY": return shape([isID, isTime, { !$0.isEmpty }])

@@ -7,7 +7,7 @@ public enum ProtocolModel {
     "JOIN", "PART", "SAY", "SAYAT", "HISTORY", "SCHEDULED", "CANCEL", "ROOMS", "WHO", "PING",
     "HELP", "QUIT", "CONVERSATIONS", "MARKREAD", "ACTION", "REDACT", "TOPIC",
     "AWAY", "INVITE", "ACCESS", "SKIP", "REPLACE", "SEARCH", "MODE", "KICK", "SAYEVERY",
-    "RESCHEDULE", "EDIT", "WEB", "NOTICE", "REPLY", "AMEND", "REACT", "UNREACT",
+    "RESCHEDULE", "EDIT", "WEB", "NOTICE", "REPLY", "AMEND", "REACT", "UNREACT", "BLOCK",
   ]
 
   /// The error codes of chatbroker(7), "Errors".

@@ -109,7 +109,7 @@ public struct RequestGenerator {
         "WHO", "PING", "HELP", "QUIT", "CONVERSATIONS", "MARKREAD", "ACTION", "REDACT", "TOPIC",
         "AWAY", "JOIN", "INVITE", "ACCESS", "SKIP", "REPLACE", "SEARCH", "MODE", "MODE", "KICK",
         "SAYEVERY", "SAYEVERY", "RESCHEDULE", "NOTICE", "REPLY", "REPLY", "AMEND", "REACT",
-        "REACT", "UNREACT",
+        "REACT", "UNREACT", "BLOCK", "BLOCK",
       ]))
     switch verb.asciiUppercased {
     case "JOIN":
@@ -141,6 +141,17 @@ public struct RequestGenerator {
     // REACT, UNREACT since 1.6: ids seen, a few reactions so that they
     // meet, now and then one the grammar refuses.
     case "REACT", "UNREACT": return "\(verb) \(target()) \(id()) \(reaction())"
+    // BLOCK since 1.6: texts joined by \n, up to its bound of lines and a
+    // few past it, now and then with \\ and lone backslashes.
+    case "BLOCK":
+      let count =
+        random.chance(10)
+        ? MessageBlock.maximumLines + Int.random(in: 0...2, using: &random)
+        : Int.random(in: 1...6, using: &random)
+      let lines = (0..<count).map { _ in
+        random.chance(15) ? random.pick(["", "  ", #"C:\ci"#, #"\"#, #"\\n"#]) : word()
+      }
+      return "\(verb) \(target()) :\(lines.joined(separator: #"\n"#))"
     case "AWAY": return random.chance(50) ? verb : "\(verb) \(text())"
     case "TOPIC": return random.chance(50) ? "\(verb) \(room())" : "\(verb) \(room()) \(text())"
     case "SAYAT": return "\(verb) \(target()) \(when()) \(text())"

@@ -32,8 +32,9 @@ private let requests: [Request] =
   } + [
     .join(longestRoom), .part(RoomName("#a.b_c-9")!), .who(longestRoom),
     .action(.room(longestRoom), text: "waves"), .redact(.user("bob"), MessageID("k3")!),
-    .say(ops, text: "make: ok\n\n  all \\ 42 tests passed\n"),
-    .say(.user("bob"), text: String(repeating: "line\n", count: 99) + "last"),
+    .block(ops, text: "make: ok\n\n  all \\ 42 tests passed\n"),
+    .block(.user("bob"), text: String(repeating: "line\n", count: 99) + "last"),
+    .block(ops, text: #"one line with a \"#),
     .react(ops, newestID, reaction: "👍"), .react(ops, newestID, reaction: "+1", removed: true),
     .react(.user("bob"), MessageID("k3")!, reaction: String(repeating: "x", count: 32)),
     .topic(longestRoom), .away(nil), .away("at lunch: back at 14:00"),

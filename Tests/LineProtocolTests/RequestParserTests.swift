@@ -50,11 +50,11 @@ let goodLines: [GoodLine] = [
   // backslash itself; empty lines inside; one line is a SAY's text.
   GoodLine(
     "BLOCK #ops :make: ok\\n\\n\\tC:\\\\x \\d+\\",
-    .say(.room(room("#ops")), text: "make: ok\n\n\\tC:\\x \\d+\\")),
-  GoodLine("block @bob one line", .say(.user("bob"), text: "one line")),
+    .block(.room(room("#ops")), text: "make: ok\n\n\\tC:\\x \\d+\\")),
+  GoodLine("block @bob one line", .block(.user("bob"), text: "one line")),
   GoodLine(
     "BLOCK #ops :" + String(repeating: "x\\n", count: 99) + "x",
-    .say(.room(room("#ops")), text: String(repeating: "x\n", count: 99) + "x")),
+    .block(.room(room("#ops")), text: String(repeating: "x\n", count: 99) + "x")),
   // Private rooms (chatbroker(7), "Private rooms"): a group's name is at
   // most 32 characters, as a login name.
   GoodLine("JOIN #ops group=ops", .joinPrivate(room("#ops"), .group("ops"))),

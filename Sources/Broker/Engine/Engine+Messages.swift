@@ -10,10 +10,10 @@ extension Engine {
   /// `+draft/reply` may name a message of another server).
   func say(
     _ target: Target, text: String, action: Bool = false, notice: Bool = false,
-    replyTo: MessageID? = nil, unknownReplyIsMessage: Bool = false,
+    block: Bool = false, replyTo: MessageID? = nil, unknownReplyIsMessage: Bool = false,
     tags: ClientTags = ClientTags(), connection: ConnectionID, user: String
   ) {
-    let block = MessageBlock.isBlock(text)
+    let block = block || MessageBlock.isBlock(text)
     let verb: Verb =
       action ? .action : notice ? .notice : replyTo != nil ? .reply : block ? .block : .say
     guard checkAccess(target, verb: verb, connection: connection, user: user) else { return }

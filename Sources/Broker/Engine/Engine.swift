@@ -318,6 +318,8 @@ public final class Engine {
     case .part(let room, let reason):
       part(room, reason: reason, connection: connection, user: user)
     case .say(let target, let text): say(target, text: text, connection: connection, user: user)
+    case .block(let target, let text):
+      say(target, text: text, block: true, connection: connection, user: user)
     case .action(let target, let text):
       say(target, text: text, action: true, connection: connection, user: user)
     case .redact(let target, let id): redact(target, id: id, connection: connection, user: user)

@@ -44,6 +44,10 @@ struct EngineBlockTests {
     #expect(
       chat.send(alice, "HISTORY #builds 1").first
         == "HIST #builds \(id) \(Self.time) alice EDITED :a and b")
+    // A block of one line is answered as a BLOCK, and shown as any line.
+    let one = chat.send(alice, #"BLOCK #builds :C:\\new"#)
+    #expect(one.first?.hasPrefix("OK BLOCK ") == true, "\(one)")
+    #expect(chat.send(alice, "HISTORY #builds 1").first?.hasSuffix(#" alice :C:\new"#) == true)
     // Only BLOCK reads \n: elsewhere it is two characters of the text.
     let said = okID(chat.send(alice, #"SAY #builds :C:\new"#))
     #expect(

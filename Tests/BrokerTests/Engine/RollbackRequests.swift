@@ -75,7 +75,7 @@ struct RollbackRequests {
     case 10..<14: return "PART \(room())"
     case 14..<26: return say()
     case 26..<27: return redact(user)
-    case 27..<28: return react()
+    case 27..<28: return random.chance(50) ? react() : "BLOCK \(target()) :\(text())\\n\(text())"
     case 28..<29: return amend(user)
     case 29..<33: return "SAYAT \(target()) \(when()) :\(text())"
     case 33..<36: return "SAYEVERY \(target()) \(rule()) :\(text())"
