@@ -63,6 +63,9 @@ public enum Request: Equatable, Sendable {
   /// `rule` is kept as typed, like `when`: the broker's zone is its default.
   case sayEvery(Target, rule: String, text: String)
   case history(Target, count: Int, anchor: HistoryAnchor?)
+  /// Since 1.6: `THREAD <target> <id> [<n>]`, message `id` and the first
+  /// `count` replies to it (chatbroker(7), `THREAD`).
+  case thread(Target, MessageID, count: Int)
   /// Since 1.4: `SEARCH <target>|* [<n>] [BEFORE <id>] <words>`; a nil
   /// target (`*`) searches every conversation the user may read.
   case search(Target?, count: Int, before: MessageID?, words: String)
@@ -118,6 +121,8 @@ public enum Request: Equatable, Sendable {
   /// (larger `<n>` are lowered, as for `HISTORY`).
   public static let defaultSearchResults = 20
   public static let maximumSearchResults = 100
+  /// How many replies one `THREAD` shows without `<n>`.
+  public static let defaultThreadReplies = 50
 
   public var verb: Verb {
     switch self {
@@ -141,6 +146,7 @@ public enum Request: Equatable, Sendable {
     case .sayAt: .sayAt
     case .sayEvery: .sayEvery
     case .history: .history
+    case .thread: .thread
     case .search: .search
     case .conversations: .conversations
     case .markRead, .markReadAt, .readMarker: .markRead

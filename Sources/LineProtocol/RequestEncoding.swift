@@ -108,6 +108,10 @@ extension LineCodec {
       word(target.description)
       word(rule)
       text(message)
+    case .thread(let target, let id, let count):
+      word(target.description)
+      word(id.description)
+      word(String(count))
     case .history(let target, let count, let anchor):
       word(target.description)
       word(String(count))

@@ -180,6 +180,24 @@ public enum RequestParser {
       return .replace(id, occurrence: string(occurrence), when: string(when), text: text)
     case .history:
       return try history(&words)
+    case .thread:
+      let target = try target(verb, words.required(verb))
+      let word = try words.required(verb)
+      let id = try messageID(verb, word)
+      var count = Request.defaultThreadReplies
+      if let digits = words.next() {
+        guard isDigit(digits[0]), let parsed = positiveNumber(digits) else {
+          throw syntaxError(verb, "<n> must be a whole number from 1")
+        }
+        count = parsed
+      }
+      try words.end(verb)
+      guard id != .none else {
+        throw RequestError(
+          verb: verb.rawValue, code: .noSuchMessage,
+          text: "no message \(string(word)) in the history of \(target)")
+      }
+      return .thread(target, id, count: count)
     case .search:
       return try search(&words)
     case .conversations:

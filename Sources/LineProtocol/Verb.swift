@@ -24,6 +24,8 @@ public enum Verb: String, CaseIterable, Sendable {
   case sayAt = "SAYAT"
   case sayEvery = "SAYEVERY"
   case history = "HISTORY"
+  /// Since 1.6: a message and the replies to it.
+  case thread = "THREAD"
   /// Since 1.4: find messages by their words.
   case search = "SEARCH"
   /// Since 1.2: your conversations, with what is new in each.
@@ -96,6 +98,7 @@ public enum Verb: String, CaseIterable, Sendable {
     case 6 where matches("INVITE"): self = .invite
     case 6 where matches("ACCESS"): self = .access
     case 6 where matches("SEARCH"): self = .search
+    case 6 where matches("THREAD"): self = .thread
     case 7 where matches("HISTORY"): self = .history
     case 7 where matches("REPLACE"): self = .replace
     case 9 where matches("SCHEDULED"): self = .scheduled
@@ -124,27 +127,28 @@ public enum Verb: String, CaseIterable, Sendable {
     case .sayAt: 11
     case .sayEvery: 12
     case .history: 13
-    case .search: 14
-    case .conversations: 15
-    case .markRead: 16
-    case .scheduled: 17
-    case .cancel: 18
-    case .reschedule: 19
-    case .edit: 20
-    case .skip: 21
-    case .replace: 22
-    case .rooms: 23
-    case .who: 24
-    case .topic: 25
-    case .away: 26
-    case .invite: 27
-    case .access: 28
-    case .mode: 29
-    case .kick: 30
-    case .web: 31
-    case .ping: 32
-    case .help: 33
-    case .quit: 34
+    case .thread: 14
+    case .search: 15
+    case .conversations: 16
+    case .markRead: 17
+    case .scheduled: 18
+    case .cancel: 19
+    case .reschedule: 20
+    case .edit: 21
+    case .skip: 22
+    case .replace: 23
+    case .rooms: 24
+    case .who: 25
+    case .topic: 26
+    case .away: 27
+    case .invite: 28
+    case .access: 29
+    case .mode: 30
+    case .kick: 31
+    case .web: 32
+    case .ping: 33
+    case .help: 34
+    case .quit: 35
     }
   }
 
@@ -226,6 +230,9 @@ public enum VerbTable {
     row(
       .history, 1...4, "HISTORY <target> [<n>] [BEFORE <id> | AFTER <id>]",
       "show delivered messages, oldest first (default 50, at most 1000)"),
+    row(
+      .thread, 2...3, "THREAD <target> <id> [<n>]",
+      "show a message and the first <n> replies to it (default 50), oldest first"),
     row(
       .search, 1...1, text: true, "SEARCH <target>|* [<n>] [BEFORE <id>] <text>",
       "find the messages you can read that hold every word of <text>, newest first "

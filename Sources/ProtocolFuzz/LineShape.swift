@@ -178,6 +178,12 @@ public enum LineShape {
     case "ACCESS": return shape([isRoom, isAccess])
     case "AWAY": return rest.isEmpty || rest == ["BACK"] ? nil : "OK AWAY with \(rest)"
     case "HISTORY": return shape([isTarget, isCount])
+    case "THREAD":
+      // OK THREAD <target> <id> <count> [MORE] (chatbroker(7), THREAD).
+      let more = rest.count == 4 && rest[3] == "MORE"
+      guard text == nil, rest.count == 3 || more, isTarget(rest[0]), isID(rest[1]), isCount(rest[2])
+      else { return "OK THREAD malformed: \(rest.joined(separator: " ").prefix(60))" }
+      return nil
     case "SEARCH":
       // OK SEARCH <target>|* <count> [MORE <id>] (chatbroker(7), SEARCH).
       let more = rest.count == 4 && rest[2] == "MORE" && isID(rest[3])

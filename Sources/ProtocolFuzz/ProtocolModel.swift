@@ -7,7 +7,7 @@ public enum ProtocolModel {
     "JOIN", "PART", "SAY", "SAYAT", "HISTORY", "SCHEDULED", "CANCEL", "ROOMS", "WHO", "PING",
     "HELP", "QUIT", "CONVERSATIONS", "MARKREAD", "ACTION", "REDACT", "TOPIC",
     "AWAY", "INVITE", "ACCESS", "SKIP", "REPLACE", "SEARCH", "MODE", "KICK", "SAYEVERY",
-    "RESCHEDULE", "EDIT", "WEB", "NOTICE", "REPLY", "AMEND", "REACT", "UNREACT", "BLOCK",
+    "RESCHEDULE", "EDIT", "WEB", "NOTICE", "REPLY", "AMEND", "REACT", "UNREACT", "BLOCK", "THREAD",
   ]
 
   /// The error codes of chatbroker(7), "Errors".
@@ -21,7 +21,7 @@ public enum ProtocolModel {
   /// The data lines of each multi-line reply, by the verb that asks for them.
   public static let dataKeywords: [String: String] = [
     "HISTORY": "HIST", "SCHEDULED": "SCHED", "ROOMS": "ROOM", "WHO": "MEMBER", "HELP": "INFO",
-    "CONVERSATIONS": "CONV", "SEARCH": "HIST",
+    "CONVERSATIONS": "CONV", "SEARCH": "HIST", "THREAD": "HIST",
     // The new state of what changed (chatbroker(7), SKIP and REPLACE).
     "SKIP": "SCHED", "REPLACE": "SCHED", "RESCHEDULE": "SCHED", "EDIT": "SCHED",
     // The ban list (chatbroker(7), MODE): `OK MODE <room> +b <count>`.
@@ -30,8 +30,11 @@ public enum ProtocolModel {
 
   /// The count of data lines an `OK` line gives: its last word, but for
   /// `OK SEARCH <target> <count> [MORE <id>]`, whose id may be digits.
+  /// For `OK THREAD <target> <id> <count> [MORE]`, the message itself
+  /// comes before its `count` replies.
   static func replyCount(_ words: [String]) -> Int? {
     if words.count > 3 && words[1] == "SEARCH" { return Int(words[3]) }
+    if words.count > 4 && words[1] == "THREAD" { return Int(words[4]).map { $0 + 1 } }
     if words.count > 1 && words[1] == "MODE" {
       let rest = words.dropFirst(2).joined(separator: " ").split(separator: " ")
       return rest.count == 3 && rest[1] == "+b" ? Int(rest[2]) : nil

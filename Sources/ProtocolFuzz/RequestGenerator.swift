@@ -109,7 +109,7 @@ public struct RequestGenerator {
         "WHO", "PING", "HELP", "QUIT", "CONVERSATIONS", "MARKREAD", "ACTION", "REDACT", "TOPIC",
         "AWAY", "JOIN", "INVITE", "ACCESS", "SKIP", "REPLACE", "SEARCH", "MODE", "MODE", "KICK",
         "SAYEVERY", "SAYEVERY", "RESCHEDULE", "NOTICE", "REPLY", "REPLY", "AMEND", "REACT",
-        "REACT", "UNREACT", "BLOCK", "BLOCK",
+        "REACT", "UNREACT", "BLOCK", "BLOCK", "THREAD",
       ]))
     switch verb.asciiUppercased {
     case "JOIN":
@@ -143,6 +143,10 @@ public struct RequestGenerator {
     case "REACT", "UNREACT": return "\(verb) \(target()) \(id()) \(reaction())"
     // BLOCK since 1.6: texts joined by \n, up to its bound of lines and a
     // few past it, now and then with \\ and lone backslashes.
+    // THREAD since 1.6: ids seen, with a count now and then.
+    case "THREAD":
+      return random.chance(50)
+        ? "\(verb) \(target()) \(id())" : "\(verb) \(target()) \(id()) \(number())"
     case "BLOCK":
       let count =
         random.chance(10)

@@ -35,6 +35,7 @@ private let requests: [Request] =
     .block(ops, text: "make: ok\n\n  all \\ 42 tests passed\n"),
     .block(.user("bob"), text: String(repeating: "line\n", count: 99) + "last"),
     .block(ops, text: #"one line with a \"#),
+    .thread(ops, newestID, count: 50), .thread(.user("bob"), MessageID("k3")!, count: 1000),
     .react(ops, newestID, reaction: "👍"), .react(ops, newestID, reaction: "+1", removed: true),
     .react(.user("bob"), MessageID("k3")!, reaction: String(repeating: "x", count: 32)),
     .topic(longestRoom), .away(nil), .away("at lunch: back at 14:00"),

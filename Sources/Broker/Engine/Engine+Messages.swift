@@ -150,6 +150,19 @@ extension Engine {
     }
   }
 
+  /// A kept message as a `HIST` line shows it: all it carries, or for
+  /// one taken back its place and no text (chatbroker(7), `HIST`).
+  func historyLine(_ message: StoredMessage, target: Target) -> BrokerEvent {
+    if message.isRedacted {
+      return .redactedHistory(
+        target: target, id: message.id, time: message.time, user: message.author)
+    }
+    return .history(
+      target: target, id: message.id, time: message.time, user: message.author,
+      text: message.text, action: message.isAction, series: message.series,
+      replyTo: message.replyTo, edited: message.isEdited, reactions: message.reactions)
+  }
+
   func history(
     _ target: Target, count: Int, anchor: HistoryAnchor?, connection: ConnectionID, user: String
   ) {
@@ -166,20 +179,7 @@ extension Engine {
       return
     }
     for sequence in range {
-      let message = messages[sequence]
-      if message.isRedacted {
-        send(
-          .redactedHistory(
-            target: target, id: message.id, time: message.time, user: message.author),
-          to: connection)
-        continue
-      }
-      send(
-        .history(
-          target: target, id: message.id, time: message.time, user: message.author,
-          text: message.text, action: message.isAction, series: message.series,
-          replyTo: message.replyTo, edited: message.isEdited, reactions: message.reactions),
-        to: connection)
+      send(historyLine(messages[sequence], target: target), to: connection)
     }
     send(
       .ok(.history, fields: [target.description, String(range.count)]), to: connection)

@@ -105,13 +105,7 @@ extension Engine {
     let found = searchPage(words, in: conversations, before: bound, limit: limit)
     for (conversation, sequence) in found.results {
       guard let message = histories[conversation]?[sequence] else { continue }
-      send(
-        .history(
-          target: conversation.target(seenBy: user), id: message.id, time: message.time,
-          user: message.author, text: message.text, action: message.isAction,
-          series: message.series, replyTo: message.replyTo, edited: message.isEdited,
-          reactions: message.reactions),
-        to: connection)
+      send(historyLine(message, target: conversation.target(seenBy: user)), to: connection)
     }
     var fields = [target?.description ?? "*", String(found.results.count)]
     if let more = found.more { fields += ["MORE", more.description] }

@@ -340,6 +340,8 @@ public final class Engine {
       sayAt(target, when: when, text: text, connection: connection, user: user)
     case .history(let target, let count, let anchor):
       history(target, count: count, anchor: anchor, connection: connection, user: user)
+    case .thread(let target, let id, let count):
+      thread(target, id: id, count: count, connection: connection, user: user)
     case .search(let target, let count, let before, let words):
       search(target, count: count, before: before, words: words, connection: connection, user: user)
     case .conversations: listConversations(connection: connection, user: user)

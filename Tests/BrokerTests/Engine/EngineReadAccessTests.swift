@@ -71,6 +71,7 @@ struct EngineReadAccessTests {
     case .part: ["PART #R"]
     case .redact: ["REDACT #R \(id)"]
     case .amend: ["AMEND #R \(id) :changed"]
+    case .thread: ["THREAD #R \(id)", "THREAD #R \(id) 5"]
     case .react: ["REACT #R \(id) 👍"]
     case .unreact: ["UNREACT #R \(id) 👍"]
     case .scheduled: ["SCHEDULED #R", "SCHEDULED"]
