@@ -203,6 +203,9 @@ final class Screen {
   private func controlSequence() -> Key? {
     var parameters: [wint_t] = []
     var next: wint_t = 0
+    // The rest of the sequence may come a moment later: wait a little.
+    timeout(25)
+    defer { timeout(0) }
     while parameters.count < 4, get_wch(&next) == OK {
       parameters.append(next)
     }
