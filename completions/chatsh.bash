@@ -56,7 +56,7 @@ _chatsh() {
     local options="--socket --trust-user --color --help"
     case $command in
       "") options+=" --version" ;;
-      say) options+=" --wait --notice --at --every" ;;
+      say) options+=" --wait --block --notice --at --every" ;;
       history) options+=" -n --json" ;;
       search) options+=" -n --json --room" ;;
       tail) options+=" -n --json --mentions" ;;

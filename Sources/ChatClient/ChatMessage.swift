@@ -71,6 +71,19 @@ public struct ChatMessage: Equatable, Sendable {
     return true
   }
 
+  /// The text on one line, where a line of its own shows it (a search
+  /// result, a question about it): each line feed of a block (chatbroker(7),
+  /// `BLOCK`) as ` ↵ `, so that no line of it passes for a line of chatsh's.
+  public var singleLineText: String { Self.singleLine(text) }
+
+  /// `text`'s lines run on with ` ↵ ` (``singleLineText``).
+  public static func singleLine(_ text: String) -> String {
+    guard MessageBlock.isBlock(text) else { return text }
+    return String(
+      text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false)
+        .map { String(String.UnicodeScalarView($0)) }.joined(separator: " ↵ "))
+  }
+
   /// The time as the broker wrote it: RFC 3339 in UTC with milliseconds,
   /// the one form ``LineCodec`` reads, so writing it again gives it back.
   public var timeText: String { time.description }

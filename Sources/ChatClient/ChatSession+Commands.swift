@@ -200,7 +200,8 @@ extension ChatSession {
       let takeBack = { self.request(.redact(target, id), .redact(target: conversation, id: word)) }
       guard arguments.isEmpty, let last = mine.first else { return takeBack() }
       // Alone, it names no message: ask, showing which (chatsh(1), /delete).
-      let short = last.text.count > 60 ? last.text.prefix(60) + "…" : Substring(last.text)
+      let text = last.singleLineText
+      let short = text.count > 60 ? text.prefix(60) + "…" : Substring(text)
       notice("take back your last message here, “\(short)”? y and Enter to take it back")
       awaitingYes = takeBack
     case "/amend", "/fix":

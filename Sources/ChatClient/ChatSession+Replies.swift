@@ -85,7 +85,7 @@ extension ChatSession {
       break
     case .say(let target, let text), .action(let target, let text),
       .reply(let target, _, let text):
-      guard case .event(.accepted(_, let id, let sent)) = reply else { return }
+      guard let (id, sent) = reply.acceptedMessage else { return }
       if openOnDelivery.remove(target) != nil { open(target, show: true) }
       var answered: String?
       if case .reply(_, let original, _) = request { answered = original }
@@ -368,7 +368,9 @@ extension ChatSession {
     let lines = messages.map { message in
       let when = clock.shortDateTime(message.time, now: now)
       let said =
-        message.isAction ? "* \(message.user) \(message.text)" : "\(message.user): \(message.text)"
+        message.isAction
+        ? "* \(message.user) \(message.singleLineText)"
+        : "\(message.user): \(message.singleLineText)"
       return "\(when)  \(message.target)  \(said)"
     }
     let more = searchMore == nil ? "" : "\n(older matches may follow: /search alone shows them)"

@@ -216,8 +216,13 @@ public final class ChatSession {
       return
     }
     // A line longer than a request holds goes as several messages, as
-    // `say` sends it, rather than being refused (chatsh(1)).
-    for piece in BuildOutput.messages(saying: text, to: target) {
+    // `say` sends it, rather than being refused (chatsh(1)); a text of
+    // several lines (Alt-Enter, a paste) as one block, or as few as
+    // `say --block` would.
+    let pieces =
+      MessageBlock.isBlock(text)
+      ? BuildOutput.blocks(of: text, to: target) : BuildOutput.messages(saying: text, to: target)
+    for piece in pieces {
       request(.say(target, text: piece), .say(target: name, text: piece))
     }
   }
@@ -401,8 +406,10 @@ public final class ChatSession {
     missedMine = [:]
   }
 
+  /// `text` cut to 40 characters for a notice, a block's lines run on.
   func short(_ text: String) -> Substring {
-    text.count > 40 ? text.prefix(40) + "…" : Substring(text)
+    let text = ChatMessage.singleLine(text)
+    return text.count > 40 ? text.prefix(40) + "…" : Substring(text)
   }
 
 }

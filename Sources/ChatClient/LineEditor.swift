@@ -27,6 +27,48 @@ public struct LineEditor: Equatable, Sendable {
     cursor = before.count
   }
 
+  /// Alt-Enter: a line break at the cursor, so that Enter then sends a
+  /// message of several lines (chatbroker(7), `BLOCK`).
+  public mutating func insertLineBreak() {
+    characters.insert("\n", at: cursor)
+    cursor += 1
+  }
+
+  /// Pasted text (bracketed paste): its line breaks (LF, CR LF or CR) kept
+  /// as such, each TAB as the spaces up to the next multiple of 8 columns
+  /// of its line, other control characters dropped as when typed.
+  public mutating func insertPasted(_ text: String) {
+    // CR LF and CR (as terminals paste line ends) are each one break.
+    var normalized = String.UnicodeScalarView()
+    var afterReturn = false
+    for scalar in text.unicodeScalars {
+      if scalar == "\n" && afterReturn {
+        afterReturn = false
+        continue
+      }
+      afterReturn = scalar == "\r"
+      normalized.append(afterReturn ? "\n" : scalar)
+    }
+    for (index, line) in normalized.split(separator: "\n", omittingEmptySubsequences: false)
+      .enumerated()
+    {
+      if index > 0 { insertLineBreak() }
+      var expanded = String.UnicodeScalarView()
+      var column = characters[..<cursor].reversed().prefix { $0 != "\n" }.count
+      for scalar in line {
+        if scalar == "\t" {
+          let spaces = 8 - column % 8
+          expanded.append(contentsOf: String(repeating: " ", count: spaces).unicodeScalars)
+          column += spaces
+        } else {
+          expanded.append(scalar)
+          column += 1
+        }
+      }
+      insert(String(expanded))
+    }
+  }
+
   public mutating func moveLeft() { cursor = max(cursor - 1, 0) }
   public mutating func moveRight() { cursor = min(cursor + 1, characters.count) }
   public mutating func moveHome() { cursor = 0 }
@@ -195,6 +237,8 @@ public struct LineEditor: Equatable, Sendable {
   /// cursor's column in it, scrolled so the cursor is always visible.
   public func visible(width: Int) -> (text: String, cursorColumn: Int) {
     let width = max(width, 2)
+    // A line break shows as ↵: the input stays one row.
+    let characters = characters.map { $0 == "\n" ? "↵" : $0 }
     let widths = characters.map { TextWidth.of($0) }
     var start = 0
     var beforeCursor = widths[0..<cursor].reduce(0, +)

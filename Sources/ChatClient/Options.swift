@@ -46,6 +46,9 @@ public struct Invocation: Equatable, Sendable {
   /// `say --notice`: each message goes as a `NOTICE` (chatbroker(7)),
   /// which no program answers automatically.
   public var notice = false
+  /// `say --block`: all the text is one message of several lines
+  /// (chatbroker(7), `BLOCK`), or as few as it needs.
+  public var block = false
   public var command: Command
 
   public static let defaultWait = 60
@@ -154,6 +157,11 @@ public enum OptionParser {
           throw UsageError("--notice applies to say only", command: command)
         }
         invocation.notice = true
+      case "--block":
+        guard command == "say" else {
+          throw UsageError("--block applies to say only", command: command)
+        }
+        invocation.block = true
       case "--color", "--colour":
         let value = try scanner.value(for: argument)
         guard let mode = ColorMode(rawValue: value) else {
@@ -193,6 +201,11 @@ public enum OptionParser {
     if invocation.notice && (at != nil || every != nil) {
       // SAYAT and SAYEVERY have no notice form (chatbroker(7)).
       throw UsageError("say takes --notice or --at/--every, not both", command: command)
+    }
+    if invocation.block && (invocation.notice || at != nil || every != nil) {
+      // A block is a message; NOTICE, SAYAT and SAYEVERY carry one line
+      // (chatbroker(7), BLOCK).
+      throw UsageError("say --block cannot go with --notice, --at or --every", command: command)
     }
     if let every {
       guard command == "say" else {

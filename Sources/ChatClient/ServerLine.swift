@@ -51,6 +51,21 @@ public enum ServerLine: Equatable, Sendable {
     }
   }
 
+  /// The id and time of the message a final reply says was taken: `OK SAY
+  /// <id> <time>` and the like, and `OK BLOCK <id> <time>` (since 1.6,
+  /// chatbroker(7), `BLOCK`), which the codec leaves as words.
+  public var acceptedMessage: (id: MessageID, time: Timestamp)? {
+    switch self {
+    case .event(.accepted(_, let id, let time)): return (id, time)
+    case .event(.ok(.block, let fields)) where fields.count == 2:
+      guard let id = MessageID(fields[0]), let time = Timestamp(rfc3339: fields[1]) else {
+        return nil
+      }
+      return (id, time)
+    default: return nil
+    }
+  }
+
   /// A delivered message (`MSG`).
   public var message: ChatMessage? {
     guard

@@ -169,11 +169,10 @@ public struct TranscriptRenderer {
           Segment(" · " + clock.relative(message.time, now: now), .dim),
         ]))
     }
-    let text = styledText(message, base: .plain)
     let pad = String(repeating: " ", count: Self.indent)
-    for (index, line) in text.wrapped(width: width - Self.indent - 1 - seriesMarkWidth(message))
-      .enumerated()
-    {
+    for (index, line) in wrappedLines(
+      message, base: .plain, width: width - Self.indent - 1 - seriesMarkWidth(message)
+    ).enumerated() {
       let left =
         index == 0 && stamp != nil
         ? [Segment(" " + stamp!, .dim), Segment(" ", .plain)] : [Segment(pad, .plain)]
@@ -182,14 +181,47 @@ public struct TranscriptRenderer {
     return rows
   }
 
-  /// A message's text as drawn: its rooms, users and links highlighted on
-  /// `base`, or, when it mentions me (``isMention(_:of:)``, the rule that
-  /// counts it), on the mention's own style, so the whole line stands out.
-  private func styledText(_ message: ChatMessage, base: Style) -> StyledText {
-    edited(
-      message,
-      StyledText.highlighted(
-        message.text, me: me, base: isMention(message, of: me) ? .mention : base))
+  /// A message's text as drawn, in rows of at most `width` columns: its
+  /// rooms, users and links highlighted on `base`, or, when it mentions me
+  /// (``isMention(_:of:)``, the rule that counts it), on the mention's own
+  /// style, so the whole text stands out. Each line of a block
+  /// (chatbroker(7), `BLOCK`) starts a row, its tabs taken to the next
+  /// multiple of 8 columns so that what was aligned stays so.
+  private func wrappedLines(_ message: ChatMessage, base: Style, width: Int)
+    -> [[(Character, Style)]]
+  {
+    let style = isMention(message, of: me) ? .mention : base
+    guard MessageBlock.isBlock(message.text) else {
+      return edited(message, StyledText.highlighted(message.text, me: me, base: style))
+        .wrapped(width: width)
+    }
+    // By scalars: a CR before a line feed is no part of the line's break.
+    let lines = message.text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false)
+    var rows: [[(Character, Style)]] = []
+    for (index, line) in lines.enumerated() {
+      let text = StyledText.highlighted(
+        Self.tabsExpanded(String(String.UnicodeScalarView(line))), me: me, base: style)
+      rows += (index == lines.count - 1 ? edited(message, text) : text).wrapped(width: width)
+    }
+    return rows
+  }
+
+  /// `line` with each TAB as the spaces up to the next multiple of 8 columns.
+  static func tabsExpanded(_ line: String) -> String {
+    guard line.contains("\t") else { return line }
+    var result = ""
+    var column = 0
+    for character in line {
+      if character == "\t" {
+        let spaces = 8 - column % 8
+        result += String(repeating: " ", count: spaces)
+        column += spaces
+      } else {
+        result.append(character)
+        column += TextWidth.of(character)
+      }
+    }
+    return result
   }
 
   /// ` (edited)`, dim, after the text of a line its author changed
@@ -258,15 +290,15 @@ public struct TranscriptRenderer {
   private func action(_ message: ChatMessage, stamp: String) -> [Row] {
     let isMine = message.user == me
     let color = isMine ? Style.ownName : Style.user(UserStyle.colorIndex(for: message.user))
-    let text = styledText(message, base: isMine ? .own : .plain)
     let name = sanitized(message.user)
     let lead = " \(stamp) * "
     let pad = String(repeating: " ", count: TextWidth.of(lead))
     let first = TextWidth.of(name) + 1
     var rows: [Row] = []
-    for (index, line) in text.wrapped(width: max(width - TextWidth.of(lead) - first - 1, 10))
-      .enumerated()
-    {
+    for (index, line) in wrappedLines(
+      message, base: isMine ? .own : .plain,
+      width: max(width - TextWidth.of(lead) - first - 1, 10)
+    ).enumerated() {
       let left =
         index == 0
         ? [
@@ -286,9 +318,8 @@ public struct TranscriptRenderer {
       let label = "you · " + clock.relative(message.time, now: now)
       rows.append(aligned([Segment(label, .ownName)], width: TextWidth.of(label), right: right))
     }
-    let text = edited(message, StyledText.highlighted(message.text, me: me, base: .own))
     let maximum = max(min(right - Self.indent, right * 3 / 4), 10) - seriesMarkWidth(message)
-    for (index, line) in text.wrapped(width: maximum).enumerated() {
+    for (index, line) in wrappedLines(message, base: .own, width: maximum).enumerated() {
       var segments = StyledText.segments(line)
       var lineWidth = line.reduce(0) { $0 + TextWidth.of($1.0) }
       if index == 0 {

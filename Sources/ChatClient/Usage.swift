@@ -2,7 +2,7 @@
 public enum Usage {
   public static let synopsis = """
     usage: chatsh [--socket PATH] [#room | @user ...]
-           chatsh [--socket PATH] say [--wait SECONDS] [--notice | --at WHEN | --every RULE] TARGET [TEXT ...]
+           chatsh [--socket PATH] say [--wait SECONDS] [--block | --notice | --at WHEN | --every RULE] TARGET [TEXT ...]
            chatsh [--socket PATH] history [-n N] [--json] TARGET
            chatsh [--socket PATH] search [-n N] [--json] [--room TARGET] WORDS ...
            chatsh [--socket PATH] tail [-n N] [--json] [--mentions] TARGET ...
@@ -63,7 +63,7 @@ public enum Usage {
     switch name {
     case "say":
       return """
-        usage: chatsh say [--wait SECONDS] [--notice | --at WHEN | --every RULE] TARGET [TEXT ...]
+        usage: chatsh say [--wait SECONDS] [--block | --notice | --at WHEN | --every RULE] TARGET [TEXT ...]
 
         Sends TEXT (the words joined by spaces) to TARGET, a #room or @user.
         Without TEXT, each line of standard input is one message, sent as it
@@ -73,6 +73,10 @@ public enum Usage {
         keeps its last part, and a line over 4096 bytes is split in several
         messages.
 
+          --block     send all the text (the words, or all of standard input
+                      once it ends) as one message of several lines, such as
+                      a build's output; more than 100 lines or 4096 bytes go
+                      as a few such messages, in order, and chatsh says so.
           --wait SECONDS
                       wait this long (default 60, 0: not at all) for a broker
                       that does not answer or went away; after it comes back,
@@ -96,6 +100,7 @@ public enum Usage {
                       due time and the rule in full. See chatbroker(7).
 
         example: make 2>&1 | chatsh say '#builds'
+                 make 2>&1 | chatsh say --block '#builds'
                  chatsh say --at 18:00 '#ops' deploy now
                  chatsh say --every weekdays@09:00 '#team' stand-up
         """

@@ -159,6 +159,10 @@ private func handle(_ key: Key, editor: inout LineEditor, session: ChatSession, 
   switch key {
   case .character(let character):
     editor.insert(String(character))
+  case .lineBreak:
+    editor.insertLineBreak()
+  case .paste(let text):
+    editor.insertPasted(text)
   case .control(3):  // Ctrl-C
     return false
   case .control(4):  // Ctrl-D: delete, or quit on an empty line

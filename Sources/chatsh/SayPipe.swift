@@ -50,16 +50,17 @@ extension ScriptMode {
   /// waits up to `wait` seconds for it to come back, then sends again what
   /// it had not acknowledged, except what the broker's history shows was
   /// delivered: nothing read is lost, nothing is sent twice, the order stays.
-  func sayLines(target: String, lines given: [String]?, wait: Int) throws(ScriptFailure)
-    -> ExitCode
-  {
+  /// `prepared`: the messages themselves (`say --block`), sent as they are.
+  func sayLines(
+    target: String, lines given: [String]?, prepared: [String] = [], wait: Int
+  ) throws(ScriptFailure) -> ExitCode {
     let target = try checked(target, Target.init)
-    var queue: [String] = []  // read, not sent yet
+    var queue: [String] = prepared  // read, not sent yet
     var inFlight: [String] = []  // sent on this connection, not answered
     var replies: [SayReply] = []
     var anchor: String?
     var refused = 0
-    var inputOpen = given == nil
+    var inputOpen = given == nil && prepared.isEmpty
     var partial: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65536)
 
@@ -231,5 +232,40 @@ extension ScriptMode {
       }
     }
     return refused > 0 ? .failure : .success
+  }
+}
+
+extension ScriptMode {
+  /// `chatsh say --block TARGET`: the words, or all of standard input once
+  /// it ends, as one message of several lines, or as few as hold it
+  /// (``BuildOutput/blocks(of:to:)``), said once on standard error; then
+  /// sent as `say` sends its lines, waiting for the broker likewise.
+  func sayBlock(target: String, words: [String]?) throws(ScriptFailure) -> ExitCode {
+    let checkedTarget = try checked(target, Target.init)
+    let text: String
+    if let words {
+      text = words.joined(separator: " ")
+    } else {
+      var input: [UInt8] = []
+      var buffer = [UInt8](repeating: 0, count: 65536)
+      while true {
+        let count = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+        if count < 0 && errno == EINTR { continue }
+        guard count > 0 else { break }
+        input.append(contentsOf: buffer[..<count])
+      }
+      text = String(decoding: input, as: UTF8.self)
+    }
+    let blocks = BuildOutput.blocks(of: text, to: checkedTarget)
+    guard !blocks.isEmpty else {
+      // As say: words are a TEXT to send; standard input may have had none.
+      if words != nil { throw .usage("say: the TEXT is empty") }
+      return .success
+    }
+    if blocks.count > 1 {
+      let lines = blocks.reduce(0) { $0 + MessageBlock.lineCount($1) }
+      complain("\(lines) lines sent as \(blocks.count) messages")
+    }
+    return try sayLines(target: target, lines: [], prepared: blocks, wait: wait)
   }
 }

@@ -12,6 +12,11 @@ enum Key: Equatable {
   case alt(Character)
   case function(Int32)
   case resize
+  /// Alt-Enter: a line break in the input, to compose a block.
+  case lineBreak
+  /// Text pasted while bracketed paste was on (between `ESC [200~` and
+  /// `ESC [201~`): one insertion, its line breaks kept, never a key each.
+  case paste(String)
 }
 
 /// The terminal, through ncursesw: full-screen drawing of styled rows and
@@ -38,6 +43,9 @@ final class Screen {
     keypad(window, true)
     set_escdelay(25)
     timeout(0)
+    // Bracketed paste: the terminal marks what is pasted, so that several
+    // lines become one input rather than several Enters (chatsh(1)).
+    writeAll(1, Self.bracketedPasteOn)
     if color && has_colors() {
       start_color()
       use_default_colors()
@@ -53,7 +61,14 @@ final class Screen {
 
   func end() {
     endwin()
+    writeAll(1, Self.bracketedPasteOff)
   }
+
+  private static let bracketedPasteOn = "\u{1B}[?2004h"
+  private static let bracketedPasteOff = "\u{1B}[?2004l"
+  /// The most of one paste kept, in UTF-8 bytes: a block is at most 4096
+  /// bytes on the wire; what is beyond is read and dropped.
+  static let pasteLimit = 65536
 
   var height: Int { Int(getmaxy(window)) }
   var width: Int { Int(getmaxx(window)) }
@@ -169,7 +184,10 @@ final class Screen {
     if value == 27 {
       // Alt-x arrives as ESC x.
       var next: wint_t = 0
-      if get_wch(&next) == OK, let scalar = Unicode.Scalar(UInt32(next)), next >= 32 {
+      guard get_wch(&next) == OK else { return .control(27) }
+      if next == 13 || next == 10 { return .lineBreak }
+      if next == wint_t(UInt8(ascii: "[")), let key = controlSequence() { return key }
+      if let scalar = Unicode.Scalar(UInt32(next)), next >= 32 {
         return .alt(Character(scalar))
       }
       return .control(27)
@@ -177,5 +195,53 @@ final class Screen {
     if value < 32 || value == 127 { return .control(UInt8(value)) }
     guard let scalar = Unicode.Scalar(UInt32(value)) else { return nil }
     return .character(Character(scalar))
+  }
+
+  /// After `ESC [` that curses did not know: the start of a paste, read
+  /// whole, or `Alt-[` as before for anything else (what followed is read
+  /// again as keys).
+  private func controlSequence() -> Key? {
+    var parameters: [wint_t] = []
+    var next: wint_t = 0
+    // The rest of the sequence may come a moment later: wait a little.
+    timeout(25)
+    defer { timeout(0) }
+    while parameters.count < 4, get_wch(&next) == OK {
+      parameters.append(next)
+    }
+    guard parameters == "200~".unicodeScalars.map({ wint_t($0.value) }) else {
+      for value in parameters.reversed() { unget_wch(wchar_t(value)) }
+      return .alt("[")
+    }
+    return .paste(readPaste())
+  }
+
+  /// What comes up to `ESC [201~`, the end of a paste, waiting a little for
+  /// the rest of a long one; at most ``pasteLimit`` bytes of it are kept.
+  private func readPaste() -> String {
+    let end = Array("\u{1B}[201~".unicodeScalars)
+    var scalars: [Unicode.Scalar] = []
+    var bytes = 0
+    var recent: [Unicode.Scalar] = []
+    timeout(200)
+    defer { timeout(0) }
+    var value: wint_t = 0
+    while get_wch(&value) != ERR {
+      guard let scalar = Unicode.Scalar(UInt32(value)) else { continue }
+      recent.append(scalar)
+      if recent.count > end.count { recent.removeFirst() }
+      if recent == end {
+        // The marker's first scalars were taken for text, unless past the limit.
+        if scalars.suffix(end.count - 1).elementsEqual(end.dropLast()) {
+          scalars.removeLast(end.count - 1)
+        }
+        break
+      }
+      bytes += scalar.utf8.count
+      if bytes <= Self.pasteLimit { scalars.append(scalar) }
+    }
+    var text = String.UnicodeScalarView()
+    text.append(contentsOf: scalars)
+    return String(text)
   }
 }

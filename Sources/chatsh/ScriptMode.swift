@@ -29,6 +29,8 @@ struct ScriptMode {
   var wait = Invocation.defaultWait
   /// `say --notice`: each message is a `NOTICE` (chatsh(1)).
   var notice = false
+  /// `say --block`: the text is one message of several lines (chatsh(1)).
+  var block = false
   /// How long to wait for a reply before giving up on the broker.
   let replyTimeout = 30
   var out = StandardOutput()
@@ -43,6 +45,8 @@ struct ScriptMode {
   mutating func run(_ command: Command) -> ExitCode {
     do throws(ScriptFailure) {
       switch command {
+      case .say(let target, nil, let text) where block:
+        return try sayBlock(target: target, words: text)
       case .say(let target, nil, let text?):
         let lines = text.joined(separator: " ").split(whereSeparator: \.isNewline).map(String.init)
         guard lines.contains(where: { !BuildOutput.clean($0).isEmpty }) else {

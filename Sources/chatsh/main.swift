@@ -73,5 +73,6 @@ default:
   var script = ScriptMode(socket: socket, trust: trust, color: color)
   script.wait = invocation.wait
   script.notice = invocation.notice
+  script.block = invocation.block
   exit(script.run(invocation.command).rawValue)
 }

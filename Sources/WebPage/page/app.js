@@ -50,8 +50,32 @@
       else if (words[index] === "REPLY") message.replyTo = words[++index] || null;
       else if (words[index] === "EDITED") message.edited = true;
       else if (words[index] === "REACTIONS") message.reactions = parseReactions(words[++index] || "");
+      // Since 1.6, last: a text of several lines, \n and \\ escaped
+      // (chatbroker(7), BLOCK).
+      else if (words[index] === "BLOCK") message.text = unescapeBlock(message.text);
     }
     return message;
+  }
+
+  /** A block's text as the line protocol writes it: \\ a backslash, \n
+   *  a line feed, any other backslash itself (chatbroker(7), BLOCK). */
+  function unescapeBlock(written) {
+    return written.replace(/\\(n|\\)/g, (_, escaped) => (escaped === "n" ? "\n" : "\\"));
+  }
+
+  /** The inverse: a text of several lines for a BLOCK request. */
+  function escapeBlock(text) {
+    return text.replace(/\\/g, "\\\\").replace(/\n/g, "\\n");
+  }
+
+  /** The most lines of one block, and of the bytes of a request line
+   *  (chatbroker(7), BLOCK and "Transport and framing"). */
+  const blockLines = 100;
+  const lineBytes = 4096;
+
+  /** A text's lines on one line, for a quote or a heading. */
+  function oneLine(text) {
+    return text.replace(/\n/g, " ↵ ");
   }
 
   /** HIST's REACTIONS word, 👍=bob+carol,lol=dave: each reaction with who
@@ -827,7 +851,8 @@
       node.textContent = "↱ a reply to a message taken back";
     } else {
       const who = original.user === me ? "you" : original.user;
-      const words = original.text.length > 120 ? original.text.slice(0, 120) + "…" : original.text;
+      const flat = oneLine(original.text);
+      const words = flat.length > 120 ? flat.slice(0, 120) + "…" : flat;
       node.textContent = "↱ " + who + ": " + words;
       node.title = "show the message it answers";
       node.addEventListener("click", () => {
@@ -903,7 +928,7 @@
     stopReply();
     replyingTo = item;
     const who = item.user === me ? "yourself" : item.user;
-    $("replying-text").textContent = "Replying to " + who + ": " + item.text;
+    $("replying-text").textContent = "Replying to " + who + ": " + oneLine(item.text);
     $("replying").hidden = false;
     $("text").focus();
   }
@@ -911,7 +936,7 @@
   function startEdit(item) {
     stopReply();
     editing = item;
-    $("replying-text").textContent = "Editing: " + item.text;
+    $("replying-text").textContent = "Editing: " + oneLine(item.text);
     $("replying").hidden = false;
     $("text").value = item.text;
     resizeComposer();
@@ -968,8 +993,10 @@
     for (const id of ["text", "send", "later"]) $(id).disabled = !enabled;
   }
 
-  /** Each line of the composer is one message (the protocol's texts have
-   *  no line feeds); "/me" sends an action, and a few commands as chatsh. */
+  /** The composer's text (Shift-Enter starts a line) is one message: a
+   *  single line as SAY (or REPLY), several as one BLOCK (chatbroker(7)),
+   *  refused here when over 100 lines or a request line's bytes; "/me"
+   *  sends each line as an action, and a few commands as chatsh. */
   async function send() {
     const field = $("text");
     const value = field.value;
@@ -986,43 +1013,71 @@
       setStatus("open a conversation first", true);
       return;
     }
+    const target = current;
+    const lines = value.replace(/\r\n?/g, "\n").split("\n");
+    while (lines.length && !lines[0].trim()) lines.shift();
+    while (lines.length && !lines[lines.length - 1].trim()) lines.pop();
+    const block = lines.length > 1 && !value.startsWith("/me ");
+    let answering = replyingTo && replyingTo.target === target ? replyingTo.id : null;
+    if (block) {
+      const text = lines.map((line) => cleanText(line.startsWith("//") ? line.slice(1) : line)).join("\n");
+      const head = "BLOCK " + target + " :";
+      const bytes = new TextEncoder().encode(head + escapeBlock(text)).length;
+      let problem = null;
+      if (answering) problem = "a reply has one line: take out the line breaks, or Esc and send it alone";
+      else if (lines.length > blockLines) problem = "a message has at most " + blockLines + " lines (this one " + lines.length + "): send the rest as another";
+      else if (bytes > lineBytes) problem = "this message is " + bytes + " bytes long, over the " + lineBytes + " a message holds: send a part at a time";
+      if (problem) {
+        setStatus(problem, true);
+        return;
+      }
+      field.value = "";
+      resizeComposer();
+      stopReply();
+      return sendOne(target, text, false, null, head + escapeBlock(text));
+    }
     field.value = "";
     resizeComposer();
-    const target = current;
     // The first line answers the message chosen with Reply, if any.
-    let answering = replyingTo && replyingTo.target === target ? replyingTo.id : null;
     stopReply();
-    for (const raw of value.split("\n")) {
+    for (const raw of lines) {
       if (!raw.trim()) continue;
       const action = raw.startsWith("/me ");
       const text = cleanText(action ? raw.slice(4) : raw.startsWith("//") ? raw.slice(1) : raw);
       if (!text.trim()) continue;
       const replyTo = action ? null : answering;
       if (replyTo) answering = null;
-      const item = {
-        id: "sending-" + sentCount++, pending: true, target, user: me, text, action, replyTo,
-        time: new Date().toISOString(),
-      };
-      const conv = conversation(target);
-      conv.items.push(item);
-      renderMessages();
       const verb = action ? "ACTION " + target : replyTo ? "REPLY " + target + " " + replyTo : "SAY " + target;
-      request(verb + " :" + text)
-        .then((answer) => {
-          item.id = answer.words[2];
-          item.time = answer.words[3];
-          item.pending = false;
-          conv.ids.add(item.id);
-        })
-        .catch((error) => {
-          conv.items.splice(conv.items.indexOf(item), 1);
-          if (error.code === "OFFLINE" && !$("text").value) $("text").value = text;
-          showError(error);
-        })
-        .finally(() => {
-          if (target === current) renderMessages();
-        });
+      sendOne(target, text, action, replyTo, verb + " :" + text);
     }
+  }
+
+  /** Shows `text` as sending in `target` and sends `line`, its request;
+   *  the answer gives the message its id and time, a refusal takes it off
+   *  (back into an empty composer when the broker was away). */
+  function sendOne(target, text, action, replyTo, line) {
+    const item = {
+      id: "sending-" + sentCount++, pending: true, target, user: me, text, action, replyTo,
+      time: new Date().toISOString(),
+    };
+    const conv = conversation(target);
+    conv.items.push(item);
+    renderMessages();
+    request(line)
+      .then((answer) => {
+        item.id = answer.words[2];
+        item.time = answer.words[3];
+        item.pending = false;
+        conv.ids.add(item.id);
+      })
+      .catch((error) => {
+        conv.items.splice(conv.items.indexOf(item), 1);
+        if (error.code === "OFFLINE" && !$("text").value) $("text").value = text;
+        showError(error);
+      })
+      .finally(() => {
+        if (target === current) renderMessages();
+      });
   }
 
   async function command(line) {

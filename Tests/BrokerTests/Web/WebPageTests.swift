@@ -389,7 +389,7 @@ struct WebPageTests {
   }
 
   @Test(
-    "scroll-back to the first line, search, a topic, Shift-Enter for two lines, Esc, and taking back your own line"
+    "scroll-back to the first line, search, a topic, Shift-Enter for a message of two lines, Esc, and taking back your own line"
   )
   func scrollBackSearchAndTakeBack() throws {
     let start = Date().timeIntervalSince1970 - 3 * 3600
@@ -440,10 +440,10 @@ struct WebPageTests {
 
     try browser.type("#text", "first", keys: ["SHIFT", "ENTER", "NULL"])
     try browser.type("#text", "second", keys: ["ENTER"])
-    #expect(try bob.expect("MSG #old ").hasSuffix(" cbtest1 :first"))
+    // Two lines are one message (chatbroker(7), BLOCK).
     let second = try bob.expect("MSG #old ")
-    #expect(second.hasSuffix(" cbtest1 :second"))
-    try Self.waitForBubble(browser, "second")
+    #expect(second.hasSuffix(#" cbtest1 BLOCK :first\nsecond"#))
+    try Self.waitForBubble(browser, "first\nsecond")
     try browser.js(
       "document.querySelector('#messages .mine .bubble:last-child .take-back').click()")
     try browser.wait("return document.querySelector('dialog[open] button[type=submit]')")
