@@ -83,7 +83,7 @@ public enum LineCodec {
     case ("OK", 1..., nil):
       guard let verb = Verb(rawValue: rest[0]) else { return nil }
       let fields = Array(rest.dropFirst())
-      if [.say, .action, .notice, .reply, .sayAt].contains(verb), fields.count == 2,
+      if [.say, .block, .action, .notice, .reply, .sayAt].contains(verb), fields.count == 2,
         let id = MessageID(fields[0]),
         let time = Timestamp(rfc3339: fields[1])
       {
