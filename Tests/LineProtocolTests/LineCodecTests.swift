@@ -28,7 +28,9 @@ private let examples: [(BrokerEvent, String)] = [
     "CONV #ops - - - 0 0"
   ),
   (.markRead(target: .user("carol"), id: MessageID("k9")!), "MARKREAD @carol k9"),
-  (.accepted(.block, id: MessageID("k9")!, time: delivered), "OK BLOCK k9 2026-11-30T17:56:12.031Z"),
+  (
+    .accepted(.block, id: MessageID("k9")!, time: delivered), "OK BLOCK k9 2026-11-30T17:56:12.031Z"
+  ),
   (
     .message(
       target: .room(ops), id: MessageID("k9")!, time: delivered, user: "alice",
