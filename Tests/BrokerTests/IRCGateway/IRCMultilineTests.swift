@@ -192,6 +192,19 @@ struct IRCMultilineTests {
     #expect(echoed.last?.hasPrefix(":host.test BATCH -m") == true)
   }
 
+  @Test("a labeled batch: its answer, the echo, carries the label on its outer batch")
+  func labeled() {
+    let (irc, alice, _) = Self.room(Self.multiline + ["echo-message", "labeled-response"])
+    irc.send(alice, "@label=L1 BATCH +e draft/multiline #ops")
+    irc.send(alice, "@batch=e PRIVMSG #ops :a")
+    irc.send(alice, "@batch=e PRIVMSG #ops :b")
+    let echoed = irc.send(alice, "BATCH -e")
+    #expect(echoed.first == "@label=L1 :host.test BATCH +l1 labeled-response", "\(echoed)")
+    #expect(echoed.count == 6, "\(echoed)")
+    #expect(echoed[1].hasPrefix("@batch=l1;msgid="), "\(echoed)")
+    #expect(echoed.last == ":host.test BATCH -l1", "\(echoed)")
+  }
+
   @Test("CHATHISTORY nests a block's batch in its own")
   func history() {
     let (irc, alice, carol) = Self.room(Self.multiline + ["draft/chathistory"])
