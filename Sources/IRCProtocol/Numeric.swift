@@ -121,6 +121,9 @@ public enum Capability: String, CaseIterable, Sendable {
   case multiPrefix = "multi-prefix"
   /// IRCv3 userhost-in-names: NAMES shows each member as `nick!user@host`.
   case userhostInNames = "userhost-in-names"
+  /// IRCv3 draft/multiline: a message of several lines as one batch, both
+  /// ways (chatbroker(7), "IRC"); it needs `batch` too.
+  case multiline = "draft/multiline"
 
   /// This capability's bit in a ``CapabilitySet``.
   /// A switch, not a search of `allCases`: it is asked for every tag of
@@ -137,6 +140,7 @@ public enum Capability: String, CaseIterable, Sendable {
     case .labeledResponse: 1 << 7
     case .multiPrefix: 1 << 8
     case .userhostInNames: 1 << 9
+    case .multiline: 1 << 10
     }
   }
 }
@@ -156,4 +160,7 @@ public struct CapabilitySet: Equatable, Hashable, Sendable {
   /// with message-tags, as the IRCv3 msgid specification says.
   public var sendsTime: Bool { contains(.serverTime) }
   public var sendsMsgid: Bool { contains(.messageTags) }
+  /// A message of several lines comes as a `draft/multiline` batch, which
+  /// needs both capabilities (IRCv3 multiline, "Dependencies").
+  public var receivesMultiline: Bool { contains(.multiline) && contains(.batch) }
 }

@@ -22,6 +22,7 @@ public struct IRCGenerator {
   public static let capabilities = [
     "server-time", "message-tags", "echo-message", "batch", "draft/chathistory",
     "draft/read-marker", "away-notify", "labeled-response", "multi-prefix", "userhost-in-names",
+    "draft/multiline",
   ]
 
   public init(random: SplitMix64, users: [String]) {
@@ -75,6 +76,7 @@ public struct IRCGenerator {
     case 80..<86: return tagged()
     case 86..<92: return injected()
     case 92..<96: return overLong()
+    case 96..<98: return Array(multilineLine().utf8)
     default: return lines.noise()
     }
   }
@@ -91,7 +93,7 @@ public struct IRCGenerator {
   /// A batch of the lines that make the broker work hardest per byte.
   public mutating func flood() -> [[UInt8]] {
     let count = Int.random(in: 20...600, using: &random)
-    switch Int.random(in: 0..<7, using: &random) {
+    switch Int.random(in: 0..<8, using: &random) {
     case 0:
       return (0..<count / 4 + 1).map { _ in Array(targets("JOIN", many: 900).utf8) }
     case 1:
@@ -110,9 +112,53 @@ public struct IRCGenerator {
       return (0..<count).map { index in Array("PRIVMSG #hot :flood \(index) \(token())".utf8) }
     case 5:
       return (0..<count / 4 + 1).map { _ in Array(targets("PRIVMSG", many: 300).utf8) }
+    case 6:
+      return multilineBatch(lineCount: count).map { Array($0.utf8) }
     default:
       return (0..<count).map { _ in next() }
     }
+  }
+
+  // MARK: - Multiline batches
+
+  /// One line of a draft/multiline batch (chatbroker(7), "IRC"), drawn
+  /// alone so that batches open, close and interleave with other lines
+  /// at random: an opener, a line of one of two references, a
+  /// continuation, a NOTICE inside, an end.
+  mutating func multilineLine() -> String {
+    let reference = random.pick(["m1", "m2"])
+    let target = random.chance(80) ? "#hot" : target()
+    switch Int.random(in: 0..<6, using: &random) {
+    case 0: return "BATCH +\(reference) draft/multiline \(target)"
+    case 1: return "BATCH -\(reference)"
+    case 2: return "@batch=\(reference);draft/multiline-concat PRIVMSG \(target) :\(text())"
+    case 3: return "@batch=\(reference) NOTICE \(target) :\(text())"
+    default:
+      return "@batch=\(reference) PRIVMSG \(target) :\(random.chance(10) ? "" : text())"
+    }
+  }
+
+  /// A whole batch, `lineCount` lines long or so: valid, past the line
+  /// or byte bound, unterminated, or interleaved with another.
+  mutating func multilineBatch(lineCount: Int) -> [String] {
+    let reference = "f\(token())"
+    let lines = min(lineCount, 150)
+    var batch = ["BATCH +\(reference) draft/multiline #hot"]
+    let long = random.chance(30)
+    for index in 0..<lines {
+      let concat = index > 0 && random.chance(20) ? ";draft/multiline-concat" : ""
+      let text = long ? String(repeating: "x", count: 400) : random.chance(10) ? "" : text()
+      batch.append(
+        "@batch=\(reference)\(concat) PRIVMSG #hot :\(text.isEmpty && !concat.isEmpty ? "y" : text)"
+      )
+      if random.chance(2) { batch.append("BATCH +\(reference)x draft/multiline #hot") }
+    }
+    switch Int.random(in: 0..<4, using: &random) {
+    case 0: break
+    case 1: batch.insert(contentsOf: ["PING :mid", "PRIVMSG #hot :between"], at: batch.count / 2)
+    default: batch.append("BATCH -\(reference)")
+    }
+    return batch
   }
 
   // MARK: - Commands
@@ -241,7 +287,7 @@ public struct IRCGenerator {
     let limit = random.pick([
       "1", "50", "1000", "1001", "0", "-1", "99999999999999999999", "9223372036854775808", "x",
     ])
-    switch Int.random(in: 0..<7, using: &random) {
+    switch Int.random(in: 0..<8, using: &random) {
     case 0: return "LATEST \(target()) * \(limit)"
     case 1: return "LATEST \(target()) \(reference()) \(limit)"
     case 2: return "BEFORE \(target()) \(reference()) \(limit)"
@@ -361,7 +407,7 @@ public struct IRCGenerator {
       return Array((random.pick(["NICK ", "WHO ", "JOIN #", "PING :", "MODE ", ""]) + word).utf8)
     }
     let line: String
-    switch Int.random(in: 0..<7, using: &random) {
+    switch Int.random(in: 0..<8, using: &random) {
     case 0: line = "PING :x\(bad)"
     case 1: line = "NICK n\(bad)"
     case 2: line = "CMD\(bad)"

@@ -205,16 +205,8 @@ extension IRCSession {
           [nick, "\(target): the text contains a control character and was not sent"])
       ]
     }
-    let brokerTarget: Target
-    if target.hasPrefix("#") {
-      guard let room = room(target) else { return [noSuchChannel(target)] }
-      brokerTarget = .room(room)
-    } else {
-      guard let user = Target("@" + login(target)) else {
-        return [numeric(.noSuchNick, [target, "No such nick"])]
-      }
-      brokerTarget = user
-    }
+    let (found, refusal) = brokerTarget(target)
+    guard let brokerTarget = found else { return refusal }
     let said = IRCReplyContext(.say(command: command, target: target, text: text, tags: tags))
     var message: Request =
       action
@@ -241,19 +233,23 @@ extension IRCSession {
     return actions
   }
 
+  /// The room or user an IRC target names, or the reply refusing it.
+  func brokerTarget(_ target: String) -> (Target?, [Action]) {
+    if target.hasPrefix("#") {
+      guard let room = room(target) else { return (nil, [noSuchChannel(target)]) }
+      return (.room(room), [])
+    }
+    guard let user = Target("@" + login(target)) else {
+      return (nil, [numeric(.noSuchNick, [target, "No such nick"])])
+    }
+    return (user, [])
+  }
+
   /// `TAGMSG <target>`: its client-only tags to the target's IRC clients
   /// that negotiated message-tags; nothing is kept.
   func tagmsg(to target: String, tags: ClientTags) -> [Action] {
-    let brokerTarget: Target
-    if target.hasPrefix("#") {
-      guard let room = room(target) else { return [noSuchChannel(target)] }
-      brokerTarget = .room(room)
-    } else {
-      guard let user = Target("@" + login(target)) else {
-        return [numeric(.noSuchNick, [target, "No such nick"])]
-      }
-      brokerTarget = user
-    }
+    let (found, refusal) = brokerTarget(target)
+    guard let brokerTarget = found else { return refusal }
     let said = IRCReplyContext(.say(command: "TAGMSG", target: target, text: "", tags: tags))
     // `+draft/react` (or `+draft/unreact`) with `+draft/reply=<msgid>` is
     // a reaction the broker keeps (chatbroker(7), IRC); one on a message

@@ -39,7 +39,7 @@ extension IRCSession {
     else { return [] }
     switch event {
     case .accepted(.say, let id, let time), .accepted(.notice, let id, let time),
-      .accepted(.reply, let id, let time):
+      .accepted(.reply, let id, let time), .accepted(.block, let id, let time):
       return privmsgLines(
         from: nick, to: target, text: text, id: id, time: time, command: command,
         clientTags: tags)
@@ -92,7 +92,7 @@ extension IRCSession {
       return IRCMessage(source: Self.source(who, serverName: serverName), "QUIT", [text])
         .cleaned().encoded(trailing: true)
     case .accepted(.say, let id, let time), .accepted(.notice, let id, let time),
-      .accepted(.reply, let id, let time):
+      .accepted(.reply, let id, let time), .accepted(.block, let id, let time):
       // A message to one's own nick is delivered to the session that
       // sent it too, as any IRC server does, echo-message or not.
       guard case .say(let command, let target, let text, let tags) = context?.purpose,
@@ -373,7 +373,7 @@ extension IRCSession {
         return numeric(.notOnChannel, [room, "You're not on that channel"]).bytes
       }
       return reply(source: serverName, "NOTICE", [nick, "TOPIC refused: \(text)"]).bytes
-    case .action, .notice, .reply:
+    case .action, .notice, .reply, .block:
       return error(Verb.say.rawValue, code, text, answering: context)
     case .join:
       // The names, marker and backlog asked with it are not shown.

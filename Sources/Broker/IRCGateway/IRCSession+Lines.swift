@@ -75,6 +75,7 @@ extension IRCSession {
 
   /// `PRIVMSG` lines, the text split to fit 512 bytes; only the first
   /// piece carries the msgid, as each line is one message to a client.
+  /// A text of several lines is a block (``blockLines(source:to:text:id:tags:outerBatch:command:)``).
   func privmsgLines(
     from author: String, to target: String, text: String, id: MessageID, time: Timestamp,
     batch: String? = nil, command: String = "PRIVMSG", clientTags: ClientTags = ClientTags(),
@@ -84,6 +85,11 @@ extension IRCSession {
       batch: batch, time: time, id: id, clientTags: Self.clientTags(clientTags, replyTo: replyTo),
       series: series)
     let source = Self.source(author, serverName: serverName)
+    if MessageBlock.isBlock(text) {
+      return blockLines(
+        source: source, to: target, text: text, id: id, tags: tags, outerBatch: batch,
+        command: command)
+    }
     var later: [UInt8] = []
     if text.utf8.count > IRCText.room(source: source, command: command, target: target) {
       later = Array(tags.bytes[..<tags.msgidAt])

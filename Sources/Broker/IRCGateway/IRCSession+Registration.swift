@@ -12,9 +12,16 @@ extension IRCSession {
     switch sub {
     case "LS":
       if !registered { negotiating = true }
-      let offered = Capability.allCases.map(\.rawValue)
-      return capabilityLines(
-        target, "LS", offered, continued: (Int(parameters.dropFirst().first ?? "") ?? 0) >= 302)
+      // CAP 302 clients get the values of the capabilities that have one
+      // (IRCv3 capability negotiation, "Capability values").
+      let version302 = (Int(parameters.dropFirst().first ?? "") ?? 0) >= 302
+      let offered = Capability.allCases.map { capability in
+        guard version302, let value = Self.capabilityValue(capability) else {
+          return capability.rawValue
+        }
+        return "\(capability.rawValue)=\(value)"
+      }
+      return capabilityLines(target, "LS", offered, continued: version302)
     case "LIST":
       let active = Capability.allCases.filter(capabilities.contains).map(\.rawValue)
       return capabilityLines(target, "LIST", active, continued: true)
@@ -48,6 +55,13 @@ extension IRCSession {
     default:
       return [numeric(.invalidCapCommand, [sub, "Unknown CAP subcommand"])]
     }
+  }
+
+  /// The value `CAP LS 302` shows with `capability`, if it has one:
+  /// draft/multiline's bounds, those of a line protocol block.
+  static func capabilityValue(_ capability: Capability) -> String? {
+    guard capability == .multiline else { return nil }
+    return "max-bytes=\(maximumMultilineBytes),max-lines=\(MessageBlock.maximumLines)"
   }
 
   /// `CAP * LS` or `CAP * LIST` with `names`, in as many lines as 512

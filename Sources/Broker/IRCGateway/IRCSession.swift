@@ -67,6 +67,10 @@ final class IRCSession: WireCodec {
   /// with 407.
   static let maximumTargets = 20
 
+  /// The draft/multiline batch the client has opened and not yet closed
+  /// (``multilineLine(_:)``); its size is bounded as the capability says.
+  var multiline: IRCMultilineBatch?
+
   /// The real name `USER` gave, kept in ``directory`` once registered.
   var realName = ""
 
@@ -178,6 +182,7 @@ final class IRCSession: WireCodec {
       return [numeric(.inputTooLong, [tooLong])]
     }
     guard let message = IRCMessage(parsing: line) else { return [] }
+    if let answer = multilineLine(message) { return answer }
     let label = label(of: message)
     var steps = handle(message)
     if let label { steps = labeled(steps, label: label) }
