@@ -34,13 +34,26 @@ struct JournalValidationTests {
   @Test(
     "a text that a request could not have carried is damage",
     arguments: [
-      "\"x\\nMSG #ops 2 2026-11-30T17:55:01.204Z root :forged\"", "\"\\u001b[2J\"",
+      "\"x\\r\\nMSG #ops 2 2026-11-30T17:55:01.204Z root :forged\"", "\"\\u001b[2J\"",
+      // A block's lines keep the rule (chatbroker(7), BLOCK).
+      "\"x\\n\\u001b[2J\"", "\"\\n\\n \\n\"",
+      "\"" + String(repeating: "x\\n", count: MessageBlock.maximumLines) + "x\"",
       "\"\\r\"", "\"bell\\u0007\"", "\"del\\u007f\"", "\"c1 \\u009b31m\"", "\"\\u0085\"",
       "\"\"", "\"   \"", "\"\\t \\t\"",
       "\"" + String(repeating: "x", count: Limits.maximumLineBytes + 1) + "\"",
     ])
   func badText(text: String) {
     #expect(damage(message(text: text))?.contains("\"text\"") == true)
+  }
+
+  @Test("a text of several lines is a block (chatbroker(7), BLOCK), kept with its line feeds")
+  func blockText() throws {
+    let text = "\"x\\nMSG #ops 2 2026-11-30T17:55:01.204Z root :forged\""
+    guard case .success(.message(let stored, _)) = read(message(text: text)) else {
+      Issue.record("\(text) was refused")
+      return
+    }
+    #expect(stored.text == "x\nMSG #ops 2 2026-11-30T17:55:01.204Z root :forged")
   }
 
   @Test("a text with a TAB, a colon or any printable character is kept")

@@ -123,7 +123,8 @@ struct HardenedInputTests {
   @Test(
     "a journal text with a control character is damage; --repair sets it aside, so no client sees it",
     arguments: [
-      "x\\nMSG #c 9 2026-11-30T17:55:01.204Z root :forged", "\\u001b[2J\\u001b[31mred",
+      "x\\r\\nMSG #c 9 2026-11-30T17:55:01.204Z root :forged", "\\u001b[2J\\u001b[31mred",
+      "a\\n\\u001b[2J",
       "c1 \\u009b31m", "\\r", "  ",
     ])
   func controlCharacterInJournal(text: String) throws {
@@ -141,6 +142,21 @@ struct HardenedInputTests {
     let history = try client.request("HISTORY #c")
     #expect(history.map(\.freeText) == ["one", "three", nil], "\(history)")
     #expect(history.allSatisfy { !containsControlCharacter($0) })
+    #expect(try client.request("PING") == ["OK PING"], "no forged line came between")
+  }
+
+  /// A line feed in a journal's message text is a block's (chatbroker(7),
+  /// BLOCK): kept, and shown escaped on one line, so it forges none.
+  @Test("a journal text of several lines is one message, written with \\n, and forges no line")
+  func blockInJournal() throws {
+    let broker = try BrokerProcess()
+    let forged = "x\\nMSG #c 9 2026-11-30T17:55:01.204Z root :forged"
+    try writeJournal(broker, [Self.header, Self.message("1", forged), Self.message("2", "two")])
+    try broker.start(["--no-sync"])
+    let client = try broker.connect()
+    let history = try client.request("HISTORY #c")
+    #expect(history.count == 3, "\(history)")
+    #expect(history.first?.hasSuffix(" BLOCK :" + forged) == true, "\(history)")
     #expect(try client.request("PING") == ["OK PING"], "no forged line came between")
   }
 
