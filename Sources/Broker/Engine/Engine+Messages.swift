@@ -178,25 +178,8 @@ extension Engine {
         to: connection)
       return
     }
-    // Written out here rather than through historyLine(_:target:): with
-    // the call, a debug broker's 4 MB HISTORY was slower, and
-    // FairnessTests' trickler beside HISTORY flooders timed out in 6 of
-    // 10 runs (0 of 18 without).
     for sequence in range {
-      let message = messages[sequence]
-      if message.isRedacted {
-        send(
-          .redactedHistory(
-            target: target, id: message.id, time: message.time, user: message.author),
-          to: connection)
-        continue
-      }
-      send(
-        .history(
-          target: target, id: message.id, time: message.time, user: message.author,
-          text: message.text, action: message.isAction, series: message.series,
-          replyTo: message.replyTo, edited: message.isEdited, reactions: message.reactions),
-        to: connection)
+      send(historyLine(messages[sequence], target: target), to: connection)
     }
     send(
       .ok(.history, fields: [target.description, String(range.count)]), to: connection)
