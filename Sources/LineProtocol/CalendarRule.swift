@@ -108,6 +108,14 @@ public struct CalendarRule: Equatable, Sendable {
     if Self.namesNoDay(kept) {
       throw bad(verb, "\(quoted(kept.joined(separator: ";"))) has no occurrences")
     }
+    // And BYWEEKNO without BYDAY: libical 3.0 walks for 100 ms and more
+    // (a debug broker, chatfuzz's real-time run) and then finds none, so
+    // a request names the days of those weeks.
+    if budget != nil, kept.contains(where: { $0.hasPrefix("BYWEEKNO=") }),
+      !kept.contains(where: { $0.hasPrefix("BYDAY=") })
+    {
+      throw bad(verb, "BYWEEKNO needs BYDAY, the days of those weeks: BYWEEKNO=20;BYDAY=MO")
+    }
     var facts = chat_rrule_facts()
     var buffer = [CChar](repeating: 0, count: 2048)
     let text = kept.joined(separator: ";")

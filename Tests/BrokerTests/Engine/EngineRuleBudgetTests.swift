@@ -49,6 +49,8 @@ struct EngineRuleBudgetTests {
     // (chatfuzz's dirty-read run on the web door found it): weeks from the
     // end of the year are refused.
     ("rrule:FREQ=YEARLY;BYWEEKNO=-53", "BADTIME"),
+    ("rrule:FREQ=YEARLY;BYWEEKNO=20", "BADTIME"),
+    ("rrule:FREQ=YEARLY;BYWEEKNO=20,30;BYSECOND=0", "BADTIME"),
     ("rrule:FREQ=YEARLY;DTSTART=25820101;BYWEEKNO=-32,-53,29,-13;BYSECOND=0", "BADTIME"),
     ("rrule:FREQ=YEARLY;BYWEEKNO=-1;BYDAY=MO", "BADTIME"),
     // A leap day stepped through day by day: up to 8 years of days.
