@@ -402,7 +402,9 @@ private struct LineBuilder {
     // Since 1.6, last: a text of several lines (chatbroker(7), BLOCK).
     if MessageBlock.isBlock(text) {
       word("BLOCK")
-      self.text(MessageBlock.escaped(text))
+      separate()
+      bytes.append(UInt8(ascii: ":"))
+      MessageBlock.appendEscaped(text, to: &bytes)
     } else {
       self.text(text)
     }

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Multi-line messages (since 1.6; chatbroker(7), `BLOCK`): one message of
 /// several lines, a code block or a log excerpt. Inside the broker its text
 /// holds line feeds; on the line protocol, where a line feed ends a line,
@@ -10,7 +12,11 @@ public enum MessageBlock {
 
   /// Whether `text` is a block: a text of more than one line.
   public static func isBlock(_ text: String) -> Bool {
-    text.utf8.contains(UInt8(ascii: "\n"))
+    var text = text
+    return text.withUTF8 { bytes in
+      guard let base = bytes.baseAddress else { return false }
+      return memchr(base, 0x0A, bytes.count) != nil
+    }
   }
 
   /// How many lines `text` holds.
@@ -22,15 +28,35 @@ public enum MessageBlock {
   /// as `\n`.
   public static func escaped(_ text: String) -> String {
     var bytes: [UInt8] = []
-    bytes.reserveCapacity(text.utf8.count + 16)
-    for byte in text.utf8 {
-      switch byte {
-      case UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-      case UInt8(ascii: "\n"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-      default: bytes.append(byte)
+    appendEscaped(text, to: &bytes)
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// Appends `text` written as a block to `bytes`: runs between the bytes
+  /// to escape are copied whole (found with memchr), as a HISTORY of
+  /// blocks writes megabytes of them.
+  public static func appendEscaped(_ text: String, to bytes: inout [UInt8]) {
+    var text = text
+    text.withUTF8 { source in
+      guard let base = source.baseAddress else { return }
+      bytes.reserveCapacity(bytes.count + source.count + 16)
+      var start = 0
+      while start < source.count {
+        let rest = source.count - start
+        let feed = memchr(base + start, 0x0A, rest).map {
+          UnsafePointer<UInt8>($0.assumingMemoryBound(to: UInt8.self)) - base
+        }
+        let slash = memchr(base + start, 0x5C, rest).map {
+          UnsafePointer<UInt8>($0.assumingMemoryBound(to: UInt8.self)) - base
+        }
+        let next = min(feed ?? source.count, slash ?? source.count)
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[start..<next]))
+        guard next < source.count else { break }
+        bytes.append(0x5C)
+        bytes.append(source[next] == 0x0A ? UInt8(ascii: "n") : 0x5C)
+        start = next + 1
       }
     }
-    return String(decoding: bytes, as: UTF8.self)
   }
 
   /// The text a written block stands for: `\n` a line feed, `\\` a
