@@ -16,12 +16,12 @@ _chatsh() {
 
   # The commands and options of chatsh --help (Usage.swift); a test
   # compares them, so add one there and here together.
-  local commands="say history search tail scheduled cancel react unreact rooms who web"
+  local commands="say history search thread tail scheduled cancel react unreact amend rooms who web"
   local command="" command_at=0 socket="" i
   for ((i = 1; i < cword; i++)); do
     case ${words[i]} in
       --socket | -s) socket=${words[i + 1]} ;;
-      say | history | search | tail | scheduled | cancel | react | unreact | rooms | who | web)
+      say | history | search | thread | tail | scheduled | cancel | react | unreact | amend | rooms | who | web)
         [[ -z $command ]] && command=${words[i]} command_at=$i ;;
     esac
   done
@@ -44,7 +44,7 @@ _chatsh() {
         COMPREPLY=($(compgen -W "$(_chatsh_rooms)" -- "$cur"))
       fi
       return ;;
-    -n | --count | --at | --wait)
+    -n | --count | --at | --wait | --reply)
       return ;;
     --every)
       COMPREPLY=($(compgen -W "daily@ weekdays@ weekends@" -- "$cur"))
@@ -56,8 +56,8 @@ _chatsh() {
     local options="--socket --trust-user --color --help"
     case $command in
       "") options+=" --version" ;;
-      say) options+=" --wait --block --notice --at --every" ;;
-      history) options+=" -n --json" ;;
+      say) options+=" --wait --block --notice --reply --at --every" ;;
+      history | thread) options+=" -n --json" ;;
       search) options+=" -n --json --room" ;;
       tail) options+=" -n --json --mentions" ;;
       scheduled | rooms | who) options+=" --json" ;;
@@ -74,8 +74,8 @@ _chatsh() {
       else
         COMPREPLY=($(compgen -W "$commands" -- "$cur"))
       fi ;;
-    react | unreact)
-      # TARGET, then ID and REACTION, which only the user knows.
+    react | unreact | thread | amend)
+      # TARGET, then ID (and REACTION or TEXT), which only the user knows.
       if ((cword == command_at + 1)); then
         if [[ $cur == '@'* ]]; then
           COMPREPLY=($(compgen -P @ -u -- "${cur#@}"))

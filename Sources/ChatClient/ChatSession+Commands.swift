@@ -74,6 +74,10 @@ extension ChatSession {
       "/search", "/search [words]",
       "find messages you can read holding all the words; alone: older matches"
     ),
+    (
+      "/thread", "/thread [ID]",
+      "a message and the replies to it: message ID, or the one the last reply here answers"
+    ),
     ("/who", "/who [#room]", "who is in the room"),
     ("/topic", "/topic [text|-delete]", "show the room's topic, set it, or clear it"),
     ("/rooms", "/rooms", "all rooms and how many are in each"),
@@ -340,6 +344,8 @@ extension ChatSession {
       request(
         .search(nil, count: Self.searchCount, before: nil, words: String(rest)),
         .search(words: String(rest)))
+    case "/thread":
+      thread(arguments)
     case "/who", "/names":
       guard let room = RoomName(arguments.first ?? model.current.name) else {
         return usage("/who #room")
@@ -374,6 +380,27 @@ extension ChatSession {
     default:
       error("unknown command \(name); /help lists them")
     }
+  }
+
+  /// `/thread [ID]` (chatbroker(7), `THREAD`): without ID, the message
+  /// the last reply shown here answers, else the last message shown. An ID
+  /// need not be shown: the broker knows whether there is such a message.
+  private func thread(_ arguments: [String]) {
+    guard model.currentIndex != nil, let target = Target(model.current.name) else {
+      return error("no conversation is open")
+    }
+    guard arguments.count <= 1 else { return usage("/thread [ID], e.g. /thread 42") }
+    let shown = model.current.entries.reversed().lazy.compactMap { entry -> ChatMessage? in
+      if case .message(let message) = entry { return message }
+      return nil
+    }
+    let chosen =
+      arguments.first ?? shown.lazy.compactMap(\.replyTo).first ?? shown.first?.id
+    guard let chosen else { return error("nobody has written here yet: there is no thread") }
+    guard let id = MessageID(chosen) else { return error("\(chosen) is no message id") }
+    request(
+      .thread(target, id, count: Self.threadCount),
+      .thread(target: target.description, id: chosen))
   }
 
   /// `/react [ID] reaction` and `/unreact [ID] reaction` (chatbroker(7),
@@ -635,7 +662,7 @@ extension ChatSession {
     }
     // The ids of the messages shown here, newest first, after /reply;
     // of mine after /amend.
-    if (command == "/reply" || command == "/amend") && atSecond {
+    if (command == "/reply" || command == "/amend" || command == "/thread") && atSecond {
       let mineOnly = command == "/amend"
       return model.current.entries.reversed().compactMap { entry -> String? in
         if case .message(let message) = entry, !mineOnly || message.user == model.me {

@@ -114,6 +114,11 @@ extension ChatSession {
         searchMore = (request.searchWords, before)
       }
       notice(searchNotice(messages, words: request.searchWords, now: time))
+    case .thread(let target, let id):
+      let messages = historyLines(data)
+      for message in messages { model.knownUsers.insert(message.user) }
+      // OK THREAD <target> <id> <count> [MORE]
+      notice(threadNotice(messages, target: target, id: id, more: words.count >= 4, now: time))
     case .conversations(let initial):
       took(
         data.compactMap { line -> ConversationSummary? in
@@ -303,6 +308,8 @@ extension ChatSession {
       error("could not take \(id) back: \(text)")
     case .amend(_, let id, _):
       error("could not change \(id): \(text)")
+    case .thread(_, let id):
+      error("could not show the thread of \(id): \(text)")
     case .react(_, let id, let reaction, let removed):
       error(
         removed
@@ -378,6 +385,29 @@ extension ChatSession {
       return "nothing found for “\(words)” here" + more
     }
     return "found for “\(words)”, newest first:\n" + lines.joined(separator: "\n") + more
+  }
+
+  /// What `/thread` found: the message, then its replies, oldest first,
+  /// one line each as `/search` shows them.
+  func threadNotice(
+    _ messages: [ChatMessage], target: String, id: String, more: Bool, now: Timestamp
+  ) -> String {
+    let lines = messages.map { message in
+      let when = clock.shortDateTime(message.time, now: now)
+      let said =
+        message.isAction
+        ? "* \(message.user) \(message.singleLineText)"
+        : "\(message.user): \(message.singleLineText)"
+      return "\(when)  \(said)"
+    }
+    guard let first = lines.first else { return "no message \(id) in \(target)" }
+    let replies = lines.dropFirst()
+    let heading =
+      replies.isEmpty
+      ? "no replies yet to:\n\(first)"
+      : "\(replies.count) \(replies.count == 1 ? "reply" : "replies") to:\n\(first)"
+    return ([heading] + replies.map { "  ↳ " + $0 }).joined(separator: "\n")
+      + (more ? "\n(more replies follow: chatsh thread -n N shows more)" : "")
   }
 
   /// Pending messages as a table, times in the user's zone: the text of

@@ -56,6 +56,8 @@ public final class ChatSession {
   public static let upcomingCount = 10
   /// Matches one `/search` shows.
   public static let searchCount = 20
+  /// Replies one `/thread` shows.
+  public static let threadCount = 50
 
   public init(model: ChatModel, clock: LocalClock, now: @escaping () -> Timestamp) {
     self.model = model

@@ -26,6 +26,12 @@ public enum Command: Equatable, Sendable {
   /// `react` and `unreact` (`removed`): a reaction on message `id` of
   /// `target`, or mine taken off it (chatbroker(7), `REACT`).
   case react(target: String, id: String, reaction: String, removed: Bool)
+  /// `amend`: message `id` of `target`, one of mine, gets `text` instead
+  /// (chatbroker(7), `AMEND`).
+  case amend(target: String, id: String, text: [String])
+  /// `thread`: message `id` of `target` and the first `count` replies to
+  /// it, oldest first (chatbroker(7), `THREAD`).
+  case thread(target: String, id: String, count: Int?, json: Bool)
   case rooms(json: Bool)
   case who(room: String, json: Bool)
   /// `web`: a link that opens the chat in a browser; `--revoke` ends them.
@@ -49,6 +55,9 @@ public struct Invocation: Equatable, Sendable {
   /// `say --block`: all the text is one message of several lines
   /// (chatbroker(7), `BLOCK`), or as few as it needs.
   public var block = false
+  /// `say --reply ID`: each message answers message ID of the target
+  /// (chatbroker(7), `REPLY`).
+  public var replyTo: String?
   public var command: Command
 
   public static let defaultWait = 60
@@ -71,8 +80,8 @@ public struct UsageError: Error, Equatable, CustomStringConvertible {
 /// Parses chatsh's arguments (without the program name).
 public enum OptionParser {
   public static let commands = [
-    "say", "history", "search", "tail", "scheduled", "cancel", "react", "unreact", "rooms", "who",
-    "web",
+    "say", "history", "search", "thread", "tail", "scheduled", "cancel", "react", "unreact",
+    "amend", "rooms", "who", "web",
   ]
 
   public static func parse(_ arguments: [String]) throws(UsageError) -> Invocation {
@@ -90,9 +99,11 @@ public enum OptionParser {
     var revoke = false
 
     while let argument = scanner.next() {
-      // Options are read until the first positional word of `say` (its text
-      // may start with "-") or after "--".
-      if scanner.optionsEnded || (command == "say" && !positional.isEmpty) {
+      // Options are read until the first positional word of `say`, or the
+      // third of `amend` (their text may start with "-"), or after "--".
+      if scanner.optionsEnded || (command == "say" && !positional.isEmpty)
+        || (command == "amend" && positional.count >= 2)
+      {
         positional.append(argument)
         continue
       }
@@ -162,6 +173,17 @@ public enum OptionParser {
           throw UsageError("--block applies to say only", command: command)
         }
         invocation.block = true
+      case "--reply":
+        guard command == "say" else {
+          throw UsageError("--reply applies to say only", command: command)
+        }
+        let value = try scanner.value(for: argument)
+        guard MessageID(value) != nil else {
+          throw UsageError(
+            "--reply needs a message id (see chatsh history --json), not '\(value)'",
+            command: command)
+        }
+        invocation.replyTo = value
       case "--color", "--colour":
         let value = try scanner.value(for: argument)
         guard let mode = ColorMode(rawValue: value) else {
@@ -206,6 +228,13 @@ public enum OptionParser {
       // A block is a message; NOTICE, SAYAT and SAYEVERY carry one line
       // (chatbroker(7), BLOCK).
       throw UsageError("say --block cannot go with --notice, --at or --every", command: command)
+    }
+    if invocation.replyTo != nil
+      && (invocation.block || invocation.notice || at != nil || every != nil)
+    {
+      // REPLY carries one line sent now (chatbroker(7), REPLY).
+      throw UsageError(
+        "say --reply cannot go with --block, --notice, --at or --every", command: command)
     }
     if let every {
       guard command == "say" else {
@@ -285,6 +314,13 @@ public enum OptionParser {
       if let room { _ = try checkedTarget(room, command: command) }
       if let count, count < 1 { throw UsageError("-n must be at least 1", command: command) }
       return .search(target: room, count: count, json: json, words: positional)
+    case "thread":
+      try arguments(
+        2...2, ["TARGET", "ID"].dropFirst(positional.count).joined(separator: " "))
+      _ = try checkedTarget(positional[0], command: command)
+      try checkedMessageID(positional[1], command: command)
+      if let count, count < 1 { throw UsageError("-n must be at least 1", command: command) }
+      return .thread(target: positional[0], id: positional[1], count: count, json: json)
     case "tail":
       guard !positional.isEmpty || mentions else {
         throw UsageError("missing TARGET (one or more #rooms or @users)", command: command)
@@ -310,10 +346,7 @@ public enum OptionParser {
       try arguments(
         3...3, ["TARGET", "ID", "REACTION"].dropFirst(positional.count).joined(separator: " "))
       _ = try checkedTarget(positional[0], command: command)
-      guard MessageID(positional[1]) != nil else {
-        throw UsageError(
-          "'\(positional[1])' is not a message id (see chatsh history --json)", command: command)
-      }
+      try checkedMessageID(positional[1], command: command)
       guard Reaction.isValid(positional[2]) else {
         throw UsageError(
           "'\(positional[2])' is not a reaction: an emoji or a word of 1 to "
@@ -323,6 +356,17 @@ public enum OptionParser {
       return .react(
         target: positional[0], id: positional[1], reaction: positional[2],
         removed: command == "unreact")
+    case "amend":
+      try reject(json, "--json")
+      try reject(count != nil, "-n")
+      guard positional.count >= 3 else {
+        throw UsageError(
+          "missing " + ["TARGET", "ID", "TEXT"].dropFirst(positional.count).joined(separator: " "),
+          command: command)
+      }
+      _ = try checkedTarget(positional[0], command: command)
+      try checkedMessageID(positional[1], command: command)
+      return .amend(target: positional[0], id: positional[1], text: Array(positional.dropFirst(2)))
     case "rooms":
       try reject(count != nil, "-n")
       try arguments(0...0, "")
@@ -339,6 +383,12 @@ public enum OptionParser {
     default:
       throw UsageError("unknown command '\(command ?? "")'")
     }
+  }
+
+  private static func checkedMessageID(_ text: String, command: String?) throws(UsageError) {
+    guard MessageID(text) == nil else { return }
+    throw UsageError(
+      "'\(text)' is not a message id (see chatsh history --json)", command: command)
   }
 
   private static func checkedTarget(_ text: String, command: String?) throws(UsageError)

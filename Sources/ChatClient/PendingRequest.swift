@@ -29,6 +29,8 @@ enum PendingRequest: Equatable {
   case history(target: String, shown: Bool)
   /// `SEARCH * ...` (since 1.4): `/search words`, shown as a notice.
   case search(words: String)
+  /// `THREAD <target> <id>` (since 1.6): `/thread`, shown as a notice.
+  case thread(target: String, id: String)
   /// `CONVERSATIONS` (chatbroker(7), since 1.2): my rooms and direct
   /// conversations with their unread counts; `initial` at the start.
   case conversations(initial: Bool)

@@ -2,14 +2,16 @@
 public enum Usage {
   public static let synopsis = """
     usage: chatsh [--socket PATH] [#room | @user ...]
-           chatsh [--socket PATH] say [--wait SECONDS] [--block | --notice | --at WHEN | --every RULE] TARGET [TEXT ...]
+           chatsh [--socket PATH] say [--wait SECONDS] [--block | --notice | --reply ID | --at WHEN | --every RULE] TARGET [TEXT ...]
            chatsh [--socket PATH] history [-n N] [--json] TARGET
            chatsh [--socket PATH] search [-n N] [--json] [--room TARGET] WORDS ...
+           chatsh [--socket PATH] thread [-n N] [--json] TARGET ID
            chatsh [--socket PATH] tail [-n N] [--json] [--mentions] TARGET ...
            chatsh [--socket PATH] scheduled [--json]
            chatsh [--socket PATH] cancel ID
            chatsh [--socket PATH] react TARGET ID REACTION
            chatsh [--socket PATH] unreact TARGET ID REACTION
+           chatsh [--socket PATH] amend TARGET ID TEXT ...
            chatsh [--socket PATH] rooms [--json]
            chatsh [--socket PATH] who [--json] ROOM
            chatsh [--socket PATH] web [--revoke]
@@ -29,11 +31,13 @@ public enum Usage {
       say        send TEXT, or each line of standard input, to TARGET
       history    print the latest messages of TARGET
       search     print the messages you can read that hold all the WORDS
+      thread     print a message and the replies to it
       tail       print messages of the TARGETs as they arrive
       scheduled  list your messages waiting to be sent
       cancel     cancel one of them by ID
       react      put a reaction (an emoji or a short word) on a message
       unreact    take your reaction off a message
+      amend      change the text of a message you sent
       rooms      list the rooms and how many people are in each
       who        list the people in ROOM
       web        print a link that opens the chat in your browser
@@ -63,7 +67,7 @@ public enum Usage {
     switch name {
     case "say":
       return """
-        usage: chatsh say [--wait SECONDS] [--block | --notice | --at WHEN | --every RULE] TARGET [TEXT ...]
+        usage: chatsh say [--wait SECONDS] [--block | --notice | --reply ID | --at WHEN | --every RULE] TARGET [TEXT ...]
 
         Sends TEXT (the words joined by spaces) to TARGET, a #room or @user.
         Without TEXT, each line of standard input is one message, sent as it
@@ -87,6 +91,9 @@ public enum Usage {
                       to IRC clients as a notice, which no bot answers; what a
                       script's news should be.
 
+          --reply ID  each message answers message ID of TARGET (the ids
+                      are in chatsh history --json); shown under a quote of
+                      it, and to IRC clients with +draft/reply.
           --at WHEN   send later: 18:00 or 07:30:15 (the next time your clock
                       shows it, in your TZ), +90s, +10m, +1h30m, +1d,
                       @UNIXSECONDS or 2026-12-24T18:00:00+01:00. Prints the
@@ -101,6 +108,7 @@ public enum Usage {
 
         example: make 2>&1 | chatsh say '#builds'
                  make 2>&1 | chatsh say --block '#builds'
+                 chatsh say --reply 42 '#ops' done, deployed
                  chatsh say --at 18:00 '#ops' deploy now
                  chatsh say --every weekdays@09:00 '#team' stand-up
         """
@@ -127,6 +135,32 @@ public enum Usage {
           -n N            how many messages
           --json          one JSON object per line: id, target, time, user, text
           --room TARGET   only in TARGET, a #room or @user
+        """
+    case "thread":
+      return """
+        usage: chatsh thread [-n N] [--json] TARGET ID
+
+        Prints message ID of TARGET, a #room or @user, then the first N
+        replies to it (default 50, at most 1000), oldest first: TIME TARGET
+        USER TEXT separated by TABs. Only direct replies: a reply to a reply
+        has a thread of its own. Says on standard error when there are no
+        replies yet, or more than N. Exits 1 when there is no such message
+        you may read.
+
+          -n N     how many replies
+          --json   one JSON object per line, as history prints them
+        """
+    case "amend":
+      return """
+        usage: chatsh amend TARGET ID TEXT ...
+
+        Changes the text of message ID of TARGET, one you sent, to TEXT (the
+        words joined by spaces): everyone sees the new text, marked edited,
+        and the old one is gone. Possible for 24 hours after sending, as
+        taking it back is (chatbroker(7), AMEND). Exits 1 when the broker
+        refuses.
+
+        example: chatsh amend '#ops' 42 deploy at 18:00, not 17:00
         """
     case "tail":
       return """

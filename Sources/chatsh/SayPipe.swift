@@ -152,7 +152,9 @@ extension ScriptMode {
         // Send what was read, keeping at most 512 lines unanswered.
         while !queue.isEmpty && inFlight.count < 512 {
           let text = queue.removeFirst()
-          connection.send(notice ? .notice(target, text: text) : .say(target, text: text))
+          connection.send(
+            replyTo.map { .reply(target, to: $0, text: text) }
+              ?? (notice ? .notice(target, text: text) : .say(target, text: text)))
           inFlight.append(text)
           replies.append(.say(text))
         }

@@ -31,6 +31,8 @@ struct ScriptMode {
   var notice = false
   /// `say --block`: the text is one message of several lines (chatsh(1)).
   var block = false
+  /// `say --reply ID`: each message answers message ID (chatsh(1)).
+  var replyTo: MessageID?
   /// How long to wait for a reply before giving up on the broker.
   let replyTimeout = 30
   var out = StandardOutput()
@@ -87,6 +89,15 @@ struct ScriptMode {
             checked(target, Target.init), checked(id, MessageID.init), reaction: reaction,
             removed: removed)
         ]) { _ in }
+      case .amend(let target, let id, let words):
+        let text = words.joined(separator: " ")
+        guard !BuildOutput.clean(text).isEmpty else { throw .usage("amend: the TEXT is empty") }
+        try simple([
+          .amend(checked(target, Target.init), checked(id, MessageID.init), text: text)
+        ]) { _ in }
+      case .thread(let target, let id, let count, let json):
+        return try thread(
+          target: target, id: id, count: count ?? Request.defaultThreadReplies, json: json)
       case .rooms(let json):
         try simple([.rooms(after: nil)]) { line in
           if case .event(.room(let name, let members, _, let topic, _)) = line {
@@ -329,6 +340,31 @@ struct ScriptMode {
       guard case .refused = error else { throw error }
     }
     complain("no messages in \(target) (nobody has written there yet)")
+    return .success
+  }
+
+  /// `thread`: the message and its first `count` replies, oldest first;
+  /// a note on standard error when there are none, or more than shown
+  /// (chatbroker(7), `THREAD`). A message not kept, or in a room you may
+  /// not read, is the broker's `NOSUCHMSG`: exit 1.
+  private mutating func thread(target: String, id: String, count: Int, json: Bool)
+    throws(ScriptFailure) -> ExitCode
+  {
+    let request = Request.thread(
+      try checked(target, Target.init), try checked(id, MessageID.init),
+      count: count)
+    let finals = try simple([request]) { line in
+      guard let message = line.historyMessage else { return }
+      out.line(json ? OutputFormat.json(message) : OutputFormat.plain(message, color: color))
+    }
+    out.flush()
+    // OK THREAD <target> <id> <count> [MORE]
+    let fields = finals.last?.okFields ?? []
+    if fields.count >= 3, fields[2] == "0" {
+      complain("no replies to \(id) yet")
+    } else if fields.count >= 4, fields[3] == "MORE" {
+      complain("more replies follow: chatsh thread -n N shows up to N (at most 1000)")
+    }
     return .success
   }
 

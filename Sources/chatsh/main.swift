@@ -74,5 +74,6 @@ default:
   script.wait = invocation.wait
   script.notice = invocation.notice
   script.block = invocation.block
+  script.replyTo = invocation.replyTo.flatMap(MessageID.init)
   exit(script.run(invocation.command).rawValue)
 }

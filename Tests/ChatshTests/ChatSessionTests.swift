@@ -87,6 +87,55 @@ import Testing
     #expect(theirs.replyTo == "a1")
   }
 
+  @Test(
+    "/thread shows the thread the last reply here belongs to, or message ID's, as a notice; none yet says so"
+  )
+  func threadCommand() {
+    let harness = Harness()
+    harness.session.start(targets: ["#ops"])
+    harness.feed(
+      "OK JOIN #ops 1", "OK WHO #ops 0", "OK ACCESS #ops public",
+      "HIST #ops 7 2026-11-30T17:00:00.000Z bob :who deploys?",
+      "HIST #ops 8 2026-11-30T17:01:00.000Z carol REPLY 7 :not me",
+      "HIST #ops 9 2026-11-30T17:02:00.000Z dave :lunch?", "OK HISTORY #ops 3",
+      "OK CONVERSATIONS 0", "OK SCHEDULED 0", "OK ROOMS 0")
+    func notices() -> [String] {
+      harness.session.model.find("#ops")!.entries.compactMap { entry in
+        if case .notice(let text, _, _) = entry { return text }
+        return nil
+      }
+    }
+    harness.session.submit("/thread")
+    #expect(harness.sent.last == "THREAD #ops 7 50", "the thread of the last reply shown")
+    harness.feed(
+      "HIST #ops 7 2026-11-30T17:00:00.000Z bob :who deploys?",
+      "HIST #ops 8 2026-11-30T17:01:00.000Z carol REPLY 7 :not me",
+      "HIST #ops 10 2026-11-30T17:03:00.000Z erin REPLY 7 BLOCK :me\\nafter lunch",
+      "OK THREAD #ops 7 2 MORE")
+    let shown = notices().last ?? ""
+    #expect(shown.hasPrefix("2 replies to:\n"), "\(shown)")
+    #expect(shown.contains("bob: who deploys?"))
+    #expect(shown.contains("  ↳ ") && shown.contains("carol: not me"))
+    #expect(shown.contains("erin: me ↵ after lunch"), "a block on one line: \(shown)")
+    #expect(!shown.contains("lunch?"), "dave's line answers nothing")
+    #expect(shown.hasSuffix("(more replies follow: chatsh thread -n N shows more)"))
+    #expect(
+      !harness.session.model.find("#ops")!.entries.contains { entry in
+        if case .message(let message) = entry { return message.id == "10" }
+        return false
+      }, "a thread's lines are no new messages of the conversation")
+
+    harness.session.submit("/thread 9")
+    #expect(harness.sent.last == "THREAD #ops 9 50")
+    harness.feed("HIST #ops 9 2026-11-30T17:02:00.000Z dave :lunch?", "OK THREAD #ops 9 0")
+    #expect(notices().last?.hasPrefix("no replies yet to:\n") == true, "\(notices())")
+    harness.session.submit("/thread 77")
+    harness.feed("ERR THREAD NOSUCHMSG :no message 77 in the history of #ops")
+    #expect(notices().last?.contains("thread of 77: no message 77") == true, "\(notices())")
+    #expect(
+      harness.session.completions(for: "", isFirst: false, line: "/thread ") == ["9", "8", "7"])
+  }
+
   @Test("/amend changes my last line here, or line ID; an AMEND line changes someone's in place")
   func amendCommand() {
     let harness = Harness()

@@ -63,6 +63,11 @@ import Testing
       ["say", "--wait", "86401", "#a", "x"], ["say", "--wait", "soon", "#a", "x"],
       ["history", "--wait", "5", "#a"], ["history", "--mentions", "#a"],
       ["web", "now"], ["web", "--json"], ["rooms", "--revoke"], ["--revoke", "web"],
+      ["say", "--reply", "no-id!", "#a", "x"], ["say", "--reply", "4", "--block", "#a"],
+      ["say", "--reply", "4", "--at", "18:00", "#a", "x"], ["history", "--reply", "4", "#a"],
+      ["thread", "#a"], ["thread", "#a", "4", "5"], ["thread", "-n", "0", "#a", "4"],
+      ["thread", "a", "4"], ["amend", "#a", "4"], ["amend", "#a", "x!", "text"],
+      ["amend", "--json", "#a", "4", "x"],
     ])
   func usageErrors(arguments: [String]) {
     #expect(throws: UsageError.self) { try OptionParser.parse(arguments) }
@@ -79,6 +84,23 @@ import Testing
     #expect(
       try OptionParser.parse(["tail", "--mentions", "--json", "#ops"]).command
         == .tail(targets: ["#ops"], count: 0, json: true, mentions: true))
+  }
+
+  @Test(
+    "say --reply ID, thread [-n N] [--json] TARGET ID, amend TARGET ID TEXT (which may start with -)"
+  )
+  func replyThreadAndAmend() throws {
+    let reply = try OptionParser.parse(["say", "--reply", "42", "#ops", "done"])
+    #expect(reply.replyTo == "42" && reply.command == .say(target: "#ops", at: nil, text: ["done"]))
+    #expect(
+      try OptionParser.parse(["thread", "-n", "5", "--json", "#ops", "42"]).command
+        == .thread(target: "#ops", id: "42", count: 5, json: true))
+    #expect(
+      try OptionParser.parse(["thread", "@bob", "42"]).command
+        == .thread(target: "@bob", id: "42", count: nil, json: false))
+    #expect(
+      try OptionParser.parse(["amend", "#ops", "42", "-", "now", "--json"]).command
+        == .amend(target: "#ops", id: "42", text: ["-", "now", "--json"]))
   }
 
   @Test("--socket and --color may come after the command")

@@ -454,4 +454,49 @@ extension TailMentionsTests {
       "\(history.errors)")
     #expect(history.errors.contains(": times are in "))
   }
+
+  @Test(
+    "say --reply answers a message, thread prints it and its replies (also as JSON), amend changes mine; each refusal exits 1"
+  )
+  func replyThreadAndAmend() throws {
+    let broker = try BrokerProcess().start()
+    let other = try broker.connect(as: NSUserName())
+    _ = try other.request("JOIN #ops")
+    let asked = try other.request("SAY #ops who deploys?").last ?? ""
+    let id = String(asked.split(separator: " ")[2])
+    _ = try other.request("SAY #ops lunch?")
+
+    let replied = try broker.chatsh("say", "--reply", id, "#ops", "me, at 1800")
+    #expect(replied.status == 0 && replied.errors.isEmpty, "\(replied)")
+    let seen = try other.expect("MSG #ops ")
+    #expect(seen.contains(" REPLY \(id) :me, at 1800"), "\(seen)")
+    let piped = try broker.chatsh("say", "--reply", id, "#ops", input: "and a second\n")
+    #expect(piped.status == 0, "\(piped)")
+    let second = String(try other.expect("MSG #ops ").split(separator: " ")[2])
+
+    let thread = try broker.chatsh("thread", "#ops", id)
+    #expect(thread.status == 0, "\(thread)")
+    let texts = thread.output.split(separator: "\n").map { $0.split(separator: "\t").last ?? "" }
+    #expect(texts == ["who deploys?", "me, at 1800", "and a second"], "\(thread.output)")
+    let one = try broker.chatsh("thread", "-n", "1", "--json", "#ops", id)
+    let objects = one.output.split(separator: "\n")
+    #expect(objects.count == 2 && objects[1].contains("\"reply_to\":\"\(id)\""), "\(one.output)")
+    #expect(one.errors.contains("more replies follow"), "\(one.errors)")
+    let alone = try broker.chatsh("thread", "#ops", second)
+    #expect(alone.status == 0 && alone.errors.contains("no replies to \(second) yet"))
+
+    let amended = try broker.chatsh("amend", "#ops", second, "and a third, fixed")
+    #expect(amended.status == 0, "\(amended)")
+    #expect(try other.expect("AMEND #ops ").hasSuffix(" :and a third, fixed"))
+    #expect(try broker.chatsh("thread", "#ops", id).output.contains("\tand a third, fixed\n"))
+
+    let missing = try broker.chatsh("thread", "#ops", "zz9")
+    #expect(missing.status == 1 && missing.errors.contains("NOSUCHMSG"), "\(missing)")
+    let nowhere = try broker.chatsh("say", "--reply", "zz9", "#ops", "to nothing")
+    #expect(nowhere.status == 1 && nowhere.errors.contains("NOSUCHMSG"), "\(nowhere)")
+    let notMine = try broker.chatsh("amend", "#ops", "zz9", "x")
+    #expect(notMine.status == 1 && notMine.errors.contains("NOSUCHMSG"), "\(notMine)")
+    let usage = try broker.chatsh("say", "--reply", id, "--block", "#ops", "x")
+    #expect(usage.status == 64 && usage.errors.contains("--reply cannot go with"), "\(usage)")
+  }
 }
