@@ -7,9 +7,11 @@ import Testing
 /// Three users on three doors talk with what people miss from modern
 /// chat (chatbroker(7), `REPLY`, `REACT`, `AMEND`, `BLOCK`): root in
 /// chatsh's script mode, cbtest1 on the chat page in Chromium, cbtest2 in a
-/// raw IRC client with message-tags on irc.sock. Each sees what the others
-/// did as their client shows it, and all of it again after the broker
-/// restarts.
+/// raw IRC client with message-tags on irc.sock, or in irssi, which has
+/// none and shows what it can: the lines of a block, a reply as a line, an
+/// edit as a new line marked `(edited)`, no reaction. Each sees what the
+/// others did as their client shows it, and all of it again after the
+/// broker restarts.
 @Suite(
   "Three doors: replies, reactions, edits and blocks", .serialized, UnixUsers.required,
   Browser.required)
@@ -136,5 +138,109 @@ struct ThreeDoorsTests {
     #expect(
       replayed.contains { $0.contains("+draft/reply=\(block)") && $0.hasSuffix(":nice build\r") },
       "\(replayed)")
+  }
+
+  /// The id of the message of `room` whose text is `text`, from root's
+  /// `chatsh history --json`.
+  static func id(_ broker: BrokerProcess, _ room: String, of text: String) throws -> String {
+    let found = try history(broker, room).first { $0["text"] as? String == text }
+    return try #require(found?["id"] as? String, "no message \(text.debugDescription) in \(room)")
+  }
+
+  @Test(
+    "chatsh, the page and irssi reply, react, edit and post a block to each other; irssi shows each as a plain IRC client can, and all of it stays across a restart"
+  )
+  func threeDoorsWithIrssi() throws {
+    let (broker, port) = try WebPageTests.door()
+    let browser = try WebPageTests.page(broker, port: port)
+    try WebPageTests.openConversation(browser, "#three")
+    // Quick reconnects, and no flood queue: each line typed leaves at once.
+    let irssi = try broker.irssi(
+      as: "cbtest2",
+      settings: ["cmd_queue_speed 0", "cmds_max_at_once 1000", "server_reconnect_time 1"])
+    try irssi.enter("/join #three")
+    try irssi.waitFor("Total of 2 nicks")
+
+    // root's block: one bubble on the page, its lines one by one in irssi.
+    let posted = try broker.chatsh(
+      "say", "--block", "#three", input: "build 42: ok\nall 17 tests passed\n")
+    #expect(posted.status == 0, "\(posted)")
+    try WebPageTests.waitForBubble(browser, "build 42: ok\nall 17 tests passed")
+    try irssi.waitFor("root> all 17 tests passed")
+    #expect(irssi.screen().contains("root> build 42: ok"))
+    let block = try Self.id(broker, "#three", of: "build 42: ok\nall 17 tests passed")
+
+    // cbtest1 answers it from the page: irssi shows the answer as a line.
+    try WebPageTests.press(browser, "Reply", in: "#messages .theirs .bubble")
+    try browser.type("#text", "nice build", keys: ["ENTER"])
+    try irssi.waitFor("cbtest1> nice build")
+    let nice = try Self.id(broker, "#three", of: "nice build")
+
+    // irssi shows no message ids: its user replies and reacts to the ids a
+    // script of theirs found, with client tags through /quote.
+    try irssi.enter("/quote @+draft/reply=\(nice) PRIVMSG #three :thanks, shipping it")
+    try WebPageTests.waitForBubble(browser, "thanks, shipping it")
+    #expect(try WebPageReplyTests.quotes(browser).last == "↱ you: nice build")
+    try irssi.enter("/quote @+draft/react=+1;+draft/reply=\(block) TAGMSG #three")
+    try WebPageReactionTests.waitForChips(browser, ["+1 1"])
+
+    // The page reacts to irssi's line: nothing of it reaches irssi, which
+    // has no message-tags, and nothing garbled either.
+    try WebPageTests.press(browser, "React", in: "#messages .theirs .bubble")
+    try WebPageTests.press(browser, "🎉", in: "dialog")
+    try WebPageReactionTests.waitForChips(browser, ["+1 1", "🎉 1 (mine)"])
+    let thanks = try Self.id(broker, "#three", of: "thanks, shipping it")
+
+    // root answers irssi's line from a script and fixes a typo in it.
+    #expect(try broker.chatsh("say", "--reply", thanks, "#three", "merged").status == 0)
+    try irssi.waitFor("root> merged")
+    try WebPageTests.waitForBubble(browser, "merged")
+    #expect(try WebPageReplyTests.quotes(browser).last == "↱ cbtest2: thanks, shipping it")
+    let merged = try Self.id(broker, "#three", of: "merged")
+    #expect(try broker.chatsh("amend", "#three", merged, "merged and deployed").status == 0)
+    try irssi.waitFor("root> (edited) merged and deployed")
+    try WebPageTests.waitForBubble(browser, "merged and deployed")
+    let thread = try broker.chatsh("thread", "#three", thanks)
+    #expect(
+      thread.output.split(separator: "\n").map { $0.split(separator: "\t").last ?? "" }
+        == ["thanks, shipping it", "merged and deployed"], "\(thread)")
+
+    // cbtest1 fixes its line from the page; irssi gets the new text marked.
+    try WebPageTests.press(browser, "Edit", in: "#messages .mine .bubble")
+    try browser.wait("return document.getElementById('text').value === 'nice build'")
+    try browser.js("document.getElementById('text').value = ''")
+    try browser.type("#text", "nice build, 17 of 17", keys: ["ENTER"])
+    try irssi.waitFor("cbtest1> (edited) nice build, 17 of 17")
+    let screen = irssi.screen()
+    #expect(
+      !screen.contains("TAGMSG") && !screen.contains("draft/") && !screen.contains("🎉"),
+      "\(screen)")
+
+    // The broker restarts; irssi comes back by itself, and gets again none
+    // of what it saw (chatbroker(7), "IRC": its backlog starts where it
+    // left off), but a reply to a line from before the restart.
+    try irssi.enter("/clear")
+    try broker.restart()
+    try irssi.waitFor("Join to #three was synced", within: 30)
+    #expect(try broker.chatsh("say", "--reply", block, "#three", "deployed to prod").status == 0)
+    try irssi.waitFor("root> deployed to prod")
+    #expect(!irssi.screen().contains("build 42"), "\(irssi.screen())")
+    let after = try Self.history(broker, "#three")
+    #expect(
+      after.map { $0["text"] as? String ?? "" }
+        == [
+          "build 42: ok\nall 17 tests passed", "nice build, 17 of 17", "thanks, shipping it",
+          "merged and deployed", "deployed to prod",
+        ])
+    #expect(after.map { $0["reply_to"] as? String } == [nil, block, nice, thanks, block])
+    #expect(after.first?["reactions"] as? [String: [String]] == ["+1": ["cbtest2"]])
+    #expect(after[2]["reactions"] as? [String: [String]] == ["🎉": ["cbtest1"]])
+    try browser.js("location.reload()")
+    try browser.wait("return document.getElementById('me').textContent === 'cbtest1'")
+    try WebPageTests.openConversation(browser, "#three")
+    try WebPageTests.waitForBubble(browser, "deployed to prod")
+    try WebPageReactionTests.waitForChips(browser, ["+1 1", "🎉 1 (mine)"])
+    #expect(try WebPageReplyTests.quotes(browser).count == 4)
+    try browser.screenshot("three-doors-irssi")
   }
 }
