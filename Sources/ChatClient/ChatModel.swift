@@ -128,6 +128,31 @@ public final class Conversation {
     return shown
   }
 
+  /// Message `message.id`, when shown, as the broker now has it: its
+  /// text, whether it was edited, its reactions. A message not shown is
+  /// left alone: only what was missed is new (``merge(_:)``).
+  public func refresh(_ message: ChatMessage) {
+    var changed = false
+    _ = change(messageID: message.id) { shown in
+      guard
+        shown.text != message.text || shown.isEdited != message.isEdited
+          || shown.reactions != message.reactions
+      else { return }
+      shown.text = message.text
+      shown.isEdited = message.isEdited
+      shown.reactions = message.reactions
+      changed = true
+    }
+    if changed { appendedSinceDraw += 1 }
+  }
+
+  /// How many messages are shown.
+  public var messageCount: Int {
+    entries.reduce(0) { count, entry in
+      if case .message = entry { count + 1 } else { count }
+    }
+  }
+
   /// `user` put `reaction` on message `id`, when shown, or took it off
   /// (`removed`; chatbroker(7), `REACT`): only its count under the
   /// message changes; nothing is unread. False when it is not shown.

@@ -147,6 +147,15 @@ extension ChatSession {
       }
       missedRequests -= 1
       if missedRequests == 0 { sendUnsent() }
+    case .refresh(let target):
+      guard let conversation = model.find(target) else { return }
+      for event in data {
+        if case .redactedHistory(_, let id, _, _) = event {
+          conversation.remove(messageID: id.description)
+        } else if let message = ServerLine.event(event).historyMessage {
+          conversation.refresh(message)
+        }
+      }
     case .topic(let room):
       let line = data.lazy.compactMap(Self.topicLine).first
       guard let conversation = model.find(room) ?? Optional(model.current) else { return }
@@ -354,6 +363,8 @@ extension ChatSession {
     case .older(let target):
       model.find(target)?.loadingOlder = false
       error(text)
+    case .refresh(let target):
+      error("could not fetch what changed in \(target): \(text)")
     case .missed(let target):
       missedRequests -= 1
       error("could not fetch what was missed in \(target): \(text)")

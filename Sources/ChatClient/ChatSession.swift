@@ -364,8 +364,9 @@ public final class ChatSession {
   }
 
   /// A new connection said HELLO: join the rooms again, fetch what was
-  /// missed in every open conversation (chatbroker(7), `HISTORY ... AFTER`),
-  /// then send what could not be sent.
+  /// missed in every open conversation (chatbroker(7), `HISTORY ... AFTER`)
+  /// and the latest lines again, as many as are shown, for what changed on
+  /// them meanwhile, then send what could not be sent.
   func resume() {
     connected = true
     notice("reconnected")
@@ -375,6 +376,11 @@ public final class ChatSession {
       if case .room(let room) = target { join(room) }
       if let newest = conversation.newestMessageID {
         requestMissed(name, after: newest)
+        // What changed on the lines shown: edits, reactions, lines taken
+        // back (``ChatModel/Conversation/refresh(_:)``).
+        request(
+          .history(target, count: min(conversation.messageCount, 1000), anchor: nil),
+          .refresh(target: name))
       } else {
         request(
           .history(target, count: Self.historyCount, anchor: nil),

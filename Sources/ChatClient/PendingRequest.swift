@@ -39,6 +39,9 @@ enum PendingRequest: Equatable {
   case older(target: String)
   /// `HISTORY target 1000 AFTER id` after a reconnect: what was missed.
   case missed(target: String)
+  /// `HISTORY target N` after a reconnect, N the lines shown: the edits,
+  /// reactions and lines taken back among them while away.
+  case refresh(target: String)
   case who(room: String, shown: Bool)
   /// `ACCESS <room>` (since 1.4) after each `JOIN`: whether the room is
   /// private, for the top line; a broker that does not know it is not

@@ -350,8 +350,8 @@ import Testing
     harness.feed("HELLO 1.1.0 alice :welcome")
     #expect(
       harness.sent == [
-        "JOIN #ops", "WHO #ops", "ACCESS #ops", "HISTORY #ops 1000 AFTER 5", "SCHEDULED",
-        "CONVERSATIONS",
+        "JOIN #ops", "WHO #ops", "ACCESS #ops", "HISTORY #ops 1000 AFTER 5", "HISTORY #ops 1",
+        "SCHEDULED", "CONVERSATIONS",
       ])
     // A reply of the old connection must not be taken for the new JOIN's:
     // the new one's replies come in order.
@@ -366,6 +366,40 @@ import Testing
       return nil
     }
     #expect(texts == ["old", "arrived before the crash", "missed", "live"])
+  }
+
+  @Test(
+    "after a reconnect, the lines shown get what changed while away: new text, reactions, lines taken back"
+  )
+  func reconnectRefreshesShownLines() {
+    let harness = Harness()
+    harness.session.start(targets: ["#ops"])
+    harness.feed(
+      "OK JOIN #ops 1", "OK WHO #ops 0", "OK ACCESS #ops public",
+      "HIST #ops 5 2026-11-30T17:00:00.000Z bob :deploy at 1800",
+      "HIST #ops 6 2026-11-30T17:01:00.000Z carol :oops, wrong room",
+      "HIST #ops 7 2026-11-30T17:02:00.000Z dave :ship it?", "OK HISTORY #ops 3",
+      "OK CONVERSATIONS 0", "OK SCHEDULED 0", "OK ROOMS 0")
+    harness.session.connectionLost()
+    harness.sent = []
+    harness.feed("HELLO 1.6.0 alice :welcome")
+    #expect(harness.sent.contains("HISTORY #ops 3"), "\(harness.sent)")
+    harness.feed(
+      "OK JOIN #ops 2", "OK WHO #ops 0", "OK ACCESS #ops public",
+      "HIST #ops 8 2026-11-30T17:59:00.000Z bob :missed", "OK HISTORY #ops 1",
+      "HIST #ops 6 2026-11-30T17:01:00.000Z carol REDACTED :",
+      "HIST #ops 7 2026-11-30T17:02:00.000Z dave REACTIONS 👍=bob :ship it?",
+      "HIST #ops 8 2026-11-30T17:59:00.000Z bob EDITED :missed, and changed",
+      "OK HISTORY #ops 3")
+    let shown = harness.session.model.find("#ops")!.entries.compactMap { entry -> ChatMessage? in
+      if case .message(let message) = entry { return message }
+      return nil
+    }
+    #expect(shown.map(\.id) == ["5", "7", "8"], "carol's line was taken back while away")
+    #expect(shown.first?.text == "deploy at 1800" && shown.first?.isEdited == false)
+    #expect(
+      shown[1].reactions.map(\.reaction) == ["👍"] && shown[1].reactions.first?.users == ["bob"])
+    #expect(shown[2].text == "missed, and changed" && shown[2].isEdited)
   }
 
   @Test(
