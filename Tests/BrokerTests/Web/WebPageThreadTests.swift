@@ -6,7 +6,8 @@ import Testing
 /// or a click on a reply's quote, shows the message and its direct
 /// replies, oldest first, as bubbles of text, with the replies that come
 /// while it is open; Reply in it answers the message; a thread with no
-/// replies, or a message the broker no longer keeps, says so.
+/// replies, with more than the 50 it asks for, or of a message the broker
+/// no longer keeps, says so.
 @Suite("The chat page: threads", .serialized, UnixUsers.required, Browser.required)
 struct WebPageThreadTests {
   /// The thread view's bubbles, top to bottom, each as author:text.
@@ -120,7 +121,7 @@ struct WebPageThreadTests {
   }
 
   @Test(
-    "a thread without replies says so; a message the broker no longer keeps says so and the page goes on"
+    "a thread without replies says so; one of over 50 replies shows 50 and says there are more; a message the broker no longer keeps says so and the page goes on"
   )
   func noRepliesAndNoMessage() throws {
     let now = Date().timeIntervalSince1970 - 600
@@ -178,5 +179,20 @@ struct WebPageThreadTests {
     try browser.type("#text", "still here", keys: ["ENTER"])
     #expect(try bob.expect("MSG #lobby ").hasSuffix(" cbtest1 :still here"))
     try WebPageTests.waitForBubble(browser, "still here")
+
+    // 51 replies: the view asks for 50 and says there are more; a reply
+    // that comes then is not among the first 50, and is not added.
+    let replies = try bob.pipeline((1...51).map { "REPLY #lobby 3 :reply \($0)" })
+    #expect(replies.allSatisfy { $0.last?.hasPrefix("OK REPLY ") == true })
+    try WebPageTests.waitForBubble(browser, "reply 51")
+    try WebPageTests.press(browser, "Thread", in: "#messages .bubble[data-id=\"3\"]")
+    try Self.waitForThread(
+      browser, ["cbtest2:anyone here at all?"] + (1...50).map { "cbtest2:reply \($0)" })
+    #expect(try Self.note(browser) == "50 replies; more replies: only the first 50 are shown")
+    _ = try bob.request("REPLY #lobby 3 :one too many")
+    try WebPageTests.waitForBubble(browser, "one too many")
+    #expect(
+      try browser.js("return document.querySelectorAll('dialog.thread .thread-item').length")
+        as? Int == 51)
   }
 }
