@@ -512,6 +512,7 @@
   // ------------------------------------------------------------- events
 
   function onMessage(message) {
+    threadMessage(message);
     const conv = conversation(message.target);
     if (conv.syncing) {
       conv.buffer.push(message);
@@ -565,6 +566,10 @@
   }
 
   function onRedact(target, id) {
+    threadChanged(target, id, (item) => {
+      item.redacted = true;
+      item.text = "";
+    });
     const conv = conversations.get(target);
     if (!conv) return;
     const item = conv.items.find((each) => each.id === id);
@@ -577,6 +582,10 @@
 
   /** Its author gave a message a new text (chatbroker(7), AMEND). */
   function onAmend(target, id, text) {
+    threadChanged(target, id, (item) => {
+      item.text = text;
+      item.edited = true;
+    });
     const conv = conversations.get(target);
     const item = conv && conv.items.find((each) => each.id === id && !each.notice);
     if (!item) return;
@@ -830,6 +839,7 @@
     node.tabIndex = 0;
     const actions = el("span", "actions");
     actions.append(button("Reply", () => startReply(item), "small reply"));
+    actions.append(button("Thread", () => showThread(item.target, item.id), "small thread"));
     actions.append(button("React", () => chooseReaction(item), "small react"));
     if (mine && Date.now() - new Date(item.time) < 24 * 3600 * 1000) {
       if (!item.action) actions.append(button("Edit", () => startEdit(item), "small edit"));
@@ -840,8 +850,10 @@
   }
 
   /** The quote at the top of a reply (chatbroker(7), REPLY): who wrote
-   *  what it answers and how it began, as text; a click shows it. Only the
-   *  id is kept, so a message taken back or not loaded is named as such. */
+   *  what it answers and how it began, as text; a click shows the thread
+   *  of what it answers, which the broker has even when it is not loaded
+   *  here. Only the id is kept, so a message taken back or not loaded is
+   *  named as such. */
   function quote(id, conv) {
     const original = conv && conv.items.find((other) => other.id === id && !other.notice);
     const node = el("div", "quote");
@@ -854,12 +866,9 @@
       const flat = oneLine(original.text);
       const words = flat.length > 120 ? flat.slice(0, 120) + "…" : flat;
       node.textContent = "↱ " + who + ": " + words;
-      node.title = "show the message it answers";
-      node.addEventListener("click", () => {
-        const shown = $("messages").querySelector('.bubble[data-id="' + CSS.escape(id) + '"]');
-        if (shown) shown.scrollIntoView({ block: "center" });
-      });
     }
+    node.title = "show the thread of the message it answers";
+    if (conv) node.addEventListener("click", () => showThread(conv.target, id));
     return node;
   }
 
@@ -983,6 +992,125 @@
         renderMessages();
       },
     });
+  }
+
+  // ------------------------------------------------------------ threads
+
+  /** How many replies a thread view asks for (chatbroker(7), THREAD). */
+  const threadReplies = 50;
+
+  /** The thread view open, if any: its conversation and message, the
+   *  messages shown (the original first, then its replies) and what came
+   *  live while THREAD was answered. */
+  let threadOpen = null;
+
+  /** A message and the replies to it (chatbroker(7), THREAD) in a dialog:
+   *  the original, then its first replies oldest first, each as a bubble
+   *  of text; replies that come while it is open are added. THREAD's HIST
+   *  lines come to its own request (see `pending`), never into the
+   *  conversation's list. */
+  async function showThread(target, id) {
+    const view = { target, id, items: [], ids: new Set(), loading: true, more: false, buffer: [], list: null, note: null };
+    view.dialog = openDialog({
+      title: "Thread in " + target,
+      build(body) {
+        view.list = el("ol", "thread-list");
+        view.list.setAttribute("aria-label", "The message and its replies");
+        view.note = el("p", "hint thread-note", "loading…");
+        body.append(view.list, view.note);
+      },
+    });
+    view.dialog.classList.add("thread");
+    view.dialog.addEventListener("close", () => {
+      if (threadOpen === view) threadOpen = null;
+    });
+    threadOpen = view;
+    let answer;
+    try {
+      answer = await request("THREAD " + target + " " + id + " " + threadReplies);
+    } catch (error) {
+      view.loading = false;
+      view.note.className = "error thread-note";
+      view.note.textContent = error.code === "NOSUCHMSG" ? "That message is no longer kept, or you may not read it." : error.message;
+      return;
+    }
+    view.loading = false;
+    for (const line of answer.lines) {
+      if (line.words[0] !== "HIST") continue;
+      const message = parseMessage(line.words, line.text);
+      if (view.ids.has(message.id)) continue;
+      view.ids.add(message.id);
+      view.items.push(message);
+    }
+    view.more = answer.words[5] === "MORE";
+    // Replies that came while THREAD was answered; those it listed once.
+    if (!view.more) for (const message of view.buffer) addToThread(view, message);
+    view.buffer = [];
+    renderThread(view);
+    const original = view.items[0];
+    if (original && original.id === id && !original.redacted && !original.action) {
+      const reply = button("Reply", () => {
+        view.dialog.close();
+        startReply(original);
+      }, "small reply");
+      view.dialog.querySelector(".dialog-buttons").prepend(reply);
+    }
+  }
+
+  function addToThread(view, message) {
+    if (view.ids.has(message.id)) return false;
+    view.ids.add(message.id);
+    view.items.push(message);
+    return true;
+  }
+
+  /** A line that came live: a reply to the message of the open view is
+   *  added to it, unless only the first replies are shown (MORE). */
+  function threadMessage(message) {
+    const view = threadOpen;
+    if (!view || message.target !== view.target || message.replyTo !== view.id) return;
+    if (view.loading) view.buffer.push(message);
+    else if (!view.more && addToThread(view, message)) renderThread(view);
+  }
+
+  /** A change to a line (AMEND, REDACT) shown in the open view. */
+  function threadChanged(target, id, change) {
+    const view = threadOpen;
+    const item = view && view.target === target && view.items.find((each) => each.id === id);
+    if (!item) return;
+    change(item);
+    renderThread(view);
+  }
+
+  function renderThread(view) {
+    const [original, ...replies] = view.items;
+    view.list.replaceChildren(...view.items.map((item) => threadItem(item, item === original)));
+    view.note.className = "hint thread-note";
+    if (!original) view.note.textContent = "";
+    else if (!replies.length) view.note.textContent = "no replies yet";
+    else view.note.textContent = replies.length + (replies.length === 1 ? " reply" : " replies");
+    if (view.more) view.note.textContent += "; more replies: only the first " + threadReplies + " are shown";
+  }
+
+  /** One message of a thread as a bubble of text under its author. */
+  function threadItem(item, original) {
+    const mine = item.user === me;
+    const row = el("li", "thread-item " + (mine ? "mine" : "theirs") + (original ? " original" : ""));
+    row.dataset.id = item.id;
+    row.append(el("div", "author", mine ? "you" : item.user));
+    const node = el("div", "bubble");
+    const text = el("span", "text");
+    if (item.redacted) {
+      node.classList.add("redacted");
+      text.textContent = mine ? "you took this message back" : "message taken back";
+    } else {
+      appendText(text, item.action ? "* " + item.user + " " + item.text : item.text);
+    }
+    node.append(text);
+    if (item.edited && !item.redacted) node.append(el("span", "edited", "(edited)"));
+    node.append(timeElement(item.time, longFormat));
+    row.append(node);
+    return row;
   }
 
   // ----------------------------------------------------------- sending
