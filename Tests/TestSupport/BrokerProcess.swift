@@ -21,7 +21,7 @@ public final class BrokerProcess: @unchecked Sendable {
   public let logPath: String
   public private(set) var process: ChildProcess?
   /// The arguments of the last ``start(_:timeout:)``, for ``restart(down:crash:timeout:)``.
-  private var arguments = ["--no-sync"]
+  public private(set) var arguments = ["--no-sync"]
 
   /// Makes a fresh temporary directory (short path: sockets allow 107 bytes).
   /// What ``start(_:environment:timeout:)`` adds to the broker's

@@ -402,12 +402,17 @@
         const answer = await request("HISTORY " + conv.target + " 100");
         lines.push(...answer.lines);
       } else {
+        const shown = conv.items.filter((item) => !item.notice).length;
         for (;;) {
           const answer = await request("HISTORY " + conv.target + " 1000 AFTER " + after);
           lines.push(...answer.lines);
           if (answer.lines.length < 1000) break;
           after = answer.lines[answer.lines.length - 1].words[2];
         }
+        // The latest lines again, as many as are shown: what changed on
+        // them while the page was away.
+        const latest = await request("HISTORY " + conv.target + " " + Math.min(Math.max(shown, 1), 1000));
+        refreshShown(conv, latest.lines);
       }
     } catch (error) {
       if (error.code === "OFFLINE") {
@@ -420,6 +425,23 @@
     }
     finishSync(conv, lines);
     if (conv.target === current) renderMessages();
+  }
+
+  /** The lines shown as the broker has them now, after a reconnect: a
+   *  text changed (AMEND), reactions, a line taken back (REDACT). Lines
+   *  not shown are left to the history after the last one. */
+  function refreshShown(conv, lines) {
+    const shown = new Map();
+    for (const item of conv.items) if (!item.notice) shown.set(item.id, item);
+    for (const line of lines) {
+      const now = parseMessage(line.words, line.text);
+      const item = shown.get(now.id);
+      if (!item) continue;
+      item.redacted = now.redacted;
+      item.text = now.text;
+      item.edited = now.edited;
+      item.reactions = now.reactions;
+    }
   }
 
   /** Shows a conversation: its latest lines the first time, reaching back

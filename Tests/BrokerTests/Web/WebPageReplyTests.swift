@@ -90,4 +90,51 @@ struct WebPageReplyTests {
     try WebPageTests.waitForBubble(browser, "watching the graphs")
     #expect(try browser.js(marked) as? [String] == ["deploy at 18:00", "watching the graphs"])
   }
+
+  @Test(
+    "after the broker comes back, the page shows what changed on its lines meanwhile: a new text, a reaction, a line taken back"
+  )
+  func reconnectRefreshesShownLines() throws {
+    let (broker, port) = try WebPageTests.door()
+    let bob = try broker.connect(as: "cbtest2")
+    _ = try bob.request("JOIN #lobby")
+    let ids = try ["deploy at 1800", "oops, wrong room", "ship it?"].map {
+      okID(try bob.request("SAY #lobby :\($0)"))
+    }
+    let browser = try WebPageTests.page(broker, port: port)
+    try WebPageTests.openConversation(browser, "#lobby")
+    try WebPageTests.waitForBubble(browser, "ship it?")
+
+    // While the broker is down, its journal gets what bob did meanwhile
+    // (chatbroker(8), amend, redact, react): the page reconnects to a
+    // broker that already has it, and hears no AMEND, REDACT or REACT.
+    try broker.stop()
+    let at = WebPageTests.iso(Date().timeIntervalSince1970)
+    let records: [[String: Any]] = [
+      [
+        "type": "amend", "id": ids[0], "to": "#lobby", "user": "cbtest2", "at": at,
+        "text": "deploy at 18:00",
+      ],
+      ["type": "redact", "id": ids[1], "to": "#lobby", "user": "cbtest2", "at": at],
+      ["type": "react", "id": ids[2], "to": "#lobby", "user": "cbtest2", "reaction": "+1"],
+    ]
+    // The records end where the zeros the broker writes ahead begin.
+    var journal = try Data(contentsOf: URL(fileURLWithPath: broker.journalPath))
+    journal = journal.prefix { $0 != 0 }
+    for record in records {
+      journal += try JSONSerialization.data(withJSONObject: record, options: .sortedKeys)
+      journal += Data("\n".utf8)
+    }
+    try journal.write(to: URL(fileURLWithPath: broker.journalPath))
+    try broker.start(broker.arguments)
+
+    try WebPageTests.waitForBubble(browser, "deploy at 18:00", timeout: 30)
+    try WebPageReactionTests.waitForChips(browser, ["+1 1"])
+    try WebPageTests.waitForBubble(browser, "message taken back")
+    #expect(
+      try WebPageTests.bubbles(browser) == ["deploy at 18:00", "message taken back", "ship it?"])
+    #expect(
+      try browser.js(
+        "return [...document.querySelectorAll('#messages .bubble .edited')].length") as? Int == 1)
+  }
 }
