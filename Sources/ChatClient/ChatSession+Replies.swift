@@ -379,18 +379,22 @@ extension ChatSession {
     data.compactMap { ServerLine.event($0).historyMessage }
   }
 
+  /// A message on one line of a notice, as the screen shows it: when,
+  /// where (`showingTarget`), who, what.
+  private func noticeLine(_ message: ChatMessage, showingTarget: Bool, now: Timestamp) -> String {
+    let when = clock.shortDateTime(message.time, now: now)
+    let said =
+      message.isAction
+      ? "* \(message.user) \(message.singleLineText)"
+      : "\(message.user): \(message.singleLineText)"
+    return showingTarget ? "\(when)  \(message.target)  \(said)" : "\(when)  \(said)"
+  }
+
   /// What `/search` found, newest first, one line each as the screen
   /// shows a message: when, where, who, what (each line is sanitized when
   /// drawn, as every notice is).
   func searchNotice(_ messages: [ChatMessage], words: String, now: Timestamp) -> String {
-    let lines = messages.map { message in
-      let when = clock.shortDateTime(message.time, now: now)
-      let said =
-        message.isAction
-        ? "* \(message.user) \(message.singleLineText)"
-        : "\(message.user): \(message.singleLineText)"
-      return "\(when)  \(message.target)  \(said)"
-    }
+    let lines = messages.map { noticeLine($0, showingTarget: true, now: now) }
     let more = searchMore == nil ? "" : "\n(older matches may follow: /search alone shows them)"
     guard !lines.isEmpty else {
       return "nothing found for “\(words)” here" + more
@@ -403,14 +407,7 @@ extension ChatSession {
   func threadNotice(
     _ messages: [ChatMessage], target: String, id: String, more: Bool, now: Timestamp
   ) -> String {
-    let lines = messages.map { message in
-      let when = clock.shortDateTime(message.time, now: now)
-      let said =
-        message.isAction
-        ? "* \(message.user) \(message.singleLineText)"
-        : "\(message.user): \(message.singleLineText)"
-      return "\(when)  \(said)"
-    }
+    let lines = messages.map { noticeLine($0, showingTarget: false, now: now) }
     guard let first = lines.first else { return "no message \(id) in \(target)" }
     let replies = lines.dropFirst()
     let heading =
