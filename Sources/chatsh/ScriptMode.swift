@@ -90,8 +90,10 @@ struct ScriptMode {
             removed: removed)
         ]) { _ in }
       case .amend(let target, let id, let words):
-        let text = words.joined(separator: " ")
-        guard !BuildOutput.clean(text).isEmpty else { throw .usage("amend: the TEXT is empty") }
+        // Cleaned as say's text is; AMEND carries one line (chatsh(1)).
+        let text = BuildOutput.clean(
+          words.joined(separator: " ").split(whereSeparator: \.isNewline).joined(separator: " "))
+        guard !text.isEmpty else { throw .usage("amend: the TEXT is empty") }
         try simple([
           .amend(checked(target, Target.init), checked(id, MessageID.init), text: text)
         ]) { _ in }

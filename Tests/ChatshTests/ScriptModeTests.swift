@@ -485,9 +485,11 @@ extension TailMentionsTests {
     let alone = try broker.chatsh("thread", "#ops", second)
     #expect(alone.status == 0 && alone.errors.contains("no replies to \(second) yet"))
 
-    let amended = try broker.chatsh("amend", "#ops", second, "and a third, fixed")
+    let amended = try broker.chatsh("amend", "#ops", second, "and a third,\u{1B}[31m\nfixed")
     #expect(amended.status == 0, "\(amended)")
-    #expect(try other.expect("AMEND #ops ").hasSuffix(" :and a third, fixed"))
+    #expect(
+      try other.expect("AMEND #ops ").hasSuffix(" :and a third, fixed"),
+      "escapes cleaned off, lines run on, as say's text")
     #expect(try broker.chatsh("thread", "#ops", id).output.contains("\tand a third, fixed\n"))
 
     let missing = try broker.chatsh("thread", "#ops", "zz9")
