@@ -189,7 +189,7 @@ public struct ModeChange: Equatable, Hashable, Sendable, CustomStringConvertible
       if argument.isEmpty || argument.utf8.count > maximumKeyBytes {
         return invalid("a key has 1 to \(maximumKeyBytes) bytes")
       }
-      if argument.contains(where: { $0 == " " || $0 == "," || $0 == ":" })
+      if argument.contains(where: { $0 == " " || $0 == "," || $0 == ":" || $0 == "\t" })
         || containsControlCharacter(argument)
       {
         return invalid("a key has no spaces, commas, colons or control characters")
@@ -212,8 +212,11 @@ public struct ModeChange: Equatable, Hashable, Sendable, CustomStringConvertible
   /// `bob!x@*`: a mask in its three parts, in small letters (login names
   /// are), or nil when it cannot be one.
   public static func normalizedMask(_ mask: String) -> String? {
+    // A TAB is text's only control character (``containsControlCharacter``):
+    // a mask is a word of the `OK MODE` and `BAN` lines, where none is.
     guard !mask.isEmpty, mask.utf8.count <= maximumMaskBytes, !mask.contains(" "),
-      !mask.contains(","), !mask.hasPrefix(":"), !containsControlCharacter(mask)
+      !mask.contains("\t"), !mask.contains(","), !mask.hasPrefix(":"),
+      !containsControlCharacter(mask)
     else { return nil }
     var mask = mask.lowercased()
     if !mask.contains("!") && !mask.contains("@") {

@@ -60,6 +60,11 @@ struct EngineModerationTests {
       "MODE #ops +k a,b": "ERR MODE SYNTAX :\"a,b\" is not a key",
       "MODE #ops +k \(String(repeating: "k", count: 33))": "ERR MODE SYNTAX :",
       "MODE #ops +k invite": "ERR MODE SYNTAX :\"invite\" is not a key",
+      // A TAB would be a control character in the words of OK MODE and BAN
+      // (found by chatfuzz: `MODE #a b )<TAB>b`).
+      "MODE #ops +k a\tb": "ERR MODE SYNTAX :",
+      "MODE #ops +b )\tb": "ERR MODE SYNTAX :",
+      "MODE #ops b )\tb": "ERR MODE SYNTAX :",
       "MODE #ops +tnmsitn": "ERR MODE LIMIT :one MODE makes at most 6 changes",
       "MODE #ops +t +x": "ERR MODE SYNTAX :no change takes \"+x\"",
       "MODE #ops +tx": "ERR MODE SYNTAX :x is not a mode",
