@@ -34,27 +34,32 @@ public enum MessageBlock {
 
   /// Appends `text` written as a block to `bytes`: runs between the bytes
   /// to escape are copied whole (found with memchr), as a HISTORY of
-  /// blocks writes megabytes of them.
+  /// blocks writes megabytes of them. Each kind of byte is looked for
+  /// again only once the last one found is written, so a text of many
+  /// backslashes and one line feed is read once, not once per backslash.
   public static func appendEscaped(_ text: String, to bytes: inout [UInt8]) {
     var text = text
     text.withUTF8 { source in
       guard let base = source.baseAddress else { return }
       bytes.reserveCapacity(bytes.count + source.count + 16)
+      /// The next `byte` at or after `start`, or the end.
+      func next(_ byte: UInt8, from start: Int) -> Int {
+        guard let found = memchr(base + start, Int32(byte), source.count - start) else {
+          return source.count
+        }
+        return UnsafePointer<UInt8>(found.assumingMemoryBound(to: UInt8.self)) - base
+      }
       var start = 0
+      var feed = next(0x0A, from: 0)
+      var slash = next(0x5C, from: 0)
       while start < source.count {
-        let rest = source.count - start
-        let feed = memchr(base + start, 0x0A, rest).map {
-          UnsafePointer<UInt8>($0.assumingMemoryBound(to: UInt8.self)) - base
-        }
-        let slash = memchr(base + start, 0x5C, rest).map {
-          UnsafePointer<UInt8>($0.assumingMemoryBound(to: UInt8.self)) - base
-        }
-        let next = min(feed ?? source.count, slash ?? source.count)
-        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[start..<next]))
-        guard next < source.count else { break }
+        let stop = min(feed, slash)
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[start..<stop]))
+        guard stop < source.count else { break }
         bytes.append(0x5C)
-        bytes.append(source[next] == 0x0A ? UInt8(ascii: "n") : 0x5C)
-        start = next + 1
+        bytes.append(stop == feed ? UInt8(ascii: "n") : 0x5C)
+        start = stop + 1
+        if stop == feed { feed = next(0x0A, from: start) } else { slash = next(0x5C, from: start) }
       }
     }
   }
