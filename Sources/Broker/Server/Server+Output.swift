@@ -1,3 +1,4 @@
+import CShims
 import Dispatch
 import Glibc
 import LineProtocol
@@ -362,23 +363,46 @@ extension Server: EngineOutput {
     }
   }
 
-  /// How long a TCP connection whose output is all sent waits for its
-  /// client's end, draining its input, before it is closed anyway.
-  static let lingerMilliseconds = 2000
+  /// How long a lingering TCP connection waits for its client to take
+  /// any more of what it was sent (or to end) before it is closed anyway.
+  public static let lingerMilliseconds = 2000
+  /// How often a lingering connection looks whether its client took it all.
+  static let lingerCheckMilliseconds = 50
 
   /// A TCP connection is done and its output all handed to the kernel:
   /// its sending side is shut (the client reads the rest, then the end),
-  /// and its input read and thrown away until the client's end or
-  /// ``lingerMilliseconds``, so that closing it never resets it (see
-  /// ``Connection/closesGracefully``).
+  /// and its input read and thrown away until the client's end, or until
+  /// the client acknowledged every byte, so that closing it never resets
+  /// it before the client has all of it (see
+  /// ``Connection/closesGracefully``). A client that takes nothing for
+  /// ``lingerMilliseconds`` is closed anyway: it is not reading.
   func linger(_ connection: Connection) {
     guard !connection.lingering else { return }
     connection.lingering = true
     Glibc.shutdown(connection.fd, Int32(SHUT_WR))
     connection.drainInput()
-    let id = connection.id
-    poll.after(milliseconds: Self.lingerMilliseconds) { [unowned self] in
-      if let connection = connections[id] { finish(connection) }
+    closeWhenTaken(connection.id, unacknowledged: .max, stalledMilliseconds: 0)
+  }
+
+  /// Looks again in ``lingerCheckMilliseconds`` how much of what a
+  /// lingering connection sent its client has yet to acknowledge: none
+  /// (a reset can take back nothing now), or no less for
+  /// ``lingerMilliseconds``, and it is closed. Its data in flight is lost
+  /// only to a client that stopped reading and went on sending: closing a
+  /// socket whose peer still sends makes the kernel reset the connection
+  /// and drop what it had not delivered.
+  private func closeWhenTaken(
+    _ id: ConnectionID, unacknowledged before: Int, stalledMilliseconds stalled: Int
+  ) {
+    poll.after(milliseconds: Self.lingerCheckMilliseconds) { [unowned self] in
+      guard let connection = connections[id] else { return }
+      let unacknowledged = Int(chat_unacknowledged_bytes(connection.fd))
+      let stalled = unacknowledged < before ? 0 : stalled + Self.lingerCheckMilliseconds
+      if unacknowledged <= 0 || stalled >= Self.lingerMilliseconds {
+        finish(connection)
+      } else {
+        closeWhenTaken(id, unacknowledged: unacknowledged, stalledMilliseconds: stalled)
+      }
     }
   }
 

@@ -41,6 +41,9 @@ struct chat_tcp_socket {
 int chat_tcp_socket_lookup(int family, const void *source, unsigned short source_port,
                            const void *destination, unsigned short destination_port,
                            int timeout_ms, struct chat_tcp_socket *found);
+/// The bytes a TCP socket sent that its peer has not acknowledged yet, its
+/// FIN included (SIOCOUTQ, tcp(7)); -1 with errno set.
+int chat_unacknowledged_bytes(int fd);
 /// accept4(2) with SOCK_NONBLOCK | SOCK_CLOEXEC; accept4 also needs
 /// _GNU_SOURCE.
 int chat_accept_nonblocking(int fd);

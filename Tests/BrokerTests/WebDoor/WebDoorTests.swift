@@ -177,6 +177,92 @@ struct WebDoorTests {
     #expect(code == 1000)
   }
 
+  /// The broker closes a socket it is done with once the page has taken
+  /// all it was sent, not after a fixed while: a page that sends on after
+  /// its QUIT would otherwise be reset, and lose what the kernel still
+  /// held for it, while it was reading (chatfuzz found a flooder losing
+  /// the end of a HISTORY and its BYE so).
+  @Test(
+    "a page that sends on past its QUIT for longer than the broker lingers, reading all the while, gets every reply (real time)"
+  )
+  func pipelinedPastQuitBeyondTheLingerRealTime() throws {
+    let (broker, port) = try Self.door()
+    let page = try WebDoorClient(port: port, as: "cbtest1", timeout: 10)
+    try page.open(token: try broker.webToken(for: "cbtest1"))
+    let helps = 160
+    try page.send(
+      (0..<helps).flatMap { _ in WebSocketFrames.text("HELP") } + WebSocketFrames.text("QUIT"))
+    let sender = DispatchGroup()
+    sender.enter()
+    let fd = page.fd
+    let sendingFor = 2.0 * Double(Server.lingerMilliseconds) / 1000
+    Thread.detachNewThread {
+      let end = Date().addingTimeInterval(sendingFor)
+      let ping = WebSocketFrames.text("PING after")
+      while Date() < end {
+        let sent = ping.withUnsafeBytes {
+          Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+        }
+        if sent < 0 && errno != EAGAIN { break }
+        usleep(2000)
+      }
+      shutdown(fd, Int32(SHUT_WR))
+      sender.leave()
+    }
+    // Read slowly, so that taking it all lasts longer than the sending.
+    let started = Date()
+    var texts: [String] = []
+    var code: UInt16?
+    reading: while let frame = try page.nextFrame() {
+      switch frame.opcode {
+      case WebSocketFrames.text:
+        texts.append(frame.text)
+        if texts.count % 40 == 0 { usleep(20_000) }
+      case WebSocketFrames.close:
+        code = frame.closeCode
+        break reading
+      default: continue
+      }
+    }
+    let took = Date().timeIntervalSince(started)
+    sender.wait()
+    #expect(took > Double(Server.lingerMilliseconds) / 1000, "read too fast to test anything")
+    #expect(texts.filter { $0 == "OK HELP" }.count == helps)
+    #expect(Array(texts.suffix(2)) == ["OK QUIT", "BYE :bye cbtest1"], "\(texts.suffix(3))")
+    #expect(code == 1000)
+  }
+
+  @Test(
+    "a page that stops reading after its QUIT and sends on is closed once it has taken nothing for the linger's while (real time)"
+  )
+  func stalledPastQuitIsClosedRealTime() throws {
+    let (broker, port) = try Self.door()
+    let page = try WebDoorClient(port: port, as: "cbtest1")
+    try page.open(token: try broker.webToken(for: "cbtest1"))
+    var small: Int32 = 4096
+    setsockopt(page.fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+    try page.send(
+      (0..<200).flatMap { _ in WebSocketFrames.text("HELP") } + WebSocketFrames.text("QUIT"))
+    try broker.waitForLog("verb=QUIT")
+    let quit = Date()
+    let ping = WebSocketFrames.text("PING after")
+    // It sends on, a frame every 10 ms, and never reads: the broker gives
+    // up on it, however long it would go on.
+    while !broker.log.contains("msg=\"connection closed\" conn=2 ") {
+      let sent = ping.withUnsafeBytes {
+        Glibc.send(page.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+      }
+      if sent < 0 && errno != EAGAIN { break }
+      #expect(Date().timeIntervalSince(quit) < 10, "still open 10 s after its QUIT")
+      if Date().timeIntervalSince(quit) >= 10 { break }
+      usleep(10_000)
+    }
+    try broker.waitForLog("msg=\"connection closed\" conn=2 ")
+    #expect(
+      Date().timeIntervalSince(quit) >= Double(Server.lingerMilliseconds) / 1000,
+      "closed before it stalled for the linger's while")
+  }
+
   @Test(
     "with the journal synced, pages that half-close get every reply that waited for the sync, then the close frame"
   )
