@@ -364,8 +364,10 @@ extension Server: EngineOutput {
   }
 
   /// How long a lingering TCP connection waits for its client to take
-  /// any more of what it was sent (or to end) before it is closed anyway.
-  public static let lingerMilliseconds = 2000
+  /// any more of what it was sent (or to end) before it is closed anyway:
+  /// nginx's `lingering_timeout`. A client busy elsewhere for a moment
+  /// (chatfuzz's, checking another connection's flood) is not "gone".
+  public static let lingerMilliseconds = 5000
   /// How often a lingering connection looks whether its client took it all.
   static let lingerCheckMilliseconds = 50
 

@@ -189,13 +189,13 @@ struct WebDoorTests {
     let (broker, port) = try Self.door()
     let page = try WebDoorClient(port: port, as: "cbtest1", timeout: 10)
     try page.open(token: try broker.webToken(for: "cbtest1"))
-    let helps = 160
+    let helps = 200
     try page.send(
       (0..<helps).flatMap { _ in WebSocketFrames.text("HELP") } + WebSocketFrames.text("QUIT"))
     let sender = DispatchGroup()
     sender.enter()
     let fd = page.fd
-    let sendingFor = 2.0 * Double(Server.lingerMilliseconds) / 1000
+    let sendingFor = Double(Server.lingerMilliseconds) / 1000 + 1
     Thread.detachNewThread {
       let end = Date().addingTimeInterval(sendingFor)
       let ping = WebSocketFrames.text("PING after")
@@ -217,7 +217,7 @@ struct WebDoorTests {
       switch frame.opcode {
       case WebSocketFrames.text:
         texts.append(frame.text)
-        if texts.count % 40 == 0 { usleep(20_000) }
+        if texts.count % 25 == 0 { usleep(20_000) }
       case WebSocketFrames.close:
         code = frame.closeCode
         break reading
