@@ -135,11 +135,12 @@ final class FuzzConnection {
     }
     for (index, line) in lines.enumerated() {
       outbox += line
-      if !(lastWithoutNewline && index == lines.count - 1) {
+      let unended = lastWithoutNewline && index == lines.count - 1
+      if !unended {
         if wire.isIRC { outbox.append(0x0D) }
         outbox.append(0x0A)
       }
-      checker.sent(line)
+      checker.sent(wire.isIRC ? IRCReplyChecker.asRead(line, crlf: !unended) : line)
       if !wire.isIRC { shared.linesByVerb.remember(line) }
       if rememberAll || index == 0 || index == lines.count - 1 {
         shared.remember(line, irc: wire.isIRC)

@@ -80,15 +80,37 @@ public struct IRCReplyChecker {
     if Self.isQuit(line) { quitSent = true }
   }
 
+  /// `line` as the broker reads it, sent with or without `crlf`: its
+  /// framer drops one CR before a line's end, an LF or the end of the
+  /// stream, so that of a line sent without CR LF the line's own last CR
+  /// goes (`QUIT<CR>` then the end is a QUIT; with CR LF it is the
+  /// command `QUIT<CR>`).
+  static func asRead(_ line: [UInt8], crlf: Bool) -> [UInt8] {
+    !crlf && line.last == 0x0D ? Array(line.dropLast()) : line
+  }
+
   /// Whether the broker reads `line` as a QUIT, as its IRC parser does:
   /// tags, then spaces, then an optional source, then the command in any
-  /// case; too long or invalid UTF-8 is refused, not read.
+  /// case; a line past IRC's bounds (4096 bytes of tags with their `@` and
+  /// the space after them, 512 of the rest with CR LF, chatbroker(7)
+  /// "IRC") or invalid UTF-8 is refused, not read.
   static func isQuit(_ line: [UInt8]) -> Bool {
     guard line.count <= 512 + 4096, String(validating: line, as: UTF8.self) != nil else {
       return false
     }
+    var rest = line[...]
+    if rest.first == UInt8(ascii: "@") {
+      let end = rest.firstIndex(of: 0x20) ?? rest.endIndex
+      guard end - rest.startIndex + 1 <= 4096 else { return false }
+      rest = rest[end...].drop { $0 == 0x20 }
+    }
+    guard rest.count + 2 <= IRCShape.maximumBytes else { return false }
     var body = line[...]
-    if body.first != UInt8(ascii: "@") { body = body.drop { $0 == 0x20 } }
+    if body.first != UInt8(ascii: "@") {
+      body = body.drop { $0 == 0x20 }
+      // Spaces before an `@` make it the command, not tags.
+      if body.first == UInt8(ascii: "@") { return false }
+    }
     return IRCShape.parse(body)?.command.uppercased() == "QUIT"
   }
 

@@ -126,6 +126,27 @@ struct ProtocolFuzzIRCRuleTests {
     #expect(checker.endOfStream(halfClosed: false).isEmpty, "after QUIT the broker may just close")
   }
 
+  /// A QUIT the checker misses makes the broker's ERROR and close look
+  /// like a reader dropped; one it sees where the broker refused the line
+  /// stops it checking that connection.
+  @Test(
+    "a QUIT counts as the broker reads it: its last CR dropped only without CR LF, none past IRC's bounds"
+  )
+  func quitAsTheBrokerReadsIt() {
+    func isQuit(_ line: String, crlf: Bool = true) -> Bool {
+      IRCReplyChecker.isQuit(IRCReplyChecker.asRead(Array(line.utf8), crlf: crlf))
+    }
+    #expect(isQuit("QUIT"))
+    #expect(isQuit("quit :bye") && isQuit("  QUIT") && isQuit("@label=1 :me QUIT"))
+    #expect(isQuit("QUIT\r", crlf: false))
+    #expect(!isQuit("QUIT\r"))
+    #expect(!isQuit("  @label=1 QUIT"), "spaces first make @label=1 the command")
+    #expect(!isQuit("@+x=" + String(repeating: "t", count: 4092) + " QUIT"))
+    #expect(isQuit("@+x=" + String(repeating: "t", count: 4091) + " QUIT"))
+    #expect(!isQuit("QUIT :" + String(repeating: "x", count: 505)))
+    #expect(isQuit("QUIT :" + String(repeating: "x", count: 504)))
+  }
+
   @Test("IRC reproducers end lines in CR LF and name the IRC socket")
   func reproducer() {
     let shell = Reproducer.shell(
