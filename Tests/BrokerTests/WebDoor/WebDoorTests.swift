@@ -138,6 +138,29 @@ struct WebDoorTests {
     }
   }
 
+  /// What a page sends past its QUIT: `frames`, again and again without
+  /// waiting, every `pause` µs for `seconds`, on a thread of its own; then
+  /// it shuts its sending side. The group ends with it.
+  static func sendOn(
+    _ frames: [UInt8], on fd: Int32, for seconds: Double, pausing pause: UInt32
+  ) -> DispatchGroup {
+    let sender = DispatchGroup()
+    sender.enter()
+    Thread.detachNewThread {
+      let end = Date().addingTimeInterval(seconds)
+      while Date() < end {
+        let sent = frames.withUnsafeBytes {
+          Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+        }
+        if sent < 0 && errno != EAGAIN { break }
+        usleep(pause)
+      }
+      shutdown(fd, Int32(SHUT_WR))
+      sender.leave()
+    }
+    return sender
+  }
+
   @Test(
     "a page that goes on sending past its QUIT, reading slowly, still gets every reply, BYE and the close frame"
   )
@@ -152,23 +175,8 @@ struct WebDoorTests {
     let before = (0..<20).flatMap { _ in WebSocketFrames.text("HELP") }
     let after = (0..<1000).flatMap { WebSocketFrames.text("PING after \($0)") }
     try page.send(before + WebSocketFrames.text("QUIT"))
-    let sender = DispatchGroup()
-    sender.enter()
-    let fd = page.fd
-    Thread.detachNewThread {
-      // What a page still sends after its QUIT, for half a second; then
-      // it is done sending.
-      let end = Date().addingTimeInterval(0.5)
-      while Date() < end {
-        let sent = after.withUnsafeBytes {
-          Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
-        }
-        if sent < 0 && errno != EAGAIN { break }
-        usleep(1000)
-      }
-      shutdown(fd, Int32(SHUT_WR))
-      sender.leave()
-    }
+    // What a page still sends after its QUIT, for half a second.
+    let sender = Self.sendOn(after, on: page.fd, for: 0.5, pausing: 1000)
     usleep(300_000)
     let (code, _, texts) = try page.expectClose()
     sender.wait()
@@ -192,23 +200,9 @@ struct WebDoorTests {
     let helps = 200
     try page.send(
       (0..<helps).flatMap { _ in WebSocketFrames.text("HELP") } + WebSocketFrames.text("QUIT"))
-    let sender = DispatchGroup()
-    sender.enter()
-    let fd = page.fd
-    let sendingFor = Double(Server.lingerMilliseconds) / 1000 + 1
-    Thread.detachNewThread {
-      let end = Date().addingTimeInterval(sendingFor)
-      let ping = WebSocketFrames.text("PING after")
-      while Date() < end {
-        let sent = ping.withUnsafeBytes {
-          Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
-        }
-        if sent < 0 && errno != EAGAIN { break }
-        usleep(2000)
-      }
-      shutdown(fd, Int32(SHUT_WR))
-      sender.leave()
-    }
+    let sender = Self.sendOn(
+      WebSocketFrames.text("PING after"), on: page.fd,
+      for: Double(Server.lingerMilliseconds) / 1000 + 1, pausing: 2000)
     // Read slowly, so that taking it all lasts longer than the sending.
     let started = Date()
     var texts: [String] = []
