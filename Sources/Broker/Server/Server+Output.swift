@@ -378,8 +378,26 @@ extension Server: EngineOutput {
   /// it before the client has all of it (see
   /// ``Connection/closesGracefully``). A client that takes nothing for
   /// ``lingerMilliseconds`` is closed anyway: it is not reading.
+  ///
+  /// A lingering connection is no session of its user's any more (the
+  /// engine forgot it), so the sessions limit no longer bounds it: a user
+  /// may have as many lingering as sessions, and one past those is closed
+  /// at once, so that nobody holds the broker's descriptors by quitting
+  /// and reading a byte now and then.
   func linger(_ connection: Connection) {
     guard !connection.lingering else { return }
+    let lingering = lingeringByUser[connection.user, default: 0]
+    guard lingering < options.limits.sessionsPerUser else {
+      log.warning(
+        "limit reached",
+        [
+          "limit": "lingering", "conn": "\(connection.id)", "user": connection.user,
+          "lingering": "\(lingering)",
+        ])
+      finish(connection)
+      return
+    }
+    lingeringByUser[connection.user] = lingering + 1
     connection.lingering = true
     Glibc.shutdown(connection.fd, Int32(SHUT_WR))
     connection.drainInput()
@@ -434,6 +452,10 @@ extension Server: EngineOutput {
 
   func finish(_ connection: Connection) {
     guard connections.removeValue(forKey: connection.id) != nil else { return }
+    if connection.lingering {
+      let lingering = lingeringByUser[connection.user, default: 1] - 1
+      lingeringByUser[connection.user] = lingering > 0 ? lingering : nil
+    }
     holding.remove(connection.id)
     endAdmission(connection)
     connection.closeDescriptor()

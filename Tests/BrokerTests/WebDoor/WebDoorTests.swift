@@ -257,6 +257,43 @@ struct WebDoorTests {
       "closed before it stalled for the linger's while")
   }
 
+  /// Lingering connections are no sessions, so the sessions limit does
+  /// not bound them: without a bound of their own, a user who quits and
+  /// takes a byte now and then would hold the broker's descriptors.
+  @Test(
+    "a user has at most as many connections lingering as sessions: one more is closed at once (real time)"
+  )
+  func lingeringBoundedPerUserRealTime() throws {
+    let (broker, port) = try Self.door(["--sessions-per-user", "2"])
+    let token = try broker.webToken(for: "cbtest1")
+    func quits() -> Int { broker.log.components(separatedBy: "verb=QUIT").count - 1 }
+    /// A page that asks for much, quits and never reads: its replies
+    /// stay in the broker's send queue, and it lingers.
+    func quittingPage() throws -> WebDoorClient {
+      let page = try WebDoorClient(port: port, as: "cbtest1")
+      try page.open(token: token)
+      var small: Int32 = 4096
+      setsockopt(page.fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+      let before = quits()
+      try page.send(
+        (0..<200).flatMap { _ in WebSocketFrames.text("HELP") } + WebSocketFrames.text("QUIT"))
+      try waitUntil("its QUIT") { quits() == before + 1 }
+      return page
+    }
+    // As many as the sessions a user may have: they linger.
+    let lingering = try (0..<2).map { _ in try quittingPage() }
+    #expect(!broker.log.contains("limit=lingering"), "two lingering are within the limit")
+    let quit = Date()
+    let third = try quittingPage()
+    try broker.waitForLog("limit=lingering")
+    #expect(
+      Date().timeIntervalSince(quit) < Double(Server.lingerMilliseconds) / 1000,
+      "the third lingered as the others do")
+    #expect(
+      broker.log.contains("limit=lingering") && broker.log.contains("user=cbtest1 lingering=2"))
+    withExtendedLifetime((lingering, third)) {}
+  }
+
   @Test(
     "with the journal synced, pages that half-close get every reply that waited for the sync, then the close frame"
   )
