@@ -388,12 +388,9 @@ extension Server: EngineOutput {
     guard !connection.lingering else { return }
     let lingering = lingeringByUser[connection.user, default: 0]
     guard lingering < options.limits.sessionsPerUser else {
-      log.warning(
-        "limit reached",
-        [
-          "limit": "lingering", "conn": "\(connection.id)", "user": connection.user,
-          "lingering": "\(lingering)",
-        ])
+      engine.logLimit(
+        "lingering", user: connection.user,
+        [(key: "lingering", value: "\(lingering)"), (key: "conn", value: "\(connection.id)")])
       finish(connection)
       return
     }
