@@ -303,7 +303,8 @@ public enum Fuzzer {
       oracle.checkDurability(owned, switchPath: failingSwitch)
     }
     try finalChecks(owned, socketPath: socketPath, shared: shared, configuration: configuration)
-    FreezeOracle.check(owned, socketPath: socketPath, shared: shared, configuration: configuration)
+    let freezeNote = FreezeOracle.check(
+      owned, socketPath: socketPath, shared: shared, configuration: configuration)
 
     var report = FuzzReport(configuration: configuration, findings: [])
     report.requestsSent = shared.requestsSent.load(ordering: .relaxed)
@@ -324,6 +325,7 @@ public enum Fuzzer {
             (report.latencies.last ?? 0) * 1000, configuration.latencyLimit * 1000)))
     }
     report.findings = shared.findings.all + shared.dirtyReads.findings.all
+    if let freezeNote { report.oracleNotes.append(freezeNote) }
     if let oracle {
       report.oracleNotes.append(
         "dirty reads: \(oracle.scenesPlayed) scenes played (\(oracle.scenesAbandoned) given up), \(shared.dirtyReads.refusedCount) requests refused STORAGE, \(shared.dirtyReads.acknowledgedMessages.count) acknowledged messages looked for after a restart"

@@ -1,10 +1,13 @@
+import Foundation
+import TestSupport
 import Testing
 
 @testable import ProtocolFuzz
 
 /// The fuzzer's freeze oracle reads the steps the broker logs
-/// (chatbroker(8), LOGGING), and its rule generator draws every grammar
-/// chatbroker(7) ("Series") has for a rule.
+/// (chatbroker(8), LOGGING) and judges a slow request by sending its lines
+/// again, and its rule generator draws every grammar chatbroker(7)
+/// ("Series") has for a rule.
 @Suite("Freeze oracle and rule generator")
 struct FreezeOracleTests {
   @Test("the longest step is the largest of the slow, longest and stopped lines")
@@ -23,6 +26,52 @@ struct FreezeOracleTests {
     let quiet = "level=info msg=\"longest step\" kind=timer ms=2.0 bound_ms=10.0\n"
     #expect(FreezeOracle.longestStep(in: quiet)?.kind == "timer")
     #expect(FreezeOracle.longestStep(in: "level=info msg=\"journal replayed\" ms=9999.0") == nil)
+  }
+
+  /// The oracle's verdict on a log that says one `SAY` step took 180 ms,
+  /// as a stretched step of a busy machine is logged, after a run whose
+  /// only `SAY` line is `say`, with a step limit of `limitMilliseconds`,
+  /// judged against a real broker.
+  private func verdict(limitMilliseconds: Double, say: String) throws -> (
+    findings: [Finding], note: String?
+  ) {
+    let broker = try BrokerProcess().start()
+    let logs = try TemporaryDirectory("fo")
+    let log = logs.path("broker.log")
+    try Data(
+      (#"level=warning msg="slow step" kind=request verb=SAY conn=9 user=root ms=180.7 bound_ms=10.0"#
+        + "\n").utf8
+    ).write(to: URL(fileURLWithPath: log))
+    var configuration = FuzzConfiguration()
+    configuration.socketPath = broker.socketPath
+    configuration.logPath = log
+    configuration.stepLimit = limitMilliseconds / 1000
+    let shared = SharedState()
+    shared.linesByVerb.remember(Array(say.utf8))
+    let note = FreezeOracle.check(
+      nil, socketPath: broker.socketPath, shared: shared, configuration: configuration)
+    return (shared.findings.all, note)
+  }
+
+  @Test("a slow request step whose lines, sent again alone, are answered in time is a note")
+  func slowStepNotShownAgain() throws {
+    let (findings, note) = try verdict(limitMilliseconds: 100, say: "SAY #a hello")
+    #expect(findings.isEmpty)
+    let text = try #require(note)
+    #expect(text.contains("one SAY step took 180.7 ms (limit 100.0 ms)"), "\(text)")
+    #expect(text.contains("the machine's delay"), "\(text)")
+  }
+
+  @Test("a slow request step whose lines, sent again alone, are slow too is a freeze")
+  func slowStepShownAgain() throws {
+    // No SAY is answered within a microsecond: the replay shows it again.
+    let (findings, note) = try verdict(limitMilliseconds: 0.001, say: "SAY #a hello")
+    #expect(note == nil)
+    let finding = try #require(findings.first)
+    #expect(finding.category == "freeze")
+    #expect(finding.summary.contains("(SAY #a hello)"), "\(finding.summary)")
+    #expect(finding.detail.contains("sent again alone"), "\(finding.detail)")
+    #expect(finding.reproducer?.contains("SAY #a hello") == true)
   }
 
   @Test("key=value pairs, quoted values with spaces and escaped quotes")
