@@ -108,6 +108,8 @@ final class Connection {
   let closesGracefully: Bool
   /// Lingering so (``closesGracefully``): its input is only drained.
   var lingering = false
+  /// Counted among its user's closing connections (``Server/close(_:)``).
+  var holdsClosingSlot = false
 
   /// Registers `fd` with `poll`, watched for nothing yet; fails when the
   /// kernel has no room for another registration.

@@ -110,6 +110,21 @@ extension Server: EngineOutput {
     return false
   }
 
+  /// The engine is done with a connection (its `QUIT`, its end, a `BYE`):
+  /// what it was sent is flushed, then it is closed, or lingers first
+  /// (``linger(_:)``).
+  ///
+  /// A closing connection is no session of its user's any more (the
+  /// engine forgot it), so the sessions limit no longer bounds it, and a
+  /// client that asked for much and quit could keep it open by never
+  /// reading its replies. So it is closed once its client has taken
+  /// nothing for ``lingerMilliseconds`` (``closeWhenTaken(_:remaining:stalledMilliseconds:)``),
+  /// and a user may have as many closing as sessions: one more is closed
+  /// in the next pass, with what the kernel took of its output by then
+  /// (logged `limit=closing`), so that nobody holds the broker's
+  /// descriptors by quitting and reading a byte now and then. While the
+  /// broker stops every connection closes, each within the shutdown's
+  /// deadline, and none is refused.
   public func close(_ id: ConnectionID) {
     guard let connection = connections[id], !connection.closing else { return }
     // The wire's last words (a WebSocket close frame), after all else.
@@ -118,6 +133,21 @@ extension Server: EngineOutput {
     connection.startClosing()
     connection.pauseReading()
     markDirty(connection)
+    let closing = closingByUser[connection.user, default: 0]
+    guard stopping || closing < options.limits.sessionsPerUser else {
+      // After this pass's flush, and outside the engine's call.
+      poll.post { [unowned self] in
+        guard let connection = connections[id] else { return }
+        engine.logLimit(
+          "closing", user: connection.user,
+          [(key: "closing", value: "\(closing)"), (key: "conn", value: "\(id)")])
+        finish(connection)
+      }
+      return
+    }
+    closingByUser[connection.user] = closing + 1
+    connection.holdsClosingSlot = true
+    closeWhenTaken(id, remaining: .max, stalledMilliseconds: 0)
   }
 
   public func armTimer(at due: Timestamp?) {
@@ -356,19 +386,17 @@ extension Server: EngineOutput {
       connection.heldBytes = 0
       connection.endOverflow()
       send(.bye("you fell too far behind; reconnect and read HISTORY"), to: id)
+      // One that never reads again is closed as every closing one is.
       close(id)
-      poll.after(milliseconds: 10_000) { [unowned self] in
-        if let connection = connections[id] { finish(connection) }
-      }
     }
   }
 
-  /// How long a lingering TCP connection waits for its client to take
-  /// any more of what it was sent (or to end) before it is closed anyway:
-  /// nginx's `lingering_timeout`. A client busy elsewhere for a moment
-  /// (chatfuzz's, checking another connection's flood) is not "gone".
+  /// How long a closing connection waits for its client to take any more
+  /// of what it was sent (or to end) before it is closed anyway: nginx's
+  /// `lingering_timeout`. A client busy elsewhere for a moment (chatfuzz's,
+  /// checking another connection's flood) is not "gone".
   public static let lingerMilliseconds = 5000
-  /// How often a lingering connection looks whether its client took it all.
+  /// How often a closing connection looks whether its client took more.
   static let lingerCheckMilliseconds = 50
 
   /// A TCP connection is done and its output all handed to the kernel:
@@ -376,49 +404,40 @@ extension Server: EngineOutput {
   /// and its input read and thrown away until the client's end, or until
   /// the client acknowledged every byte, so that closing it never resets
   /// it before the client has all of it (see
-  /// ``Connection/closesGracefully``). A client that takes nothing for
-  /// ``lingerMilliseconds`` is closed anyway: it is not reading.
-  ///
-  /// A lingering connection is no session of its user's any more (the
-  /// engine forgot it), so the sessions limit no longer bounds it: a user
-  /// may have as many lingering as sessions, and one past those is closed
-  /// at once, so that nobody holds the broker's descriptors by quitting
-  /// and reading a byte now and then.
+  /// ``Connection/closesGracefully``). It is still one of its user's
+  /// closing connections, closed anyway once its client takes nothing for
+  /// ``lingerMilliseconds`` (``close(_:)``).
   func linger(_ connection: Connection) {
     guard !connection.lingering else { return }
-    let lingering = lingeringByUser[connection.user, default: 0]
-    guard lingering < options.limits.sessionsPerUser else {
-      engine.logLimit(
-        "lingering", user: connection.user,
-        [(key: "lingering", value: "\(lingering)"), (key: "conn", value: "\(connection.id)")])
-      finish(connection)
-      return
-    }
-    lingeringByUser[connection.user] = lingering + 1
     connection.lingering = true
     Glibc.shutdown(connection.fd, Int32(SHUT_WR))
     connection.drainInput()
-    closeWhenTaken(connection.id, unacknowledged: .max, stalledMilliseconds: 0)
   }
 
-  /// Looks again in ``lingerCheckMilliseconds`` how much of what a
-  /// lingering connection sent its client has yet to acknowledge: none
-  /// (a reset can take back nothing now), or no less for
-  /// ``lingerMilliseconds``, and it is closed. Its data in flight is lost
-  /// only to a client that stopped reading and went on sending: closing a
-  /// socket whose peer still sends makes the kernel reset the connection
-  /// and drop what it had not delivered.
+  /// Looks again in ``lingerCheckMilliseconds`` how much of what a closing
+  /// connection was sent its client has yet to take: what waits in the
+  /// broker and what the kernel holds (on TCP, what the client has not
+  /// acknowledged; on a Unix socket, what it has not read). A lingering
+  /// one with none left is closed (a reset can take back nothing now);
+  /// any with no less left for ``lingerMilliseconds`` is closed too: its
+  /// client is not reading. What it had not taken is lost only to a client
+  /// that stopped reading (and, on TCP, went on sending: closing a socket
+  /// whose peer still sends makes the kernel reset the connection and drop
+  /// what it had not delivered).
   private func closeWhenTaken(
-    _ id: ConnectionID, unacknowledged before: Int, stalledMilliseconds stalled: Int
+    _ id: ConnectionID, remaining before: Int, stalledMilliseconds stalled: Int
   ) {
     poll.after(milliseconds: Self.lingerCheckMilliseconds) { [unowned self] in
       guard let connection = connections[id] else { return }
-      let unacknowledged = Int(chat_unacknowledged_bytes(connection.fd))
-      let stalled = unacknowledged < before ? 0 : stalled + Self.lingerCheckMilliseconds
-      if unacknowledged <= 0 || stalled >= Self.lingerMilliseconds {
+      let inKernel = Int(chat_unacknowledged_bytes(connection.fd))
+      let remaining = connection.pendingBytes + max(0, inKernel)
+      // Lines held for the journal's sync wait for the broker, not the client.
+      let taking = remaining < before || !connection.held.isEmpty
+      let stalled = taking ? 0 : stalled + Self.lingerCheckMilliseconds
+      if (connection.lingering && inKernel <= 0) || stalled >= Self.lingerMilliseconds {
         finish(connection)
       } else {
-        closeWhenTaken(id, unacknowledged: unacknowledged, stalledMilliseconds: stalled)
+        closeWhenTaken(id, remaining: remaining, stalledMilliseconds: stalled)
       }
     }
   }
@@ -449,9 +468,9 @@ extension Server: EngineOutput {
 
   func finish(_ connection: Connection) {
     guard connections.removeValue(forKey: connection.id) != nil else { return }
-    if connection.lingering {
-      let lingering = lingeringByUser[connection.user, default: 1] - 1
-      lingeringByUser[connection.user] = lingering > 0 ? lingering : nil
+    if connection.holdsClosingSlot {
+      let closing = closingByUser[connection.user, default: 1] - 1
+      closingByUser[connection.user] = closing > 0 ? closing : nil
     }
     holding.remove(connection.id)
     endAdmission(connection)

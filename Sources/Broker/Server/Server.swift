@@ -74,8 +74,8 @@ public final class Server: @unchecked Sendable {
   public var onJournalFailure: ((JournalUnrecoverable) -> Void)?
   /// Connections with lines waiting for a sync.
   var holding: Set<ConnectionID> = []
-  /// How many lingering TCP connections each user has (``linger(_:)``).
-  var lingeringByUser: [String: Int] = [:]
+  /// How many closing connections each user has (``close(_:)``).
+  var closingByUser: [String: Int] = [:]
   /// Connections with released output not yet written.
   var dirty: [Connection] = []
   /// Every connection's reads land here (the queue is serial, and the

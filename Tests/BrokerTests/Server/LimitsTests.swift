@@ -1,5 +1,7 @@
+import Broker
 import Dispatch
 import Foundation
+import Glibc
 import TestSupport
 import Testing
 
@@ -98,6 +100,59 @@ struct LimitsTests {
     #expect(messages == (0..<messages.count).map { "\($0) \(text)" })
     #expect(lines.last?.hasPrefix("BYE :") == true)
     #expect(try reader.request("WHO #busy") == ["MEMBER #busy root", "OK WHO #busy 1"])
+  }
+
+  /// A client that quit is no session any more, so the sessions limit
+  /// does not bound it; while its replies wait in the broker for it to
+  /// read, its connection stays open (chatbroker(8), `--sessions-per-user`).
+  @Test(
+    "a client that asks for much, quits and never reads is closed after 5 s of taking nothing, and a user has at most as many such as sessions (real time)"
+  )
+  func quitWithoutReadingRealTime() throws {
+    let broker = try BrokerProcess().start(["--no-sync", "--verbose", "--sessions-per-user", "2"])
+    let writer = try broker.connect()
+    let text = String(repeating: "h", count: 300)
+    _ = try writer.pipeline((0..<1000).map { "SAY #big \($0) \(text)" })
+    #expect(try writer.request("QUIT") == ["OK QUIT"])
+    func count(_ text: String) -> Int { broker.log.components(separatedBy: text).count - 1 }
+    /// 300 KB of history, more than the socket holds, under the 256 KiB
+    /// that would keep its QUIT unread, then its QUIT; it reads nothing.
+    func quitter() throws -> LineClient {
+      let client = try LineClient(path: broker.socketPath)
+      let quits = count("verb=QUIT")
+      try client.send("HISTORY #big 1000\nQUIT\n")
+      try waitUntil("its QUIT") { count("verb=QUIT") == quits + 1 }
+      return client
+    }
+    /// The broker closed its end (a Unix socket says so at once, before
+    /// what waits in it is read).
+    func closedByBroker(_ client: LineClient) -> Bool {
+      var watched = pollfd(fd: client.fd, events: 0, revents: 0)
+      return poll(&watched, 1, 0) == 1 && watched.revents & Int16(POLLHUP) != 0
+    }
+    let quit = Date()
+    let quitters = try (0..<2).map { _ in try quitter() }
+    #expect(!broker.log.contains("limit=closing"), "two closing are within the limit")
+    let third = try quitter()
+    try broker.waitForLog("limit=closing")
+    #expect(broker.log.contains("user=root closing=2"))
+    try waitUntil(timeout: 2, "the third closed at once") { closedByBroker(third) }
+    #expect(!quitters.contains(where: closedByBroker), "the two wait to be read")
+    try waitUntil(timeout: 15, "the two closed") { quitters.allSatisfy(closedByBroker) }
+    #expect(
+      Date().timeIntervalSince(quit) >= Double(Server.lingerMilliseconds) / 1000,
+      "closed before they took nothing for 5 s")
+    // What the kernel took before the close stays readable, then the end
+    // (inside a line: the rest of it was not taken).
+    var taken: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while case let count = Glibc.read(quitters[0].fd, &buffer, buffer.count), count > 0 {
+      taken += buffer[0..<count]
+    }
+    let read = String(decoding: taken, as: UTF8.self)
+    #expect(read.hasPrefix("HELLO ") && read.contains("\nHIST #big "))
+    #expect(!read.contains("OK QUIT"), "all of it was taken after all")
+    withExtendedLifetime(third) {}
   }
 
   @Test("a client flooding pipelined SAYs without reading does not slow another's PING (real time)")

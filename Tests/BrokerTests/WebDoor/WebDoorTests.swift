@@ -257,13 +257,13 @@ struct WebDoorTests {
       "closed before it stalled for the linger's while")
   }
 
-  /// Lingering connections are no sessions, so the sessions limit does
+  /// Closing connections are no sessions, so the sessions limit does
   /// not bound them: without a bound of their own, a user who quits and
   /// takes a byte now and then would hold the broker's descriptors.
   @Test(
-    "a user has at most as many connections lingering as sessions: one more is closed at once (real time)"
+    "a user has at most as many connections closing as sessions: one more is closed at once (real time)"
   )
-  func lingeringBoundedPerUserRealTime() throws {
+  func closingBoundedPerUserRealTime() throws {
     let (broker, port) = try Self.door(["--sessions-per-user", "2"])
     let token = try broker.webToken(for: "cbtest1")
     func quits() -> Int { broker.log.components(separatedBy: "verb=QUIT").count - 1 }
@@ -280,18 +280,17 @@ struct WebDoorTests {
       try waitUntil("its QUIT") { quits() == before + 1 }
       return page
     }
-    // As many as the sessions a user may have: they linger.
-    let lingering = try (0..<2).map { _ in try quittingPage() }
-    #expect(!broker.log.contains("limit=lingering"), "two lingering are within the limit")
+    // As many as the sessions a user may have: they wait to be read.
+    let closing = try (0..<2).map { _ in try quittingPage() }
+    #expect(!broker.log.contains("limit=closing"), "two closing are within the limit")
     let quit = Date()
     let third = try quittingPage()
-    try broker.waitForLog("limit=lingering")
+    try broker.waitForLog("limit=closing")
     #expect(
       Date().timeIntervalSince(quit) < Double(Server.lingerMilliseconds) / 1000,
-      "the third lingered as the others do")
-    #expect(
-      broker.log.contains("limit=lingering") && broker.log.contains("user=cbtest1 lingering=2"))
-    withExtendedLifetime((lingering, third)) {}
+      "the third waited as the others do")
+    #expect(broker.log.contains("user=cbtest1 closing=2"))
+    withExtendedLifetime((closing, third)) {}
   }
 
   @Test(
