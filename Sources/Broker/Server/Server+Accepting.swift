@@ -165,6 +165,11 @@ extension Server {
       Glibc.close(fd)
       return
     }
+    // TCP: each pass's output is one send(2) already, and should leave at
+    // once; with Nagle's algorithm a write waited while the last was
+    // unacknowledged, which a client delaying its acknowledgements made
+    // cost up to a delayed-ACK timeout (chatbroker(8), THE WEB DOOR).
+    if connection.closesGracefully { _ = chat_send_without_delay(fd) }
     connections[id] = connection
     logConnection(.info, "connection opened", user: user, [("conn", "\(id)"), ("user", user)])
     if !connection.codec.greetsAtConnect {

@@ -44,6 +44,16 @@ int chat_tcp_socket_lookup(int family, const void *source, unsigned short source
 /// The bytes a TCP socket sent that its peer has not acknowledged yet, its
 /// FIN included (SIOCOUTQ, tcp(7)); -1 with errno set.
 int chat_unacknowledged_bytes(int fd);
+/// TCP_NODELAY (tcp(7)) on a TCP socket: each send(2) leaves at once,
+/// rather than waiting, by Nagle's algorithm, for the peer to acknowledge
+/// what went before; -1 with errno set.
+int chat_send_without_delay(int fd);
+/// Whether TCP_NODELAY is set on a TCP socket: 1 or 0; -1 with errno set.
+int chat_sends_without_delay(int fd);
+/// A copy, in this process, of descriptor `fd` of process `pid`
+/// (pidfd_getfd(2); the caller needs the right to ptrace it): for tests
+/// that ask the kernel about a socket the broker holds. -1 with errno set.
+int chat_descriptor_of(pid_t pid, int fd);
 /// accept4(2) with SOCK_NONBLOCK | SOCK_CLOEXEC; accept4 also needs
 /// _GNU_SOURCE.
 int chat_accept_nonblocking(int fd);
