@@ -1,3 +1,4 @@
+import CShims
 import Foundation
 import Glibc
 import Posix
@@ -19,9 +20,9 @@ enum IRCFanoutClients {
   ) {
     var receivers: [Int32] = []
     do {
-      for _ in 0..<count { receivers.append(try LoopbackSocket.connect(port: port)) }
+      for _ in 0..<count { receivers.append(try connectWithoutDelay(port: port)) }
       try enter(receivers, nicks: (0..<count).map { "r\($0)" })
-      let sender = try LoopbackSocket.connect(port: port)
+      let sender = try connectWithoutDelay(port: port)
       do {
         try enter([sender], nicks: ["s"])
       } catch {
@@ -33,6 +34,18 @@ enum IRCFanoutClients {
       for fd in receivers { close(fd) }
       throw error
     }
+  }
+
+  /// A connection whose every write leaves at once (TCP_NODELAY), as an
+  /// interactive client's should and as hiredis' are for redis-benchmark:
+  /// with Nagle's algorithm on, the sender's small writes would wait for
+  /// the server's acknowledgement of the last, which a server that sends
+  /// the sender nothing back delays, and every server would be measured
+  /// through that wait.
+  private static func connectWithoutDelay(port: UInt16) throws -> Int32 {
+    let fd = try LoopbackSocket.connect(port: port)
+    _ = chat_send_without_delay(fd)
+    return fd
   }
 
   /// Each client's 366 may come before its JOIN: chatbroker joins a new
