@@ -1,5 +1,20 @@
-/// Cutting texts to fit IRC's 512-byte lines.
+/// Cutting texts to fit IRC's 512-byte lines, and comparing names.
 public enum IRCText {
+  /// Whether two nicks or channels are one name under `CASEMAPPING=ascii`
+  /// (the gateway's ISUPPORT): only A to Z fold to a to z. Foundation's
+  /// `caseInsensitiveCompare` folds by Unicode (`ſ` is `s` to it), and
+  /// cost about 2% of the serving thread asked for every `PRIVMSG`.
+  public static func sameName(_ one: String, _ other: String) -> Bool {
+    let (a, b) = (one.utf8, other.utf8)
+    guard a.count == b.count else { return false }
+    return zip(a, b).allSatisfy { folded($0) == folded($1) }
+  }
+
+  @inline(__always)
+  private static func folded(_ byte: UInt8) -> UInt8 {
+    byte &- 65 < 26 ? byte | 0x20 : byte
+  }
+
   /// Splits `text` into pieces of at most `maximumBytes` UTF-8 bytes each,
   /// never inside a character's bytes: at the last space that leaves the
   /// piece at least half full, else at the last Unicode scalar that fits.

@@ -98,6 +98,20 @@ struct IRCMessageTests {
     }
   }
 
+  @Test("names compare under CASEMAPPING=ascii: A to Z fold, nothing else does")
+  func asciiCaseMapping() {
+    #expect(IRCText.sameName("SCHED|BOT", "sched|bot"))
+    #expect(IRCText.sameName("#Ops", "#ops"))
+    #expect(IRCText.sameName("", ""))
+    // Foundation's caseInsensitiveCompare takes each of these for the same.
+    #expect(!IRCText.sameName("ſched|bot", "sched|bot"))
+    #expect(!IRCText.sameName("#ÉTÉ", "#été"))
+    #expect(!IRCText.sameName("sched\\bot", "sched|bot"), "rfc1459 would fold | and \\")
+    #expect(!IRCText.sameName("sched|bo", "sched|bot"))
+    #expect(!IRCText.sameName("@", "`"), "one below A, one below a")
+    #expect(!IRCText.sameName("[", "{"), "one above Z, one above z")
+  }
+
   @Test("a text that fits is one piece, and an empty text stays one empty piece")
   func shortTexts() {
     #expect(IRCText.split("hello", maximumBytes: 400) == ["hello"])

@@ -179,7 +179,7 @@ extension IRCSession {
   )
     -> [Action]
   {
-    if target.caseInsensitiveCompare(Self.serviceNick) == .orderedSame {
+    if IRCText.sameName(target, Self.serviceNick) {
       // A NOTICE is never answered automatically (RFC 2812, 3.3.2).
       return command == "NOTICE" ? [] : service(raw)
     }

@@ -98,7 +98,7 @@ extension IRCSession {
       return refuse(["MULTILINE_INVALID", "A line of the batch has no text"])
     }
     let target = message.parameters[0]
-    guard target.caseInsensitiveCompare(batch.target) == .orderedSame else {
+    guard IRCText.sameName(target, batch.target) else {
       return refuse(["MULTILINE_INVALID_TARGET", batch.target, target, "Invalid multiline target"])
     }
     let concatenated = message.tags.contains { $0.key == Self.concatTag }
@@ -132,7 +132,7 @@ extension IRCSession {
   /// BLOCK), with the opener's client tags. A `+draft/reply` among them
   /// is passed on as a tag: the broker keeps replies of one line only.
   func block(to target: String, text: String, tags: ClientTags) -> [Action] {
-    if target.caseInsensitiveCompare(Self.serviceNick) == .orderedSame {
+    if IRCText.sameName(target, Self.serviceNick) {
       return [serviceNotice("commands are one line each; the batch was not read")]
     }
     let (found, refusal) = brokerTarget(target)
