@@ -17,8 +17,9 @@
     return node;
   }
 
+  /** A button, `small` unless a class is given; "" for a full-size one. */
   function button(label, onClick, className) {
-    const node = el("button", className || "small", label);
+    const node = el("button", className ?? "small", label);
     node.type = "button";
     node.addEventListener("click", onClick);
     return node;
@@ -1273,7 +1274,7 @@
 
   /** A modal dialog made for one question; Esc closes it. `onOk` may throw
    *  a RequestError, which the dialog shows and stays open. */
-  function openDialog({ title, build, okLabel, onOk, wide }) {
+  function openDialog({ title, build, okLabel, onOk }) {
     const dialog = el("dialog");
     const form = el("form");
     form.method = "dialog";
@@ -1295,7 +1296,6 @@
     }
     form.append(heading, body, error, buttons);
     dialog.append(form);
-    if (wide) dialog.classList.add("wide");
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       if (!onOk) return dialog.close();

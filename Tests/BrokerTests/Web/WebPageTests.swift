@@ -312,6 +312,13 @@ struct WebPageTests {
     // The clock beside Send: a time in the browser's zone, five seconds on.
     try browser.click("#later")
     try browser.wait("return document.querySelector('dialog[open] input[type=datetime-local]')")
+    let buttonsAlike = try browser.js(
+      """
+      const b = [...document.querySelectorAll('dialog[open] .dialog-buttons button')];
+      return b.length === 2 && b[0].offsetHeight === b[1].offsetHeight
+        && b[0].offsetHeight > 0 && !b[0].classList.contains('small');
+      """)
+    #expect(buttonsAlike as? Bool == true, "the dialog's Cancel is as large as its OK")
     try browser.js(
       """
       const due = new Date(Date.now() + 5000), p = n => String(n).padStart(2, '0');
