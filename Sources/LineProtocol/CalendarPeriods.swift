@@ -55,7 +55,8 @@ struct CalendarPeriods: Sendable {
 
   /// Asks libical about a period of each kind; the caller holds libical's
   /// lock. `startDay` and `startMonth` are DTSTART's, which give a rule
-  /// without days its day (and a `YEARLY` one its month).
+  /// without days its day (and a `YEARLY` one laying out month days its
+  /// month).
   static func probe(
     _ shape: RuleShape, startMonth: Int, startDay: Int, budget: RecurrenceBudget
   ) throws(RecurrenceBudget.Exceeded) -> [Bool] {
@@ -68,9 +69,21 @@ struct CalendarPeriods: Sendable {
     // the period's first day, so they are named.
     let daysNamed = shape.has("BYDAY") || shape.has("BYYEARDAY") || shape.has("BYWEEKNO")
     if !daysNamed && !shape.has("BYMONTHDAY") { added.append("BYMONTHDAY=\(startDay)") }
-    if yearly && !daysNamed && !shape.has("BYMONTH") { added.append("BYMONTH=\(startMonth)") }
+    // A YEARLY rule's month days are laid out in its BYMONTH months, and
+    // without one in DTSTART's month alone (libical's `expand_year_days`),
+    // unless the days come from BYYEARDAY, BYWEEKNO or a BYDAY no
+    // BYMONTHDAY limits. So such a sample year starts in DTSTART's month:
+    // `BYMONTHDAY=6;BYDAY=1FR` from a February has no day in any year,
+    // where a sample from 1 January would find one. (Naming the month in
+    // a BYMONTH would not do: BYDAY=1FR would then be February's first.)
+    let monthDaysOnly =
+      yearly && !shape.has("BYMONTH") && !shape.has("BYYEARDAY") && !shape.has("BYWEEKNO")
+      && (shape.has("BYMONTHDAY") || !daysNamed)
     let text = shape.text(without: removed, adding: added)
-    let samples = yearly ? sampleYears.map { ($0, 1) } : sampleMonths.map { ($0.year, $0.month) }
+    let samples =
+      yearly
+      ? sampleYears.map { ($0, monthDaysOnly ? startMonth : 1) }
+      : sampleMonths.map { ($0.year, $0.month) }
     // An empty sample year is the only one laid out (the next is past the
     // year 20000); after an empty sample month libical lays out one every
     // 32767 months up to the year 20000: 7 in all.

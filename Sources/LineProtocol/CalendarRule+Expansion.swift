@@ -141,7 +141,14 @@ extension CalendarRule {
     switch shape.frequency {
     case .secondly, .minutely, .hourly: break  // DTSTART moves instead (below)
     case .daily, .weekly: fixed += timesPerPeriod
-    case .monthly, .yearly: if !moved { fixed += timesPerPeriod }
+    case .monthly, .yearly:
+      if !moved {
+        fixed += timesPerPeriod * shape.timeSteps
+      } else if shape.timeSteps > 1 {
+        // However late it starts, such a rule looks at every time of its
+        // first day first (``RuleShape/timeSteps``).
+        fixed += shape.timesPerDay * shape.timeSteps
+      }
     }
     try budget.charge(fixed)
 
@@ -188,7 +195,9 @@ extension CalendarRule {
     while true {
       if !windowed {
         // This call may lay out a run of months or years without a day.
-        guard budget.remaining >= 1 + emptyRun + periodSteps else { throw budget.exhaust() }
+        guard budget.remaining >= shape.timeSteps + emptyRun + periodSteps else {
+          throw budget.exhaust()
+        }
       }
       guard chat_rrule_next(iterator, &fields) != 0 else { break }
       let day = CivilDate(year: Int(fields[0]), month: Int(fields[1]), day: Int(fields[2]))
@@ -196,7 +205,7 @@ extension CalendarRule {
         day.daysSinceEpoch * 86_400 + Int64(fields[3]) * 3600 + Int64(fields[4]) * 60
         + Int64(fields[5])
       if !windowed {
-        var steps = 1
+        var steps = shape.timeSteps
         if shape.frequency >= .monthly {
           let period = shape.frequency == .yearly ? day.year : day.year * 12 + day.month
           if let previousPeriod, period > previousPeriod {

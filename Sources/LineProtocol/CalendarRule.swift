@@ -99,6 +99,17 @@ public struct CalendarRule: Equatable, Sendable {
       case "BYWEEKNO" where value.contains("-") && budget != nil:
         throw bad(
           verb, "BYWEEKNO takes weeks from the start of the year, 1 to 53, not from its end")
+      // libical 3.0 goes through a time of day's lists in the order given
+      // (`next_unit` in icalrecur.c): BYHOUR=17,9 came at 17:00 before
+      // 09:00, and at 17:00 the day before. In order, once each.
+      case "BYHOUR", "BYMINUTE", "BYSECOND":
+        let numbers = value.split(separator: ",", omittingEmptySubsequences: false).map { Int($0) }
+        guard numbers.allSatisfy({ $0 != nil }) else {
+          kept.append(String(part))
+          break
+        }
+        let ordered = Set(numbers.map { $0! }).sorted()
+        kept.append(name + "=" + ordered.map(String.init).joined(separator: ","))
       default:
         kept.append(String(part))
       }
@@ -145,6 +156,17 @@ public struct CalendarRule: Equatable, Sendable {
       exceptTimes: exceptTimes.sorted(), exceptDays: exceptDays.sorted(),
       count: facts.count > 0 ? Int(facts.count) : nil, shape: shape, facts: ExpansionFacts())
     guard let budget else { return rule }
+    // libical 3.0 steps through a MINUTELY rule's BYMINUTE every hour, or
+    // an HOURLY rule's BYHOUR every day, and never looks at the INTERVAL
+    // (`next_unit` in icalrecur.c): it would come at times the rule does
+    // not have, and step through far more than the budget counts.
+    if shape.interval > 1, let part = shape.ownUnitList {
+      throw bad(
+        verb,
+        "INTERVAL does not go with \(part) in a FREQ=\(shape.frequencyName) rule;"
+          + " FREQ=\(part == "BYMINUTE" ? "HOURLY;BYMINUTE=0,30" : "DAILY;BYHOUR=9,17")"
+          + " names the times of each \(part == "BYMINUTE" ? "hour" : "day")")
+    }
     // What libical would lay out without finding a day, and where a COUNT
     // ends: both known before the first occurrence is sought.
     let hasDays: Bool

@@ -322,6 +322,52 @@ struct CalendarRuleTests {
   }
 
   @Test(
+    "the lists of a time of day come in order and once each, however they are given",
+    arguments: [
+      // libical 3.0 went through them as given: 17:00 before 09:00.
+      (
+        "rrule:FREQ=DAILY;BYHOUR=17,9,9/UTC", "BYHOUR=9,17",
+        ["20261202T090000", "20261202T170000", "20261203T090000"]
+      ),
+      (
+        "rrule:FREQ=MINUTELY;BYMINUTE=42,2,13/UTC", "BYMINUTE=2,13,42",
+        ["20261202T070200", "20261202T071300", "20261202T074200"]
+      ),
+    ])
+  func timeListsInOrder(_ word: String, _ spelled: String, _ expected: [String]) throws {
+    let rule = try Recurrence.parse(
+      word, defaultZone: TimeZone(identifier: "UTC")!, now: Self.now, verb: .sayEvery)
+    #expect(rule.description.contains(spelled), "\(rule.description)")
+    #expect(try Self.occurrences(word, zone: "UTC", count: 3, from: Self.now) == expected)
+  }
+
+  @Test(
+    "INTERVAL with the frequency's own unit listed is BADTIME: libical would ignore the INTERVAL",
+    arguments: [
+      ("rrule:FREQ=MINUTELY;INTERVAL=7;BYMINUTE=2,13", "FREQ=HOURLY;BYMINUTE=0,30"),
+      ("rrule:FREQ=HOURLY;INTERVAL=5;BYHOUR=9,10", "FREQ=DAILY;BYHOUR=9,17"),
+    ])
+  func intervalWithOwnUnit(_ word: String, _ advice: String) {
+    #expect {
+      try Recurrence.parse(
+        word, defaultZone: TimeZone(identifier: "UTC")!, now: Self.now, verb: .sayEvery)
+    } throws: { error in
+      guard let error = error as? RequestError else { return false }
+      return error.code == .badTime && error.text.contains("INTERVAL does not go with")
+        && error.text.contains(advice)
+    }
+    // Without the INTERVAL, or with it and no list of its own unit, it is a rule.
+    #expect(throws: Never.self) {
+      _ = try Recurrence.parse(
+        "rrule:FREQ=MINUTELY;BYMINUTE=2,13", defaultZone: TimeZone(identifier: "UTC")!,
+        now: Self.now, verb: .sayEvery)
+      _ = try Recurrence.parse(
+        "rrule:FREQ=HOURLY;INTERVAL=5;BYMINUTE=30", defaultZone: TimeZone(identifier: "UTC")!,
+        now: Self.now, verb: .sayEvery)
+    }
+  }
+
+  @Test(
     "09:00 stays 09:00 local across both DST changes in Berlin, New York and Sydney",
     arguments: [
       // Berlin: summer time from 29 March 2026 to 25 October 2026.
