@@ -134,20 +134,30 @@ extension CalendarRule {
     let (periodSeconds, timesPerPeriod) = shape.period
     let emptyRun = facts.periods?.longestEmptyRun ?? 0
     let moved = from > start
+    // Where a moved iterator starts again: a month or year is laid out
+    // from its first day, or from DTSTART within DTSTART's own.
+    var skipTo = from
+    if moved && shape.frequency >= .monthly {
+      let date = CivilDate(daysSinceEpoch: Timestamp.floorDivide(from, 86_400).0)
+      let firstDay =
+        shape.frequency == .monthly
+        ? CivilDate(year: date.year, month: date.month, day: 1)
+        : CivilDate(year: date.year, month: 1, day: 1)
+      skipTo = max(start, firstDay.daysSinceEpoch * 86_400)
+    }
     // Before the first time it returns, libical lays out the months or
     // years without a day from DTSTART's, and again from where it is
-    // moved to, and steps over the times of the first period before it.
+    // moved to, and steps over every time of the first period before
+    // where it starts: a month's or a year's when that is not the
+    // period's first day (`BYDAY=SU` with every minute of the day from 5
+    // December passes 70,000 times, 86 ms).
     var fixed = RuleShape.iteratorSteps + (moved ? 2 : 1) * emptyRun
     switch shape.frequency {
     case .secondly, .minutely, .hourly: break  // DTSTART moves instead (below)
     case .daily, .weekly: fixed += timesPerPeriod
     case .monthly, .yearly:
-      if !moved {
-        fixed += timesPerPeriod * shape.timeSteps
-      } else if shape.timeSteps > 1 {
-        // However late it starts, such a rule looks at every time of its
-        // first day first (``RuleShape/timeSteps``).
-        fixed += shape.timesPerDay * shape.timeSteps
+      if !moved || skipTo == start {
+        fixed += (timesPerPeriod + RuleShape.passedTimesPerStep - 1) / RuleShape.passedTimesPerStep
       }
     }
     try budget.charge(fixed)
@@ -175,18 +185,7 @@ extension CalendarRule {
     }
     defer { icalrecur_iterator_free(iterator) }
     if moved && shape.frequency > .hourly {
-      // A month or year is laid out from its first day: libical steps over
-      // no time of it unseen.
-      var to = from
-      if shape.frequency >= .monthly {
-        let date = CivilDate(daysSinceEpoch: Timestamp.floorDivide(from, 86_400).0)
-        let firstDay =
-          shape.frequency == .monthly
-          ? CivilDate(year: date.year, month: date.month, day: 1)
-          : CivilDate(year: date.year, month: 1, day: 1)
-        to = max(start, firstDay.daysSinceEpoch * 86_400)
-      }
-      _ = chat_rrule_skip_to(iterator, Self.fields(to))
+      _ = chat_rrule_skip_to(iterator, Self.fields(skipTo))
     }
 
     var fields: [Int32] = [0, 0, 0, 0, 0, 0]
@@ -195,9 +194,7 @@ extension CalendarRule {
     while true {
       if !windowed {
         // This call may lay out a run of months or years without a day.
-        guard budget.remaining >= shape.timeSteps + emptyRun + periodSteps else {
-          throw budget.exhaust()
-        }
+        guard budget.remaining >= 1 + emptyRun + periodSteps else { throw budget.exhaust() }
       }
       guard chat_rrule_next(iterator, &fields) != 0 else { break }
       let day = CivilDate(year: Int(fields[0]), month: Int(fields[1]), day: Int(fields[2]))
@@ -205,7 +202,7 @@ extension CalendarRule {
         day.daysSinceEpoch * 86_400 + Int64(fields[3]) * 3600 + Int64(fields[4]) * 60
         + Int64(fields[5])
       if !windowed {
-        var steps = shape.timeSteps
+        var steps = 1
         if shape.frequency >= .monthly {
           let period = shape.frequency == .yearly ? day.year : day.year * 12 + day.month
           if let previousPeriod, period > previousPeriod {
