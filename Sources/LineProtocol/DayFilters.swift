@@ -28,8 +28,7 @@ struct DayFilters {
     monthDays = numbers("BYMONTHDAY", dayLevel)
     yearDays = numbers("BYYEARDAY", frequency <= .hourly)
     if dayLevel, shape.has("BYDAY") {
-      let names = ["MO", "TU", "WE", "TH", "FR", "SA", "SU"]
-      weekdays = Set(shape.values("BYDAY").compactMap { names.firstIndex(of: $0) })
+      weekdays = Set(shape.values("BYDAY").compactMap { RuleShape.weekdayNames.firstIndex(of: $0) })
     } else {
       weekdays = nil
     }

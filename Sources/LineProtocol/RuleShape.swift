@@ -56,6 +56,9 @@ struct RuleShape: Equatable, Sendable {
 
   func count(_ name: String) -> Int { values(name).count }
 
+  /// The weekdays as BYDAY spells them, Monday first.
+  static let weekdayNames = ["MO", "TU", "WE", "TH", "FR", "SA", "SU"]
+
   /// The list of the frequency's own unit (BYMINUTE of a MINUTELY rule,
   /// BYHOUR of an HOURLY one), which libical goes through in place of
   /// the frequency's steps.
@@ -127,14 +130,15 @@ struct RuleShape: Equatable, Sendable {
     let ordinals = byDay.filter { $0.first.map { $0.isNumber || $0 == "-" || $0 == "+" } ?? false }
     let days: Int
     // With BYMONTHDAY, BYDAY keeps those of its days on the weekdays named.
-    let monthDaysOnWeekdays =
+    func monthDaysOnWeekdays() -> Int {
       mostMonthDays(onWeekdays: Set(byDay).subtracting(ordinals)) + ordinals.count
+    }
     if frequency == .monthly {
       let weekdays = ordinals.count + 5 * (byDay.count - ordinals.count)
       if !byDay.isEmpty {
         days =
           has("BYMONTHDAY")
-          ? min(count("BYMONTHDAY"), weekdays, monthDaysOnWeekdays) : weekdays
+          ? min(count("BYMONTHDAY"), weekdays, monthDaysOnWeekdays()) : weekdays
       } else {
         days = max(1, count("BYMONTHDAY"))
       }
@@ -150,7 +154,8 @@ struct RuleShape: Equatable, Sendable {
         let weekdays = has("BYMONTH") ? months * perMonth : perYear
         days =
           has("BYMONTHDAY")
-          ? min(months * count("BYMONTHDAY"), weekdays, months * monthDaysOnWeekdays) : weekdays
+          ? min(months * count("BYMONTHDAY"), weekdays, months * monthDaysOnWeekdays())
+          : weekdays
       } else {
         days = months * max(1, count("BYMONTHDAY"))
       }
@@ -163,8 +168,7 @@ struct RuleShape: Equatable, Sendable {
   /// `FR`), over every length of month and weekday of its first:
   /// `BYMONTHDAY=1,2,3,4,5,6,7;BYDAY=MO` has one.
   private func mostMonthDays(onWeekdays weekdays: Set<String>) -> Int {
-    let names = ["SU", "MO", "TU", "WE", "TH", "FR", "SA"]
-    let named = Set(weekdays.compactMap { names.firstIndex(of: $0) })
+    let named = Set(weekdays.compactMap { Self.weekdayNames.firstIndex(of: $0) })
     let monthDays = values("BYMONTHDAY").compactMap { Int($0) }
     var most = 0
     for length in 28...31 {
