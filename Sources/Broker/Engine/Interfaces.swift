@@ -104,11 +104,12 @@ public enum LineKind: Equatable, Sendable {
   /// Indirect, so that the kind is one word: every line held for a sync
   /// carries it (``HeldLine``), a `SAY` to 1,000 receivers holds 1,000 of
   /// them, and a request inline (65 bytes) made each held line 112 bytes
-  /// instead of 48. Measured with the broker on one core and `chatbench
-  /// fanout --servers durable` on the other, four runs in turn each: 30,000
-  /// `SAY`s to 1,000 receivers took the serving thread 314–365 µs per `SAY`
-  /// against 374–567, and to 100 receivers 22–24 µs against 24–28; an
-  /// answer's box is one allocation per query, no measurable cost.
+  /// instead of 48 (32 since). Measured with the broker on one core and
+  /// `chatbench fanout --servers durable` on the other, four runs in turn
+  /// each: 30,000 `SAY`s to 1,000 receivers took the serving thread
+  /// 314–365 µs per `SAY` against 374–567, and to 100 receivers 22–24 µs
+  /// against 24–28; an answer's box is one allocation per query, no
+  /// measurable cost.
   indirect case answer(Request)
 
   /// Whether it waits for the records written before it.

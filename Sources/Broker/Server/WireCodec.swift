@@ -99,4 +99,8 @@ enum WireAction {
 /// request has its own, like ergo's `ResponseBuffer`, so a reply encoded
 /// late (after a sync) still knows what it answers, and a codec's own
 /// state never depends on the order in which held replies are released.
-protocol ReplyContext: AnyObject {}
+///
+/// A class rather than a protocol: an optional reference is one word,
+/// where an existential of a protocol carries a second for its witness
+/// table, and every line held for a sync may carry one (``HeldLine``).
+class ReplyContext {}
