@@ -25,7 +25,7 @@ final class Connection {
   /// Released bytes, ready to be written.
   var output: OutputBuffer
   /// Lines waiting for the journal, or behind lines that do.
-  var held: [HeldLine] = []
+  var held = HeldQueue()
   var heldBytes = 0
 
   /// Where the connection is in its life. Each of its cases is one of the

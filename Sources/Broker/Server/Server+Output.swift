@@ -253,17 +253,13 @@ extension Server: EngineOutput {
         holding.remove(id)
         continue
       }
-      var released = 0
-      for held in connection.held {
-        guard held.journalCount <= durable else { break }
+      var released = false
+      while let held = connection.held.popFirst(durable: durable) {
         connection.heldBytes -= held.bytes
-        released += 1
+        released = true
         write(held.line, to: connection, mayDefer: false, limited: false)
       }
-      if released > 0 {
-        connection.held.removeFirst(min(released, connection.held.count))
-        markDirty(connection)
-      }
+      if released { markDirty(connection) }
       if connection.held.isEmpty { holding.remove(id) }
       continueSteps(of: connection)
     }
@@ -282,8 +278,7 @@ extension Server: EngineOutput {
     holding.removeAll()
     for id in settling {
       guard let connection = connections[id] else { continue }
-      let held = connection.held
-      connection.held.removeAll()
+      let held = connection.held.takeAll()
       connection.heldBytes = 0
       for line in held {
         switch line.kind {
